@@ -1,0 +1,79 @@
+"""ISO 8601 durations as used in specs (``PT15M``, ``P1D``, ``P1DT2H30M``).
+
+Only exact units are accepted: weeks, days, hours, minutes and seconds. A day
+here is 24 hours of elapsed time. Months and years are refused because their
+length depends on the calendar, which would make "every P1M" ambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+_DURATION = re.compile(
+    r"^P(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
+    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$"
+)
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse an ISO 8601 duration, raising ``ValueError`` with a readable message."""
+    if not isinstance(text, str):
+        raise ValueError(f"expected an ISO 8601 duration such as PT15M, got {text!r}")
+    value = text.strip().upper()
+    if re.match(r"^P(\d+W)?(\d+D)?\d+[YM]|^P\d+[YM]", value):
+        raise ValueError(f"{text!r} uses years or months, whose length varies; use days, hours or minutes (e.g. P30D)")
+    m = _DURATION.match(value)
+    if not m or value in ("P", "PT") or value.endswith("T"):
+        raise ValueError(f"{text!r} is not an ISO 8601 duration; examples: PT30S, PT15M, PT2H, P1D")
+    parts = {k: float(v) if v else 0.0 for k, v in m.groupdict().items()}
+    return timedelta(
+        weeks=parts["weeks"],
+        days=parts["days"],
+        hours=parts["hours"],
+        minutes=parts["minutes"],
+        seconds=parts["seconds"],
+    )
+
+
+def format_duration(delta: timedelta) -> str:
+    """The canonical ISO 8601 text for a duration (``PT0S`` for zero)."""
+    total = delta.total_seconds()
+    if total < 0:
+        raise ValueError("durations are never negative")
+    micro = round(total * 1_000_000)
+    seconds, micro = divmod(micro, 1_000_000)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    out = "P"
+    if days:
+        out += f"{days}D"
+    time = ""
+    if hours:
+        time += f"{hours}H"
+    if minutes:
+        time += f"{minutes}M"
+    if secs or micro:
+        time += f"{secs}.{micro:06d}".rstrip("0").rstrip(".") + "S" if micro else f"{secs}S"
+    if time:
+        out += "T" + time
+    return out if out != "P" else "PT0S"
+
+
+def human_duration(delta: timedelta) -> str:
+    """Short words for a length of time: ``1 h``, ``30 min``, ``1 h 30 min``, ``1 day``."""
+    seconds = int(abs(delta.total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} day" + ("s" if days != 1 else ""))
+    if hours:
+        parts.append(f"{hours} h")
+    if minutes:
+        parts.append(f"{minutes} min")
+    if secs:
+        parts.append(f"{secs} s")
+    return " ".join(parts) or "0 s"

@@ -1,0 +1,61 @@
+"""One hierarchy of errors for the headless core.
+
+Two families matter to callers:
+
+* :class:`UserError` and its subclasses describe something a person can fix
+  (a spec with a typo, a rule that never fires, a file that is not there).
+  Front ends print their message and exit with status 2; no traceback.
+* Anything else escaping the core is a bug and is reported as one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class TidemarkError(Exception):
+    """Base of every error the core raises on purpose."""
+
+
+class UserError(TidemarkError):
+    """A mistake in input that a person can correct."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a spec: the key it concerns and what is wrong."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}" if self.key else self.message
+
+
+class SpecError(UserError):
+    """A spec was refused. Carries every problem found, each naming its key."""
+
+    def __init__(self, problems: list[Problem], source: str | None = None) -> None:
+        self.problems = list(problems)
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        prefix = f"{self.source}: " if self.source else ""
+        return "\n".join(prefix + str(p) for p in self.problems)
+
+    def lines(self) -> list[str]:
+        prefix = f"{self.source}: " if self.source else ""
+        return [prefix + str(p) for p in self.problems]
+
+
+class SpecFileError(UserError):
+    """A spec file could not be read at all (missing, a directory, binary, empty)."""
+
+
+class ComputeLimitError(UserError):
+    """An expansion hit its iteration bound instead of running on forever."""
+
+
+class ZoneError(UserError):
+    """A time zone name that is not usable (unknown, an abbreviation, an offset)."""

@@ -1,0 +1,73 @@
+"""Stable identities of occurrences (CONTRACT §3).
+
+The canonical form is ``json.dumps(x, separators=(",", ":"), ensure_ascii=False)``
+in UTF-8. The ids hash only the schedule id, revision, nominal wall time, fold
+ordinal and resolved instant: never the discovery time, host or attempt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+_PLAIN = re.compile(r"[a-z0-9._-]*")
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def occurrence_id(schedule_id: str, revision: int, nominal_local: str, fold_ordinal: int) -> str:
+    """``occ-`` + sha256(canonical([scheduleId, revision, nominalLocal, foldOrdinal]))[:32]."""
+    if _PLAIN.fullmatch(schedule_id):
+        # Same bytes as canonical(); the values need no escaping, and this is the hot path.
+        text = f'["{schedule_id}",{int(revision)},"{nominal_local}",{int(fold_ordinal)}]'
+    else:
+        text = canonical([schedule_id, revision, nominal_local, fold_ordinal])
+    return "occ-" + _digest(text)
+
+
+def logical_slot_id(schedule_id: str, resolved_utc: str | None) -> str | None:
+    """``slot-`` + sha256(canonical([scheduleId, resolvedUtc]))[:32]; None without an instant."""
+    if resolved_utc is None:
+        return None
+    if _PLAIN.fullmatch(schedule_id):
+        text = f'["{schedule_id}","{resolved_utc}"]'
+    else:
+        text = canonical([schedule_id, resolved_utc])
+    return "slot-" + _digest(text)
+
+
+def jitter_seconds(occ_id: str, jitter_total_seconds: int) -> int:
+    """The stable dispatch delay in ``[0, jitter)`` whole seconds for an occurrence."""
+    if jitter_total_seconds <= 0:
+        return 0
+    h = int.from_bytes(hashlib.sha256(occ_id.encode("utf-8")).digest()[:8], "big")
+    return h % jitter_total_seconds
+
+
+class IdFactory:
+    """Ids for many rows of one (schedule, revision): the canonical JSON prefix
+    is built once, so each id costs one hash. Same bytes as the functions above."""
+
+    __slots__ = ("_occ_prefix", "_slot_prefix")
+
+    def __init__(self, schedule_id: str, revision: int) -> None:
+        # canonical([sid, rev, nominal, ordinal]) == canonical([sid, rev])[:-1] + ',"' + nominal + '",' + ordinal + "]"
+        # because nominal and resolved texts are plain ASCII digits and punctuation.
+        self._occ_prefix = canonical([schedule_id, int(revision)])[:-1] + ',"'
+        self._slot_prefix = canonical([schedule_id])[:-1] + ',"'
+
+    def occurrence(self, nominal_local: str, fold_ordinal: int) -> str:
+        text = f'{self._occ_prefix}{nominal_local}",{fold_ordinal}]'
+        return "occ-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def slot(self, resolved_utc: str) -> str:
+        text = f'{self._slot_prefix}{resolved_utc}"]'
+        return "slot-" + hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -1,0 +1,1 @@
+"""Recurrence: rule parsing, expansion on the wall clock, and resolution to instants."""

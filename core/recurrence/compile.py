@@ -1,0 +1,132 @@
+"""A validated spec compiled into what expansion needs: the zone, the rule as a
+dateutil iterator over wall times, the bounds and the exclusions."""
+
+from __future__ import annotations
+
+import calendar
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from dateutil import rrule as du
+
+from core.enums import FoldPolicy, GapPolicy, Kind
+from core.errors import Problem, SpecError
+from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_for
+from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_local
+from core.spec import ScheduleSpec
+from core.zones import get_zone
+
+#: A rule whose first occurrence is further than this from its start is refused.
+FIRST_OCCURRENCE_BOUND_YEARS = 1000
+_MAX_MONTH_LEN = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
+
+
+@dataclass
+class CompiledSchedule:
+    """Everything expansion needs, derived once from a spec."""
+
+    spec: ScheduleSpec
+    zone: ZoneInfo
+    parsed: ParsedRule | None = None
+    rule: du.rrule | None = None
+    month_days: MonthDayPlan | None = None
+    until: datetime | None = None  # inclusive local bound (rule UNTIL and a local ``end``)
+    end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z)
+    excluded_dates: frozenset[date] = field(default_factory=frozenset)
+    excluded_times: frozenset[datetime] = field(default_factory=frozenset)
+
+    @property
+    def schedule_id(self) -> str:
+        return self.spec.schedule_id
+
+    @property
+    def revision(self) -> int:
+        return self.spec.revision
+
+    @property
+    def kind(self) -> Kind:
+        return self.spec.kind
+
+    @property
+    def gap_policy(self) -> GapPolicy:
+        return self.spec.effective_gap_policy
+
+    @property
+    def fold_policy(self) -> FoldPolicy:
+        return self.spec.effective_fold_policy
+
+    def is_excluded(self, nominal: datetime) -> bool:
+        return nominal in self.excluded_times or nominal.date() in self.excluded_dates
+
+    def nominals(self, after: datetime | None = None) -> Iterator[tuple[datetime, str | None]]:
+        """Calendar nominal wall times (>= ``after`` when given), each with a move note or None."""
+        assert self.parsed is not None and self.spec.start is not None
+        if self.month_days is not None:
+            items = expand_month_days(self.parsed, self.spec.start, self.month_days, self.until)
+            if after is None:
+                return items
+            return itertools.dropwhile(lambda item: item[0] < after, items)
+        assert self.rule is not None
+        if after is None or after <= self.spec.start:
+            source: Iterator[datetime] = iter(self.rule)
+        else:
+            source = self.rule.xafter(after, inc=True)
+        return ((when, None) for when in source)
+
+
+def _impossible_month_days(parsed: ParsedRule, start: datetime) -> str | None:
+    """A reason when BYMONTH x BYMONTHDAY can never name a real date."""
+    days = parsed.ints("BYMONTHDAY")
+    if not days:
+        return None
+    months = parsed.ints("BYMONTH") or list(range(1, 13))
+    for m in months:
+        for d in days:
+            if abs(d) <= _MAX_MONTH_LEN[m]:
+                return None
+    names = ", ".join(calendar.month_name[m] for m in months)
+    return f"it yields no occurrence at all: day {','.join(map(str, days))} never exists in {names}"
+
+
+def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
+    """Compile a spec. Raises :class:`SpecError` naming ``rule`` (or another key) when it cannot run."""
+    zone = get_zone(spec.time_zone)
+    compiled = CompiledSchedule(spec=spec, zone=zone)
+    if spec.end is not None:
+        if spec.end.tzinfo is None:
+            compiled.until = spec.end
+        else:
+            compiled.end_utc = spec.end
+    dates = {e for e in spec.exclude if not isinstance(e, datetime)}
+    times = {e for e in spec.exclude if isinstance(e, datetime)}
+    compiled.excluded_dates = frozenset(dates)
+    compiled.excluded_times = frozenset(times)
+    if spec.kind is not Kind.CALENDAR:
+        return compiled
+    assert spec.rule is not None and spec.start is not None
+    try:
+        parsed = parse_rule(spec.rule)
+        rule_until = until_local(parsed, zone)
+        if rule_until is not None:
+            compiled.until = rule_until if compiled.until is None else min(rule_until, compiled.until)
+        compiled.parsed = parsed
+        compiled.month_days = plan_for(parsed, spec.start, spec.invalid_date_policy)
+        if compiled.month_days is None:
+            impossible = _impossible_month_days(parsed, spec.start)
+            if impossible:
+                raise RuleError(impossible)
+        compiled.rule = build_rrule(parsed, spec.start, until=compiled.until)
+    except RuleError as exc:
+        raise SpecError([Problem("rule", str(exc))]) from None
+    first = next(compiled.nominals(), None)
+    if first is None:
+        if compiled.until is not None:
+            raise SpecError([Problem("rule", "it yields no occurrence between start and its end (UNTIL or end)")])
+        raise SpecError([Problem("rule", "it yields no occurrence at all")])
+    if first[0] - spec.start > timedelta(days=366 * FIRST_OCCURRENCE_BOUND_YEARS):
+        bound = f"the iteration bound of {FIRST_OCCURRENCE_BOUND_YEARS} years"
+        raise SpecError([Problem("rule", f"its first occurrence ({first[0]:%Y-%m-%d}) lies beyond {bound}")])
+    return compiled

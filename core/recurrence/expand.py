@@ -1,0 +1,317 @@
+"""Expansion: the occurrences of a compiled schedule in a range of positions.
+
+``expand(compiled, start, end)`` is pure: the same arguments give the same rows
+on every machine, and ``expand(a, c) == expand(a, b) + expand(b, c)``.
+
+The pipeline: nominal wall times (from the rule, or the interval's instants)
+-> resolution in the zone (gap/fold policies) -> exclusions -> ordering by
+(positionUtc, nominalLocal, foldOrdinal) -> collisions on one instant ->
+repeated business periods -> the requested window.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+
+from core.durations import human_duration
+from core.enums import Kind, Status
+from core.errors import ComputeLimitError
+from core.identity import IdFactory, jitter_seconds
+from core.occurrence import Occurrence
+from core.recurrence.compile import CompiledSchedule
+from core.recurrence.resolve import Reading, resolve
+from core.timefmt import fmt_clock, fmt_local, fmt_utc
+from core.zones import zone_index
+
+#: How far positions can stray from a nominal wall time read as UTC (offsets up
+#: to about ±16 h in the historic data, plus a gap of up to a day).
+_DRIFT = timedelta(days=2)
+#: Nominal times an expansion may visit before it gives up with a clear error.
+DEFAULT_SCAN_LIMIT = 20_000_000
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_NAIVE = datetime(1970, 1, 1)
+
+
+class _RowMaker:
+    """Attaches identity to readings; per-schedule constants are looked up once."""
+
+    __slots__ = ("ids", "jitter", "revision", "schedule_id")
+
+    def __init__(self, compiled: CompiledSchedule) -> None:
+        self.schedule_id = compiled.spec.schedule_id
+        self.revision = compiled.spec.revision
+        self.ids = IdFactory(self.schedule_id, self.revision)
+        self.jitter = int(compiled.spec.jitter.total_seconds())
+
+    def __call__(self, nominal: datetime, r: Reading) -> Occurrence:
+        nominal_local = nominal.isoformat() if not nominal.microsecond else fmt_local(nominal)
+        occ = self.ids.occurrence(nominal_local, r.fold_ordinal)
+        resolved_utc = slot = None
+        delay = 0
+        if r.resolved is not None:
+            resolved_utc = (_EPOCH_NAIVE + (r.resolved - _EPOCH)).isoformat() + "Z"
+            slot = self.ids.slot(resolved_utc)
+            if self.jitter:
+                delay = jitter_seconds(occ, self.jitter)
+        return Occurrence(
+            self.schedule_id,
+            self.revision,
+            nominal,
+            r.fold_ordinal,
+            r.status,
+            r.resolved,
+            r.position,
+            r.offset,
+            r.abbreviation,
+            r.reason,
+            occ,
+            slot,
+            nominal_local,
+            resolved_utc,
+            None,
+            delay,
+        )
+
+
+def _exclude(row: Occurrence) -> None:
+    row.reason = f"excluded: {row.nominal_local} is listed in exclude" + (f" ({row.reason})" if row.reason else "")
+    row.status = Status.EXCLUDED
+    row.resolved = None
+    row.resolved_utc = None
+    row.logical_slot_id = None
+    row.dispatch_delay = 0
+
+
+def _calendar_rows(compiled: CompiledSchedule, from_local: datetime | None, limit: int) -> Iterator[Occurrence]:
+    zone, name = compiled.zone, compiled.spec.time_zone
+    index = zone_index(name)
+    gap, fold = compiled.gap_policy, compiled.fold_policy
+    make = _RowMaker(compiled)
+    excludes = bool(compiled.excluded_dates or compiled.excluded_times)
+    scanned = 0
+    for nominal, moved in compiled.nominals(from_local):
+        scanned += 1
+        if scanned > limit:
+            raise ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
+        for reading in resolve(zone, name, nominal, gap, fold, index):
+            row = make(nominal, reading)
+            if moved:
+                row.reason = moved if row.reason is None else f"{moved}; {row.reason}"
+            if excludes and compiled.is_excluded(nominal):
+                _exclude(row)
+            yield row
+
+
+def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit: int) -> Iterator[Occurrence]:
+    spec = compiled.spec
+    assert spec.every is not None and spec.anchor is not None
+    zone = compiled.zone
+    make = _RowMaker(compiled)
+    k = 0
+    if from_utc is not None and from_utc > spec.anchor:
+        k = math.floor((from_utc - spec.anchor) / spec.every)
+    excludes = bool(compiled.excluded_dates or compiled.excluded_times)
+    for scanned in range(limit + 1):
+        if scanned == limit:
+            raise ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
+        instant = spec.anchor + k * spec.every
+        k += 1
+        local = instant.astimezone(zone)
+        nominal = local.replace(tzinfo=None)
+        if compiled.until is not None and nominal > compiled.until:
+            return
+        reading = Reading(local.fold, Status.SCHEDULED, instant, instant, local.utcoffset(), local.tzname(), None)
+        if local.fold:
+            reading = Reading(
+                1,
+                Status.SCHEDULED,
+                instant,
+                instant,
+                local.utcoffset(),
+                local.tzname(),
+                f"{fmt_clock(nominal)} happens twice on {nominal:%Y-%m-%d} in {spec.time_zone}; "
+                f"this is its second reading ({local.tzname()}), {fmt_utc(instant)}",
+            )
+        row = make(nominal, reading)
+        if excludes and compiled.is_excluded(nominal):
+            _exclude(row)
+        yield row
+
+
+def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
+    """Only the first appointment is known in advance; later ones follow completions."""
+    spec = compiled.spec
+    assert spec.start is not None and spec.delay is not None
+    make = _RowMaker(compiled)
+    for reading in resolve(compiled.zone, spec.time_zone, spec.start, compiled.gap_policy, compiled.fold_policy):
+        row = make(spec.start, reading)
+        note = f"first appointment; each later run is due {human_duration(spec.delay)} after the previous one finishes"
+        row.reason = note if row.reason is None else f"{row.reason}; {note}"
+        yield row
+
+
+def _ordered(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
+    """Reorder a nominal-ordered stream by (position, nominalLocal, foldOrdinal).
+
+    Rows mostly arrive in order already (they only disagree near a clock
+    change), so they are appended to a buffer and only the stragglers are
+    inserted by bisection. A row is released once no later nominal time can
+    produce a row before it.
+    """
+    buf: list[tuple[tuple[datetime, str, int], Occurrence]] = []
+    head = 0
+    base = _EPOCH_NAIVE + _DRIFT
+    for row in rows:
+        item = (row.sort_key(), row)
+        if len(buf) == head or buf[-1][0] <= item[0]:
+            buf.append(item)
+        else:
+            bisect.insort(buf, item, lo=head, key=lambda entry: entry[0])
+        # Any later row lies at or after (its nominal read as UTC) - drift.
+        safe = _EPOCH + (row.nominal - base)
+        while head < len(buf) and buf[head][0][0] < safe:
+            yield buf[head][1]
+            head += 1
+        if head > 4096:
+            del buf[:head]
+            head = 0
+    for _, row in buf[head:]:
+        yield row
+
+
+def _resolved_wall_matches(row: Occurrence) -> bool:
+    local = row.resolved_local
+    return local is not None and local == row.nominal
+
+
+def _duplicate(row: Occurrence, winner: Occurrence, why: str) -> None:
+    row.status = Status.SKIPPED_DUPLICATE
+    row.reason = f"{why} as {winner.occurrence_id} (nominal {winner.nominal_local}), which keeps it" + (
+        f"; {row.reason}" if row.reason else ""
+    )
+    row.resolved = None
+    row.resolved_utc = None
+    row.logical_slot_id = None
+    row.dispatch_delay = 0
+
+
+def _pick_winner(group: list[Occurrence]) -> Occurrence:
+    exact = [r for r in group if _resolved_wall_matches(r)]
+    pool = exact or group
+    return min(pool, key=lambda r: (r.nominal_local, r.fold_ordinal))
+
+
+def _collisions(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
+    """Runnable rows on one instant: one keeps it, the others become SKIPPED_DUPLICATE."""
+    pending: list[Occurrence] = []
+    for row in rows:
+        if pending and row.position != pending[0].position:
+            yield from _settle(pending)
+            pending = []
+        pending.append(row)
+    yield from _settle(pending)
+
+
+def _settle(rows: list[Occurrence]) -> list[Occurrence]:
+    if len(rows) == 1:
+        return rows
+    runnable = [r for r in rows if r.runnable]
+    if len(runnable) > 1:
+        winner = _pick_winner(runnable)
+        for r in runnable:
+            if r is not winner:
+                _duplicate(r, winner, f"resolves to the same instant ({winner.resolved_utc})")
+    return rows
+
+
+def _periods(rows: Iterable[Occurrence], template: str) -> Iterator[Occurrence]:
+    """Runnable rows sharing a business period: one keeps it, the rest are duplicates.
+
+    Rows of one period are held until the period changes, then settled together.
+    A period that comes back after another one keeps its earlier winner.
+    """
+    winners: dict[str, Occurrence] = {}
+    held: list[Occurrence] = []
+    current: str | None = None
+    for row in rows:
+        row.period = template.format(nominal=row.nominal)
+        if row.runnable and row.period != current:
+            yield from _settle_period(held, current, winners)
+            held = []
+            current = row.period
+        held.append(row)
+    yield from _settle_period(held, current, winners)
+
+
+def _settle_period(held: list[Occurrence], period: str | None, winners: dict[str, Occurrence]) -> list[Occurrence]:
+    if period is None:
+        return held
+    group = [r for r in held if r.runnable and r.period == period]
+    if not group:
+        return held
+    earlier = winners.get(period)
+    winner = earlier if earlier is not None else _pick_winner(group)
+    winners[period] = winner
+    for r in group:
+        if r is not winner:
+            _duplicate(r, winner, f"falls in the same business period ({period})")
+    return held
+
+
+def iter_rows(
+    compiled: CompiledSchedule, start: datetime | None = None, *, scan_limit: int = DEFAULT_SCAN_LIMIT
+) -> Iterator[Occurrence]:
+    """Every row with positionUtc >= ``start`` (aware), in order, without end."""
+    spec = compiled.spec
+    period = spec.business_period
+    # Business periods are settled from the schedule's beginning, so that a
+    # row's status never depends on where a listing starts.
+    from_utc = None if (start is None or period) else start - _DRIFT
+    if spec.kind is Kind.CALENDAR:
+        from_local = None if from_utc is None else from_utc.replace(tzinfo=None)
+        rows: Iterator[Occurrence] = _calendar_rows(compiled, from_local, scan_limit)
+    elif spec.kind is Kind.INTERVAL:
+        rows = _interval_rows(compiled, from_utc, scan_limit)
+    else:
+        rows = _after_completion_rows(compiled)
+    rows = _collisions(_ordered(rows))
+    if period:
+        rows = _periods(rows, period)
+    end_utc = compiled.end_utc
+    for row in rows:
+        if end_utc is not None and row.position > end_utc:
+            return
+        if start is not None and row.position < start:
+            continue
+        yield row
+
+
+def expand(
+    compiled: CompiledSchedule, start: datetime, end: datetime, *, scan_limit: int = DEFAULT_SCAN_LIMIT
+) -> list[Occurrence]:
+    """Rows with ``start <= positionUtc < end``."""
+    out = []
+    for row in iter_rows(compiled, start, scan_limit=scan_limit):
+        if row.position >= end:
+            break
+        out.append(row)
+    return out
+
+
+def first_rows(
+    compiled: CompiledSchedule, start: datetime, count: int, *, scan_limit: int = DEFAULT_SCAN_LIMIT
+) -> list[Occurrence]:
+    """The first ``count`` rows (of any status) with positionUtc >= ``start``."""
+    out: list[Occurrence] = []
+    if count <= 0:
+        return out
+    for row in iter_rows(compiled, start, scan_limit=scan_limit):
+        out.append(row)
+        if len(out) >= count:
+            break
+    return out

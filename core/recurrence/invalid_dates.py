@@ -1,0 +1,123 @@
+"""RFC 7529 handling of dates a rule names but the calendar lacks (April 31,
+February 29 in a common year), for the BACKWARD and FORWARD policies.
+
+OMIT is RFC 5545's own behaviour and dateutil already does it. For the other
+two, month-day rules (MONTHLY or YEARLY, day numbers from BYMONTHDAY or from
+``start``) are expanded month by month from the first of each month, and each
+missing day is moved to the last valid day before it or the first valid day
+after it. Rules that pick days by weekday, year day, week number or set
+position only ever name existing days, so nothing is moved for them.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from core.enums import InvalidDatePolicy
+from core.recurrence.rules import ParsedRule, build_rrule
+
+_DAY_PICKERS = ("BYDAY", "BYYEARDAY", "BYWEEKNO", "BYSETPOS")
+
+
+@dataclass(frozen=True)
+class MonthDayPlan:
+    """How to expand a month-day rule with moved invalid dates."""
+
+    days: tuple[int, ...]
+    overrides: dict[str, str | None]
+    policy: InvalidDatePolicy
+
+
+def plan_for(parsed: ParsedRule, start: datetime, policy: InvalidDatePolicy) -> MonthDayPlan | None:
+    """A plan when this rule can name missing days and the policy moves them, else None."""
+    if policy is InvalidDatePolicy.OMIT or parsed.freq not in ("MONTHLY", "YEARLY"):
+        return None
+    if any(p in parsed.parts for p in _DAY_PICKERS):
+        return None
+    explicit = parsed.ints("BYMONTHDAY")
+    days = tuple(sorted(set(explicit))) if explicit else (start.day,)
+    if not any(d > 28 for d in days):
+        return None
+    overrides: dict[str, str | None] = {"BYMONTHDAY": "1", "COUNT": None}
+    if parsed.freq == "YEARLY" and "BYMONTH" not in parsed.parts and not explicit:
+        overrides["BYMONTH"] = str(start.month)
+    return MonthDayPlan(days, overrides, policy)
+
+
+def _fake_date(year: int, month: int, day: int) -> str:
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def expand_month_days(
+    parsed: ParsedRule, start: datetime, plan: MonthDayPlan, until: datetime | None
+) -> Iterator[tuple[datetime, str | None]]:
+    """Nominal wall times in order, each with a note when it was moved."""
+    base = build_rrule(parsed, start.replace(day=1), until=None, overrides=plan.overrides)
+    count_left = int(parsed.parts["COUNT"]) if "COUNT" in parsed.parts else None
+    previous_block: set[datetime] = set()
+    block_month: tuple[int, int] | None = None
+    block: dict[datetime, str | None] = {}
+
+    def flush() -> Iterator[tuple[datetime, str | None]]:
+        nonlocal previous_block
+        emitted = set()
+        for when in sorted(block):
+            if when in previous_block:
+                continue
+            emitted.add(when)
+            yield when, block[when]
+        previous_block = emitted
+
+    for first in base:
+        key = (first.year, first.month)
+        if key != block_month and block:
+            for item in flush():
+                if item[0] < start:
+                    continue
+                if until is not None and item[0] > until:
+                    return
+                if count_left is not None:
+                    if count_left <= 0:
+                        return
+                    count_left -= 1
+                yield item
+            block = {}
+        block_month = key
+        month_len = calendar.monthrange(first.year, first.month)[1]
+        for d in plan.days:
+            if d < 0:
+                if -d <= month_len:
+                    when = first.replace(day=month_len + d + 1)
+                    block.setdefault(when, None)
+                continue
+            if d <= month_len:
+                when = first.replace(day=d)
+                block[when] = None
+                continue
+            missing = _fake_date(first.year, first.month, d)
+            if plan.policy is InvalidDatePolicy.BACKWARD:
+                moved = first.replace(day=month_len)
+                note = (
+                    f"{missing} does not exist: moved back to {moved.date().isoformat()}, "
+                    "the last day of the month (invalidDatePolicy BACKWARD)"
+                )
+            else:
+                moved = datetime.combine(date(first.year, first.month, month_len) + timedelta(days=1), first.time())
+                note = (
+                    f"{missing} does not exist: moved forward to {moved.date().isoformat()}, "
+                    "the first day after it (invalidDatePolicy FORWARD)"
+                )
+            block.setdefault(moved, note)
+    for item in flush():
+        if item[0] < start:
+            continue
+        if until is not None and item[0] > until:
+            return
+        if count_left is not None:
+            if count_left <= 0:
+                return
+            count_left -= 1
+        yield item

@@ -1,0 +1,128 @@
+"""Preview rows as a table for people: local time first, the instant in UTC, the
+offset, a status with an icon, and the reason. Clock changes are drawn as
+separator lines between the rows they fall between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from core.durations import human_duration
+from core.enums import Status
+from core.occurrence import Occurrence
+from core.preview import Preview
+from core.timefmt import fmt_clock
+from core.zones import Transition, format_offset
+
+HEADERS = ("Local", "UTC", "Offset", "Status", "Why")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_NONE = "—"
+
+# Okabe–Ito colours (distinguishable with the common colour-vision deficiencies),
+# as the nearest xterm-256 entries; skipped rows are dimmed grey instead.
+_ORANGE = "\x1b[38;5;214m"
+_BLUE = "\x1b[38;5;25m"
+_GREY = "\x1b[2;37m"
+_RESET = "\x1b[0m"
+
+_WORDS = {
+    Status.SCHEDULED: ("✓", "scheduled"),
+    Status.SHIFTED: ("↷", "shifted"),
+    Status.SKIPPED_GAP: ("⊘", "skipped (gap)"),
+    Status.SKIPPED_FOLD: ("⊘", "skipped (fold)"),
+    Status.SKIPPED_DUPLICATE: ("⊘", "duplicate"),
+    Status.EXCLUDED: ("⊘", "excluded"),
+}
+_SECOND_READING = "②"
+_ASCII = str.maketrans({"✓": "+", "↷": ">", "⊘": "-", "②": "2", "─": "-", "—": "-", "→": ">", "·": "|"})
+
+
+def status_text(row: Occurrence) -> str:
+    """``✓ scheduled``, ``↷ shifted``, ``⊘ skipped (gap)``; ``②`` marks the second reading of a fold."""
+    icon, word = _WORDS[row.status]
+    if row.fold_ordinal == 1 and row.runnable:
+        icon = _SECOND_READING
+    return f"{icon} {word}"
+
+
+def _colour(row: Occurrence) -> str | None:
+    if not row.runnable:
+        return _GREY
+    if row.status is Status.SHIFTED:
+        return _ORANGE
+    if row.fold_ordinal == 1:
+        return _BLUE
+    return None
+
+
+def _when(local: datetime) -> str:
+    return f"{_WEEKDAYS[local.weekday()]} {local:%Y-%m-%d} {fmt_clock(local)}"
+
+
+def _utc(instant: datetime) -> str:
+    return f"{instant:%Y-%m-%d} {fmt_clock(instant)}Z"
+
+
+def zone_label(abbr: str | None, offset: timedelta, other: str | None = None) -> str:
+    """An abbreviation such as EST, or ``UTC+10:30`` when the zone data only has a number."""
+    if not abbr or abbr[0] in "+-" or abbr == other:
+        return "UTC" + format_offset(offset)
+    return abbr
+
+
+def transition_line(tr: Transition) -> str:
+    """``── clocks jump forward 1 h · 2026-03-08 07:00Z · EST→EDT ──``."""
+    motion = "jump forward" if tr.kind == "gap" else "fall back"
+    before = zone_label(tr.abbr_before, tr.offset_before, tr.abbr_after)
+    after = zone_label(tr.abbr_after, tr.offset_after, tr.abbr_before)
+    return f"── clocks {motion} {human_duration(tr.delta)} · {_utc(tr.utc)} · {before}→{after} ──"
+
+
+def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
+    local = row.resolved_local
+    if row.runnable and local is not None and row.resolved is not None and row.offset is not None:
+        when = f"{_when(local)} {zone_label(row.abbreviation, row.offset)}"
+        utc, offset = _utc(row.resolved), format_offset(row.offset)
+    else:
+        # Nothing runs: show the wall time the rule named. A skipped fold reading
+        # keeps its abbreviation, which tells the two readings apart.
+        when = _when(row.nominal)
+        if row.status is Status.SKIPPED_FOLD and row.offset is not None:
+            when += f" {zone_label(row.abbreviation, row.offset)}"
+        utc = offset = _NONE
+    why = row.reason or ""
+    if row.dispatch_delay:
+        delay = human_duration(timedelta(seconds=row.dispatch_delay))
+        why = f"{why}; dispatched {delay} later (jitter)" if why else f"dispatched {delay} later (jitter)"
+    return when, utc, offset, status_text(row), why
+
+
+def _title(preview: Preview) -> str:
+    spec = preview.spec
+    name = f"{spec.title} · " if spec.title else ""
+    return f"{name}{spec.schedule_id} revision {spec.revision} · {spec.time_zone} · tzdb {preview.tzdb_version}"
+
+
+def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> str:
+    padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths, strict=True)]
+    if colour is not None:
+        padded[3] = f"{colour}{padded[3]}{_RESET}"
+    return "  ".join([*padded, cells[-1]]).rstrip()
+
+
+def render_table(preview: Preview, *, color: bool = False, unicode: bool = True) -> str:
+    """The table as text ending in a newline. ``color`` adds ANSI colours to the status words."""
+    rows = [(row, _cells(row)) for row in preview.rows]
+    widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in rows]) for i in range(len(HEADERS) - 1)]
+    lines = [_title(preview), _line(HEADERS, widths, None)]
+    pending = sorted(preview.transitions, key=lambda t: t.utc)
+    for row, cells in rows:
+        while pending and pending[0].utc <= row.position:
+            lines.append(transition_line(pending.pop(0)))
+        lines.append(_line(cells, widths, _colour(row) if color else None))
+    lines.extend(transition_line(tr) for tr in pending)
+    if not rows:
+        lines.append("No occurrences in this range.")
+    text = "\n".join(lines) + "\n"
+    return text if unicode else text.translate(_ASCII)

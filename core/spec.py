@@ -1,0 +1,532 @@
+"""scheduleSpec.v1: the schedule document, its validation and canonical form.
+
+Parse -> validate (every problem at once, each naming its key) -> compile.
+:func:`parse_spec` returns a :class:`ScheduleSpec` or raises
+:class:`~core.errors.SpecError`; :func:`canonical_dict` gives the text a
+published revision stores, every default explicit.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import string
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from core.durations import format_duration, parse_duration
+from core.enums import (
+    Effect,
+    FoldPolicy,
+    GapPolicy,
+    InvalidDatePolicy,
+    Kind,
+    MisfirePolicy,
+    OverlapPolicy,
+)
+from core.errors import Problem, SpecError, UserError, ZoneError
+from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
+from core.zones import check_zone_name, tzdb_version
+
+SCHEMA_NAME = "scheduleSpec.v1"
+SCHEDULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+def _duration(value: Any) -> timedelta:
+    if isinstance(value, timedelta):
+        return value
+    return parse_duration(value)
+
+
+def _local(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            raise ValueError("this is a local wall-clock time in timeZone; remove the offset")
+        return value
+    if isinstance(value, date):
+        return datetime.combine(value, datetime.min.time())
+    return parse_local(value)
+
+
+def _instant(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError("an instant needs an offset: end it with Z for UTC")
+        return value.astimezone(UTC)
+    return parse_instant(value)
+
+
+def _end(value: Any) -> datetime:
+    """``end`` is a local wall time, or a UTC instant when it ends in Z (or has an offset)."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is None else value.astimezone(UTC)
+    if isinstance(value, date):
+        return datetime.combine(value, datetime.max.time().replace(microsecond=0))
+    text = str(value).strip()
+    if re.search(r"(Z|[+-]\d{2}:?\d{2})$", text, re.IGNORECASE):
+        return parse_instant(text)
+    if re.match(r"^\d{4}-\d{2}-\d{2}$", text):
+        # A bare end date includes the whole of that day.
+        return datetime.combine(date.fromisoformat(text), datetime.max.time().replace(microsecond=0))
+    return parse_local(text)
+
+
+def _zone(value: Any) -> str:
+    try:
+        return check_zone_name(value)
+    except ZoneError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _exclusion(value: Any) -> date | datetime:
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            raise ValueError("exclusions are local dates or wall-clock times; remove the offset")
+        return value
+    if isinstance(value, date):
+        return value
+    return parse_local_or_date(value)
+
+
+_DURATION_SCHEMA = {
+    "type": "string",
+    "pattern": r"^P(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$",
+    "description": "ISO 8601 duration in weeks, days, hours, minutes, seconds (PT15M, P1D)",
+}
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(_duration),
+    PlainSerializer(format_duration, return_type=str),
+    WithJsonSchema(_DURATION_SCHEMA),
+]
+LocalDateTime = Annotated[
+    datetime,
+    BeforeValidator(_local),
+    PlainSerializer(fmt_local, return_type=str),
+    WithJsonSchema({"type": "string", "description": "local wall-clock date-time, e.g. 2026-01-01T09:00:00"}),
+]
+Instant = Annotated[
+    datetime,
+    BeforeValidator(_instant),
+    PlainSerializer(fmt_utc, return_type=str),
+    WithJsonSchema({"type": "string", "description": "an instant, e.g. 2026-11-01T06:00:00Z"}),
+]
+
+
+def _fmt_end(value: datetime) -> str:
+    return fmt_utc(value) if value.tzinfo is not None else fmt_local(value)
+
+
+EndBound = Annotated[
+    datetime,
+    BeforeValidator(_end),
+    PlainSerializer(_fmt_end, return_type=str),
+    WithJsonSchema({"type": "string", "description": "local wall time, or a UTC instant ending in Z; inclusive"}),
+]
+
+
+def _fmt_exclusion(value: date | datetime) -> str:
+    return fmt_local(value) if isinstance(value, datetime) else value.isoformat()
+
+
+Exclusion = Annotated[
+    date | datetime,
+    BeforeValidator(_exclusion),
+    PlainSerializer(_fmt_exclusion, return_type=str),
+    WithJsonSchema({"type": "string", "description": "local date (2026-12-25) or local date-time"}),
+]
+ZoneName = Annotated[
+    str,
+    BeforeValidator(_zone),
+    WithJsonSchema({"type": "string", "description": "IANA zone name such as America/New_York, or UTC"}),
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=False,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        frozen=True,
+        use_enum_values=False,
+    )
+
+
+class Retry(_Model):
+    """How a failed attempt is retried: exponential backoff, capped."""
+
+    max_attempts: int = Field(default=3, ge=1, le=100, strict=True)
+    initial_backoff: Duration = timedelta(seconds=30)
+    multiplier: float = Field(default=2.0, ge=1.0, le=100.0)
+    max_backoff: Duration = timedelta(minutes=10)
+
+
+class Task(_Model):
+    """What runs: a command as an argv list, never through a shell."""
+
+    kind: Literal["command"] = "command"
+    argv: list[str] = Field(min_length=1)
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout: Duration = timedelta(minutes=10)
+    effect: Effect = Effect.NON_IDEMPOTENT
+    verify: list[str] | None = None
+
+    @field_validator("argv")
+    @classmethod
+    def _argv(cls, value: list[str]) -> list[str]:
+        if not value[0].strip():
+            raise ValueError("the program (first element) is empty")
+        return value
+
+    @field_validator("verify")
+    @classmethod
+    def _verify(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and (not value or not value[0].strip()):
+            raise ValueError("give the probe as a non-empty argv list, or leave verify out")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+        return value
+
+
+class ScheduleSpec(_Model):
+    """One revision of a schedule, validated. Optional keys hold None when absent."""
+
+    schema_: Literal["scheduleSpec.v1"] = Field(alias="schema")
+    schedule_id: str
+    revision: int = Field(ge=1, strict=True)
+    title: str | None = None
+    time_zone: ZoneName
+    tzdb_version: str | None = None
+    kind: Kind = Kind.CALENDAR
+    rule: str | None = None
+    start: LocalDateTime | None = None
+    end: EndBound | None = None
+    exclude: list[Exclusion] = Field(default_factory=list)
+    every: Duration | None = None
+    anchor: Instant | None = None
+    delay: Duration | None = None
+    gap_policy: GapPolicy | None = None
+    fold_policy: FoldPolicy | None = None
+    invalid_date_policy: InvalidDatePolicy = InvalidDatePolicy.OMIT
+    misfire_policy: MisfirePolicy = MisfirePolicy.CATCH_UP_BOUNDED
+    max_catch_up: int | None = Field(default=None, ge=1, strict=True)
+    lateness_window: Duration = timedelta(minutes=15)
+    catch_up_window: Duration | None = None
+    jitter: Duration = timedelta(0)
+    overlap_policy: OverlapPolicy = OverlapPolicy.SKIP
+    retry: Retry = Field(default_factory=Retry)
+    cutover_at: Instant | None = None
+    horizon: Duration = timedelta(days=14)
+    business_period: str | None = None
+    task: Task | None = None
+
+    @field_validator("schedule_id")
+    @classmethod
+    def _schedule_id(cls, value: str) -> str:
+        if not SCHEDULE_ID.fullmatch(value):
+            raise ValueError(
+                f"{value!r} must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("horizon", "every", "delay")
+    @classmethod
+    def _positive(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value <= timedelta(0):
+            raise ValueError("must be longer than zero")
+        return value
+
+    @field_validator("business_period")
+    @classmethod
+    def _period(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            names = {f for _, f, _, _ in string.Formatter().parse(value) if f is not None}
+            if names - {"nominal"}:
+                raise ValueError(
+                    f"unknown field(s) {sorted(names - {'nominal'})}; only {{nominal:FORMAT}} is available"
+                )
+            value.format(nominal=datetime(2026, 1, 2, 3, 4, 5))
+        except (ValueError, IndexError, KeyError) as exc:
+            raise ValueError(f"{value!r} is not a valid period template: {exc}") from None
+        return value
+
+    # Effective values -------------------------------------------------------
+    @property
+    def effective_gap_policy(self) -> GapPolicy:
+        return self.gap_policy or GapPolicy.SHIFT_FORWARD
+
+    @property
+    def effective_fold_policy(self) -> FoldPolicy:
+        return self.fold_policy or FoldPolicy.FIRST_ONLY
+
+    @property
+    def effective_max_catch_up(self) -> int | None:
+        if self.misfire_policy is not MisfirePolicy.CATCH_UP_BOUNDED:
+            return None
+        return self.max_catch_up if self.max_catch_up is not None else 1
+
+
+# --- validation ----------------------------------------------------------------
+
+
+def _known_keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    out: dict[str, type[BaseModel] | None] = {}
+    for name, info in model.model_fields.items():
+        alias = info.alias or name
+        ann = info.annotation
+        out[alias] = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    return out
+
+
+def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[Problem]:
+    problems: list[Problem] = []
+    known = _known_keys(model)
+    if model is ScheduleSpec:
+        known["task"] = Task
+    for key, value in data.items():
+        if not isinstance(key, str):
+            problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {key!r}"))
+            continue
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+            if not close:
+                lowered = {k.lower(): k for k in known}
+                if key.lower().replace("_", "") in lowered:
+                    close = [lowered[key.lower().replace("_", "")]]
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(Problem(prefix + key, f"unknown key{hint}"))
+        elif known[key] is not None and isinstance(value, dict):
+            sub = known[key]
+            assert sub is not None
+            problems.extend(_unknown_key_problems(value, sub, prefix + key + "."))
+    return problems
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif item.startswith("function-") or item in ("lax-or-strict", "json-or-python"):
+            continue
+        else:
+            parts.append(("." if parts else "") + item)
+    return "".join(parts)
+
+
+def _clean(msg: str) -> str:
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
+    return msg
+
+
+_KIND_KEYS: dict[Kind, tuple[set[str], set[str]]] = {
+    # kind: (required, forbidden)
+    Kind.CALENDAR: ({"rule", "start", "gapPolicy", "foldPolicy"}, {"every", "anchor", "delay"}),
+    Kind.INTERVAL: ({"every", "anchor"}, {"rule", "start", "gapPolicy", "foldPolicy", "delay"}),
+    Kind.AFTER_COMPLETION: ({"delay", "start"}, {"rule", "every", "anchor"}),
+}
+
+_REQUIRED_WHY = {
+    "gapPolicy": "there is no silent default: choose SKIP, SHIFT_FORWARD or SHIFT_BY_GAP",
+    "foldPolicy": "there is no silent default: choose FIRST_ONLY, SECOND_ONLY or BOTH",
+}
+
+
+def _a(kind: Kind) -> str:
+    """``a calendar``, ``an interval``, ``an after_completion``."""
+    return ("an " if kind.value[0] in "aeiou" else "a ") + kind.value
+
+
+def _kind_problems(data: dict[str, Any]) -> list[Problem]:
+    raw_kind = data.get("kind", "calendar")
+    try:
+        kind = Kind(raw_kind)
+    except ValueError:
+        return []  # reported by the model
+    required, forbidden = _KIND_KEYS[kind]
+    problems = []
+    for key in sorted(required):
+        if data.get(key) is None:
+            why = _REQUIRED_WHY.get(key, "")
+            problems.append(Problem(key, f"required for {_a(kind)} schedule" + (f"; {why}" if why else "")))
+    for key in sorted(forbidden):
+        if key in data and data[key] is not None:
+            problems.append(Problem(key, f"does not apply to {_a(kind)} schedule; remove it"))
+    policy = data.get("misfirePolicy")
+    if policy == MisfirePolicy.CATCH_UP_BOUNDED.value and data.get("maxCatchUp") is None:
+        problems.append(
+            Problem("maxCatchUp", "required with misfirePolicy CATCH_UP_BOUNDED (how many missed runs to catch up)")
+        )
+    if policy not in (None, MisfirePolicy.CATCH_UP_BOUNDED.value) and data.get("maxCatchUp") is not None:
+        problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {policy}"))
+    return problems
+
+
+def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True) -> ScheduleSpec:
+    """Validate a loaded document. Raises :class:`SpecError` listing every problem."""
+    if not isinstance(data, dict):
+        kind = type(data).__name__ if data is not None else "nothing"
+        raise SpecError([Problem("", f"a spec is a mapping of keys to values, but this holds {kind}")], source)
+    problems = _unknown_key_problems(data, ScheduleSpec)
+    problems += _kind_problems(data)
+    spec: ScheduleSpec | None = None
+    try:
+        spec = ScheduleSpec.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            if err["type"] == "extra_forbidden":
+                continue  # reported above, with a suggestion
+            key = _loc(err["loc"])
+            if err["type"] == "missing":
+                problems.append(Problem(key, "required"))
+            elif err["type"] == "literal_error" and key == "schema":
+                problems.append(Problem(key, f"must be {SCHEMA_NAME!r}, got {err.get('input')!r}"))
+            else:
+                problems.append(Problem(key, _clean(err["msg"])))
+    if spec is not None and not problems and check_rule:
+        problems += semantic_problems(spec)
+    elif problems and check_rule and isinstance(data.get("rule"), str) and all(p.key != "rule" for p in problems):
+        # The rest cannot be compiled, but the rule's own syntax can still be
+        # checked, so that every problem is reported at once.
+        problems += _rule_text_problems(data["rule"])
+    if problems:
+        raise SpecError(list(dict.fromkeys(problems)), source)
+    assert spec is not None
+    return spec
+
+
+def _rule_text_problems(text: str) -> list[Problem]:
+    from core.recurrence.rules import RuleError, parse_rule
+
+    try:
+        parse_rule(text)
+    except RuleError as exc:
+        return [Problem("rule", str(exc))]
+    return []
+
+
+def semantic_problems(spec: ScheduleSpec) -> list[Problem]:
+    """Checks that need the whole spec: the rule compiles and yields, bounds make sense."""
+    from core.recurrence.compile import compile_schedule
+
+    problems: list[Problem] = []
+    if spec.end is not None and spec.end.tzinfo is None and spec.start is not None and spec.end < spec.start:
+        problems.append(Problem("end", f"is before start ({fmt_local(spec.start)})"))
+    if spec.kind is Kind.INTERVAL and spec.end is not None and spec.anchor is not None:  # noqa: SIM102
+        if spec.end.tzinfo is not None and spec.end < spec.anchor:
+            problems.append(Problem("end", f"is before anchor ({fmt_utc(spec.anchor)})"))
+    if spec.retry.max_backoff < spec.retry.initial_backoff:
+        problems.append(Problem("retry.maxBackoff", "is shorter than retry.initialBackoff"))
+    if problems:
+        return problems
+    try:
+        compile_schedule(spec)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+    except UserError as exc:
+        problems.append(Problem("rule", str(exc)))
+    return problems
+
+
+# --- canonical form ----------------------------------------------------------------
+
+_ORDER = [
+    "schema",
+    "scheduleId",
+    "revision",
+    "title",
+    "timeZone",
+    "tzdbVersion",
+    "kind",
+    "rule",
+    "start",
+    "every",
+    "anchor",
+    "delay",
+    "end",
+    "exclude",
+    "gapPolicy",
+    "foldPolicy",
+    "invalidDatePolicy",
+    "misfirePolicy",
+    "maxCatchUp",
+    "latenessWindow",
+    "catchUpWindow",
+    "jitter",
+    "overlapPolicy",
+    "retry",
+    "cutoverAt",
+    "horizon",
+    "businessPeriod",
+    "task",
+]
+
+
+def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fill_tzdb: bool = True) -> dict[str, Any]:
+    """The spec with every default explicit, in a fixed key order (what a revision stores).
+
+    ``cutover_at`` fills an absent cutoverAt (the moment of publishing);
+    ``fill_tzdb`` fills an absent tzdbVersion with the installed one.
+    """
+    raw = spec.model_dump(mode="json", by_alias=True)
+    kind = spec.kind
+    if kind is not Kind.INTERVAL:
+        raw["gapPolicy"] = spec.effective_gap_policy.value
+        raw["foldPolicy"] = spec.effective_fold_policy.value
+    raw["maxCatchUp"] = spec.effective_max_catch_up
+    if fill_tzdb and not raw.get("tzdbVersion"):
+        raw["tzdbVersion"] = tzdb_version()
+    if raw.get("cutoverAt") is None and cutover_at is not None:
+        raw["cutoverAt"] = fmt_utc(cutover_at)
+    if raw.get("rule"):
+        from core.recurrence.rules import normalize_rule_text
+
+        raw["rule"] = normalize_rule_text(raw["rule"])
+    _, forbidden = _KIND_KEYS[kind]
+    out: dict[str, Any] = {}
+    for key in _ORDER:
+        if key in forbidden:
+            continue
+        if kind is Kind.INTERVAL and key in ("invalidDatePolicy",):
+            continue
+        value = raw.get(key)
+        if key in ("maxCatchUp",) and value is None:
+            continue
+        out[key] = value
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of scheduleSpec.v1, for editors."""
+    schema = ScheduleSpec.model_json_schema(by_alias=True, mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://tidemark.invalid/schema/scheduleSpec.v1.json"
+    schema["title"] = "scheduleSpec.v1"
+    schema["description"] = "One revision of a Tidemark schedule."
+    return schema
