@@ -10,20 +10,16 @@ the ratio measured / baseline; the target is a ratio within 3x.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from dateutil import rrule
 
-from dateutil import rrule  # noqa: E402
-
-from core.recurrence.compile import compile_schedule  # noqa: E402
-from core.recurrence.expand import expand, first_rows  # noqa: E402
-from core.spec import parse_spec  # noqa: E402
-from core.zones import get_zone  # noqa: E402
+from core.recurrence.compile import compile_schedule
+from core.recurrence.expand import expand, first_rows
+from core.spec import parse_spec
+from core.zones import get_zone
 
 
 def best_of(runs: int, fn: Callable[[], int]) -> tuple[float, int]:
@@ -67,7 +63,9 @@ def main() -> None:
     runs = 3
     cases = []
 
-    daily = compile_schedule(parse_spec(spec("FREQ=DAILY;BYHOUR=9;BYMINUTE=0", "America/New_York", "2026-01-01T00:00:00")))
+    daily = compile_schedule(
+        parse_spec(spec("FREQ=DAILY;BYHOUR=9;BYMINUTE=0", "America/New_York", "2026-01-01T00:00:00"))
+    )
     cases.append(
         (
             "daily 09:00 America/New_York, 100,000 rows",

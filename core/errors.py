@@ -59,3 +59,17 @@ class ComputeLimitError(UserError):
 
 class ZoneError(UserError):
     """A time zone name that is not usable (unknown, an abbreviation, an offset)."""
+
+
+class LedgerError(UserError):
+    """The ledger cannot be used as asked: it is locked, read-only, damaged, from a
+    newer Tidemark, or the request contradicts what it holds. Names the ledger or
+    the schedule, and says what to do."""
+
+
+class PublishError(LedgerError):
+    """A revision was refused at publish time (not newer, no task, a program that is not there)."""
+
+
+class UnknownScheduleError(LedgerError):
+    """No schedule with that id has been published to this ledger."""

@@ -15,7 +15,7 @@ from dateutil import rrule as du
 from core.enums import FoldPolicy, GapPolicy, Kind
 from core.errors import Problem, SpecError
 from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_for
-from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_local
+from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_instant, until_local
 from core.spec import ScheduleSpec
 from core.zones import get_zone
 
@@ -34,7 +34,7 @@ class CompiledSchedule:
     rule: du.rrule | None = None
     month_days: MonthDayPlan | None = None
     until: datetime | None = None  # inclusive local bound (rule UNTIL and a local ``end``)
-    end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z)
+    end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z, a UTC UNTIL)
     excluded_dates: frozenset[date] = field(default_factory=frozenset)
     excluded_times: frozenset[datetime] = field(default_factory=frozenset)
 
@@ -112,6 +112,9 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
         rule_until = until_local(parsed, zone)
         if rule_until is not None:
             compiled.until = rule_until if compiled.until is None else min(rule_until, compiled.until)
+        rule_end = until_instant(parsed)
+        if rule_end is not None:
+            compiled.end_utc = rule_end if compiled.end_utc is None else min(rule_end, compiled.end_utc)
         compiled.parsed = parsed
         compiled.month_days = plan_for(parsed, spec.start, spec.invalid_date_policy)
         if compiled.month_days is None:

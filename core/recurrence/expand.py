@@ -124,7 +124,11 @@ def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit:
         local = instant.astimezone(zone)
         nominal = local.replace(tzinfo=None)
         if compiled.until is not None and nominal > compiled.until:
-            return
+            # A fall-back can bring wall times below ``end`` again: stop only
+            # once the instant is past every reading of the end wall time.
+            if instant > _EPOCH + (compiled.until - _EPOCH_NAIVE) + _DRIFT:
+                return
+            continue
         reading = Reading(local.fold, Status.SCHEDULED, instant, instant, local.utcoffset(), local.tzname(), None)
         if local.fold:
             reading = Reading(
@@ -156,18 +160,20 @@ def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
 
 
 def _ordered(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
-    """Reorder a nominal-ordered stream by (position, nominalLocal, foldOrdinal).
+    """Reorder a nominal-ordered stream by (position, nominalLocal, foldOrdinal)
+    and settle collisions: runnable rows on one instant keep one winner.
 
     Rows mostly arrive in order already (they only disagree near a clock
     change), so they are appended to a buffer and only the stragglers are
     inserted by bisection. A row is released once no later nominal time can
-    produce a row before it.
+    produce a row before it; rows released on the same position form a group.
     """
     buf: list[tuple[tuple[datetime, str, int], Occurrence]] = []
     head = 0
     base = _EPOCH_NAIVE + _DRIFT
+    group: list[Occurrence] = []
     for row in rows:
-        item = (row.sort_key(), row)
+        item = ((row.position, row.nominal_local, row.fold_ordinal), row)
         if len(buf) == head or buf[-1][0] <= item[0]:
             buf.append(item)
         else:
@@ -175,13 +181,24 @@ def _ordered(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
         # Any later row lies at or after (its nominal read as UTC) - drift.
         safe = _EPOCH + (row.nominal - base)
         while head < len(buf) and buf[head][0][0] < safe:
-            yield buf[head][1]
+            ready = buf[head][1]
             head += 1
+            if group and ready.position != group[0].position:
+                if len(group) == 1:
+                    yield group[0]
+                else:
+                    yield from _settle(group)
+                group = []
+            group.append(ready)
         if head > 4096:
             del buf[:head]
             head = 0
-    for _, row in buf[head:]:
-        yield row
+    for _, ready in buf[head:]:
+        if group and ready.position != group[0].position:
+            yield from _settle(group)
+            group = []
+        group.append(ready)
+    yield from _settle(group)
 
 
 def _resolved_wall_matches(row: Occurrence) -> bool:
@@ -204,17 +221,6 @@ def _pick_winner(group: list[Occurrence]) -> Occurrence:
     exact = [r for r in group if _resolved_wall_matches(r)]
     pool = exact or group
     return min(pool, key=lambda r: (r.nominal_local, r.fold_ordinal))
-
-
-def _collisions(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
-    """Runnable rows on one instant: one keeps it, the others become SKIPPED_DUPLICATE."""
-    pending: list[Occurrence] = []
-    for row in rows:
-        if pending and row.position != pending[0].position:
-            yield from _settle(pending)
-            pending = []
-        pending.append(row)
-    yield from _settle(pending)
 
 
 def _settle(rows: list[Occurrence]) -> list[Occurrence]:
@@ -279,7 +285,7 @@ def iter_rows(
         rows = _interval_rows(compiled, from_utc, scan_limit)
     else:
         rows = _after_completion_rows(compiled)
-    rows = _collisions(_ordered(rows))
+    rows = _ordered(rows)
     if period:
         rows = _periods(rows, period)
     end_utc = compiled.end_utc

@@ -214,6 +214,18 @@ def until_local(parsed: ParsedRule, zone: ZoneInfo) -> datetime | None:
     return value
 
 
+def until_instant(parsed: ParsedRule) -> datetime | None:
+    """A UTC UNTIL as the instant it is (RFC 5545 bounds instances by it); None otherwise.
+
+    Its wall time alone is not enough near a fold: the second reading of that
+    wall time comes after the instant.
+    """
+    if "UNTIL" not in parsed.parts:
+        return None
+    value, is_utc = _parse_until(parsed.parts["UNTIL"])
+    return value.replace(tzinfo=UTC) if is_utc else None
+
+
 def build_rrule(
     parsed: ParsedRule, start: datetime, *, until: datetime | None, overrides: dict[str, Any] | None = None
 ) -> du.rrule:

@@ -11,6 +11,7 @@ SHIFT_FORWARD lands. Fold facts: the earlier and the later reading of L.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from helpers import compiled, first_n, make_interval_spec, rows_between, rows_ne
 
 from core.enums import Status
 from core.occurrence import Occurrence
+from core.zones import get_zone
 
 GAP_POLICIES = ["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]
 FOLD_POLICIES = ["FIRST_ONLY", "SECOND_ONLY", "BOTH"]
@@ -86,14 +88,16 @@ GAP_FACTS = [
         "Pacific/Apia", "2011-12-30T12:00:00",
         "2011-12-30T22:00:00Z", "2011-12-31T12:00:00+14:00",
         "2011-12-30T10:00:00Z", "2011-12-31T00:00:00+14:00",
-        "12:00 does not exist on 2011-12-30 in Pacific/Apia: clocks jump from 2011-12-30 00:00 -10 to 2011-12-31 00:00 +14",
+        "12:00 does not exist on 2011-12-30 in Pacific/Apia: "
+        "clocks jump from 2011-12-30 00:00 -10 to 2011-12-31 00:00 +14",
         id="apia_skipped_day_1200",
     ),
     pytest.param(
         "Pacific/Apia", "2011-12-30T00:00:00",
         "2011-12-30T10:00:00Z", "2011-12-31T00:00:00+14:00",
         "2011-12-30T10:00:00Z", "2011-12-31T00:00:00+14:00",
-        "00:00 does not exist on 2011-12-30 in Pacific/Apia: clocks jump from 2011-12-30 00:00 -10 to 2011-12-31 00:00 +14",
+        "00:00 does not exist on 2011-12-30 in Pacific/Apia: "
+        "clocks jump from 2011-12-30 00:00 -10 to 2011-12-31 00:00 +14",
         id="apia_skipped_day_midnight",
     ),
     pytest.param(
@@ -101,7 +105,8 @@ GAP_FACTS = [
         "Pacific/Kwajalein", "1993-08-21T09:00:00",
         "1993-08-21T21:00:00Z", "1993-08-22T09:00:00+12:00",
         "1993-08-21T12:00:00Z", "1993-08-22T00:00:00+12:00",
-        "09:00 does not exist on 1993-08-21 in Pacific/Kwajalein: clocks jump from 1993-08-21 00:00 -12 to 1993-08-22 00:00 +12",
+        "09:00 does not exist on 1993-08-21 in Pacific/Kwajalein: "
+        "clocks jump from 1993-08-21 00:00 -12 to 1993-08-22 00:00 +12",
         id="kwajalein_skipped_day_0900",
     ),
     pytest.param(
@@ -598,9 +603,11 @@ def test_shifted_reasons_say_where_the_row_went() -> None:
             "America/New_York", "FREQ=DAILY;BYHOUR=2;BYMINUTE=30", "SKIP", "FIRST_ONLY",
             ("2026-03-07T00:00:00Z", "2026-03-10T00:00:00Z"),
             [
-                ("2026-03-07T02:30:00", 0, "SCHEDULED", "2026-03-07T07:30:00Z", "2026-03-07T02:30:00-05:00", "2026-03-07T07:30:00Z"),
+                ("2026-03-07T02:30:00", 0, "SCHEDULED",
+                 "2026-03-07T07:30:00Z", "2026-03-07T02:30:00-05:00", "2026-03-07T07:30:00Z"),
                 ("2026-03-08T02:30:00", 0, "SKIPPED_GAP", None, None, "2026-03-08T07:30:00Z"),
-                ("2026-03-09T02:30:00", 0, "SCHEDULED", "2026-03-09T06:30:00Z", "2026-03-09T02:30:00-04:00", "2026-03-09T06:30:00Z"),
+                ("2026-03-09T02:30:00", 0, "SCHEDULED",
+                 "2026-03-09T06:30:00Z", "2026-03-09T02:30:00-04:00", "2026-03-09T06:30:00Z"),
             ],
             id="new_york_daily_0230_skip",
         ),
@@ -608,10 +615,14 @@ def test_shifted_reasons_say_where_the_row_went() -> None:
             "America/New_York", "FREQ=DAILY;BYHOUR=1;BYMINUTE=30", "SKIP", "BOTH",
             ("2026-10-31T00:00:00Z", "2026-11-03T00:00:00Z"),
             [
-                ("2026-10-31T01:30:00", 0, "SCHEDULED", "2026-10-31T05:30:00Z", "2026-10-31T01:30:00-04:00", "2026-10-31T05:30:00Z"),
-                ("2026-11-01T01:30:00", 0, "SCHEDULED", "2026-11-01T05:30:00Z", "2026-11-01T01:30:00-04:00", "2026-11-01T05:30:00Z"),
-                ("2026-11-01T01:30:00", 1, "SCHEDULED", "2026-11-01T06:30:00Z", "2026-11-01T01:30:00-05:00", "2026-11-01T06:30:00Z"),
-                ("2026-11-02T01:30:00", 0, "SCHEDULED", "2026-11-02T06:30:00Z", "2026-11-02T01:30:00-05:00", "2026-11-02T06:30:00Z"),
+                ("2026-10-31T01:30:00", 0, "SCHEDULED",
+                 "2026-10-31T05:30:00Z", "2026-10-31T01:30:00-04:00", "2026-10-31T05:30:00Z"),
+                ("2026-11-01T01:30:00", 0, "SCHEDULED",
+                 "2026-11-01T05:30:00Z", "2026-11-01T01:30:00-04:00", "2026-11-01T05:30:00Z"),
+                ("2026-11-01T01:30:00", 1, "SCHEDULED",
+                 "2026-11-01T06:30:00Z", "2026-11-01T01:30:00-05:00", "2026-11-01T06:30:00Z"),
+                ("2026-11-02T01:30:00", 0, "SCHEDULED",
+                 "2026-11-02T06:30:00Z", "2026-11-02T01:30:00-05:00", "2026-11-02T06:30:00Z"),
             ],
             id="new_york_daily_0130_both",
         ),
@@ -621,10 +632,14 @@ def test_shifted_reasons_say_where_the_row_went() -> None:
             "Pacific/Apia", "FREQ=DAILY;BYHOUR=12", "SHIFT_FORWARD", "FIRST_ONLY",
             ("2011-12-29T00:00:00Z", "2011-12-31T23:00:00Z"),
             [
-                ("2011-12-29T12:00:00", 0, "SCHEDULED", "2011-12-29T22:00:00Z", "2011-12-29T12:00:00-10:00", "2011-12-29T22:00:00Z"),
-                ("2011-12-30T12:00:00", 0, "SHIFTED", "2011-12-30T10:00:00Z", "2011-12-31T00:00:00+14:00", "2011-12-30T10:00:00Z"),
-                ("2011-12-31T12:00:00", 0, "SCHEDULED", "2011-12-30T22:00:00Z", "2011-12-31T12:00:00+14:00", "2011-12-30T22:00:00Z"),
-                ("2012-01-01T12:00:00", 0, "SCHEDULED", "2011-12-31T22:00:00Z", "2012-01-01T12:00:00+14:00", "2011-12-31T22:00:00Z"),
+                ("2011-12-29T12:00:00", 0, "SCHEDULED",
+                 "2011-12-29T22:00:00Z", "2011-12-29T12:00:00-10:00", "2011-12-29T22:00:00Z"),
+                ("2011-12-30T12:00:00", 0, "SHIFTED",
+                 "2011-12-30T10:00:00Z", "2011-12-31T00:00:00+14:00", "2011-12-30T10:00:00Z"),
+                ("2011-12-31T12:00:00", 0, "SCHEDULED",
+                 "2011-12-30T22:00:00Z", "2011-12-31T12:00:00+14:00", "2011-12-30T22:00:00Z"),
+                ("2012-01-01T12:00:00", 0, "SCHEDULED",
+                 "2011-12-31T22:00:00Z", "2012-01-01T12:00:00+14:00", "2011-12-31T22:00:00Z"),
             ],
             id="apia_daily_noon_shift_forward",
         ),
@@ -633,10 +648,13 @@ def test_shifted_reasons_say_where_the_row_went() -> None:
             "America/Santiago", "FREQ=DAILY;BYHOUR=23,0;BYMINUTE=30", "SKIP", "SECOND_ONLY",
             ("2025-04-05T00:00:00Z", "2025-04-06T12:00:00Z"),
             [
-                ("2025-04-05T00:30:00", 0, "SCHEDULED", "2025-04-05T03:30:00Z", "2025-04-05T00:30:00-03:00", "2025-04-05T03:30:00Z"),
+                ("2025-04-05T00:30:00", 0, "SCHEDULED",
+                 "2025-04-05T03:30:00Z", "2025-04-05T00:30:00-03:00", "2025-04-05T03:30:00Z"),
                 ("2025-04-05T23:30:00", 0, "SKIPPED_FOLD", None, None, "2025-04-06T02:30:00Z"),
-                ("2025-04-05T23:30:00", 1, "SCHEDULED", "2025-04-06T03:30:00Z", "2025-04-05T23:30:00-04:00", "2025-04-06T03:30:00Z"),
-                ("2025-04-06T00:30:00", 0, "SCHEDULED", "2025-04-06T04:30:00Z", "2025-04-06T00:30:00-04:00", "2025-04-06T04:30:00Z"),
+                ("2025-04-05T23:30:00", 1, "SCHEDULED",
+                 "2025-04-06T03:30:00Z", "2025-04-05T23:30:00-04:00", "2025-04-06T03:30:00Z"),
+                ("2025-04-06T00:30:00", 0, "SCHEDULED",
+                 "2025-04-06T04:30:00Z", "2025-04-06T00:30:00-04:00", "2025-04-06T04:30:00Z"),
             ],
             id="santiago_midnight_fold_second_only",
         ),
@@ -943,3 +961,48 @@ def test_interval_schedule_is_elapsed_time(anchor: str, count: int, expected: li
     assert [(r.nominal_local, r.fold_ordinal, r.resolved_utc, r.to_json()["resolvedLocal"]) for r in rows] == expected
     assert {r.status for r in rows} == {Status.SCHEDULED}
     assert len({r.occurrence_id for r in rows}) == count
+
+
+# --- a UTC UNTIL bounds instants, not wall times ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "start", "gap", "expected"),
+    [
+        pytest.param(
+            # 05:30Z is 01:30 EDT: the second reading of 01:00 (06:00Z) comes after it.
+            "FREQ=HOURLY;UNTIL=20261101T053000Z", "2026-10-31T23:00:00", "SKIP",
+            [("2026-10-31T23:00:00", 0, "2026-11-01T03:00:00Z"), ("2026-11-01T00:00:00", 0, "2026-11-01T04:00:00Z"),
+             ("2026-11-01T01:00:00", 0, "2026-11-01T05:00:00Z")],
+            id="fold_second_reading_after_until",
+        ),
+        pytest.param(
+            "FREQ=HOURLY;UNTIL=20261101T060000Z", "2026-11-01T00:00:00", "SKIP",
+            [("2026-11-01T00:00:00", 0, "2026-11-01T04:00:00Z"), ("2026-11-01T01:00:00", 0, "2026-11-01T05:00:00Z"),
+             ("2026-11-01T01:00:00", 1, "2026-11-01T06:00:00Z")],
+            id="fold_second_reading_at_until_inclusive",
+        ),
+        pytest.param(
+            # 07:00Z is 03:00 EDT; 02:30 shifted by the gap lands at 07:30Z, after it.
+            "FREQ=MINUTELY;INTERVAL=30;UNTIL=20260308T070000Z", "2026-03-08T01:00:00", "SHIFT_BY_GAP",
+            [("2026-03-08T01:00:00", 0, "2026-03-08T06:00:00Z"), ("2026-03-08T01:30:00", 0, "2026-03-08T06:30:00Z"),
+             ("2026-03-08T02:00:00", 0, None), ("2026-03-08T03:00:00", 0, "2026-03-08T07:00:00Z")],
+            id="gap_shifted_past_until",
+        ),
+    ],
+)  # fmt: skip
+def test_utc_until_bounds_instants(rule: str, start: str, gap: str, expected: list[tuple[object, ...]]) -> None:
+    spec = compiled(rule=rule, start=start, gapPolicy=gap, foldPolicy="BOTH")
+    rows = rows_between(spec, "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
+    assert [(r.nominal_local, r.fold_ordinal, r.resolved_utc) for r in rows] == expected
+
+
+def test_dublin_data_really_has_negative_dst() -> None:
+    # The premise of the dublin_negative_dst_* cases: in this data IST (summer) is
+    # standard time and winter GMT is a -1 h "daylight saving" offset, yet its
+    # March gap and October fold above resolve exactly like London's.
+    dublin = get_zone("Europe/Dublin")
+    winter = datetime(2026, 1, 15, 12, 0, tzinfo=dublin)
+    summer = datetime(2026, 7, 15, 12, 0, tzinfo=dublin)
+    assert (winter.tzname(), winter.utcoffset(), winter.dst()) == ("GMT", timedelta(0), timedelta(hours=-1))
+    assert (summer.tzname(), summer.utcoffset(), summer.dst()) == ("IST", timedelta(hours=1), timedelta(0))

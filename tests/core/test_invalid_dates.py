@@ -166,12 +166,14 @@ def test_invalid_date_policy(rule: str, start: str, policy: str, count: int, exp
     [
         pytest.param(
             "BACKWARD", "2026-04-30T09:00:00",
-            "2026-04-31 does not exist: moved back to 2026-04-30, the last day of the month (invalidDatePolicy BACKWARD)",
+            "2026-04-31 does not exist: moved back to 2026-04-30, "
+            "the last day of the month (invalidDatePolicy BACKWARD)",
             id="backward_reason",
         ),
         pytest.param(
             "FORWARD", "2026-05-01T09:00:00",
-            "2026-04-31 does not exist: moved forward to 2026-05-01, the first day after it (invalidDatePolicy FORWARD)",
+            "2026-04-31 does not exist: moved forward to 2026-05-01, "
+            "the first day after it (invalidDatePolicy FORWARD)",
             id="forward_reason",
         ),
     ],

@@ -128,7 +128,9 @@ TRANSITION_FACTS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("zone", "at", "before", "after", "abbr_before", "abbr_after", "kind", "seconds"), TRANSITION_FACTS)
+@pytest.mark.parametrize(
+    ("zone", "at", "before", "after", "abbr_before", "abbr_after", "kind", "seconds"), TRANSITION_FACTS
+)
 def test_transition_facts(
     zone: str, at: str, before: str, after: str, abbr_before: str, abbr_after: str, kind: str, seconds: int
 ) -> None:
