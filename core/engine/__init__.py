@@ -1,0 +1,1 @@
+"""The engine: materialize, recover misfires, claim, run, record (CONTRACT §4)."""

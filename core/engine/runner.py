@@ -1,0 +1,249 @@
+"""Running a task's command: no shell, its own process group, a timeout that
+kills the whole group, bounded output tails, and the occurrence's identity in
+the environment and in argv placeholders (CONTRACT §4, invariants 4 and 9).
+
+The runner knows nothing of the ledger: it turns a prepared command into a
+:class:`RunResult`, and the engine decides what the result means.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import IO
+
+from core.clock import Clock
+
+#: Bytes of stdout and of stderr kept per attempt (the rest is counted, not stored).
+TAIL_BYTES = 8192
+#: After SIGTERM, how long the group gets before SIGKILL.
+KILL_GRACE_SECONDS = 2.0
+#: After the main process exits, how long to wait for its output to drain.
+DRAIN_SECONDS = 1.0
+
+PLACEHOLDERS = ("occurrenceId", "period", "nominalLocal", "scheduledUtc")
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """Who an execution is for; handed to the task as SCHED_* variables."""
+
+    schedule_id: str
+    revision: int
+    occurrence_id: str
+    logical_slot_id: str | None
+    nominal_local: str
+    scheduled_utc: str | None
+    business_period: str | None
+    attempt_id: str
+    attempt_number: int
+
+    def environment(self) -> dict[str, str]:
+        return {
+            "SCHED_SCHEDULE_ID": self.schedule_id,
+            "SCHED_REVISION": str(self.revision),
+            "SCHED_OCCURRENCE_ID": self.occurrence_id,
+            "SCHED_LOGICAL_SLOT_ID": self.logical_slot_id or "",
+            "SCHED_NOMINAL_LOCAL": self.nominal_local,
+            "SCHED_SCHEDULED_UTC": self.scheduled_utc or "",
+            "SCHED_BUSINESS_PERIOD": self.business_period or "",
+            "SCHED_ATTEMPT_ID": self.attempt_id,
+            "SCHED_ATTEMPT_NUMBER": str(self.attempt_number),
+        }
+
+    def placeholders(self) -> dict[str, str]:
+        return {
+            "occurrenceId": self.occurrence_id,
+            "period": self.business_period or "",
+            "nominalLocal": self.nominal_local,
+            "scheduledUtc": self.scheduled_utc or "",
+        }
+
+
+_PER_ATTEMPT = ("SCHED_ATTEMPT_ID", "SCHED_ATTEMPT_NUMBER")
+
+
+@dataclass(frozen=True)
+class PreparedCommand:
+    """A command ready to start. ``env`` is the child's whole environment."""
+
+    argv: list[str]
+    cwd: str | None
+    env: dict[str, str]
+    digest: str
+    env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
+
+
+def render_argv(argv: list[str], identity: TaskIdentity) -> list[str]:
+    """Fill ``{occurrenceId} {period} {nominalLocal} {scheduledUtc}``; other braces stay as written."""
+    values = identity.placeholders()
+    out = []
+    for arg in argv:
+        for name, value in values.items():
+            arg = arg.replace("{" + name + "}", value)
+        out.append(arg)
+    return out
+
+
+def input_digest(argv: list[str], cwd: str | None, env: Mapping[str, str]) -> str:
+    """sha256 over the rendered argv, cwd and the task's environment (values included).
+
+    The per-attempt variables are left out, so attempts of one occurrence with
+    the same inputs share a digest.
+    """
+    stable = {k: v for k, v in sorted(env.items()) if k not in _PER_ATTEMPT}
+    text = json.dumps({"argv": argv, "cwd": cwd, "env": stable}, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def prepare(
+    argv: list[str],
+    cwd: str | None,
+    task_env: Mapping[str, str],
+    identity: TaskIdentity,
+    base_env: Mapping[str, str] | None = None,
+) -> PreparedCommand:
+    """Render a task for one attempt. ``base_env`` defaults to this process's environment."""
+    rendered = render_argv(argv, identity)
+    own = dict(task_env) | identity.environment()
+    env = dict(os.environ if base_env is None else base_env) | own
+    return PreparedCommand(rendered, cwd, env, input_digest(rendered, cwd, own), tuple(sorted(task_env)))
+
+
+def find_program(program: str, path: str | None = None) -> str | None:
+    """The executable a command's first element names, or None when there is none."""
+    if os.sep in program:
+        # os.access alone says yes to root for any file; require an execute bit too.
+        ok = os.path.isfile(program) and os.access(program, os.X_OK) and os.stat(program).st_mode & 0o111
+        return program if ok else None
+    return shutil.which(program, path=path)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How one execution ended."""
+
+    started: datetime
+    finished: datetime
+    exit_status: int | None  # the process's own exit code; None when it did not exit by itself
+    signal: int | None  # the signal that ended it, when one did
+    error_class: str | None  # None, "timeout", "signal", "spawn_error"
+    stdout_tail: str
+    stderr_tail: str
+    pid: int | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exit_status == 0 and self.error_class is None
+
+    @property
+    def clean_failure(self) -> bool:
+        """It ended on its own with a non-zero status, or never started: the outcome is known."""
+        return self.error_class == "spawn_error" or (self.error_class is None and self.exit_status not in (None, 0))
+
+    @property
+    def outcome_lost(self) -> bool:
+        """Killed by a timeout or a signal: whatever it did before is unknown."""
+        return self.error_class in ("timeout", "signal")
+
+
+class _Tail:
+    """Keeps the last ``limit`` bytes read from a pipe, in a thread."""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0
+        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, stream: IO[bytes]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536):
+                self.data += chunk
+                if len(self.data) > self.limit:
+                    cut = len(self.data) - self.limit
+                    self.dropped += cut
+                    del self.data[:cut]
+
+    def text(self) -> str:
+        body = bytes(self.data).decode("utf-8", errors="replace")
+        return f"[… {self.dropped:,} earlier bytes not kept]\n{body}" if self.dropped else body
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def run_command(
+    command: PreparedCommand,
+    timeout: timedelta,
+    clock: Clock,
+    *,
+    tail_bytes: int = TAIL_BYTES,
+    on_started: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run ``command`` to its end (or its timeout) and describe how it ended.
+
+    The process gets its own session, so a timeout kills everything it
+    started (SIGTERM to the group, SIGKILL after a grace period).
+    """
+    started = clock.now()
+    try:
+        proc = subprocess.Popen(  # an argv list, never a shell
+            command.argv,
+            cwd=command.cwd,
+            env=command.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        what = exc.strerror or type(exc).__name__
+        return RunResult(started, clock.now(), None, None, "spawn_error", "", f"cannot start {command.argv[0]}: {what}")
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = _Tail(proc.stdout, tail_bytes), _Tail(proc.stderr, tail_bytes)
+    if on_started is not None:
+        on_started(proc.pid)
+    timed_out = False
+    try:
+        proc.wait(timeout=max(timeout.total_seconds(), 0.001))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=KILL_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if timed_out:
+        # Children that ignored SIGTERM must not outlive the attempt either.
+        _kill_group(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + DRAIN_SECONDS
+    for tail in (out, err):
+        tail.thread.join(max(0.0, deadline - time.monotonic()))
+    for stream in (proc.stdout, proc.stderr):
+        with contextlib.suppress(OSError):
+            stream.close()
+    finished = clock.now()
+    code = proc.returncode
+    if timed_out:
+        return RunResult(
+            started, finished, None, -code if code and code < 0 else None, "timeout", out.text(), err.text(), proc.pid
+        )
+    if code < 0:
+        return RunResult(started, finished, None, -code, "signal", out.text(), err.text(), proc.pid)
+    return RunResult(started, finished, code, None, None, out.text(), err.text(), proc.pid)

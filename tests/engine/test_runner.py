@@ -1,0 +1,183 @@
+"""The runner: argv without a shell, identity in env and placeholders, timeouts
+that kill the whole process group, bounded tails, and the input digest."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from core.clock import FixedClock
+from core.engine.runner import (
+    TaskIdentity,
+    find_program,
+    input_digest,
+    prepare,
+    render_argv,
+    run_command,
+)
+
+PY = sys.executable
+CLOCK = FixedClock(datetime(2026, 3, 8, 7, 0, tzinfo=UTC))
+
+
+def identity(attempt: int = 1) -> TaskIdentity:
+    return TaskIdentity(
+        schedule_id="daily-ops-summary",
+        revision=7,
+        occurrence_id="occ-0123456789abcdef0123456789abcdef",
+        logical_slot_id="slot-0123456789abcdef0123456789abcdef",
+        nominal_local="2026-03-08T02:30:00",
+        scheduled_utc="2026-03-08T07:00:00Z",
+        business_period="2026-03-08",
+        attempt_id=f"att-{attempt}",
+        attempt_number=attempt,
+    )
+
+
+def test_placeholders_are_filled_and_other_braces_kept() -> None:
+    argv = ["send", "--period", "{period}", "--id={occurrenceId}", "{nominalLocal}", "{scheduledUtc}", "{literal}"]
+    assert render_argv(argv, identity()) == [
+        "send",
+        "--period",
+        "2026-03-08",
+        "--id=occ-0123456789abcdef0123456789abcdef",
+        "2026-03-08T02:30:00",
+        "2026-03-08T07:00:00Z",
+        "{literal}",
+    ]
+
+
+def test_task_sees_its_identity_in_the_environment() -> None:
+    script = (
+        "import os, json; print(json.dumps({k: v for k, v in os.environ.items() if k.startswith(('SCHED_', 'MY_'))}))"
+    )
+    cmd = prepare([PY, "-c", script], None, {"MY_TOKEN": "s3cret"}, identity(), base_env={"PATH": os.environ["PATH"]})
+    result = run_command(cmd, timedelta(seconds=30), CLOCK)
+    assert result.succeeded, result.stderr_tail
+    import json
+
+    seen = json.loads(result.stdout_tail)
+    assert seen == {
+        "MY_TOKEN": "s3cret",
+        "SCHED_SCHEDULE_ID": "daily-ops-summary",
+        "SCHED_REVISION": "7",
+        "SCHED_OCCURRENCE_ID": "occ-0123456789abcdef0123456789abcdef",
+        "SCHED_LOGICAL_SLOT_ID": "slot-0123456789abcdef0123456789abcdef",
+        "SCHED_NOMINAL_LOCAL": "2026-03-08T02:30:00",
+        "SCHED_SCHEDULED_UTC": "2026-03-08T07:00:00Z",
+        "SCHED_BUSINESS_PERIOD": "2026-03-08",
+        "SCHED_ATTEMPT_ID": "att-1",
+        "SCHED_ATTEMPT_NUMBER": "1",
+    }
+    assert cmd.env_names == ("MY_TOKEN",)
+
+
+def test_arguments_never_pass_through_a_shell(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    cmd = prepare([PY, "-c", "import sys; print(sys.argv[1])", f"; touch {marker}"], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=30), CLOCK)
+    assert result.stdout_tail.strip() == f"; touch {marker}"
+    assert not marker.exists()
+
+
+def test_working_folder_is_used(tmp_path: Path) -> None:
+    cmd = prepare([PY, "-c", "import os; print(os.getcwd())"], str(tmp_path), {}, identity())
+    result = run_command(cmd, timedelta(seconds=30), CLOCK)
+    assert Path(result.stdout_tail.strip()).resolve() == tmp_path.resolve()
+
+
+@pytest.mark.parametrize(
+    ("code", "succeeded", "clean_failure"),
+    [pytest.param(0, True, False, id="exit_0"), pytest.param(3, False, True, id="exit_3")],
+)
+def test_exit_status_is_recorded(code: int, succeeded: bool, clean_failure: bool) -> None:
+    cmd = prepare([PY, "-c", f"import sys; sys.stderr.write('bye'); sys.exit({code})"], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=30), CLOCK)
+    assert (result.exit_status, result.error_class) == (code, None)
+    assert (result.succeeded, result.clean_failure, result.outcome_lost) == (succeeded, clean_failure, False)
+    assert result.stderr_tail == "bye"
+
+
+def test_a_missing_program_never_started() -> None:
+    cmd = prepare(["/nonexistent/tidemark-task"], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=30), CLOCK)
+    assert result.error_class == "spawn_error"
+    assert result.clean_failure and not result.outcome_lost
+    assert "/nonexistent/tidemark-task" in result.stderr_tail
+
+
+def test_death_by_signal_loses_the_outcome() -> None:
+    cmd = prepare([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=30), CLOCK)
+    assert (result.error_class, result.signal, result.exit_status) == ("signal", 9, None)
+    assert result.outcome_lost
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers; look at its state.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    cmd = prepare([PY, "-c", script], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=1.5), CLOCK)
+    assert result.error_class == "timeout"
+    assert result.outcome_lost
+    assert "started" in result.stdout_tail
+    child = int(pidfile.read_text())
+    assert not _alive(child)
+
+
+def test_output_tails_are_bounded() -> None:
+    script = "import sys; sys.stdout.write('x' * 100000 + 'END')"
+    cmd = prepare([PY, "-c", script], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=30), CLOCK, tail_bytes=1000)
+    assert result.stdout_tail.endswith("END")
+    assert "99,003 earlier bytes not kept" in result.stdout_tail
+    assert len(result.stdout_tail) < 1100
+
+
+def test_input_digest_is_shared_by_attempts_and_covers_env_values() -> None:
+    first = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "a"}, identity(1))
+    retry = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "a"}, identity(2))
+    changed = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "b"}, identity(1))
+    assert first.digest == retry.digest
+    assert first.digest != changed.digest
+    assert len(first.digest) == 64
+    assert first.digest == input_digest(first.argv, None, {"TOKEN": "a"} | identity(1).environment())
+
+
+@pytest.mark.parametrize(
+    ("program", "found"),
+    [
+        pytest.param(PY, True, id="absolute_executable"),
+        pytest.param("/nonexistent/program", False, id="absolute_missing"),
+        pytest.param("PLAIN_FILE", False, id="absolute_not_executable"),
+        pytest.param("sh", True, id="on_path"),
+        pytest.param("tidemark-no-such-program", False, id="not_on_path"),
+    ],
+)
+def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
+    if program == "PLAIN_FILE":
+        plain = tmp_path / "notes.txt"
+        plain.write_text("not a program")
+        plain.chmod(0o644)
+        program = str(plain)
+    assert (find_program(program) is not None) is found
