@@ -1,0 +1,66 @@
+"""The ledger (CONTRACT §4): schedules and their revisions, occurrences, attempts
+and the append-only event log, on SQLite (default) or PostgreSQL.
+
+Typical use, one unit of work per command::
+
+    with open_ledger(url, clock) as ledger:
+        with ledger.write() as session:
+            publish(session, spec, clock)
+            materialize(session, spec.schedule_id, clock)
+        with ledger.read() as session:
+            page = list_occurrences(session, OccurrenceFilter(schedule_id=spec.schedule_id))
+"""
+
+from core.ledger.db import Ledger, head_revision, open_ledger, upgrade_ledger
+from core.ledger.events import EventKind
+from core.ledger.materialize import DriftItem, MaterializeResult, drift, materialize, materialize_all
+from core.ledger.publish import GateChange, PublishResult, disable, pause, publish, resume
+from core.ledger.queries import (
+    EventView,
+    OccurrenceFilter,
+    OccurrencePage,
+    OccurrenceView,
+    PageKey,
+    ScheduleSummary,
+    count_occurrences,
+    events_after,
+    get_occurrence,
+    last_event_id,
+    list_occurrences,
+    list_schedules,
+)
+from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+
+__all__ = [
+    "DriftItem",
+    "EventKind",
+    "EventView",
+    "GateChange",
+    "Ledger",
+    "MaterializeResult",
+    "OccurrenceFilter",
+    "OccurrenceKind",
+    "OccurrencePage",
+    "OccurrenceState",
+    "OccurrenceView",
+    "PageKey",
+    "PublishResult",
+    "ScheduleState",
+    "ScheduleSummary",
+    "count_occurrences",
+    "disable",
+    "drift",
+    "events_after",
+    "get_occurrence",
+    "head_revision",
+    "last_event_id",
+    "list_occurrences",
+    "list_schedules",
+    "materialize",
+    "materialize_all",
+    "open_ledger",
+    "pause",
+    "publish",
+    "resume",
+    "upgrade_ledger",
+]

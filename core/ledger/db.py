@@ -1,0 +1,386 @@
+"""Opening a ledger: a SQLite file (the default) or a PostgreSQL database.
+
+:func:`open_ledger` checks the database before it touches it, brings the schema
+up to date (Alembic, ``upgrade head``) and returns a :class:`Ledger` that hands
+out sessions. Anything that stops it (a locked, read-only or damaged file, a
+schema from a newer Tidemark, a server that does not answer) is one
+:class:`~core.errors.LedgerError` naming the ledger and the problem, raised
+before anything was changed.
+
+Write transactions are serialized on both backends: SQLite by ``BEGIN
+IMMEDIATE``, PostgreSQL by a transaction-level advisory lock (:func:`lock_for_write`).
+That keeps event ids in commit order, so a reader following "events after id N"
+never skips one that commits late.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, make_url, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.clock import Clock, SystemClock
+from core.errors import LedgerError
+from core.ledger.models import VERSION_TABLE, LedgerMeta
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+DEFAULT_BUSY_TIMEOUT = 5.0
+#: The key of PostgreSQL's write lock: a fixed number derived from a fixed name.
+WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger write").digest()[:8], "big", signed=True)
+_WRITE_OPTION = "tidemark_write"
+_LOCKED = "tidemark_write_locked"
+#: Seconds to wait for a PostgreSQL server before giving up (unless the URL says).
+CONNECT_TIMEOUT = 10
+
+
+def default_path() -> Path:
+    """``ledger.db`` in the user's data directory (``platformdirs``)."""
+    return Path(platformdirs.user_data_dir("tidemark")) / "ledger.db"
+
+
+def _resolve(url: str | None) -> tuple[URL, Path | None]:
+    """The SQLAlchemy URL and, for SQLite, the file's path."""
+    if url is None or not url.strip():
+        path = default_path()
+        return URL.create("sqlite+pysqlite", database=str(path)), path
+    text_url = url.strip()
+    if "://" not in text_url:
+        # A bare path is a SQLite file: ``--db ./team.db`` is what people type.
+        path = Path(text_url).expanduser().resolve()
+        return URL.create("sqlite+pysqlite", database=str(path)), path
+    try:
+        parsed = make_url(text_url)
+    except ArgumentError as exc:
+        raise LedgerError(f"{text_url}: not a database URL ({exc})") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        database = parsed.database or ""
+        if not database or database == ":memory:" or database.startswith("file:"):
+            raise LedgerError(f"{text_url}: a ledger must be a SQLite file, e.g. sqlite:////path/to/ledger.db")
+        path = Path(database).expanduser().resolve()
+        return parsed.set(drivername="sqlite+pysqlite", database=str(path)), path
+    if backend in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+psycopg"), None
+    raise LedgerError(f"{text_url}: unsupported database {backend!r}; use a SQLite file or postgresql+psycopg://")
+
+
+def _display(url: URL, path: Path | None) -> str:
+    return str(path) if path is not None else url.render_as_string(hide_password=True)
+
+
+# --- SQLite ----------------------------------------------------------------------------
+
+
+def _sqlite_problem(where: str, exc: BaseException) -> LedgerError:
+    """One clear message for what SQLite said."""
+    message = str(exc)
+    low = message.lower()
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        what = "is not a Tidemark ledger: not a SQLite database, or a damaged one"
+        hint = "move it aside, or choose another file with --db"
+    elif "locked" in low or "busy" in low:
+        what = "is locked by another program"
+        hint = "try again when it has finished, or stop the other engine"
+    elif "readonly" in low or "read-only" in low or "permission" in low:
+        what = "is read-only"
+        hint = "Tidemark needs to write to the file and its directory (for the -wal and -shm files)"
+    elif "unable to open" in low:
+        what = "cannot be opened"
+        hint = "check that the file and its directory exist and are writable"
+    else:
+        what = "cannot be used"
+        hint = "see the database's message"
+    return LedgerError(f"{where}: the ledger {what} ({message}); {hint}")
+
+
+def _create_file(path: Path) -> None:
+    """Create an empty database file readable by its owner only."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return  # another process made it first
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot create the ledger ({exc.strerror or exc})") from None
+    try:
+        if hasattr(os, "fchmod"):  # POSIX: whatever the umask says
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
+    """Look at the file with plain sqlite3 before SQLAlchemy and Alembic touch it.
+
+    Reads first (damaged? a foreign or newer schema?), then probes for the
+    write lock, and only then switches the journal to WAL: a refused file is
+    left exactly as it was.
+    """
+    if path.exists() and not path.is_file():
+        raise LedgerError(f"{path}: the ledger must be a file, but this is a directory or a device")
+    if not path.exists():
+        _create_file(path)
+    uri = f"{path.as_uri()}?mode=rw"
+    try:
+        with closing(sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None)) as con:
+            tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = None
+            if VERSION_TABLE in tables:
+                version = [row[0] for row in con.execute(f"SELECT version_num FROM {VERSION_TABLE}")]
+            _check_schema_state(str(path), tables, version)
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("ROLLBACK")
+            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                con.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.Error as exc:
+        raise _sqlite_problem(str(path), exc) from None
+
+
+def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": busy_timeout})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy, not the sqlite3 module, says when a transaction begins
+        # (the documented recipe): reads are then repeatable, DDL and
+        # savepoints are transactional, and writers can BEGIN IMMEDIATE.
+        dbapi_connection.isolation_level = None
+        # synchronous FULL: a committed claim must survive a power cut, or a
+        # task could run twice; the engine commits rarely enough to afford it.
+        for pragma in ("foreign_keys = ON", "synchronous = FULL", f"busy_timeout = {int(busy_timeout * 1000)}"):
+            dbapi_connection.execute(f"PRAGMA {pragma}")
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # A writer takes the write lock up front. A deferred transaction that
+        # read first could not upgrade to a writer once another one committed.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE_OPTION) else "BEGIN")
+
+    return engine
+
+
+# --- schema versions ---------------------------------------------------------------------
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic configuration for the migrations shipped in this package (no alembic.ini)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest schema revision this build knows."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def _known_revisions() -> set[str]:
+    return {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+
+
+def _check_schema_state(where: str, tables: set[str], versions: list[str] | None) -> None:
+    """Refuse a schema this build does not know, and a database that is someone else's."""
+    if versions is None:
+        if tables - {"sqlite_sequence"}:
+            raise LedgerError(
+                f"{where}: this database holds tables but is not a Tidemark ledger "
+                f"(no {VERSION_TABLE} table); choose another database with --db"
+            )
+        return
+    unknown = [v for v in versions if v not in _known_revisions()]
+    if unknown:
+        raise LedgerError(
+            f"{where}: the ledger's schema is at revision {', '.join(unknown)}, newer than this Tidemark "
+            f"knows (its newest is {head_revision()}); upgrade Tidemark to use this ledger"
+        )
+
+
+def schema_revision(connection: Connection) -> str | None:
+    """The schema revision a database is at (None before the first migration)."""
+    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+    heads = context.get_current_heads()
+    return heads[0] if heads else None
+
+
+def _upgrade(connection: Connection, where: str, clock: Clock) -> None:
+    """Check the version, migrate to head and make sure ledger_meta has its row, in one transaction."""
+    inspector = inspect(connection)
+    tables = set(inspector.get_table_names())
+    versions = None
+    if VERSION_TABLE in tables:
+        versions = list(connection.scalars(text(f"SELECT version_num FROM {VERSION_TABLE}")))
+    if connection.dialect.name == "postgresql":
+        # A shared server's database may hold other applications' tables.
+        tables = tables & {"schedules", "revisions", "occurrences", "attempts", "events", "ledger_meta"}
+    _check_schema_state(where, tables, versions)
+    command.upgrade(alembic_config(connection), "head")
+    if connection.scalar(select(LedgerMeta.id)) is None:
+        values = {"id": 1, "ledger_id": str(uuid.uuid4()), "execution_epoch": 1, "created_at": clock.now()}
+        insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+        connection.execute(insert(LedgerMeta).values(**values).on_conflict_do_nothing())
+
+
+def lock_for_write(session: Session) -> None:
+    """Serialize writers. PostgreSQL: an advisory lock held until commit (taking it
+    again in the same transaction is harmless). SQLite: the ``BEGIN IMMEDIATE`` of
+    :meth:`Ledger.write` already holds the write lock, so nothing to do."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    transaction = session.get_transaction()
+    if transaction is not None and session.info.get(_LOCKED) is transaction:
+        return  # this transaction holds it already
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+    session.info[_LOCKED] = session.get_transaction()
+
+
+# --- the ledger --------------------------------------------------------------------------
+
+
+class Ledger:
+    """An open ledger: an engine, the session factories and the clock to stamp changes with.
+
+    Use :meth:`write` for a unit of work that changes something and :meth:`read`
+    for queries. Close it (or use it as a context manager) to release connections.
+    """
+
+    def __init__(self, engine: Engine, where: str, clock: Clock) -> None:
+        self.engine = engine
+        #: The file path, or the URL with its password hidden.
+        self.where = where
+        self.clock = clock
+        self._read = sessionmaker(engine, expire_on_commit=False)
+        self._write = sessionmaker(engine.execution_options(**{_WRITE_OPTION: True}), expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.dialect.name
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """One unit of work: commits when the block ends, rolls back if it raises."""
+        with self._write.begin() as session:
+            session.connection()  # begin now, so that the write lock is taken first
+            lock_for_write(session)
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for queries; whatever it did is rolled back at the end."""
+        with self._read() as session:
+            yield session
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Ledger({self.where!r})"
+
+
+def _make_engine(url: URL, path: Path | None, busy_timeout: float) -> Engine:
+    if path is not None:
+        _preflight_sqlite(path, busy_timeout)
+        return _sqlite_engine(url, busy_timeout)
+    connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT}
+    return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+
+
+def _migrate(engine: Engine, where: str, clock: Clock) -> None:
+    try:
+        with engine.connect() as connection:
+            options = connection.execution_options(**{_WRITE_OPTION: True})
+            with options.begin():
+                if engine.dialect.name == "postgresql":
+                    options.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+                _upgrade(options, where, clock)
+    except LedgerError:
+        raise
+    except DBAPIError as exc:
+        original = exc.orig if exc.orig is not None else exc
+        if engine.dialect.name == "sqlite":
+            raise _sqlite_problem(where, original) from None
+        first_line = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
+        raise LedgerError(f"{where}: the ledger cannot be used ({first_line})") from None
+    except SQLAlchemyError as exc:
+        raise LedgerError(f"{where}: the ledger cannot be used ({exc})") from None
+
+
+def open_ledger(
+    url: str | None = None,
+    clock: Clock | None = None,
+    *,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    migrate: bool = True,
+) -> Ledger:
+    """Open (and create, and migrate) a ledger.
+
+    ``url``: ``None`` for ``ledger.db`` in the user's data directory, a SQLite
+    URL or plain path, or ``postgresql+psycopg://user@host/db``. A new SQLite
+    file is created with mode 0600 and put in WAL mode; connections wait up to
+    ``busy_timeout`` seconds for a lock and enforce foreign keys. With
+    ``migrate`` (the default) the schema is upgraded to head; without it the
+    schema must already be current.
+    """
+    clock = clock or SystemClock()
+    target, path = _resolve(url)
+    where = _display(target, path)
+    engine = _make_engine(target, path, busy_timeout)
+    try:
+        if migrate:
+            _migrate(engine, where, clock)
+        else:
+            _require_head(engine, where)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Ledger(engine, where, clock)
+
+
+def _require_head(engine: Engine, where: str) -> None:
+    try:
+        with engine.connect() as connection:
+            current = schema_revision(connection)
+    except DBAPIError as exc:
+        raise LedgerError(f"{where}: the ledger cannot be read ({exc.orig})") from None
+    if current != head_revision():
+        _check_schema_state(where, set(), [current] if current else None)
+        raise LedgerError(
+            f"{where}: the ledger's schema is at {current or 'nothing'}, not {head_revision()}; run schedctl db upgrade"
+        )
+
+
+def upgrade_ledger(
+    url: str | None = None, clock: Clock | None = None, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+) -> str:
+    """Bring a ledger's schema to head (``schedctl db upgrade``); returns the revision it is at."""
+    with open_ledger(url, clock, busy_timeout=busy_timeout) as ledger, ledger.engine.connect() as connection:
+        revision = schema_revision(connection)
+    assert revision is not None
+    return revision

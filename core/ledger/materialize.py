@@ -1,0 +1,423 @@
+"""Materialization: turning revisions into occurrence rows, ahead of time.
+
+:func:`materialize` expands a schedule's governing revisions from its cursor up
+to now + horizon and inserts the rows in one transaction that also advances the
+cursor (invariant 1):
+
+* every insert is ``INSERT ... ON CONFLICT DO NOTHING`` against the primary key
+  (the occurrence id) and the live-slot and live-period indexes, so running it
+  twice, or from two engines at once, inserts each occurrence once;
+* the cursor moves by compare-and-set on (cursor, gate_version); a loser rolls
+  back its savepoint, rereads and tries again, so the cursor never moves
+  without its rows and rows never land under a revision that lost the gate.
+
+Revision r governs positions from its cutover until a higher revision's
+cutover takes over (the highest revision whose cutover is <= position wins:
+CONTRACT §2's half-open ranges, also when a later revision moves its cutover
+earlier).
+
+:func:`drift` reports future occurrences that the installed tz database would
+place at another instant. It changes nothing: a new revision adopts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import ColumnElement, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from core.clock import Clock
+from core.enums import Status
+from core.errors import LedgerError
+from core.ledger import events
+from core.ledger.db import lock_for_write
+from core.ledger.events import EventKind, NewEvent
+from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.publish import get_schedule
+from core.ledger.states import (
+    FROM_STATUS,
+    PERIOD_RELEASING,
+    SLOT_RELEASING,
+    OccurrenceKind,
+    OccurrenceState,
+    ScheduleState,
+)
+from core.occurrence import Occurrence as Row
+from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.recurrence.expand import expand, iter_rows
+from core.spec import parse_spec
+from core.zones import tzdb_version
+
+#: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
+CHUNK = 2000
+#: Rows one call inserts at most (a long outage is caught up in several transactions).
+MAX_ROWS = 100_000
+#: Compare-and-set rounds before giving up on a schedule that keeps moving.
+MAX_ROUNDS = 5
+#: How far an instant can move between tz database releases, for drift's re-expansion window.
+_DRIFT_MARGIN = timedelta(days=2)
+
+
+@dataclass(frozen=True)
+class MaterializeResult:
+    """What one call did for one schedule."""
+
+    schedule_id: str
+    #: The range of positions expanded, [from_utc, to_utc); None when nothing was to do.
+    from_utc: datetime | None
+    to_utc: datetime | None
+    #: Rows this call inserted (0 when another engine got there first).
+    inserted: int
+    cursor_utc: datetime | None
+    #: Why nothing was materialized, when that is the case.
+    skipped: str | None = None
+    #: True when max_rows cut the run short: call again to go on.
+    more: bool = False
+
+
+@dataclass(frozen=True)
+class _Gov:
+    revision: int
+    cutover: datetime
+    spec_json: str
+
+
+@lru_cache(maxsize=256)
+def compiled_revision(spec_json: str) -> CompiledSchedule:
+    """The compiled form of a stored revision (cached: the text never changes)."""
+    spec = parse_spec(json.loads(spec_json), check_rule=False)
+    return compile_schedule(spec)
+
+
+def governing_segments(
+    revisions: Sequence[tuple[int, datetime]], start: datetime, end: datetime
+) -> list[tuple[int, datetime, datetime]]:
+    """Split [start, end) by governing revision: at each position the highest
+    revision whose cutover is at or before it. Returns (revision, from, to) pieces."""
+    bounds = sorted({start, end, *(c for _, c in revisions if start < c < end)})
+    pieces: list[tuple[int, datetime, datetime]] = []
+    for lo, hi in itertools.pairwise(bounds):
+        eligible = [r for r, c in revisions if c <= lo]
+        if not eligible:
+            continue  # before the first cutover nothing is governed
+        rev = max(eligible)
+        if pieces and pieces[-1][0] == rev and pieces[-1][2] == lo:
+            pieces[-1] = (rev, pieces[-1][1], hi)
+        else:
+            pieces.append((rev, lo, hi))
+    return pieces
+
+
+def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> list[dict[str, Any]]:
+    out = []
+    planned = OccurrenceState.PLANNED
+    scheduled = OccurrenceKind.SCHEDULED
+    for row in rows:
+        runnable = row.status.runnable
+        out.append(
+            {
+                "occurrence_id": row.occurrence_id,
+                "schedule_id": row.schedule_id,
+                "revision": revision,
+                "kind": scheduled,
+                "nominal_local": row.nominal_local,
+                "fold_ordinal": row.fold_ordinal,
+                "resolved_utc": row.resolved,
+                "position_utc": row.position,
+                "due_at": row.dispatch if runnable else None,
+                "logical_slot_id": row.logical_slot_id,
+                "business_period": row.period,
+                "state": planned if runnable else FROM_STATUS[row.status],
+                "reason": row.reason,
+                "tzdb_version": tzdb,
+                "attempt_count": 0,
+                "claim_generation": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+    return out
+
+
+def _taken_slots(session: Session, sid: str, start: datetime, end: datetime) -> dict[str, tuple[str, int]]:
+    """Live slots already held in [start, end): slot -> (occurrence id, revision).
+
+    A slot is its resolved instant, which is its position, so the window is enough.
+    """
+    stmt = select(Occurrence.logical_slot_id, Occurrence.occurrence_id, Occurrence.revision).where(
+        Occurrence.schedule_id == sid,
+        Occurrence.position_utc >= start,
+        Occurrence.position_utc < end,
+        Occurrence.logical_slot_id.is_not(None),
+        Occurrence.state.not_in(SLOT_RELEASING),
+    )
+    return {slot: (occ, rev) for slot, occ, rev in session.execute(stmt) if slot is not None}
+
+
+def _taken_periods(session: Session, sid: str, periods: set[str]) -> dict[str, tuple[str, int]]:
+    """Business periods already held by a live runnable occurrence: period -> (occurrence id, revision)."""
+    taken: dict[str, tuple[str, int]] = {}
+    ordered = sorted(periods)
+    for i in range(0, len(ordered), 500):
+        stmt = select(Occurrence.business_period, Occurrence.occurrence_id, Occurrence.revision).where(
+            Occurrence.schedule_id == sid,
+            Occurrence.business_period.in_(ordered[i : i + 500]),
+            Occurrence.state.not_in(PERIOD_RELEASING),
+        )
+        taken.update({p: (occ, rev) for p, occ, rev in session.execute(stmt) if p is not None})
+    return taken
+
+
+def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime, rows: list[dict[str, Any]]) -> None:
+    """Rows whose instant or business period another live occurrence already holds
+    (an older revision's run after a cutover in the past, a manual run) become
+    SKIPPED_DUPLICATE naming the holder, instead of vanishing in ON CONFLICT."""
+    slots = _taken_slots(session, sid, start, end)
+    periods = {
+        r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
+    }
+    held_periods = _taken_periods(session, sid, periods) if periods else {}
+    if not slots and not held_periods:
+        return
+    for r in rows:
+        if r["state"] is not OccurrenceState.PLANNED:
+            continue
+        holder = slots.get(r["logical_slot_id"]) if r["logical_slot_id"] else None
+        why = f"resolves to the same instant ({r['resolved_utc']:%Y-%m-%dT%H:%M:%SZ})"
+        if holder is None or holder[0] == r["occurrence_id"]:
+            holder = held_periods.get(r["business_period"]) if r["business_period"] else None
+            why = f"falls in the same business period ({r['business_period']})"
+        if holder is None or holder[0] == r["occurrence_id"]:
+            continue
+        r["state"] = OccurrenceState.SKIPPED_DUPLICATE
+        r["reason"] = f"{why} as {holder[0]} of revision {holder[1]}, which keeps it" + (
+            f"; {r['reason']}" if r["reason"] else ""
+        )
+        r["resolved_utc"] = r["due_at"] = r["logical_slot_id"] = None
+
+
+def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
+    """INSERT ... ON CONFLICT DO NOTHING; returns how many rows were new."""
+    if not rows:
+        return 0
+    table = Occurrence.metadata.tables["occurrences"]  # Core, not the ORM entity: no per-row bookkeeping
+    if session.get_bind().dialect.name == "postgresql":
+        # psycopg reports no rowcount for executemany; RETURNING lists the new rows
+        # (SQLAlchemy batches it into multi-row VALUES).
+        returning = postgresql.insert(table).on_conflict_do_nothing().returning(table.c.occurrence_id)
+        return sum(len(session.execute(returning, rows[i : i + CHUNK]).all()) for i in range(0, len(rows), CHUNK))
+    # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0.
+    plain = sqlite.insert(table).on_conflict_do_nothing()
+    return sum(
+        session.execute(plain, rows[i : i + CHUNK]).rowcount  # type: ignore[attr-defined]
+        for i in range(0, len(rows), CHUNK)
+    )
+
+
+class _CursorMoved(Exception):
+    """Another engine moved the cursor or the gate first."""
+
+
+def _advance(session: Session, sid: str, gate: int, old: datetime | None, new: datetime, now: datetime) -> None:
+    where: ColumnElement[bool] = Schedule.cursor_utc.is_(None) if old is None else Schedule.cursor_utc == old
+    stmt = (
+        update(Schedule)
+        .where(Schedule.id == sid, Schedule.gate_version == gate, where)
+        .values(cursor_utc=new, updated_at=now)
+        .execution_options(synchronize_session="fetch")
+    )
+    if session.execute(stmt).rowcount != 1:  # type: ignore[attr-defined]
+        raise _CursorMoved
+
+
+def until_or_horizon(until: datetime | None, now: datetime, active: _Gov) -> datetime:
+    """Where a run stops: ``until`` when given, else now + the active revision's horizon."""
+    return until if until is not None else now + compiled_revision(active.spec_json).spec.horizon
+
+
+def _expand_bounded(
+    segments: list[tuple[int, datetime, datetime]], by_number: dict[int, _Gov], end: datetime, max_rows: int
+) -> tuple[list[tuple[int, list[Row]]], datetime]:
+    """The rows of each segment, at most about ``max_rows`` in all, and where they stop.
+
+    A cut falls between two positions, never inside one (a duplicate shares
+    its winner's position), so the next run starts exactly where this one ended.
+    """
+    out: list[tuple[int, list[Row]]] = []
+    total = 0
+    for number, lo, hi in segments:
+        batch: list[Row] = []
+        out.append((number, batch))
+        for row in iter_rows(compiled_revision(by_number[number].spec_json), lo):
+            if row.position >= hi:
+                break
+            if total >= max_rows and row.position != (batch[-1].position if batch else lo):
+                return out, row.position
+            batch.append(row)
+            total += 1
+    return out, end
+
+
+def materialize(
+    session: Session, schedule_id: str, clock: Clock, until: datetime | None = None, *, max_rows: int = MAX_ROWS
+) -> MaterializeResult:
+    """Materialize ``schedule_id`` from its cursor to ``until`` (default: now + the active revision's horizon).
+
+    Runnable rows become PLANNED with their dispatch time; the others are
+    stored as the terminal facts they are (SKIPPED_GAP, SKIPPED_FOLD,
+    SKIPPED_DUPLICATE, EXCLUDED). A disabled schedule is left alone. One call
+    inserts about ``max_rows`` rows at most, so that a long catch-up does not
+    hold the write lock for minutes; ``result.more`` says to call again. The
+    caller commits (``with ledger.write() as session``).
+    """
+    if until is not None and until.tzinfo is None:
+        raise ValueError("until must be an aware datetime")
+    lock_for_write(session)
+    for _ in range(MAX_ROUNDS):
+        schedule = get_schedule(session, schedule_id, for_update=True)
+        state, gate, cursor = schedule.state, schedule.gate_version, schedule.cursor_utc
+        if state is ScheduleState.DISABLED:
+            return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="the schedule is disabled")
+        revisions = [
+            _Gov(r, c, text)
+            for r, c, text in session.execute(
+                select(Revision.revision, Revision.cutover_at, Revision.spec_json)
+                .where(Revision.schedule_id == schedule_id)
+                .order_by(Revision.revision)
+            )
+        ]
+        active = revisions[-1]
+        now = clock.now()
+        end = until_or_horizon(until, now, active)
+        start = cursor if cursor is not None else min(r.cutover for r in revisions)
+        if start >= end:
+            return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="already materialized that far")
+        by_number = {r.revision: r for r in revisions}
+        segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
+        expanded, end = _expand_bounded(segments, by_number, end, max_rows)
+        more = until_or_horizon(until, now, active) > end
+        tzdb = tzdb_version()
+        rows: list[dict[str, Any]] = []
+        for number, batch in expanded:
+            rows.extend(_row_dicts(batch, number, tzdb, now))
+        used = [number for number, _ in expanded]
+        try:
+            with session.begin_nested():
+                _yield_to_holders(session, schedule_id, start, end, rows)
+                inserted = _insert(session, rows)
+                _advance(session, schedule_id, gate, cursor, end, now)
+                if inserted:
+                    counts: dict[str, int] = {}
+                    for r in rows:
+                        counts[r["state"].value] = counts.get(r["state"].value, 0) + 1
+                    events.append(
+                        session,
+                        NewEvent(
+                            EventKind.OCCURRENCES_MATERIALIZED,
+                            now,
+                            schedule_id,
+                            data={
+                                "revisions": used,
+                                "fromUtc": events.instant(start),
+                                "toUtc": events.instant(end),
+                                "inserted": inserted,
+                                "states": counts,
+                            },
+                        ),
+                    )
+        except _CursorMoved:
+            continue
+        return MaterializeResult(schedule_id, start, end, inserted, end, more=more)
+    raise LedgerError(f"{schedule_id}: other engines kept moving the schedule while materializing it; try again")
+
+
+def materialize_all(session: Session, clock: Clock) -> list[MaterializeResult]:
+    """Materialize every schedule that is not disabled, in id order."""
+    ids = session.scalars(
+        select(Schedule.id).where(Schedule.state != ScheduleState.DISABLED).order_by(Schedule.id)
+    ).all()
+    return [materialize(session, sid, clock) for sid in ids]
+
+
+@dataclass(frozen=True)
+class DriftItem:
+    """A future occurrence the installed tz database would place elsewhere."""
+
+    occurrence_id: str
+    schedule_id: str
+    revision: int
+    nominal_local: str
+    fold_ordinal: int
+    state: OccurrenceState
+    stored_resolved_utc: datetime | None
+    stored_tzdb_version: str
+    #: None when the installed data has no instant for it (a new gap, or it is gone).
+    current_resolved_utc: datetime | None
+    #: The installed data's status for it; None when the occurrence would not exist at all.
+    current_status: Status | None
+    current_tzdb_version: str
+
+
+_DRIFT_STATES = (
+    OccurrenceState.PLANNED,
+    OccurrenceState.DUE,
+    OccurrenceState.SKIPPED_GAP,
+    OccurrenceState.SKIPPED_FOLD,
+)
+
+
+def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> list[DriftItem]:
+    """Future, not-started occurrences whose instant differs under the installed tz database.
+
+    Only rows resolved by another tzdb release are looked at (the same release
+    gives the same instant). Read-only: materialized instants are never rewritten.
+    """
+    current = tzdb_version()
+    stmt = select(Occurrence).where(
+        Occurrence.kind == OccurrenceKind.SCHEDULED,
+        Occurrence.position_utc >= clock.now(),
+        Occurrence.state.in_(_DRIFT_STATES),
+        Occurrence.tzdb_version != current,
+    )
+    if schedule_id is not None:
+        stmt = stmt.where(Occurrence.schedule_id == schedule_id)
+    groups: dict[tuple[str, int], list[Occurrence]] = {}
+    for occ in session.scalars(stmt.order_by(Occurrence.schedule_id, Occurrence.position_utc)):
+        groups.setdefault((occ.schedule_id, occ.revision), []).append(occ)
+    found: list[DriftItem] = []
+    for (sid, number), stored in groups.items():
+        text = session.scalar(
+            select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == number)
+        )
+        assert text is not None
+        lo = min(o.position_utc for o in stored) - _DRIFT_MARGIN
+        hi = max(o.position_utc for o in stored) + _DRIFT_MARGIN
+        fresh = {row.occurrence_id: row for row in expand(compiled_revision(text), lo, hi)}
+        for occ in stored:
+            row = fresh.get(occ.occurrence_id)
+            now_at = row.resolved if row is not None else None
+            if now_at != occ.resolved_utc:
+                found.append(
+                    DriftItem(
+                        occ.occurrence_id,
+                        sid,
+                        number,
+                        occ.nominal_local,
+                        occ.fold_ordinal,
+                        occ.state,
+                        occ.resolved_utc,
+                        occ.tzdb_version,
+                        now_at,
+                        row.status if row is not None else None,
+                        current,
+                    )
+                )
+    return found

@@ -1,0 +1,265 @@
+"""Publishing revisions and gating schedules.
+
+:func:`publish` applies a validated spec as the schedule's next revision: the
+canonical text (every default explicit, cutoverAt and tzdbVersion filled in)
+is stored, the older revisions' not-yet-started occurrences at positions on or
+after the cutover are cancelled (releasing their slots), and the
+materialization cursor goes back to the cutover. :func:`pause`,
+:func:`resume` and :func:`disable` move the schedule's gate with a note.
+
+Each bumps the schedule's ``gate_version`` so that a claim racing with it
+loses its compare-and-set, and writes its events in the same transaction.
+The caller owns the session and commits (``with ledger.write() as session``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from core.clock import Clock
+from core.errors import LedgerError, PublishError, UnknownScheduleError
+from core.ledger import events
+from core.ledger.db import lock_for_write
+from core.ledger.events import EventKind, NewEvent
+from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.spec import ScheduleSpec, Task, canonical_dict
+from core.timefmt import parse_instant
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What a publish did."""
+
+    schedule_id: str
+    revision: int
+    cutover_at: datetime
+    tzdb_version: str
+    #: Occurrences of older revisions cancelled at positions >= cutover_at.
+    cancelled: tuple[str, ...]
+    #: True when this was the schedule's first revision.
+    created: bool
+
+
+@dataclass(frozen=True)
+class GateChange:
+    """What a pause, resume or disable did."""
+
+    schedule_id: str
+    old: ScheduleState
+    new: ScheduleState
+
+    @property
+    def changed(self) -> bool:
+        """False when the schedule already was in the asked-for state (nothing written)."""
+        return self.old is not self.new
+
+
+def get_schedule(session: Session, schedule_id: str, *, for_update: bool = False) -> Schedule:
+    """The schedule row, or :class:`UnknownScheduleError`."""
+    # Locking also rereads it: a row another engine changed since it was loaded must not look current.
+    schedule = session.get(Schedule, schedule_id, with_for_update=for_update or None, populate_existing=for_update)
+    if schedule is None:
+        raise UnknownScheduleError(f"{schedule_id}: no such schedule in this ledger; publish it with schedctl apply")
+    return schedule
+
+
+def _program_problem(program: str, cwd: str | None) -> str | None:
+    """Why ``program`` could not be started as argv[0], or None when it can."""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program).expanduser()
+        if not path.is_absolute():
+            if cwd is None:
+                return f"{program!r} is a relative path; give an absolute path, or a program name found on PATH"
+            path = Path(cwd) / path
+        if not path.exists():
+            return f"{str(path)!r} does not exist"
+        if not path.is_file():
+            return f"{str(path)!r} is not a file"
+        if not os.access(path, os.X_OK):
+            return f"{str(path)!r} is not executable (chmod +x it)"
+        return None
+    if shutil.which(program) is None:
+        return f"{program!r} is not found on PATH ({os.environ.get('PATH', '')})"
+    return None
+
+
+def check_programs(task: Task) -> list[str]:
+    """Problems with the task's programs (``argv[0]`` and ``verify[0]``) and ``cwd``, each naming its key."""
+    problems = []
+    if task.cwd is not None and not Path(task.cwd).expanduser().is_dir():
+        problems.append(f"task.cwd: {task.cwd!r} is not a directory")
+    for key, argv in (("task.argv[0]", task.argv), ("task.verify[0]", task.verify)):
+        if argv:
+            problem = _program_problem(argv[0], task.cwd)
+            if problem:
+                problems.append(f"{key}: {problem}")
+    return problems
+
+
+def publish(session: Session, spec: ScheduleSpec, clock: Clock, *, check_task: bool = True) -> PublishResult:
+    """Apply ``spec`` (already validated) as a new revision of its schedule.
+
+    Refuses (:class:`PublishError`, nothing written) a spec without ``task``, a
+    program that is not there (unless ``check_task`` is false), and a revision
+    number that is not higher than every published one. Revision r governs
+    positions in [cutoverAt(r), cutoverAt of the next revision).
+    """
+    sid, number = spec.schedule_id, spec.revision
+    where = f"{sid} revision {number}"
+    if spec.task is None:
+        raise PublishError(f"{where}: task: required to publish to a ledger (validate and preview work without it)")
+    if check_task:
+        problems = check_programs(spec.task)
+        if problems:
+            raise PublishError("\n".join(f"{where}: {p}" for p in problems))
+    lock_for_write(session)
+    now = clock.now()
+    canonical = canonical_dict(spec, cutover_at=now)
+    cutover = parse_instant(canonical["cutoverAt"])
+    tzdb = str(canonical["tzdbVersion"])
+    schedule = session.get(Schedule, sid, with_for_update=True)
+    latest = session.scalar(select(func.max(Revision.revision)).where(Revision.schedule_id == sid))
+    if latest is not None and number <= latest:
+        why = "is already published" if number == latest else f"is older than the published revision {latest}"
+        raise PublishError(f"{where}: revision {number} {why}; publish revision {latest + 1} or higher")
+    created = schedule is None
+    if schedule is None:
+        schedule = Schedule(
+            id=sid,
+            state=ScheduleState.ACTIVE,
+            active_revision=number,
+            gate_version=0,
+            disable_generation=0,
+            cursor_utc=cutover,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(schedule)
+    else:
+        schedule.active_revision = number
+        schedule.gate_version += 1
+        # The new revision materializes from its cutover; an older one still
+        # owns whatever lies between a lagging cursor and the cutover.
+        if schedule.cursor_utc is None or schedule.cursor_utc > cutover:
+            schedule.cursor_utc = cutover
+        schedule.updated_at = now
+    session.flush()
+    session.add(
+        Revision(
+            schedule_id=sid,
+            revision=number,
+            spec_json=json.dumps(canonical, sort_keys=False),
+            cutover_at=cutover,
+            tzdb_version=tzdb,
+            published_at=now,
+        )
+    )
+    session.flush()
+    cancelled = _cancel_superseded(session, sid, number, cutover, now)
+    events.append(
+        session,
+        NewEvent(
+            EventKind.SCHEDULE_PUBLISHED,
+            now,
+            sid,
+            data={
+                "revision": number,
+                "cutoverAt": events.instant(cutover),
+                "tzdbVersion": tzdb,
+                "cancelled": len(cancelled),
+            },
+        ),
+    )
+    return PublishResult(sid, number, cutover, tzdb, tuple(cancelled), created)
+
+
+def _cancel_superseded(session: Session, sid: str, number: int, cutover: datetime, now: datetime) -> list[str]:
+    """Cancel older revisions' not-started occurrences at positions >= cutover (invariant 8).
+
+    CANCELLED leaves the live-slot index, so the new revision's occurrence on
+    the same instant can take the slot. One UPDATE per old state, so that each
+    event can say where the occurrence came from.
+    """
+    reason = f"superseded by revision {number}"
+    cancelled: list[str] = []
+    new_events: list[NewEvent] = []
+    for old in (OccurrenceState.PLANNED, OccurrenceState.DUE):
+        stmt = (
+            update(Occurrence)
+            .where(
+                Occurrence.schedule_id == sid,
+                Occurrence.revision < number,
+                Occurrence.kind == OccurrenceKind.SCHEDULED,
+                Occurrence.state == old,
+                Occurrence.position_utc >= cutover,
+            )
+            .values(state=OccurrenceState.CANCELLED, reason=reason, finished_at=now, updated_at=now)
+            .returning(Occurrence.occurrence_id)
+            .execution_options(synchronize_session="fetch")
+        )
+        ids = list(session.scalars(stmt))
+        cancelled.extend(ids)
+        new_events.extend(
+            events.transitioned(sid, occ, old, OccurrenceState.CANCELLED, now, reason, {"revision": number})
+            for occ in ids
+        )
+    events.append_many(session, new_events)
+    return sorted(cancelled)
+
+
+_GATES: dict[ScheduleState, tuple[frozenset[ScheduleState], EventKind]] = {
+    # target: (states it may come from, event)
+    ScheduleState.PAUSED: (frozenset({ScheduleState.ACTIVE}), EventKind.SCHEDULE_PAUSED),
+    ScheduleState.ACTIVE: (frozenset({ScheduleState.PAUSED, ScheduleState.DISABLED}), EventKind.SCHEDULE_RESUMED),
+    ScheduleState.DISABLED: (frozenset({ScheduleState.ACTIVE, ScheduleState.PAUSED}), EventKind.SCHEDULE_DISABLED),
+}
+
+
+def _set_gate(session: Session, schedule_id: str, clock: Clock, target: ScheduleState, note: str | None) -> GateChange:
+    lock_for_write(session)
+    schedule = get_schedule(session, schedule_id, for_update=True)
+    old = schedule.state
+    if old is target:
+        return GateChange(schedule_id, old, old)  # already there: nothing changes, nothing to record
+    sources, kind = _GATES[target]
+    if old not in sources:
+        raise LedgerError(f"{schedule_id}: the schedule is {old.value}; resume it before pausing it")
+    now = clock.now()
+    schedule.state = target
+    schedule.gate_version += 1
+    if target is ScheduleState.DISABLED:
+        schedule.disable_generation += 1
+    schedule.note = note
+    schedule.updated_at = now
+    data: dict[str, object] = {"from": old.value, "note": note, "gateVersion": schedule.gate_version}
+    if target is ScheduleState.DISABLED:
+        data["disableGeneration"] = schedule.disable_generation
+    events.append(session, NewEvent(kind, now, schedule_id, data=data))
+    return GateChange(schedule_id, old, target)
+
+
+def pause(session: Session, schedule_id: str, clock: Clock, note: str | None = None) -> GateChange:
+    """Stop dispatching (materialization goes on, so a resume sees what was missed)."""
+    return _set_gate(session, schedule_id, clock, ScheduleState.PAUSED, note)
+
+
+def resume(session: Session, schedule_id: str, clock: Clock, note: str | None = None) -> GateChange:
+    """Make a paused or disabled schedule active again."""
+    return _set_gate(session, schedule_id, clock, ScheduleState.ACTIVE, note)
+
+
+def disable(session: Session, schedule_id: str, clock: Clock, note: str | None = None) -> GateChange:
+    """Stop materializing and dispatching; bumps the disable generation so racing claims lose.
+
+    Occurrences already claimed are not touched: they finish or get reconciled.
+    """
+    return _set_gate(session, schedule_id, clock, ScheduleState.DISABLED, note)

@@ -1,0 +1,265 @@
+"""Read-side query objects for the CLI and the GUI's models.
+
+Each function takes a session and returns frozen values that outlive it (no
+ORM objects leak out), so a Qt model can hold them while the session is gone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy.orm import Session
+
+from core.ledger.models import Event, Occurrence, Revision, Schedule
+from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.timefmt import fmt_utc
+
+#: States that still have an execution ahead of them (for "next due").
+_PENDING = (OccurrenceState.PLANNED, OccurrenceState.DUE, OccurrenceState.RETRY_WAIT)
+
+
+@dataclass(frozen=True)
+class ScheduleSummary:
+    """One schedule with its active revision's headline and its occurrences counted by state."""
+
+    schedule_id: str
+    title: str | None
+    time_zone: str
+    kind: str
+    state: ScheduleState
+    active_revision: int
+    gate_version: int
+    cursor_utc: datetime | None
+    note: str | None
+    updated_at: datetime
+    counts: Mapping[OccurrenceState, int]
+    #: The earliest dispatch time among PLANNED, DUE and RETRY_WAIT occurrences.
+    next_due_at: datetime | None
+
+
+def list_schedules(session: Session) -> list[ScheduleSummary]:
+    """Every schedule, by id, with occurrence counts per state."""
+    counts: dict[str, dict[OccurrenceState, int]] = {}
+    for sid, state, n in session.execute(
+        select(Occurrence.schedule_id, Occurrence.state, func.count()).group_by(
+            Occurrence.schedule_id, Occurrence.state
+        )
+    ):
+        counts.setdefault(sid, {})[state] = n
+    next_due: dict[str, datetime | None] = {
+        sid: due
+        for sid, due in session.execute(
+            select(Occurrence.schedule_id, func.min(Occurrence.due_at))
+            .where(Occurrence.state.in_(_PENDING))
+            .group_by(Occurrence.schedule_id)
+        )
+    }
+    stmt = (
+        select(Schedule, Revision.spec_json)
+        .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
+        .order_by(Schedule.id)
+    )
+    out = []
+    for schedule, spec_json in session.execute(stmt):
+        spec = json.loads(spec_json)
+        out.append(
+            ScheduleSummary(
+                schedule.id,
+                spec.get("title"),
+                spec.get("timeZone", ""),
+                spec.get("kind", ""),
+                schedule.state,
+                schedule.active_revision,
+                schedule.gate_version,
+                schedule.cursor_utc,
+                schedule.note,
+                schedule.updated_at,
+                counts.get(schedule.id, {}),
+                next_due.get(schedule.id),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class OccurrenceFilter:
+    """Which occurrences to list; every field narrows, None means any."""
+
+    schedule_id: str | None = None
+    states: frozenset[OccurrenceState] | None = None
+    revision: int | None = None
+    kind: OccurrenceKind | None = None
+    #: Positions in [position_from, position_to).
+    position_from: datetime | None = None
+    position_to: datetime | None = None
+
+
+@dataclass(frozen=True)
+class OccurrenceView:
+    """One occurrence as the CLI and GUI show it."""
+
+    occurrence_id: str
+    schedule_id: str
+    revision: int
+    kind: OccurrenceKind
+    nominal_local: str
+    fold_ordinal: int
+    resolved_utc: datetime | None
+    position_utc: datetime
+    due_at: datetime | None
+    logical_slot_id: str | None
+    business_period: str | None
+    state: OccurrenceState
+    reason: str | None
+    tzdb_version: str
+    attempts: int
+    updated_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``ledger --format json`` row: the contract's keys first, then the rest."""
+        return {
+            "occurrenceId": self.occurrence_id,
+            "logicalSlotId": self.logical_slot_id,
+            "scheduleId": self.schedule_id,
+            "revision": self.revision,
+            "nominalLocal": self.nominal_local,
+            "foldOrdinal": self.fold_ordinal,
+            "resolvedUtc": fmt_utc(self.resolved_utc) if self.resolved_utc else None,
+            "state": self.state.value,
+            "reason": self.reason,
+            "attempts": self.attempts,
+            "kind": self.kind.value,
+            "positionUtc": fmt_utc(self.position_utc),
+            "dueUtc": fmt_utc(self.due_at) if self.due_at else None,
+            "businessPeriod": self.business_period,
+            "tzdbVersion": self.tzdb_version,
+        }
+
+
+@dataclass(frozen=True)
+class PageKey:
+    """Where a page ended: list the next one after this row (keyset paging)."""
+
+    position_utc: datetime
+    nominal_local: str
+    fold_ordinal: int
+    occurrence_id: str
+
+
+@dataclass(frozen=True)
+class OccurrencePage:
+    rows: tuple[OccurrenceView, ...]
+    #: Pass as ``after`` for the next page; None on the last page.
+    next_key: PageKey | None = None
+
+
+_ORDER = (Occurrence.position_utc, Occurrence.nominal_local, Occurrence.fold_ordinal, Occurrence.occurrence_id)
+
+
+def _filtered(stmt: Select[Any], f: OccurrenceFilter) -> Select[Any]:
+    if f.schedule_id is not None:
+        stmt = stmt.where(Occurrence.schedule_id == f.schedule_id)
+    if f.states is not None:
+        stmt = stmt.where(Occurrence.state.in_(sorted(f.states)))
+    if f.revision is not None:
+        stmt = stmt.where(Occurrence.revision == f.revision)
+    if f.kind is not None:
+        stmt = stmt.where(Occurrence.kind == f.kind)
+    if f.position_from is not None:
+        stmt = stmt.where(Occurrence.position_utc >= f.position_from)
+    if f.position_to is not None:
+        stmt = stmt.where(Occurrence.position_utc < f.position_to)
+    return stmt
+
+
+def _view(o: Occurrence) -> OccurrenceView:
+    return OccurrenceView(
+        o.occurrence_id,
+        o.schedule_id,
+        o.revision,
+        o.kind,
+        o.nominal_local,
+        o.fold_ordinal,
+        o.resolved_utc,
+        o.position_utc,
+        o.due_at,
+        o.logical_slot_id,
+        o.business_period,
+        o.state,
+        o.reason,
+        o.tzdb_version,
+        o.attempt_count,
+        o.updated_at,
+    )
+
+
+def list_occurrences(
+    session: Session,
+    where: OccurrenceFilter | None = None,
+    *,
+    limit: int = 100,
+    after: PageKey | None = None,
+) -> OccurrencePage:
+    """Occurrences in (positionUtc, nominalLocal, foldOrdinal) order, one page at a time."""
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    stmt = _filtered(select(Occurrence), where or OccurrenceFilter())
+    if after is not None:
+        stmt = stmt.where(
+            tuple_(*_ORDER) > tuple_(after.position_utc, after.nominal_local, after.fold_ordinal, after.occurrence_id)
+        )
+    found = [_view(o) for o in session.scalars(stmt.order_by(*_ORDER).limit(limit + 1))]
+    rows = tuple(found[:limit])
+    next_key = None
+    if len(found) > limit:
+        last = rows[-1]
+        next_key = PageKey(last.position_utc, last.nominal_local, last.fold_ordinal, last.occurrence_id)
+    return OccurrencePage(rows, next_key)
+
+
+def count_occurrences(session: Session, where: OccurrenceFilter | None = None) -> int:
+    """How many occurrences match (for a pager's total)."""
+    return int(
+        session.scalar(_filtered(select(func.count()).select_from(Occurrence), where or OccurrenceFilter())) or 0
+    )
+
+
+def get_occurrence(session: Session, occurrence_id: str) -> OccurrenceView | None:
+    """One occurrence by id, or None."""
+    found = session.get(Occurrence, occurrence_id)
+    return _view(found) if found is not None else None
+
+
+@dataclass(frozen=True)
+class EventView:
+    """One event of the outbox."""
+
+    id: int
+    at: datetime
+    schedule_id: str | None
+    occurrence_id: str | None
+    kind: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+def events_after(
+    session: Session, after_id: int = 0, *, limit: int = 500, schedule_id: str | None = None
+) -> list[EventView]:
+    """Events with id > ``after_id``, oldest first (follow the log by passing the last id seen)."""
+    stmt = select(Event).where(Event.id > after_id)
+    if schedule_id is not None:
+        stmt = stmt.where(Event.schedule_id == schedule_id)
+    return [
+        EventView(e.id, e.at, e.schedule_id, e.occurrence_id, e.kind, dict(e.data))
+        for e in session.scalars(stmt.order_by(Event.id).limit(limit))
+    ]
+
+
+def last_event_id(session: Session) -> int:
+    """The newest event's id (0 for an empty log): where a new follower starts."""
+    return int(session.scalar(select(func.max(Event.id))) or 0)
