@@ -1,0 +1,517 @@
+"""The engine loop: materialize, promote (and apply the misfire policy), recover
+lost attempts, then claim and run what is due (CONTRACT §4).
+
+One class serves ``schedctl engine run`` and the desktop app. Time comes from
+the injected clock; nothing here calls ``datetime.now``. Every state change is
+a short write transaction with its event; commands run outside transactions.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from core.clock import Clock
+from core.engine.misfire import Action, Due, plan_recovery
+from core.engine.outcomes import Outcome, Verdict, decide, verdict_from_exit
+from core.engine.runner import TaskIdentity, prepare, run_command
+from core.enums import Kind, OverlapPolicy
+from core.ledger import events
+from core.ledger.db import Ledger
+from core.ledger.materialize import materialize_all
+from core.ledger.models import Attempt, LedgerMeta, Occurrence, Revision, Schedule
+from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState
+from core.spec import ScheduleSpec, Task, parse_spec
+from core.timefmt import fmt_utc
+
+_S = OccurrenceState
+IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
+#: Materialization calls per pass at most (each inserts up to its max_rows).
+_MATERIALIZE_ROUNDS = 1000
+
+
+@lru_cache(maxsize=256)
+def stored_spec(spec_json: str) -> ScheduleSpec:
+    """A published revision's spec (cached: revisions never change)."""
+    import json
+
+    return parse_spec(json.loads(spec_json), check_rule=False)
+
+
+@dataclass
+class EngineOptions:
+    """How an engine behaves; the defaults suit a desktop."""
+
+    lease: timedelta = timedelta(minutes=2)
+    """A claim not renewed for this long is considered lost (its engine died)."""
+    max_workers: int = 4
+    """Schedules whose tasks may run at the same time."""
+    tail_bytes: int = 8192
+
+
+@dataclass
+class PassReport:
+    """What one pass did, for logs and tests."""
+
+    materialized: int = 0
+    promoted: int = 0
+    expired: int = 0
+    recovered: int = 0
+    started: int = 0
+    skipped_overlap: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class _Claim:
+    occurrence_id: str
+    schedule_id: str
+    generation: int
+    epoch: int
+    attempt_id: str
+    attempt_number: int
+    task: Task
+    spec: ScheduleSpec
+    identity: TaskIdentity
+
+
+class Engine:
+    """Drives one ledger. ``run_once`` is a full pass; ``run_forever`` repeats it."""
+
+    def __init__(self, ledger: Ledger, clock: Clock, options: EngineOptions | None = None) -> None:
+        self.ledger = ledger
+        self.clock = clock
+        self.options = options or EngineOptions()
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.worker = f"{self.host}:{self.pid}:{uuid.uuid4().hex[:8]}"
+        self._mine: set[str] = set()  # occurrences this engine is running now
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    # --- the pass -----------------------------------------------------------------
+
+    def run_once(self, *, wait: bool = True) -> PassReport:
+        """Materialize, promote, recover, and run everything due. With ``wait``,
+        return only when the tasks started by this pass have finished."""
+        report = PassReport()
+        for _ in range(_MATERIALIZE_ROUNDS):
+            # Each call is bounded (max_rows) so a long outage never holds the write lock for long.
+            with self.ledger.write() as session:
+                results = materialize_all(session, self.clock)
+            report.materialized += sum(r.inserted for r in results)
+            if not any(r.more for r in results):
+                break
+        self._promote(report)
+        self._recover_lost(report)
+        self._dispatch(report, wait=wait)
+        return report
+
+    def run_forever(self, *, poll_seconds: float = 1.0, on_pass: Callable[[PassReport], None] | None = None) -> None:
+        """Repeat passes until :meth:`stop`. Tasks run in the background between passes."""
+        while not self._stop.is_set():
+            report = self.run_once(wait=False)
+            if on_pass is not None:
+                on_pass(report)
+            self._stop.wait(poll_seconds)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # --- promotion and misfires ----------------------------------------------------------
+
+    def _promote(self, report: PassReport) -> None:
+        """PLANNED occurrences whose time has come become DUE, or, when they come
+        due later than their lateness window (the engine was not running), go
+        through the misfire policy: made up late, or MISFIRE_EXPIRED."""
+        now = self.clock.now()
+        with self.ledger.write() as session:
+            rows = session.scalars(
+                select(Occurrence)
+                .where(Occurrence.state == _S.PLANNED, Occurrence.due_at <= now)
+                .order_by(Occurrence.schedule_id, Occurrence.due_at)
+            ).all()
+            by_schedule: dict[str, list[Occurrence]] = defaultdict(list)
+            for occ in rows:
+                by_schedule[occ.schedule_id].append(occ)
+            for sid, occs in by_schedule.items():
+                spec = self._active_spec(session, sid)
+                decisions = plan_recovery(
+                    [Due(o.occurrence_id, _aware(o.due_at)) for o in occs],
+                    now,
+                    spec.misfire_policy,
+                    max_catch_up=spec.effective_max_catch_up,
+                    lateness_window=spec.lateness_window,
+                    catch_up_window=spec.catch_up_window,
+                )
+                by_id = {o.occurrence_id: o for o in occs}
+                for d in decisions:
+                    occ = by_id[d.occurrence_id]
+                    if d.action is Action.EXPIRE:
+                        events.transition(session, occ, _S.MISFIRE_EXPIRED, now, d.reason)
+                        occ.finished_at = now
+                        report.expired += 1
+                    else:
+                        events.transition(session, occ, _S.DUE, now, d.reason)
+                        report.promoted += 1
+
+    def _active_spec(self, session: Session, schedule_id: str) -> ScheduleSpec:
+        text = session.scalar(
+            select(Revision.spec_json)
+            .where(Revision.schedule_id == schedule_id)
+            .order_by(Revision.revision.desc())
+            .limit(1)
+        )
+        assert text is not None
+        return stored_spec(text)
+
+    def _spec_of(self, session: Session, schedule_id: str, revision: int) -> ScheduleSpec:
+        text = session.scalar(
+            select(Revision.spec_json).where(Revision.schedule_id == schedule_id, Revision.revision == revision)
+        )
+        assert text is not None
+        return stored_spec(text)
+
+    # --- recovery of lost attempts ---------------------------------------------------------
+
+    def _epoch(self, session: Session) -> int:
+        value = session.scalar(select(LedgerMeta.execution_epoch))
+        return int(value or 1)
+
+    def _recover_lost(self, report: PassReport) -> None:
+        """Attempts whose engine stopped (lease expired, or fenced by a newer
+        epoch) have lost their outcome: settle them by invariant 5."""
+        now = self.clock.now()
+        with self.ledger.read() as session:
+            epoch = self._epoch(session)
+            candidates = session.execute(
+                select(Occurrence.occurrence_id, Occurrence.lease_expires_at, Occurrence.claim_generation).where(
+                    Occurrence.state.in_(IN_FLIGHT)
+                )
+            ).all()
+            fenced = set(
+                session.scalars(
+                    select(Attempt.occurrence_id).where(Attempt.finished_at.is_(None), Attempt.execution_epoch != epoch)
+                ).all()
+            )
+        with self._lock:
+            mine = set(self._mine)
+        for occ_id, lease, _gen in candidates:
+            if occ_id in mine:
+                continue
+            if (lease is not None and _aware(lease) > now) and occ_id not in fenced:
+                continue
+            if self._settle_lost(occ_id, now):
+                report.recovered += 1
+
+    def _settle_lost(self, occurrence_id: str, now: datetime) -> bool:
+        with self.ledger.read() as session:
+            occ = session.get(Occurrence, occurrence_id)
+            if occ is None or occ.state not in IN_FLIGHT:
+                return False
+            spec = self._spec_of(session, occ.schedule_id, occ.revision)
+            attempt = session.scalar(
+                select(Attempt)
+                .where(Attempt.occurrence_id == occurrence_id)
+                .order_by(Attempt.attempt_number.desc())
+                .limit(1)
+            )
+            generation = occ.claim_generation
+            identity = _identity(occ, attempt.attempt_id if attempt else "", attempt.attempt_number if attempt else 0)
+        task = spec.task
+        assert task is not None
+        number = attempt.attempt_number if attempt is not None else 1
+        outcome = decide(
+            exit_status=None,
+            error_class="lost",
+            effect=task.effect,
+            retry=spec.retry,
+            attempt_number=number,
+            probe=self._probe(task, identity) if task.verify else None,
+        )
+        with self.ledger.write() as session:
+            occ = session.get(Occurrence, occurrence_id, populate_existing=True)
+            if occ is None or occ.state not in IN_FLIGHT or occ.claim_generation != generation:
+                return False  # someone settled it meanwhile
+            if attempt is not None:
+                row = session.get(Attempt, attempt.attempt_id, populate_existing=True)
+                if row is not None and row.finished_at is None:
+                    row.finished_at = now
+                    row.error_class = "lost"
+                    row.outcome = outcome.state
+            self._apply(session, occ, outcome, now, spec)
+        return True
+
+    # --- dispatch -------------------------------------------------------------------------
+
+    def _dispatch(self, report: PassReport, *, wait: bool) -> None:
+        now = self.clock.now()
+        with self.ledger.read() as session:
+            due = session.execute(
+                select(Occurrence.schedule_id, Occurrence.occurrence_id)
+                .join(Schedule, Schedule.id == Occurrence.schedule_id)
+                .where(
+                    Schedule.state == ScheduleState.ACTIVE,
+                    (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
+                )
+                .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.occurrence_id)
+            ).all()
+        queues: dict[str, list[str]] = defaultdict(list)
+        for sid, occ_id in due:
+            queues[sid].append(occ_id)
+        if not queues:
+            return
+        pool = ThreadPoolExecutor(max_workers=self.options.max_workers, thread_name_prefix="tidemark-task")
+        futures = [pool.submit(self._work_schedule, ids, report) for ids in queues.values()]
+        if wait:
+            for f in futures:
+                f.result()
+            pool.shutdown(wait=True)
+        else:
+            pool.shutdown(wait=False)
+
+    def _work_schedule(self, occurrence_ids: list[str], report: PassReport) -> None:
+        """One schedule's due occurrences, one at a time, oldest first: caught-up
+        runs never overlap each other."""
+        for occ_id in occurrence_ids:
+            claim = self._claim(occ_id, report)
+            if claim is not None:
+                self._execute(claim, report)
+
+    def _claim(self, occurrence_id: str, report: PassReport) -> _Claim | None:
+        """Compare-and-set DUE|RETRY_WAIT -> DISPATCHING on the schedule's gate and
+        the ledger's epoch, in one write transaction (invariants 2 and 3)."""
+        now = self.clock.now()
+        with self.ledger.write() as session:
+            occ = session.get(Occurrence, occurrence_id, populate_existing=True)
+            if occ is None or occ.state not in CLAIMABLE:
+                return None
+            if occ.state is _S.RETRY_WAIT and (occ.retry_at is None or _aware(occ.retry_at) > now):
+                return None
+            schedule = session.get(Schedule, occ.schedule_id, populate_existing=True, with_for_update=True)
+            if schedule is None or schedule.state is not ScheduleState.ACTIVE:
+                return None
+            if occ.kind is OccurrenceKind.SCHEDULED and not self._governs(session, occ):
+                return None
+            spec = self._spec_of(session, occ.schedule_id, occ.revision)
+            if spec.task is None:
+                return None
+            if not self._overlap_allows(session, occ, spec, now, report):
+                return None
+            epoch = self._epoch(session)
+            number = occ.attempt_count + 1
+            attempt_id = str(uuid.uuid4())
+            identity = _identity(occ, attempt_id, number)
+            command = prepare(spec.task.argv, spec.task.cwd, spec.task.env, identity)
+            occ.claim_generation += 1
+            occ.attempt_count = number
+            occ.lease_owner = self.worker
+            occ.lease_expires_at = now + self.options.lease
+            events.transition(session, occ, _S.DISPATCHING, now, None, {"attempt": number, "worker": self.worker})
+            session.add(
+                Attempt(
+                    attempt_id=attempt_id,
+                    occurrence_id=occurrence_id,
+                    attempt_number=number,
+                    claim_generation=occ.claim_generation,
+                    execution_epoch=epoch,
+                    worker_host=self.host,
+                    worker_pid=self.pid,
+                    started_at=now,
+                    input_digest=command.digest,
+                )
+            )
+            with self._lock:
+                self._mine.add(occurrence_id)
+            return _Claim(
+                occurrence_id,
+                occ.schedule_id,
+                occ.claim_generation,
+                epoch,
+                attempt_id,
+                number,
+                spec.task,
+                spec,
+                identity,
+            )
+
+    def _governs(self, session: Session, occ: Occurrence) -> bool:
+        """The occurrence's revision still governs its position (cutover gate)."""
+        newest = session.scalar(
+            select(Revision.revision)
+            .where(Revision.schedule_id == occ.schedule_id, Revision.cutover_at <= occ.position_utc)
+            .order_by(Revision.revision.desc())
+            .limit(1)
+        )
+        return newest == occ.revision
+
+    def _overlap_allows(
+        self, session: Session, occ: Occurrence, spec: ScheduleSpec, now: datetime, report: PassReport
+    ) -> bool:
+        running = session.scalar(
+            select(Occurrence.occurrence_id)
+            .where(
+                Occurrence.schedule_id == occ.schedule_id,
+                Occurrence.state.in_(IN_FLIGHT),
+                Occurrence.occurrence_id != occ.occurrence_id,
+            )
+            .limit(1)
+        )
+        if running is None or spec.overlap_policy is OverlapPolicy.ALLOW:
+            return True
+        if occ.state is _S.RETRY_WAIT or spec.overlap_policy is OverlapPolicy.QUEUE_ALL:
+            return False  # waits for the running one to end
+        if spec.overlap_policy is OverlapPolicy.QUEUE_ONE:
+            oldest = session.scalar(
+                select(Occurrence.occurrence_id)
+                .where(Occurrence.schedule_id == occ.schedule_id, Occurrence.state == _S.DUE)
+                .order_by(Occurrence.due_at, Occurrence.occurrence_id)
+                .limit(1)
+            )
+            if oldest == occ.occurrence_id:
+                return False  # the one kept waiting
+        why = f"{running} was still running (overlapPolicy {spec.overlap_policy.value})"
+        events.transition(session, occ, _S.SKIPPED_OVERLAP, now, why)
+        occ.finished_at = now
+        report.skipped_overlap += 1
+        return False
+
+    # --- execution ------------------------------------------------------------------------
+
+    def _execute(self, claim: _Claim, report: PassReport) -> None:
+        report.started += 1
+        command = prepare(claim.task.argv, claim.task.cwd, claim.task.env, claim.identity)
+        stop_heartbeat = threading.Event()
+
+        def started(_pid: int) -> None:
+            self._mark_running(claim)
+            threading.Thread(target=self._heartbeat, args=(claim, stop_heartbeat), daemon=True).start()
+
+        try:
+            result = run_command(
+                command, claim.task.timeout, self.clock, tail_bytes=self.options.tail_bytes, on_started=started
+            )
+        finally:
+            stop_heartbeat.set()
+        probe = None
+        if result.outcome_lost and claim.task.verify:
+            probe = self._probe(claim.task, claim.identity)
+        outcome = decide(
+            exit_status=result.exit_status,
+            error_class=result.error_class,
+            effect=claim.task.effect,
+            retry=claim.spec.retry,
+            attempt_number=claim.attempt_number,
+            probe=probe,
+        )
+        now = self.clock.now()
+        with self.ledger.write() as session:
+            attempt = session.get(Attempt, claim.attempt_id, populate_existing=True)
+            occ = session.get(Occurrence, claim.occurrence_id, populate_existing=True)
+            assert attempt is not None and occ is not None
+            attempt.finished_at = result.finished
+            attempt.exit_status = result.exit_status
+            attempt.error_class = result.error_class
+            attempt.stdout_tail = result.stdout_tail
+            attempt.stderr_tail = result.stderr_tail
+            current = occ.claim_generation == claim.generation and occ.state in IN_FLIGHT
+            if current and self._epoch(session) == claim.epoch:
+                attempt.outcome = outcome.state
+                self._apply(session, occ, outcome, now, claim.spec)
+            else:
+                # A newer claim (or a fence) took over: record what happened, change nothing else.
+                events.append(
+                    session,
+                    events.NewEvent(
+                        events.EventKind.OCCURRENCE_TRANSITIONED,
+                        now,
+                        occ.schedule_id,
+                        occ.occurrence_id,
+                        {
+                            "from": occ.state.value,
+                            "to": occ.state.value,
+                            "reason": f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
+                        },
+                    ),
+                )
+        with self._lock:
+            self._mine.discard(claim.occurrence_id)
+        report.outcomes[outcome.state.value] += 1
+
+    def _mark_running(self, claim: _Claim) -> None:
+        now = self.clock.now()
+        with self.ledger.write() as session:
+            occ = session.get(Occurrence, claim.occurrence_id, populate_existing=True)
+            if occ is not None and occ.state is _S.DISPATCHING and occ.claim_generation == claim.generation:
+                events.transition(session, occ, _S.RUNNING, now, None, {"attempt": claim.attempt_number})
+
+    def _heartbeat(self, claim: _Claim, stop: threading.Event) -> None:
+        interval = max(self.options.lease.total_seconds() / 3, 0.05)
+        while not stop.wait(interval):
+            with self.ledger.write() as session:
+                session.execute(
+                    update(Occurrence)
+                    .where(
+                        Occurrence.occurrence_id == claim.occurrence_id,
+                        Occurrence.claim_generation == claim.generation,
+                        Occurrence.state.in_(IN_FLIGHT),
+                    )
+                    .values(lease_expires_at=self.clock.now() + self.options.lease)
+                )
+
+    def _probe(self, task: Task, identity: TaskIdentity) -> Callable[[], Verdict]:
+        assert task.verify is not None
+        verify = task.verify
+
+        def run() -> Verdict:
+            command = prepare(verify, task.cwd, task.env, identity)
+            result = run_command(command, task.timeout, self.clock, tail_bytes=1024)
+            return verdict_from_exit(result.exit_status if result.error_class is None else None)
+
+        return run
+
+    def _apply(self, session: Session, occ: Occurrence, outcome: Outcome, now: datetime, spec: ScheduleSpec) -> None:
+        events.transition(session, occ, outcome.state, now, outcome.reason)
+        occ.lease_owner = None
+        occ.lease_expires_at = None
+        if outcome.state is _S.RETRY_WAIT:
+            assert outcome.retry_after is not None
+            occ.retry_at = now + outcome.retry_after
+        else:
+            occ.retry_at = None
+        if outcome.state in (_S.SUCCEEDED, _S.FAILED):
+            occ.finished_at = now
+            if spec.kind is Kind.AFTER_COMPLETION:
+                from core.engine.chain import schedule_next
+
+                schedule_next(session, occ, spec, now)
+
+
+def _identity(occ: Occurrence, attempt_id: str, attempt_number: int) -> TaskIdentity:
+    return TaskIdentity(
+        schedule_id=occ.schedule_id,
+        revision=occ.revision,
+        occurrence_id=occ.occurrence_id,
+        logical_slot_id=occ.logical_slot_id,
+        nominal_local=occ.nominal_local,
+        scheduled_utc=fmt_utc(_aware(occ.resolved_utc)) if occ.resolved_utc is not None else None,
+        business_period=occ.business_period,
+        attempt_id=attempt_id,
+        attempt_number=attempt_number,
+    )
+
+
+def _aware(value: datetime | None) -> datetime:
+    assert value is not None
+    return value
