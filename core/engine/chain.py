@@ -53,13 +53,12 @@ def schedule_next(session: Session, previous: Occurrence, spec: ScheduleSpec, fi
         return None
     events.append(
         session,
-        events.transitioned(
+        events.NewEvent(
+            events.EventKind.OCCURRENCE_CREATED,
+            finished,
             spec.schedule_id,
             occurrence_id,
-            OccurrenceState.PLANNED,
-            OccurrenceState.PLANNED,
-            finished,
-            f"appointed after {previous.occurrence_id} ended",
+            {"kind": OccurrenceKind.SCHEDULED.value, "reason": f"appointed after {previous.occurrence_id} ended"},
         ),
     )
     return occurrence_id

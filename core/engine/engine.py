@@ -249,6 +249,7 @@ class Engine:
                 if row is not None and row.finished_at is None:
                     row.finished_at = now
                     row.error_class = "lost"
+                if row is not None and row.outcome is None:
                     row.outcome = outcome.state
             self._apply(session, occ, outcome, now, spec)
         return True
@@ -265,7 +266,7 @@ class Engine:
                     Schedule.state == ScheduleState.ACTIVE,
                     (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
                 )
-                .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.occurrence_id)
+                .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.position_utc, Occurrence.occurrence_id)
             ).all()
         queues: dict[str, list[str]] = defaultdict(list)
         for sid, occ_id in due:
@@ -434,13 +435,13 @@ class Engine:
                 events.append(
                     session,
                     events.NewEvent(
-                        events.EventKind.OCCURRENCE_TRANSITIONED,
+                        events.EventKind.ATTEMPT_IGNORED,
                         now,
                         occ.schedule_id,
                         occ.occurrence_id,
                         {
-                            "from": occ.state.value,
-                            "to": occ.state.value,
+                            "attempt": claim.attempt_number,
+                            "state": occ.state.value,
                             "reason": f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
                         },
                     ),
@@ -453,13 +454,16 @@ class Engine:
         now = self.clock.now()
         with self.ledger.write() as session:
             occ = session.get(Occurrence, claim.occurrence_id, populate_existing=True)
-            if occ is not None and occ.state is _S.DISPATCHING and occ.claim_generation == claim.generation:
+            fresh = occ is not None and occ.claim_generation == claim.generation
+            if fresh and occ is not None and occ.state is _S.DISPATCHING and self._epoch(session) == claim.epoch:
                 events.transition(session, occ, _S.RUNNING, now, None, {"attempt": claim.attempt_number})
 
     def _heartbeat(self, claim: _Claim, stop: threading.Event) -> None:
         interval = max(self.options.lease.total_seconds() / 3, 0.05)
         while not stop.wait(interval):
             with self.ledger.write() as session:
+                if self._epoch(session) != claim.epoch:
+                    return  # fenced: let the lease run out
                 session.execute(
                     update(Occurrence)
                     .where(

@@ -37,6 +37,13 @@ class EventKind(StrEnum):
     """A batch of new occurrences; data: revisions, fromUtc, toUtc, inserted, and the expanded rows by state."""
     OCCURRENCE_TRANSITIONED = "occurrence.transitioned"
     """One occurrence changed state; data: from, to, reason."""
+    OCCURRENCE_CREATED = "occurrence.created"
+    """An occurrence made outside materialization: run now, backfill, or the next
+    appointment of an after_completion schedule; data: kind, reason."""
+    ATTEMPT_IGNORED = "attempt.ignored"
+    """A late result of a superseded claim, recorded and otherwise ignored; data: attempt, state."""
+    LEDGER_FENCED = "ledger.fenced"
+    """The execution epoch was bumped: claims of older epochs are void; data: epoch, note."""
 
 
 @dataclass(frozen=True)

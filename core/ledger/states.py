@@ -121,8 +121,12 @@ BORN_SKIPPED: frozenset[OccurrenceState] = frozenset(
 #: Holds its logical slot: every state but CANCELLED (a row without a slot holds none).
 SLOT_RELEASING: frozenset[OccurrenceState] = frozenset({_S.CANCELLED})
 
-#: Holds its business period: runnable from birth and not cancelled.
-PERIOD_RELEASING: frozenset[OccurrenceState] = BORN_SKIPPED | SLOT_RELEASING
+#: Gives its business period back: never runnable, cancelled, or ended without
+#: fulfilling the period (expired, skipped for overlap, failed), so that a
+#: backfill may still fulfil it. Waiting, running, succeeded or uncertain ones hold it.
+PERIOD_RELEASING: frozenset[OccurrenceState] = (
+    BORN_SKIPPED | SLOT_RELEASING | frozenset({_S.MISFIRE_EXPIRED, _S.SKIPPED_OVERLAP, _S.FAILED})
+)
 
 #: What an expansion row's status becomes when it is materialized.
 FROM_STATUS: dict[Status, OccurrenceState] = {

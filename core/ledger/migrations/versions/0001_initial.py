@@ -23,7 +23,8 @@ depends_on: str | Sequence[str] | None = None
 _LIVE_SLOT = "logical_slot_id IS NOT NULL AND state NOT IN ('CANCELLED')"
 _LIVE_PERIOD = (
     "business_period IS NOT NULL AND state NOT IN "
-    "('CANCELLED', 'EXCLUDED', 'SKIPPED_DUPLICATE', 'SKIPPED_FOLD', 'SKIPPED_GAP')"
+    "('CANCELLED', 'EXCLUDED', 'FAILED', 'MISFIRE_EXPIRED', 'SKIPPED_DUPLICATE', 'SKIPPED_FOLD', "
+    "'SKIPPED_GAP', 'SKIPPED_OVERLAP')"
 )
 
 

@@ -1,0 +1,215 @@
+"""Operations a person asks for: fence the ledger, run a schedule now, backfill
+a past range. Each is one recorded unit of work."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from core.clock import Clock
+from core.errors import UserError
+from core.identity import canonical
+from core.ledger import events
+from core.ledger.db import Ledger
+from core.ledger.materialize import compiled_revision, governing_segments
+from core.ledger.models import LedgerMeta, Occurrence, Revision
+from core.ledger.publish import get_schedule
+from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.occurrence import Occurrence as Row
+from core.recurrence.expand import expand
+from core.timefmt import fmt_local, fmt_utc
+from core.zones import get_zone, tzdb_version
+
+_S = OccurrenceState
+#: Rows one backfill may create.
+MAX_BACKFILL = 10_000
+
+
+class AdminError(UserError):
+    """A request that the ledger's state refuses (the message says why)."""
+
+
+def fence(ledger: Ledger, clock: Clock, note: str | None = None) -> int:
+    """Bump the execution epoch: claims made under an older epoch can no longer
+    record outcomes, and their attempts are settled as lost by the next pass."""
+    now = clock.now()
+    with ledger.write() as session:
+        meta = session.scalars(select(LedgerMeta).with_for_update()).one()
+        meta.execution_epoch += 1
+        session.execute(
+            update(Occurrence).where(Occurrence.state.in_((_S.DISPATCHING, _S.RUNNING))).values(lease_expires_at=now)
+        )
+        events.append(
+            session,
+            events.NewEvent(events.EventKind.LEDGER_FENCED, now, data={"epoch": meta.execution_epoch, "note": note}),
+        )
+        return meta.execution_epoch
+
+
+def _active_revision(session: Session, schedule_id: str) -> Revision:
+    schedule = get_schedule(session, schedule_id, for_update=True)
+    revision = session.get(Revision, (schedule_id, schedule.active_revision))
+    assert revision is not None
+    if schedule.state is not ScheduleState.ACTIVE:
+        raise AdminError(f"{schedule_id} is {schedule.state.value}; resume it first")
+    return revision
+
+
+def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None) -> str:
+    """A manual occurrence of the schedule's task, due at once. Its id is random:
+    it is its own obligation, not a copy of a scheduled one."""
+    now = clock.now().astimezone(UTC).replace(microsecond=0)
+    with ledger.write() as session:
+        revision = _active_revision(session, schedule_id)
+        spec = compiled_revision(revision.spec_json).spec
+        local = now.astimezone(get_zone(spec.time_zone))
+        occurrence_id = "occ-" + uuid.uuid4().hex
+        reason = "run now by a person" + (f" ({note})" if note else "")
+        session.add(
+            Occurrence(
+                occurrence_id=occurrence_id,
+                schedule_id=schedule_id,
+                revision=revision.revision,
+                kind=OccurrenceKind.MANUAL,
+                nominal_local=fmt_local(local.replace(tzinfo=None)),
+                fold_ordinal=local.fold,
+                resolved_utc=now,
+                position_utc=now,
+                due_at=now,
+                logical_slot_id=None,
+                business_period=None,
+                state=_S.DUE,
+                reason=reason,
+                tzdb_version=tzdb_version(),
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        events.append(
+            session,
+            events.NewEvent(
+                events.EventKind.OCCURRENCE_CREATED,
+                now,
+                schedule_id,
+                occurrence_id,
+                {"kind": OccurrenceKind.MANUAL.value, "reason": reason},
+            ),
+        )
+    return occurrence_id
+
+
+@dataclass(frozen=True)
+class BackfillResult:
+    created: tuple[str, ...]
+    #: Occurrences of the range left alone, with why (already ran, still live...).
+    left: tuple[tuple[str, str], ...]
+
+
+_RERUNNABLE = frozenset({_S.MISFIRE_EXPIRED, _S.SKIPPED_OVERLAP, _S.FAILED})
+
+
+def backfill(
+    ledger: Ledger, schedule_id: str, start: datetime, end: datetime, clock: Clock, note: str | None = None
+) -> BackfillResult:
+    """Run the schedule's occurrences with positions in [start, end) that never ran.
+
+    Each becomes a BACKFILL occurrence, due now, run oldest first. Occurrences
+    that succeeded, are still live, or wait for a person are left alone: a
+    backfill never repeats an effect that happened or may have happened.
+    """
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError("backfill bounds must be aware instants")
+    now = clock.now().astimezone(UTC).replace(microsecond=0)
+    if end > now:
+        raise AdminError(f"--to {fmt_utc(end)} is in the future; a backfill runs a past range")
+    if start >= end:
+        raise AdminError("--from must be before --to")
+    request = uuid.uuid4().hex
+    created: list[str] = []
+    left: list[tuple[str, str]] = []
+    with ledger.write() as session:
+        _active_revision(session, schedule_id)
+        revisions = session.execute(
+            select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(
+                Revision.schedule_id == schedule_id
+            )
+        ).all()
+        texts = {r: text for r, _, text in revisions}
+        rows: list[tuple[int, Row]] = []
+        for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
+            rows.extend((number, row) for row in expand(compiled_revision(texts[number]), lo, hi) if row.runnable)
+        if len(rows) > MAX_BACKFILL:
+            raise AdminError(f"the range holds {len(rows):,} occurrences; backfill at most {MAX_BACKFILL:,} at a time")
+        existing = {
+            o.occurrence_id: o
+            for o in session.scalars(
+                select(Occurrence).where(
+                    Occurrence.schedule_id == schedule_id,
+                    Occurrence.occurrence_id.in_([row.occurrence_id for _, row in rows]),
+                )
+            )
+        }
+        earlier = {
+            (o.nominal_local, o.fold_ordinal): o
+            for o in session.scalars(
+                select(Occurrence).where(
+                    Occurrence.schedule_id == schedule_id,
+                    Occurrence.kind == OccurrenceKind.BACKFILL,
+                    Occurrence.state.not_in(_RERUNNABLE),
+                    Occurrence.nominal_local.in_([row.nominal_local for _, row in rows]),
+                )
+            )
+        }
+        for number, row in rows:
+            found = existing.get(row.occurrence_id)
+            if found is not None and found.state not in _RERUNNABLE:
+                left.append((row.occurrence_id, f"{found.state.value}: not run again"))
+                continue
+            done = earlier.get((row.nominal_local, row.fold_ordinal))
+            if done is not None:
+                left.append((row.occurrence_id, f"already backfilled as {done.occurrence_id} ({done.state.value})"))
+                continue
+            occurrence_id = "occ-" + _digest(canonical(["backfill", request, row.occurrence_id]))
+            reason = f"backfill of {row.occurrence_id} ({row.nominal_local})" + (f": {note}" if note else "")
+            session.add(
+                Occurrence(
+                    occurrence_id=occurrence_id,
+                    schedule_id=schedule_id,
+                    revision=number,
+                    kind=OccurrenceKind.BACKFILL,
+                    nominal_local=row.nominal_local,
+                    fold_ordinal=row.fold_ordinal,
+                    resolved_utc=row.resolved,
+                    position_utc=row.position,
+                    due_at=now,
+                    logical_slot_id=None,
+                    business_period=row.period,
+                    state=_S.DUE,
+                    reason=reason,
+                    tzdb_version=tzdb_version(),
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            events.append(
+                session,
+                events.NewEvent(
+                    events.EventKind.OCCURRENCE_CREATED,
+                    now,
+                    schedule_id,
+                    occurrence_id,
+                    {"kind": OccurrenceKind.BACKFILL.value, "reason": reason, "of": row.occurrence_id},
+                ),
+            )
+            created.append(occurrence_id)
+    return BackfillResult(tuple(created), tuple(left))
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
