@@ -14,12 +14,13 @@ import threading
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
@@ -97,6 +98,9 @@ class Engine:
         self.pid = os.getpid()
         self.worker = f"{self.host}:{self.pid}:{uuid.uuid4().hex[:8]}"
         self._mine: set[str] = set()  # occurrences this engine is running now
+        self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
+        self._busy: dict[str, datetime] = {}  # schedule -> when its running task started
+        self._futures: list[Future[None]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -127,7 +131,22 @@ class Engine:
             self._stop.wait(poll_seconds)
 
     def stop(self) -> None:
+        """Ask :meth:`run_forever` to return after the current pass."""
         self._stop.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait for the tasks this engine started; True when none is left running."""
+        with self._lock:
+            pending = list(self._futures)
+        done, not_done = wait_futures(pending, timeout=timeout)
+        for f in done:
+            f.result()  # surface a worker's crash as a bug, not silence
+        return not not_done
+
+    def busy(self) -> bool:
+        """Whether a task started by this engine is still running."""
+        with self._lock:
+            return any(not f.done() for f in self._futures)
 
     # --- promotion and misfires ----------------------------------------------------------
 
@@ -256,25 +275,55 @@ class Engine:
 
     # --- dispatch -------------------------------------------------------------------------
 
-    def _dispatch(self, report: PassReport, *, wait: bool) -> None:
+    def _claimable(self, schedule_id: str | None = None) -> list[tuple[str, str]]:
+        """(schedule, occurrence) pairs ready to claim, oldest first per schedule."""
         now = self.clock.now()
+        query = (
+            select(Occurrence.schedule_id, Occurrence.occurrence_id)
+            .join(Schedule, Schedule.id == Occurrence.schedule_id)
+            .where(
+                Schedule.state == ScheduleState.ACTIVE,
+                (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
+            )
+            .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.position_utc, Occurrence.occurrence_id)
+        )
+        if schedule_id is not None:
+            query = query.where(Occurrence.schedule_id == schedule_id)
         with self.ledger.read() as session:
-            due = session.execute(
-                select(Occurrence.schedule_id, Occurrence.occurrence_id)
-                .join(Schedule, Schedule.id == Occurrence.schedule_id)
-                .where(
-                    Schedule.state == ScheduleState.ACTIVE,
-                    (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
-                )
-                .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.position_utc, Occurrence.occurrence_id)
-            ).all()
+            return [(sid, oid) for sid, oid in session.execute(query).all()]
+
+    def _dispatch(self, report: PassReport, *, wait: bool) -> None:
+        """Start one worker per schedule with something due. A schedule whose
+        worker is still busy from an earlier pass gets its overlap policy
+        applied to what came due meanwhile instead."""
         queues: dict[str, list[str]] = defaultdict(list)
-        for sid, occ_id in due:
+        for sid, occ_id in self._claimable():
             queues[sid].append(occ_id)
         if not queues:
             return
+        jobs: list[tuple[str, list[str] | None]] = []
+        for sid, ids in queues.items():
+            with self._lock:
+                busy = self._workers.get(sid, 0) > 0
+                busy_since = self._busy.get(sid, self.clock.now())
+            if not busy:
+                jobs.append((sid, None))
+            else:
+                extra = self._overlap_while_busy(sid, ids, busy_since, report)
+                if extra:
+                    jobs.append((sid, extra))
+        if not jobs:
+            return
+        started = self.clock.now()
+        for sid, _ in jobs:
+            with self._lock:
+                if not self._workers.get(sid):
+                    self._busy[sid] = started
+                self._workers[sid] = self._workers.get(sid, 0) + 1
         pool = ThreadPoolExecutor(max_workers=self.options.max_workers, thread_name_prefix="tidemark-task")
-        futures = [pool.submit(self._work_schedule, ids, report) for ids in queues.values()]
+        futures = [pool.submit(self._work_schedule, sid, only, report) for sid, only in jobs]
+        with self._lock:
+            self._futures = [f for f in self._futures if not f.done()] + futures
         if wait:
             for f in futures:
                 f.result()
@@ -282,13 +331,57 @@ class Engine:
         else:
             pool.shutdown(wait=False)
 
-    def _work_schedule(self, occurrence_ids: list[str], report: PassReport) -> None:
-        """One schedule's due occurrences, one at a time, oldest first: caught-up
-        runs never overlap each other."""
-        for occ_id in occurrence_ids:
-            claim = self._claim(occ_id, report)
-            if claim is not None:
-                self._execute(claim, report)
+    def _overlap_while_busy(self, schedule_id: str, ids: list[str], since: datetime, report: PassReport) -> list[str]:
+        """Occurrences that came due while this engine runs the schedule's task.
+        Returns the ones to start at once (overlapPolicy ALLOW)."""
+        now = self.clock.now()
+        with self.ledger.write() as session:
+            spec = self._active_spec(session, schedule_id)
+            fresh = [
+                o
+                for o in session.scalars(
+                    select(Occurrence)
+                    .where(Occurrence.occurrence_id.in_(ids), Occurrence.state == _S.DUE, Occurrence.due_at >= since)
+                    .order_by(Occurrence.due_at, Occurrence.occurrence_id)
+                    .execution_options(populate_existing=True)
+                )
+            ]
+            policy = spec.overlap_policy
+            if policy is OverlapPolicy.ALLOW:
+                return [o.occurrence_id for o in fresh]
+            if policy is OverlapPolicy.QUEUE_ALL:
+                return []
+            keep = 1 if policy is OverlapPolicy.QUEUE_ONE else 0
+            for occ in fresh[keep:]:
+                why = f"the previous run was still going (overlapPolicy {policy.value})"
+                events.transition(session, occ, _S.SKIPPED_OVERLAP, now, why)
+                occ.finished_at = now
+                report.skipped_overlap += 1
+        return []
+
+    def _work_schedule(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
+        """Run a schedule's due occurrences one at a time, oldest first, until none
+        is left (caught-up runs never overlap each other). ``only`` limits it to
+        those occurrences (an extra worker under overlapPolicy ALLOW)."""
+        try:
+            while True:
+                ids = only if only is not None else [oid for _, oid in self._claimable(schedule_id)]
+                progressed = False
+                for occ_id in ids:
+                    claim = self._claim(occ_id, report)
+                    if claim is not None:
+                        progressed = True
+                        self._execute(claim, report)
+                if only is not None or not progressed:
+                    return
+        finally:
+            with self._lock:
+                left = self._workers.get(schedule_id, 1) - 1
+                if left <= 0:
+                    self._workers.pop(schedule_id, None)
+                    self._busy.pop(schedule_id, None)
+                else:
+                    self._workers[schedule_id] = left
 
     def _claim(self, occurrence_id: str, report: PassReport) -> _Claim | None:
         """Compare-and-set DUE|RETRY_WAIT -> DISPATCHING on the schedule's gate and
@@ -360,19 +453,25 @@ class Engine:
     def _overlap_allows(
         self, session: Session, occ: Occurrence, spec: ScheduleSpec, now: datetime, report: PassReport
     ) -> bool:
-        running = session.scalar(
-            select(Occurrence.occurrence_id)
+        found = session.execute(
+            select(Occurrence.occurrence_id, Occurrence.due_at, func.max(Attempt.started_at))
+            .outerjoin(Attempt, Attempt.occurrence_id == Occurrence.occurrence_id)
             .where(
                 Occurrence.schedule_id == occ.schedule_id,
                 Occurrence.state.in_(IN_FLIGHT),
                 Occurrence.occurrence_id != occ.occurrence_id,
             )
+            .group_by(Occurrence.occurrence_id, Occurrence.due_at)
             .limit(1)
-        )
-        if running is None or spec.overlap_policy is OverlapPolicy.ALLOW:
+        ).first()
+        if found is None or spec.overlap_policy is OverlapPolicy.ALLOW:
             return True
+        running, running_due, running_started = found
+        started = running_started or running_due
         if occ.state is _S.RETRY_WAIT or spec.overlap_policy is OverlapPolicy.QUEUE_ALL:
             return False  # waits for the running one to end
+        if started is not None and occ.due_at is not None and occ.due_at < started:
+            return False  # a backlog item (e.g. a catch-up) due before that run began: it waits its turn
         if spec.overlap_policy is OverlapPolicy.QUEUE_ONE:
             oldest = session.scalar(
                 select(Occurrence.occurrence_id)
@@ -392,6 +491,8 @@ class Engine:
 
     def _execute(self, claim: _Claim, report: PassReport) -> None:
         report.started += 1
+        with self._lock:
+            self._busy[claim.schedule_id] = self.clock.now()
         command = prepare(claim.task.argv, claim.task.cwd, claim.task.env, claim.identity)
         stop_heartbeat = threading.Event()
 

@@ -46,6 +46,16 @@ def attempts(ledger: Ledger) -> list[Attempt]:
         return list(session.scalars(select(Attempt).order_by(Attempt.started_at, Attempt.attempt_number)))
 
 
+def wait_for_state(ledger: Ledger, key: str, state: str, limit: float = 30.0) -> None:
+    """Wait (bounded) until a task started in the background is seen in ``state``."""
+    import time
+
+    deadline = time.monotonic() + limit
+    while states(ledger).get(key) != state:
+        assert time.monotonic() < deadline, f"{key} never reached {state}"
+        time.sleep(0.01)
+
+
 def task(script: str, **extra: Any) -> dict[str, Any]:
     return {"argv": [PY, "-c", script], **extra}
 
@@ -413,3 +423,45 @@ def test_after_completion_appoints_the_next_run(ledger: Ledger, clock: FixedCloc
 
 def _unused(_: datetime) -> None:  # keeps the datetime import honest for type hints above
     return None
+
+
+@pytest.mark.parametrize(
+    ("policy", "second", "third"),
+    [
+        pytest.param("SKIP", "SKIPPED_OVERLAP", "SKIPPED_OVERLAP", id="skip"),
+        pytest.param("QUEUE_ONE", "SUCCEEDED", "SKIPPED_OVERLAP", id="queue_one"),
+        pytest.param("QUEUE_ALL", "SUCCEEDED", "SUCCEEDED", id="queue_all"),
+        pytest.param("ALLOW", "SUCCEEDED", "SUCCEEDED", id="allow"),
+    ],
+)
+def test_running_engine_applies_overlap_to_what_comes_due_meanwhile(
+    ledger: Ledger, clock: FixedClock, tmp_path: Any, policy: str, second: str, third: str
+) -> None:
+    """Continuous mode: the first run holds until released; two more come due meanwhile."""
+    gate = tmp_path / "release"
+    hold = (
+        "import os, sys, time\n"
+        "if os.environ['SCHED_NOMINAL_LOCAL'].endswith('T02:00:00'):\n"
+        f"    while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+    )
+    put(
+        ledger,
+        clock,
+        rule="FREQ=HOURLY;BYMINUTE=0",
+        cutoverAt="2026-03-02T06:30:00Z",
+        overlapPolicy=policy,
+        task=task(hold),
+    )
+    engine = Engine(ledger, clock)
+    clock.set(utc("2026-03-02T07:00:05Z"))
+    engine.run_once(wait=False)  # 02:00 starts and holds
+    wait_for_state(ledger, "2026-03-02T02:00:00#0", "RUNNING")
+    clock.set(utc("2026-03-02T09:00:05Z"))
+    engine.run_once(wait=False)  # 03:00 and 04:00 came due while it runs
+    assert engine.busy()
+    gate.write_text("go")
+    assert engine.wait_idle(timeout=60)
+    engine.run_once()  # whatever was kept waiting runs now
+    seen = states(ledger)
+    assert seen["2026-03-02T02:00:00#0"] == "SUCCEEDED"
+    assert (seen["2026-03-02T03:00:00#0"], seen["2026-03-02T04:00:00#0"]) == (second, third)
