@@ -15,7 +15,7 @@ from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
 from core.ledger.db import Ledger
-from core.ledger.materialize import compiled_revision, governing_segments
+from core.ledger.materialize import compiled_revision, governing_segments, materialize
 from core.ledger.models import LedgerMeta, Occurrence, Revision
 from core.ledger.publish import get_schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
@@ -104,9 +104,12 @@ def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = N
 
 @dataclass(frozen=True)
 class BackfillResult:
+    #: New backfill occurrences (for occurrences that ended without running, or never existed).
     created: tuple[str, ...]
     #: Occurrences of the range left alone, with why (already ran, still live...).
     left: tuple[tuple[str, str], ...]
+    #: Materialized occurrences of the range that had not run yet, made due now under their own ids.
+    queued: tuple[str, ...] = ()
 
 
 _RERUNNABLE = frozenset({_S.MISFIRE_EXPIRED, _S.SKIPPED_OVERLAP, _S.FAILED})
@@ -130,9 +133,15 @@ def backfill(
         raise AdminError("--from must be before --to")
     request = uuid.uuid4().hex
     created: list[str] = []
+    queued: list[str] = []
     left: list[tuple[str, str]] = []
     with ledger.write() as session:
         _active_revision(session, schedule_id)
+        # Materialize the range first, so that an occurrence is never both
+        # materialized later (and caught up) and backfilled.
+        for _ in range(1000):
+            if not materialize(session, schedule_id, clock, until=end).more:
+                break
         revisions = session.execute(
             select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(
                 Revision.schedule_id == schedule_id
@@ -166,6 +175,13 @@ def backfill(
         }
         for number, row in rows:
             found = existing.get(row.occurrence_id)
+            if found is not None and found.state is _S.PLANNED:
+                # Not run yet: it runs now under its own id (no copy, no misfire decision).
+                reason = "due now: backfill requested" + (f" ({note})" if note else "")
+                events.transition(session, found, _S.DUE, now, reason)
+                found.due_at = now
+                queued.append(found.occurrence_id)
+                continue
             if found is not None and found.state not in _RERUNNABLE:
                 left.append((row.occurrence_id, f"{found.state.value}: not run again"))
                 continue
@@ -206,7 +222,7 @@ def backfill(
                 ),
             )
             created.append(occurrence_id)
-    return BackfillResult(tuple(created), tuple(left))
+    return BackfillResult(tuple(created), tuple(left), tuple(queued))
 
 
 def _digest(text: str) -> str:

@@ -54,7 +54,8 @@ def list_schedules(session: Session) -> list[ScheduleSummary]:
     next_due: dict[str, datetime | None] = {
         sid: due
         for sid, due in session.execute(
-            select(Occurrence.schedule_id, func.min(Occurrence.due_at))
+            # A waiting retry is next due at its retry time, not its original due time.
+            select(Occurrence.schedule_id, func.min(func.coalesce(Occurrence.retry_at, Occurrence.due_at)))
             .where(Occurrence.state.in_(_PENDING))
             .group_by(Occurrence.schedule_id)
         )

@@ -159,3 +159,17 @@ def test_metrics_are_read_from_the_ledger(ledger: Ledger, clock: FixedClock) -> 
     assert lines["tidemark_oldest_unresolved_seconds"] == "3600.0"
     assert lines["tidemark_due_to_start_delay_seconds_count"] == "2.0"
     assert lines['tidemark_materialization_lag_seconds{schedule="daily-ops-summary"}'] == "0.0"
+
+
+def test_backfill_of_an_unmaterialized_range_never_runs_twice(ledger: Ledger, clock: FixedClock) -> None:
+    """The range is materialized first: its occurrences run under their own ids, once."""
+    put(ledger, clock, cutoverAt="2026-03-01T12:00:00Z", misfirePolicy="CATCH_UP_ALL", horizon="PT1H", task=ECHO)
+    clock.set(utc("2026-03-04T12:00:00Z"))
+    result = backfill(ledger, "daily-ops-summary", utc("2026-03-01T12:00:00Z"), utc("2026-03-04T00:00:00Z"), clock)
+    assert (len(result.created), len(result.queued)) == (0, 2)
+    clock.set(utc("2026-03-04T12:00:05Z"))
+    Engine(ledger, clock).run_once()
+    with ledger.read() as session:
+        ran = [a.stdout_tail.split()[0] for a in session.scalars(select(Attempt)) if a.stdout_tail]
+        assert len(ran) == len(set(ran)) == 3  # 03-02 and 03-03 by backfill, 03-04 caught up
+        assert session.scalars(select(Occurrence).where(Occurrence.kind == OccurrenceKind.BACKFILL)).all() == []
