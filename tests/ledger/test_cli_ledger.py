@@ -519,7 +519,7 @@ def test_a_locked_sqlite_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[st
     path = tmp_path / "ledger.db"
     assert cli.main(["db", "upgrade", "--db", str(path)]) == 0
     capsys.readouterr()
-    monkeypatch.setattr(cli, "LOCK_WAIT_SECONDS", 0.1)
+    monkeypatch.setattr(cli.ledger_access, "LOCK_WAIT_SECONDS", 0.1)
     holder = sqlite3.connect(path, isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")  # another program in the middle of a write

@@ -1,0 +1,72 @@
+"""``main``: parse the command line, run the command, and turn what it raised into an exit status."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+
+from core.cli.common import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines
+from core.cli.parser import build_parser
+
+
+def _internal_error(exc: BaseException) -> int:
+    print(f"schedctl: internal error: {type(exc).__name__}: {exc} (this is a bug; please report it)", file=sys.stderr)
+    traceback.print_exception(exc, file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (``schedctl preview ... | head``), send what is left nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``schedctl`` with ``argv`` (default: the process arguments); returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INVALID
+    except SystemExit as exc:  # --help and friends
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
+    if func is None:
+        print("schedctl: choose a command (see schedctl --help)", file=sys.stderr)
+        return EXIT_INVALID
+    where = getattr(args, "where", None) or f"schedctl {args.command}"
+    try:
+        return func(args)
+    except Invalid as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return EXIT_INVALID
+    except UsageError as exc:
+        print(f"{where}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        print("schedctl: interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:
+        from core.errors import UserError
+
+        if isinstance(exc, UserError):
+            if getattr(args, "where", None) is not None:
+                # Ledger errors name the ledger, the schedule or the occurrence themselves.
+                lines = [f"{where}: {line}" for line in str(exc).splitlines() or [type(exc).__name__]]
+            else:
+                lines = problem_lines(getattr(args, "spec", "schedctl"), exc)
+            for line in lines:
+                print(line, file=sys.stderr)
+            return EXIT_INVALID
+        return _internal_error(exc)

@@ -1,0 +1,61 @@
+"""What every ``schedctl`` command shares: exit statuses, its two errors, and reading a spec.
+
+A command reports a user's mistake by raising :class:`UsageError` (one line,
+prefixed by :func:`~core.cli.app.main` with the command) or :class:`Invalid`
+(lines already worded, each naming its file); both end in exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.errors import UserError
+    from core.spec import ScheduleSpec
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INVALID = 2
+DEFAULT_COUNT = 10
+#: The environment variable naming the ledger when --db is not given.
+DB_ENV = "SCHEDULER_DB_URL"
+
+
+class UsageError(Exception):
+    """A mistake on the command line: reported in one line, exit status 2."""
+
+
+class Invalid(Exception):
+    """Problems already worded for stderr, one per line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def problem_lines(path: str, exc: UserError) -> list[str]:
+    """One line per problem, each starting with the file it concerns."""
+    from core.errors import SpecError, SpecFileError
+
+    if isinstance(exc, SpecError):
+        if exc.source is None:
+            exc.source = path
+        return exc.lines()
+    if isinstance(exc, SpecFileError):
+        return [str(exc)]
+    return [f"{path}: {line}" for line in str(exc).splitlines() or [type(exc).__name__]]
+
+
+def read_spec(path: str) -> ScheduleSpec:
+    """Read and validate a spec; ``-`` reads standard input."""
+    from core.errors import UserError
+    from core.spec import parse_spec
+    from core.specfile import load_spec, load_text
+
+    try:
+        if path == "-":
+            return parse_spec(load_text(sys.stdin.read(), "<stdin>"), source="<stdin>")
+        return load_spec(path)
+    except UserError as exc:
+        raise Invalid(problem_lines(path, exc)) from None

@@ -1,0 +1,179 @@
+"""The engine commands: engine run and fence, run-now, backfill and reconcile.
+
+These run tasks, or decide what the engine runs next, through ``core.engine``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from core.cli.arguments import parse_time
+from core.cli.common import EXIT_OK, UsageError
+from core.cli.ledger_access import command_clock, open_command_ledger
+from core.cli.output import out, plural, unicode_ok
+
+if TYPE_CHECKING:
+    import argparse
+    from datetime import datetime
+
+    from core.clock import Clock
+    from core.engine.engine import Engine, PassReport
+    from core.ledger.db import Ledger
+
+_AFTER = {
+    "happened": "a person said it happened",
+    "not-happened": "a person said it did not happen; the next engine pass runs it again",
+    "abandon": "abandoned by a person",
+}
+
+
+def pass_summary(report: PassReport, at: datetime) -> str:
+    """One line about an engine pass."""
+    from core.timefmt import fmt_utc
+
+    counts = (
+        f"materialized {report.materialized:,}, promoted {report.promoted:,}, expired {report.expired:,}, "
+        f"recovered {report.recovered:,}, started {report.started:,}, skipped for overlap {report.skipped_overlap:,}"
+    )
+    outcomes = ", ".join(f"{state} {n:,}" for state, n in sorted(report.outcomes.items()))
+    return f"pass at {fmt_utc(at)}: {counts}; " + (f"outcomes: {outcomes}" if outcomes else "nothing finished")
+
+
+def cmd_engine_run(args: argparse.Namespace) -> int:
+    """One full pass (--once), or passes until SIGINT or SIGTERM."""
+    from core.engine.engine import Engine, EngineOptions
+
+    if args.now is not None and not args.once:
+        raise UsageError("--now: only with --once (a running engine follows the real clock)")
+    if args.metrics_port is not None and args.once:
+        raise UsageError("--metrics-port: only for a running engine (without --once)")
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger:
+        engine = Engine(ledger, clock, EngineOptions())
+        if args.once:
+            report = engine.run_once(wait=True)
+            out(pass_summary(report, clock.now()))
+            return EXIT_OK
+        return _run_forever(engine, ledger, clock, args)
+
+
+def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    server = None
+    if args.metrics_port is not None:
+        server = _serve_metrics(ledger, clock, args.metrics_port)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        engine.stop()
+        # A second Ctrl-C interrupts at once (tasks of the last pass may still be finishing).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+
+    def on_pass(report: PassReport) -> None:
+        busy = report.materialized or report.started or report.expired or report.recovered or report.outcomes
+        if busy:
+            out(pass_summary(report, clock.now()))
+            sys.stdout.flush()
+
+    try:
+        out(f"engine {engine.worker} running on {ledger.where}; stop it with Ctrl-C or SIGTERM")
+        sys.stdout.flush()
+        engine.run_forever(poll_seconds=args.poll, on_pass=on_pass)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if server is not None:
+            server.shutdown()
+    out("engine stopped")
+    return EXIT_OK
+
+
+def _serve_metrics(ledger: Ledger, clock: Clock, port: int) -> Any:
+    """Start the Prometheus endpoint (core.engine.metrics) and say where it is."""
+    try:
+        from core.engine.metrics import serve
+    except ModuleNotFoundError as exc:
+        if exc.name != "core.engine.metrics":
+            raise
+        raise UsageError("--metrics-port: this Tidemark has no metrics endpoint") from None
+    try:
+        server, _thread = serve(ledger, clock, port)
+    except OSError as exc:
+        raise UsageError(f"--metrics-port: cannot listen on 127.0.0.1:{port} ({exc.strerror or exc})") from None
+    out(f"metrics on http://127.0.0.1:{server.server_port}/metrics")
+    return server
+
+
+def cmd_engine_fence(args: argparse.Namespace) -> int:
+    """Bump the execution epoch: claims of earlier epochs can no longer record outcomes."""
+    from core.engine.admin import fence
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger:
+        epoch = fence(ledger, clock, args.note)
+    out(f"fenced the ledger: execution epoch is now {epoch}; claims of earlier epochs are void")
+    return EXIT_OK
+
+
+def cmd_run_now(args: argparse.Namespace) -> int:
+    """A manual occurrence of the schedule, due at once; prints its id."""
+    from core.engine.admin import run_now
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger:
+        occurrence_id = run_now(ledger, args.schedule_id, clock, args.note)
+    out(occurrence_id)
+    return EXIT_OK
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    """Run a past range's occurrences that never ran, as recorded backfill occurrences."""
+    from core.clock import FixedClock
+    from core.engine.admin import backfill
+    from core.ledger.publish import get_schedule
+    from core.ledger.queries import list_schedules
+    from core.timefmt import fmt_utc
+    from core.zones import get_zone
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger:
+        with ledger.read() as session:
+            get_schedule(session, args.schedule_id)
+            zone_name = next(s.time_zone for s in list_schedules(session) if s.schedule_id == args.schedule_id)
+        zone = get_zone(zone_name)
+        if isinstance(clock, FixedClock):
+            clock.set(parse_time(args.now, "--now", zone))
+        start = parse_time(args.from_, "--from", zone)
+        end = parse_time(args.to, "--to", zone)
+        result = backfill(ledger, args.schedule_id, start, end, clock, args.note)
+    span = f"{fmt_utc(start)} to {fmt_utc(end)}"
+    queued = f", made {plural(len(result.queued), 'occurrence')} that had not run due now" if result.queued else ""
+    runs = result.created or result.queued
+    lines = [
+        f"backfill of {args.schedule_id} from {span}: created {plural(len(result.created), 'occurrence')}{queued}"
+        + (" (due now; the engine runs them oldest first)" if runs else "")
+        + (f"; left {len(result.left):,} alone:" if result.left else "; left none alone")
+    ]
+    lines.extend(f"  {occurrence_id}: {why}" for occurrence_id, why in result.left)
+    out("\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    """Resolve an UNKNOWN_EFFECT by a person's decision."""
+    from core.engine.reconcile import Decision, reconcile
+
+    decision = Decision(args.decision)
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger:
+        done = reconcile(ledger, args.occurrence_id, decision, clock, args.note)
+    arrow = "→" if unicode_ok() else "->"
+    out(f"{done.occurrence_id}: {done.old.value} {arrow} {done.new.value} ({_AFTER[decision.value]})")
+    return EXIT_OK

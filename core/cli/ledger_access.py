@@ -1,0 +1,76 @@
+"""The ledger and clock of one ledger command.
+
+Every ledger command opens the ledger named by --db (else $SCHEDULER_DB_URL, else
+ledger.db in the user's data directory), does one unit of work and closes it.
+--now freezes the clock; a local --now is read on the wall clock of the schedule
+the command is about (apply: the spec's; backfill: the schedule's), else in UTC.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from core.cli.arguments import parse_time
+from core.cli.common import DB_ENV
+
+if TYPE_CHECKING:
+    import argparse
+
+    from core.clock import Clock, FixedClock, SystemClock
+    from core.ledger.db import Ledger
+
+#: Seconds to wait for another program's lock on a SQLite ledger before giving up.
+#: Read when a command runs, so that a test can shorten it.
+LOCK_WAIT_SECONDS = 5.0
+
+
+def db_url(args: argparse.Namespace) -> str | None:
+    """--db, else $SCHEDULER_DB_URL, else None (the default ledger)."""
+    return args.db or os.environ.get(DB_ENV) or None
+
+
+def command_clock(args: argparse.Namespace, zone_name: str = "UTC") -> FixedClock | SystemClock:
+    """A clock frozen at --now, or the system clock."""
+    from core.clock import FixedClock, SystemClock
+    from core.zones import get_zone
+
+    if args.now is None:
+        return SystemClock()
+    return FixedClock(parse_time(args.now, "--now", get_zone(zone_name)))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextmanager
+def open_command_ledger(args: argparse.Namespace, clock: Clock) -> Iterator[Ledger]:
+    """The open ledger; a database that refuses mid-command (locked, gone) becomes one LedgerError line."""
+    from sqlalchemy.exc import OperationalError
+
+    from core.errors import LedgerError
+    from core.ledger.db import open_ledger
+
+    ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS)
+    try:
+        yield ledger
+    except OperationalError as exc:
+        said = _first_line(exc.orig if exc.orig is not None else exc)
+        if "locked" in said.lower() or "busy" in said.lower():
+            raise LedgerError(
+                f"{ledger.where}: the ledger is locked by another program ({said}); try again when it has finished"
+            ) from None
+        raise LedgerError(f"{ledger.where}: the ledger cannot be used ({said})") from None
+    finally:
+        ledger.close()
+
+
+def upgrade_command_ledger(args: argparse.Namespace) -> str:
+    """Migrate the ledger of --db to the newest schema; returns the revision it is now at."""
+    from core.ledger.db import upgrade_ledger
+
+    return upgrade_ledger(db_url(args), command_clock(args), busy_timeout=LOCK_WAIT_SECONDS)

@@ -1,0 +1,175 @@
+"""The ledger commands: apply, schedules, pause/resume/disable, ledger, attempts, db upgrade and drift.
+
+Each does one unit of work on the ledger of --db (see :mod:`core.cli.ledger_access`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.cli.common import EXIT_OK, Invalid, UsageError, problem_lines, read_spec
+from core.cli.ledger_access import command_clock, open_command_ledger, upgrade_command_ledger
+from core.cli.output import out, plural, unicode_ok
+
+if TYPE_CHECKING:
+    import argparse
+
+#: Occurrences read per query when ``ledger`` lists without --limit.
+_PAGE = 1000
+_GATE_WORDS = {"pause": "paused", "resume": "resumed", "disable": "disabled"}
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    """Validate a spec and publish it as its schedule's next revision."""
+    from core.errors import PublishError
+    from core.ledger.publish import publish
+    from core.timefmt import fmt_utc
+
+    spec = read_spec(args.spec)
+    clock = command_clock(args, spec.time_zone)
+    with open_command_ledger(args, clock) as ledger:
+        try:
+            with ledger.write() as session:
+                result = publish(session, spec, clock)
+        except PublishError as exc:
+            raise Invalid(problem_lines(args.spec, exc)) from None
+    head = (
+        f"applied {result.schedule_id} revision {result.revision} "
+        f"(cutover {fmt_utc(result.cutover_at)}, tzdb {result.tzdb_version})"
+    )
+    if result.created:
+        out(f"{head}; a new schedule")
+    else:
+        out(f"{head}; cancelled {plural(len(result.cancelled), 'occurrence')} of earlier revisions")
+    return EXIT_OK
+
+
+def cmd_schedules(args: argparse.Namespace) -> int:
+    """Every schedule: gate, revision, zone, next due time, occurrences by state."""
+    from core.ledger.queries import list_schedules
+    from core.render.ledger_table import schedules_json, schedules_table
+
+    with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
+        rows = list_schedules(session)
+    out(schedules_json(rows) if args.format == "json" else schedules_table(rows, unicode=unicode_ok()))
+    return EXIT_OK
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """pause, resume or disable: move the schedule's gate, with a note."""
+    from core.ledger.publish import disable, pause, resume
+
+    action = {"pause": pause, "resume": resume, "disable": disable}[args.command]
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger, ledger.write() as session:
+        change = action(session, args.schedule_id, clock, args.note)
+    if not change.changed:
+        out(f"{args.schedule_id} is already {change.new.value}")
+    else:
+        note = f": {args.note}" if args.note else ""
+        out(f"{_GATE_WORDS[args.command]} {args.schedule_id} (was {change.old.value}){note}")
+    return EXIT_OK
+
+
+def _states(text: str) -> frozenset[Any]:
+    """``--state DUE,retry_wait`` as states; unknown names are one line naming the valid ones."""
+    from core.ledger.states import OccurrenceState
+
+    names = [part.strip().upper() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in OccurrenceState.__members__]
+    if unknown or not names:
+        what = f"unknown state {', '.join(repr(n) for n in unknown)}" if unknown else "no state given"
+        raise UsageError(f"--state: {what}; the states are {', '.join(s.value for s in OccurrenceState)}")
+    return frozenset(OccurrenceState[name] for name in names)
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    """Occurrences in position order (positionUtc, nominalLocal, foldOrdinal), filtered."""
+    from core.ledger.publish import get_schedule
+    from core.ledger.queries import OccurrenceFilter, count_occurrences, list_occurrences
+    from core.render.ledger_table import occurrences_json, occurrences_table
+
+    states = _states(args.state) if args.state is not None else None
+    where = OccurrenceFilter(schedule_id=args.schedule, states=states)
+    with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
+        if args.schedule is not None:
+            get_schedule(session, args.schedule)
+        total = None
+        if args.limit is not None:
+            rows = list(list_occurrences(session, where, limit=args.limit).rows)
+            total = count_occurrences(session, where)
+        else:
+            rows, key = [], None
+            while True:
+                page = list_occurrences(session, where, limit=_PAGE, after=key)
+                rows.extend(page.rows)
+                if page.next_key is None:
+                    break
+                key = page.next_key
+    if args.format == "json":
+        out(occurrences_json(rows))
+    else:
+        out(occurrences_table(rows, total=total, unicode=unicode_ok()))
+    return EXIT_OK
+
+
+def cmd_attempts(args: argparse.Namespace) -> int:
+    """Every attempt of one occurrence, oldest first."""
+    from sqlalchemy import select
+
+    from core.ledger.models import Attempt
+    from core.ledger.queries import get_occurrence
+    from core.render.ledger_table import attempts_json, attempts_table
+
+    with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
+        occurrence = get_occurrence(session, args.occurrence_id)
+        if occurrence is None:
+            raise UsageError(f"{args.occurrence_id}: no such occurrence in this ledger")
+        attempts = list(
+            session.scalars(
+                select(Attempt).where(Attempt.occurrence_id == args.occurrence_id).order_by(Attempt.attempt_number)
+            )
+        )
+        if args.format == "json":
+            text = attempts_json(occurrence, attempts)
+        else:
+            text = attempts_table(occurrence, attempts, unicode=unicode_ok())
+    out(text)
+    return EXIT_OK
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Migrate the ledger's schema to the newest this Tidemark knows."""
+    revision = upgrade_command_ledger(args)
+    out(f"ledger schema at revision {revision} (the newest this Tidemark knows)")
+    return EXIT_OK
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    """Future occurrences the installed tz database would place at another instant."""
+    from core.ledger.materialize import drift
+    from core.ledger.publish import get_schedule
+    from core.timefmt import fmt_utc
+    from core.zones import tzdb_version
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger, ledger.read() as session:
+        if args.schedule is not None:
+            get_schedule(session, args.schedule)
+        items = drift(session, clock, args.schedule)
+    if not items:
+        out(f"no drift: every future occurrence keeps its instant under the installed tzdb {tzdb_version()}")
+        return EXIT_OK
+    arrow = "→" if unicode_ok() else "->"
+    lines = [f"{plural(len(items), 'future occurrence')} would move under the installed tzdb {tzdb_version()}:"]
+    for item in items:
+        old = fmt_utc(item.stored_resolved_utc) if item.stored_resolved_utc else "no instant"
+        new = fmt_utc(item.current_resolved_utc) if item.current_resolved_utc else "no instant"
+        status = f" ({item.current_status.value})" if item.current_status is not None else " (no longer exists)"
+        lines.append(
+            f"  {item.occurrence_id} {item.schedule_id} revision {item.revision} {item.nominal_local}"
+            f"#{item.fold_ordinal}: {old} (tzdb {item.stored_tzdb_version}) {arrow} {new}{status}"
+        )
+    lines.append("publish a new revision to adopt them; materialized instants are never rewritten")
+    out("\n".join(lines))
+    return EXIT_OK

@@ -1,0 +1,46 @@
+"""Writing to stdout: whole lines, colour only where it is welcome, and symbols the terminal can show."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def out(text: str) -> None:
+    """``text`` on stdout, ending in exactly one newline of its own."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal (a closed or replaced stdout is not)."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def use_colour(environ: dict[str, str] | None = None, *, tty: bool | None = None) -> bool:
+    """ANSI colour only on a terminal, and never when NO_COLOR is set (no-color.org) or TERM is dumb."""
+    env = os.environ if environ is None else environ
+    is_tty = stdout_is_terminal() if tty is None else tty
+    return is_tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+
+
+def can_encode(sample: str) -> bool:
+    """Whether stdout's encoding can write every character of ``sample``."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        sample.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def unicode_ok() -> bool:
+    """Whether the ledger's tables and arrows may use their non-ASCII symbols."""
+    return can_encode("—·②…→")
+
+
+def plural(n: int, word: str) -> str:
+    """``1 occurrence``, ``2 occurrences``, with thousands separators."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
