@@ -69,35 +69,19 @@ def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = N
         local = now.astimezone(get_zone(spec.time_zone))
         occurrence_id = "occ-" + uuid.uuid4().hex
         reason = "run now by a person" + (f" ({note})" if note else "")
-        session.add(
-            Occurrence(
-                occurrence_id=occurrence_id,
-                schedule_id=schedule_id,
-                revision=revision.revision,
-                kind=OccurrenceKind.MANUAL,
-                nominal_local=fmt_local(local.replace(tzinfo=None)),
-                fold_ordinal=local.fold,
-                resolved_utc=now,
-                position_utc=now,
-                due_at=now,
-                logical_slot_id=None,
-                business_period=None,
-                state=_S.DUE,
-                reason=reason,
-                tzdb_version=tzdb_version(),
-                created_at=now,
-                updated_at=now,
-            )
-        )
-        events.append(
+        _add_due(
             session,
-            events.NewEvent(
-                events.EventKind.OCCURRENCE_CREATED,
-                now,
-                schedule_id,
-                occurrence_id,
-                {"kind": OccurrenceKind.MANUAL.value, "reason": reason},
-            ),
+            occurrence_id,
+            schedule_id,
+            revision.revision,
+            OccurrenceKind.MANUAL,
+            fmt_local(local.replace(tzinfo=None)),
+            local.fold,
+            now,
+            now,
+            None,
+            reason,
+            now,
         )
     return occurrence_id
 
@@ -191,38 +175,66 @@ def backfill(
                 continue
             occurrence_id = "occ-" + _digest(canonical(["backfill", request, row.occurrence_id]))
             reason = f"backfill of {row.occurrence_id} ({row.nominal_local})" + (f": {note}" if note else "")
-            session.add(
-                Occurrence(
-                    occurrence_id=occurrence_id,
-                    schedule_id=schedule_id,
-                    revision=number,
-                    kind=OccurrenceKind.BACKFILL,
-                    nominal_local=row.nominal_local,
-                    fold_ordinal=row.fold_ordinal,
-                    resolved_utc=row.resolved,
-                    position_utc=row.position,
-                    due_at=now,
-                    logical_slot_id=None,
-                    business_period=row.period,
-                    state=_S.DUE,
-                    reason=reason,
-                    tzdb_version=tzdb_version(),
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
-            events.append(
+            _add_due(
                 session,
-                events.NewEvent(
-                    events.EventKind.OCCURRENCE_CREATED,
-                    now,
-                    schedule_id,
-                    occurrence_id,
-                    {"kind": OccurrenceKind.BACKFILL.value, "reason": reason, "of": row.occurrence_id},
-                ),
+                occurrence_id,
+                schedule_id,
+                number,
+                OccurrenceKind.BACKFILL,
+                row.nominal_local,
+                row.fold_ordinal,
+                row.resolved,
+                row.position,
+                row.period,
+                reason,
+                now,
+                {"of": row.occurrence_id},
             )
             created.append(occurrence_id)
     return BackfillResult(tuple(created), tuple(left), tuple(queued))
+
+
+def _add_due(
+    session: Session,
+    occurrence_id: str,
+    schedule_id: str,
+    revision: int,
+    kind: OccurrenceKind,
+    nominal_local: str,
+    fold_ordinal: int,
+    resolved: datetime | None,
+    position: datetime,
+    period: str | None,
+    reason: str,
+    now: datetime,
+    extra: dict[str, str] | None = None,
+) -> None:
+    """Insert an occurrence made by a person's request, due now, with its event.
+
+    It holds no logical slot: a manual or backfill run never blocks a scheduled one.
+    """
+    session.add(
+        Occurrence(
+            occurrence_id=occurrence_id,
+            schedule_id=schedule_id,
+            revision=revision,
+            kind=kind,
+            nominal_local=nominal_local,
+            fold_ordinal=fold_ordinal,
+            resolved_utc=resolved,
+            position_utc=position,
+            due_at=now,
+            logical_slot_id=None,
+            business_period=period,
+            state=_S.DUE,
+            reason=reason,
+            tzdb_version=tzdb_version(),
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    data = {"kind": kind.value, "reason": reason} | (extra or {})
+    events.append(session, events.NewEvent(events.EventKind.OCCURRENCE_CREATED, now, schedule_id, occurrence_id, data))
 
 
 def _digest(text: str) -> str:

@@ -51,73 +51,73 @@ def _fake_date(year: int, month: int, day: int) -> str:
     return f"{year:04d}-{month:02d}-{day:02d}"
 
 
+def _month_block(first: datetime, plan: MonthDayPlan) -> dict[datetime, str | None]:
+    """The wall times one month names, each with a note when it was moved there."""
+    block: dict[datetime, str | None] = {}
+    month_len = calendar.monthrange(first.year, first.month)[1]
+    for d in plan.days:
+        if d < 0:
+            if -d <= month_len:
+                block.setdefault(first.replace(day=month_len + d + 1), None)
+            continue
+        if d <= month_len:
+            block[first.replace(day=d)] = None  # a real date wins over a moved one
+            continue
+        missing = _fake_date(first.year, first.month, d)
+        if plan.policy is InvalidDatePolicy.BACKWARD:
+            moved = first.replace(day=month_len)
+            note = (
+                f"{missing} does not exist: moved back to {moved.date().isoformat()}, "
+                "the last day of the month (invalidDatePolicy BACKWARD)"
+            )
+        else:
+            moved = datetime.combine(date(first.year, first.month, month_len) + timedelta(days=1), first.time())
+            note = (
+                f"{missing} does not exist: moved forward to {moved.date().isoformat()}, "
+                "the first day after it (invalidDatePolicy FORWARD)"
+            )
+        block.setdefault(moved, note)
+    return block
+
+
+def _merged(base: Iterator[datetime], plan: MonthDayPlan) -> Iterator[tuple[datetime, str | None]]:
+    """Month by month, in order; a time reached twice (a moved date landing on the
+    next month's first day) is one row."""
+    block: dict[datetime, str | None] = {}
+    month: tuple[int, int] | None = None
+    previous: set[datetime] = set()
+
+    def release() -> Iterator[tuple[datetime, str | None]]:
+        nonlocal previous
+        fresh = [when for when in sorted(block) if when not in previous]
+        previous = set(fresh)
+        return ((when, block[when]) for when in fresh)
+
+    for first in base:
+        key = (first.year, first.month)
+        if key != month and block:
+            yield from release()
+            block = {}
+        month = key
+        for when, note in _month_block(first, plan).items():
+            if note is None or when not in block:
+                block[when] = note
+    yield from release()
+
+
 def expand_month_days(
     parsed: ParsedRule, start: datetime, plan: MonthDayPlan, until: datetime | None
 ) -> Iterator[tuple[datetime, str | None]]:
     """Nominal wall times in order, each with a note when it was moved."""
     base = build_rrule(parsed, start.replace(day=1), until=None, overrides=plan.overrides)
     count_left = int(parsed.parts["COUNT"]) if "COUNT" in parsed.parts else None
-    previous_block: set[datetime] = set()
-    block_month: tuple[int, int] | None = None
-    block: dict[datetime, str | None] = {}
-
-    def flush() -> Iterator[tuple[datetime, str | None]]:
-        nonlocal previous_block
-        emitted = set()
-        for when in sorted(block):
-            if when in previous_block:
-                continue
-            emitted.add(when)
-            yield when, block[when]
-        previous_block = emitted
-
-    for first in base:
-        key = (first.year, first.month)
-        if key != block_month and block:
-            for item in flush():
-                if item[0] < start:
-                    continue
-                if until is not None and item[0] > until:
-                    return
-                if count_left is not None:
-                    if count_left <= 0:
-                        return
-                    count_left -= 1
-                yield item
-            block = {}
-        block_month = key
-        month_len = calendar.monthrange(first.year, first.month)[1]
-        for d in plan.days:
-            if d < 0:
-                if -d <= month_len:
-                    when = first.replace(day=month_len + d + 1)
-                    block.setdefault(when, None)
-                continue
-            if d <= month_len:
-                when = first.replace(day=d)
-                block[when] = None
-                continue
-            missing = _fake_date(first.year, first.month, d)
-            if plan.policy is InvalidDatePolicy.BACKWARD:
-                moved = first.replace(day=month_len)
-                note = (
-                    f"{missing} does not exist: moved back to {moved.date().isoformat()}, "
-                    "the last day of the month (invalidDatePolicy BACKWARD)"
-                )
-            else:
-                moved = datetime.combine(date(first.year, first.month, month_len) + timedelta(days=1), first.time())
-                note = (
-                    f"{missing} does not exist: moved forward to {moved.date().isoformat()}, "
-                    "the first day after it (invalidDatePolicy FORWARD)"
-                )
-            block.setdefault(moved, note)
-    for item in flush():
-        if item[0] < start:
+    for when, note in _merged(iter(base), plan):
+        if when < start:
             continue
-        if until is not None and item[0] > until:
+        if until is not None and when > until:
             return
         if count_left is not None:
             if count_left <= 0:
                 return
             count_left -= 1
-        yield item
+        yield when, note
