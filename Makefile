@@ -41,6 +41,8 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/preview_bench.py
 	$(BIN)/python bench/materialize_bench.py
+	$(BIN)/python bench/engine_bench.py
+	$(BIN)/python bench/recovery_bench.py --days 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,199 @@
+"""Engine overhead per occurrence, against spawning the same command directly.
+
+Three measurements on a SQLite ledger in a temporary directory, each over the
+same number of due occurrences of one interval schedule (latenessWindow long
+enough that none is a misfire), in one ``Engine.run_once`` pass after the rows
+were materialized:
+
+* ``no-op``: the engine's own work per occurrence (promote, claim with its
+  attempt row, RUNNING, outcome, record; three write transactions), with the
+  runner replaced in-process by one that succeeds at once;
+* ``true``: the same through the real runner, a ``true`` process per
+  occurrence, end to end;
+* baseline: ``subprocess.run(["true"])`` in a loop, as many times; and the
+  runner's ``run_command`` alone, for the cost of the runner's own spawning
+  (its own session, pipes for the output tails).
+
+Run by hand: ``.venv/bin/python bench/engine_bench.py [--count N]``. Prints
+occurrences per second and ratios. Target: the engine with ``true`` at least
+half the direct spawn rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.clock import Clock, FixedClock
+from core.engine import engine as engine_module
+from core.engine.engine import Engine, EngineOptions
+from core.engine.runner import PreparedCommand, RunResult, TaskIdentity, prepare, run_command
+from core.ledger import materialize_all, open_ledger, publish
+from core.spec import parse_spec
+
+T0 = datetime(2026, 3, 2, tzinfo=UTC)
+RUNS = 3
+
+
+def _spec(count: int) -> Any:
+    return parse_spec(
+        {
+            "schema": "scheduleSpec.v1",
+            "scheduleId": "bench",
+            "revision": 1,
+            "timeZone": "UTC",
+            "kind": "interval",
+            "every": "PT1M",
+            "anchor": "2026-03-02T00:00:00Z",
+            "cutoverAt": "2026-03-02T00:00:00Z",
+            "latenessWindow": f"PT{count + 10}M",  # no misfires: every due row runs
+            "horizon": "PT1H",
+            "task": {"argv": ["true"], "effect": "idempotent", "timeout": "PT1M"},
+        }
+    )
+
+
+def _instant_success(
+    command: PreparedCommand,
+    timeout: timedelta,
+    clock: Clock,
+    *,
+    tail_bytes: int = 0,
+    on_started: Callable[[int], None] | None = None,
+) -> RunResult:
+    """The runner's contract, without a process: started, exited 0."""
+    started = clock.now()
+    if on_started is not None:
+        on_started(0)
+    return RunResult(started, clock.now(), 0, None, None, "", "", None)
+
+
+class TimedEngine(Engine):
+    """The engine, with the seconds spent in each step of a run added up (no behaviour changed)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.spent: dict[str, float] = {}
+
+    def _timed(self, name: str, call: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        try:
+            return call()
+        finally:
+            self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - start
+
+    def _promote(self, report: Any) -> None:
+        self._timed("promote", lambda: super(TimedEngine, self)._promote(report))
+
+    def _claim(self, occurrence_id: str, report: Any) -> Any:
+        return self._timed("claim", lambda: super(TimedEngine, self)._claim(occurrence_id, report))
+
+    def _mark_running(self, claim: Any) -> None:
+        self._timed("mark RUNNING", lambda: super(TimedEngine, self)._mark_running(claim))
+
+    def _execute(self, claim: Any, report: Any) -> None:
+        self._timed("execute", lambda: super(TimedEngine, self)._execute(claim, report))
+
+
+#: The step times of the last no-op measurement.
+SPENT: dict[str, float] = {}
+
+
+def engine_pass(count: int, *, no_op: bool) -> tuple[float, int]:
+    """Seconds for one run_once over ``count`` due occurrences, and how many succeeded."""
+    with tempfile.TemporaryDirectory(prefix="tidemark-engine-bench-") as tmp:
+        clock = FixedClock(T0 + timedelta(minutes=count - 1, seconds=30))
+        with open_ledger(str(Path(tmp) / "ledger.db"), clock) as ledger:
+            with ledger.write() as session:
+                publish(session, _spec(count), clock)
+            with ledger.write() as session:
+                materialize_all(session, clock)
+            engine = TimedEngine(ledger, clock, EngineOptions(max_workers=1))
+            patch = mock.patch.object(engine_module, "run_command", _instant_success) if no_op else None
+            if patch is not None:
+                patch.start()
+            try:
+                start = time.perf_counter()
+                report = engine.run_once()
+                seconds = time.perf_counter() - start
+            finally:
+                if patch is not None:
+                    patch.stop()
+            if no_op and (not SPENT or seconds < SPENT["total"]):
+                SPENT.clear()
+                SPENT.update(engine.spent, total=seconds)
+            return seconds, report.outcomes["SUCCEEDED"]
+
+
+def direct_spawn(count: int) -> tuple[float, int]:
+    start = time.perf_counter()
+    for _ in range(count):
+        subprocess.run(["true"], check=True)
+    return time.perf_counter() - start, count
+
+
+def runner_alone(count: int) -> tuple[float, int]:
+    clock = FixedClock(T0)
+    identity = TaskIdentity("bench", 1, "occ-x", "slot-x", "2026-03-02T00:00:00", None, None, "att", 1)
+    command = prepare(["true"], None, {}, identity)
+    start = time.perf_counter()
+    for _ in range(count):
+        assert run_command(command, timedelta(minutes=1), clock).succeeded
+    return time.perf_counter() - start, count
+
+
+def best(runs: int, *measures: Callable[[], tuple[float, int]]) -> list[tuple[float, int]]:
+    """The fastest of ``runs`` rounds of each, interleaved so that all see the same load."""
+    results: list[list[tuple[float, int]]] = [[] for _ in measures]
+    for _ in range(runs):
+        for i, measure in enumerate(measures):
+            results[i].append(measure())
+    return [min(r) for r in results]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=300, help="occurrences per measurement (default 300)")
+    args = parser.parse_args()
+    n = args.count
+    print(f"{n} occurrences, best of {RUNS} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")
+    no_op, engine_true, direct, runner = best(
+        RUNS,
+        lambda: engine_pass(n, no_op=True),
+        lambda: engine_pass(n, no_op=False),
+        lambda: direct_spawn(n),
+        lambda: runner_alone(n),
+    )
+    for _seconds, done in (no_op, engine_true):
+        assert done == n, f"{done} of {n} succeeded"
+
+    def rate(result: tuple[float, int]) -> float:
+        return result[1] / result[0]
+
+    print(f"  engine, in-process no-op task      {no_op[0]:7.3f} s  {rate(no_op):9,.0f} occ/s")
+    print(f"    engine overhead per occurrence   {no_op[0] / n * 1000:7.2f} ms, of which:")
+    execute = SPENT.get("execute", 0.0) - SPENT.get("mark RUNNING", 0.0)
+    steps = {"promote": SPENT.get("promote", 0.0), "claim": SPENT.get("claim", 0.0)}
+    steps |= {"mark RUNNING": SPENT.get("mark RUNNING", 0.0), "record the outcome": execute}
+    for name, spent in steps.items():
+        print(f"      {name:<30} {spent / n * 1000:7.2f} ms")
+    print(f"  engine, `true` end to end          {engine_true[0]:7.3f} s  {rate(engine_true):9,.0f} occ/s")
+    print(f"  baseline: subprocess.run(['true']) {direct[0]:7.3f} s  {rate(direct):9,.0f} occ/s")
+    print(f"  the runner's run_command alone     {runner[0]:7.3f} s  {rate(runner):9,.0f} occ/s")
+    print(f"  ratio engine `true` / direct spawn {rate(engine_true) / rate(direct):7.2f}   (target >= 0.50)")
+    print(f"  ratio runner alone / direct spawn  {rate(runner) / rate(direct):7.2f}")
+
+
+if __name__ == "__main__":
+    main()
