@@ -15,6 +15,7 @@ from dateutil import rrule as du
 from core.enums import FoldPolicy, GapPolicy, Kind
 from core.errors import Problem, SpecError
 from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_for
+from core.recurrence.rebase import can_rebase, explicit_parts, rebased_start
 from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_instant, until_local
 from core.spec import ScheduleSpec
 from core.zones import get_zone
@@ -61,8 +62,12 @@ class CompiledSchedule:
     def is_excluded(self, nominal: datetime) -> bool:
         return nominal in self.excluded_times or nominal.date() in self.excluded_dates
 
-    def nominals(self, after: datetime | None = None) -> Iterator[tuple[datetime, str | None]]:
-        """Calendar nominal wall times (>= ``after`` when given), each with a move note or None."""
+    def nominals(self, after: datetime | None = None, *, rebase: bool = True) -> Iterator[tuple[datetime, str | None]]:
+        """Calendar nominal wall times (>= ``after`` when given), each with a move note or None.
+
+        With ``rebase`` (the default) a rule without COUNT resumes near ``after``
+        instead of walking every period from its start; the times are the same.
+        """
         assert self.parsed is not None and self.spec.start is not None
         if self.month_days is not None:
             items = expand_month_days(self.parsed, self.spec.start, self.month_days, self.until)
@@ -72,6 +77,11 @@ class CompiledSchedule:
         assert self.rule is not None
         if after is None or after <= self.spec.start:
             source: Iterator[datetime] = iter(self.rule)
+        elif rebase and can_rebase(self.parsed):
+            anchor = rebased_start(self.parsed, self.spec.start, after)
+            parts = explicit_parts(self.parsed, self.spec.start)
+            resumed = build_rrule(ParsedRule(parts), anchor, until=self.until)
+            source = (when for when in resumed.xafter(after, inc=True) if when >= self.spec.start)
         else:
             source = self.rule.xafter(after, inc=True)
         return ((when, None) for when in source)
