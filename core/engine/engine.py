@@ -13,7 +13,7 @@ import socket
 import threading
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
@@ -38,6 +38,8 @@ from core.timefmt import fmt_utc
 
 _S = OccurrenceState
 IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
+#: Rows changed by one bulk statement.
+_BULK = 2000
 #: Materialization calls per pass at most (each inserts up to its max_rows).
 _MATERIALIZE_ROUNDS = 1000
 
@@ -153,37 +155,56 @@ class Engine:
     def _promote(self, report: PassReport) -> None:
         """PLANNED occurrences whose time has come become DUE, or, when they come
         due later than their lateness window (the engine was not running), go
-        through the misfire policy: made up late, or MISFIRE_EXPIRED."""
+        through the misfire policy: made up late, or MISFIRE_EXPIRED.
+
+        Done in bulk: after a long outage this can be hundreds of thousands of
+        rows, so states change by one UPDATE per reason and chunk, and their
+        events go in by one INSERT per chunk, all in the same transaction.
+        """
         now = self.clock.now()
         with self.ledger.write() as session:
-            rows = session.scalars(
-                select(Occurrence)
+            rows = session.execute(
+                select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.due_at)
                 .where(Occurrence.state == _S.PLANNED, Occurrence.due_at <= now)
                 .order_by(Occurrence.schedule_id, Occurrence.due_at)
             ).all()
-            by_schedule: dict[str, list[Occurrence]] = defaultdict(list)
-            for occ in rows:
-                by_schedule[occ.schedule_id].append(occ)
-            for sid, occs in by_schedule.items():
+            by_schedule: dict[str, list[Due]] = defaultdict(list)
+            for sid, occ_id, due_at in rows:
+                by_schedule[sid].append(Due(occ_id, _aware(due_at)))
+            for sid, due in by_schedule.items():
                 spec = self._active_spec(session, sid)
                 decisions = plan_recovery(
-                    [Due(o.occurrence_id, _aware(o.due_at)) for o in occs],
+                    due,
                     now,
                     spec.misfire_policy,
                     max_catch_up=spec.effective_max_catch_up,
                     lateness_window=spec.lateness_window,
                     catch_up_window=spec.catch_up_window,
                 )
-                by_id = {o.occurrence_id: o for o in occs}
+                groups: dict[tuple[OccurrenceState, str | None], list[str]] = defaultdict(list)
                 for d in decisions:
-                    occ = by_id[d.occurrence_id]
-                    if d.action is Action.EXPIRE:
-                        events.transition(session, occ, _S.MISFIRE_EXPIRED, now, d.reason)
-                        occ.finished_at = now
-                        report.expired += 1
+                    target = _S.MISFIRE_EXPIRED if d.action is Action.EXPIRE else _S.DUE
+                    groups[(target, d.reason)].append(d.occurrence_id)
+                for (target, reason), ids in groups.items():
+                    for chunk in _chunks(ids, _BULK):
+                        values: dict[str, object] = {"state": target, "updated_at": now}
+                        if reason is not None:
+                            values["reason"] = reason
+                        if target is _S.MISFIRE_EXPIRED:
+                            values["finished_at"] = now
+                        session.execute(
+                            update(Occurrence)
+                            .where(Occurrence.occurrence_id.in_(chunk), Occurrence.state == _S.PLANNED)
+                            .values(**values)
+                            .execution_options(synchronize_session=False)
+                        )
+                        events.append_many(
+                            session, (events.transitioned(sid, oid, _S.PLANNED, target, now, reason) for oid in chunk)
+                        )
+                    if target is _S.MISFIRE_EXPIRED:
+                        report.expired += len(ids)
                     else:
-                        events.transition(session, occ, _S.DUE, now, d.reason)
-                        report.promoted += 1
+                        report.promoted += len(ids)
 
     def _active_spec(self, session: Session, schedule_id: str) -> ScheduleSpec:
         text = session.scalar(
@@ -620,3 +641,8 @@ def _identity(occ: Occurrence, attempt_id: str, attempt_number: int) -> TaskIden
 def _aware(value: datetime | None) -> datetime:
     assert value is not None
     return value
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
