@@ -35,10 +35,12 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.clock import Clock, FixedClock
+from benchkit import TimingEngine, instant_success
+
+from core.clock import FixedClock
 from core.engine import engine as engine_module
-from core.engine.engine import Engine, EngineOptions
-from core.engine.runner import PreparedCommand, RunResult, TaskIdentity, prepare, run_command
+from core.engine.engine import EngineOptions
+from core.engine.runner import TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
 from core.spec import parse_spec
 
@@ -64,34 +66,8 @@ def _spec(count: int) -> Any:
     )
 
 
-def _instant_success(
-    command: PreparedCommand,
-    timeout: timedelta,
-    clock: Clock,
-    *,
-    tail_bytes: int = 0,
-    on_started: Callable[[int], None] | None = None,
-) -> RunResult:
-    """The runner's contract, without a process: started, exited 0."""
-    started = clock.now()
-    if on_started is not None:
-        on_started(0)
-    return RunResult(started, clock.now(), 0, None, None, "", "", None)
-
-
-class TimedEngine(Engine):
+class TimedEngine(TimingEngine):
     """The engine, with the seconds spent in each step of a run added up (no behaviour changed)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.spent: dict[str, float] = {}
-
-    def _timed(self, name: str, call: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
-        try:
-            return call()
-        finally:
-            self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - start
 
     def _promote(self, report: Any) -> None:
         self._timed("promote", lambda: super(TimedEngine, self)._promote(report))
@@ -120,7 +96,7 @@ def engine_pass(count: int, *, no_op: bool) -> tuple[float, int]:
             with ledger.write() as session:
                 materialize_all(session, clock)
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=1))
-            patch = mock.patch.object(engine_module, "run_command", _instant_success) if no_op else None
+            patch = mock.patch.object(engine_module, "run_command", instant_success) if no_op else None
             if patch is not None:
                 patch.start()
             try:

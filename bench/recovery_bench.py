@@ -28,7 +28,6 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -36,12 +35,12 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchkit import TimingEngine, instant_success
 from sqlalchemy import func, select
 
-from core.clock import Clock, FixedClock
+from core.clock import FixedClock
 from core.engine import engine as engine_module
-from core.engine.engine import Engine, EngineOptions, PassReport
-from core.engine.runner import PreparedCommand, RunResult
+from core.engine.engine import EngineOptions, PassReport
 from core.ledger import open_ledger, publish
 from core.ledger.models import Attempt, Event, Occurrence
 from core.spec import parse_spec
@@ -80,33 +79,8 @@ def _spec(kind: str, number: int, cutover: datetime) -> Any:
     )
 
 
-def _instant_success(
-    command: PreparedCommand,
-    timeout: timedelta,
-    clock: Clock,
-    *,
-    tail_bytes: int = 0,
-    on_started: Callable[[int], None] | None = None,
-) -> RunResult:
-    started = clock.now()
-    if on_started is not None:
-        on_started(0)
-    return RunResult(started, clock.now(), 0, None, None, "", "", None)
-
-
-class TimedEngine(Engine):
+class TimedEngine(TimingEngine):
     """The engine, with the seconds of each step of the pass added up."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.spent: dict[str, float] = {}
-
-    def _timed(self, name: str, call: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
-        try:
-            return call()
-        finally:
-            self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - start
 
     def _promote(self, report: PassReport) -> None:
         self._timed("promote + misfire policy", lambda: super(TimedEngine, self)._promote(report))
@@ -141,7 +115,7 @@ def main() -> None:
                         publish(session, _spec(kind, i, cutover), clock)
             clock.set(NOW)
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=4))
-            with mock.patch.object(engine_module, "run_command", _instant_success):
+            with mock.patch.object(engine_module, "run_command", instant_success):
                 start = time.perf_counter()
                 report = engine.run_once()
                 elapsed = time.perf_counter() - start
