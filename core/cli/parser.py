@@ -189,8 +189,9 @@ def _add_ledger_commands(commands: Any) -> None:
         "backfill",
         cmd_backfill,
         "run a past range's occurrences that never ran",
-        description="Create a backfill occurrence, due now, for each occurrence with a position in [--from, --to) "
-        "that never ran; ones that succeeded, are live or wait for a person are left alone.",
+        description="Run, oldest first, each occurrence with a position in [--from, --to) that never ran: one not "
+        "run yet is made due now under its own id, one that expired, was skipped or failed gets a backfill "
+        "occurrence; ones that succeeded, are live or wait for a person are left alone.",
     )
     backfill.add_argument("schedule_id", metavar="ID", help="the schedule")
     backfill.add_argument("--from", dest="from_", type=time_text, required=True, metavar="TIME", help="first position")

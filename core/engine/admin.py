@@ -104,8 +104,11 @@ def backfill(
 ) -> BackfillResult:
     """Run the schedule's occurrences with positions in [start, end) that never ran.
 
-    Each becomes a BACKFILL occurrence, due now, run oldest first. Occurrences
-    that succeeded, are still live, or wait for a person are left alone: a
+    The range is materialized first. Occurrences not yet run are made due now
+    under their own ids; those that ended without running (expired, skipped for
+    overlap, failed) or never existed get a new BACKFILL occurrence, due now.
+    The engine runs them oldest first. Occurrences that succeeded, are still
+    live, wait for a person or were already backfilled are left alone: a
     backfill never repeats an effect that happened or may have happened.
     """
     if start.tzinfo is None or end.tzinfo is None:

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from core.clock import Clock
 from core.engine.misfire import Action, Due, plan_recovery
 from core.engine.outcomes import Outcome, Verdict, decide, verdict_from_exit
-from core.engine.runner import TaskIdentity, prepare, run_command
+from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
@@ -87,6 +87,7 @@ class _Claim:
     task: Task
     spec: ScheduleSpec
     identity: TaskIdentity
+    command: PreparedCommand  # rendered once at claim time: its digest is on the attempt row
 
 
 class Engine:
@@ -459,6 +460,7 @@ class Engine:
                 spec.task,
                 spec,
                 identity,
+                command,
             )
 
     def _governs(self, session: Session, occ: Occurrence) -> bool:
@@ -514,7 +516,7 @@ class Engine:
         report.started += 1
         with self._lock:
             self._busy[claim.schedule_id] = self.clock.now()
-        command = prepare(claim.task.argv, claim.task.cwd, claim.task.env, claim.identity)
+        command = claim.command
         stop_heartbeat = threading.Event()
 
         def started(_pid: int) -> None:
