@@ -1,0 +1,58 @@
+"""What every part of the window shares: the clock, the workspace folder, the
+ledger's address and the settings store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSettings
+
+from core.clock import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from core.ledger.db import Ledger
+
+ORGANIZATION = "Tidemark"
+APPLICATION = "Tidemark"
+
+
+def default_workspace() -> Path:
+    from platformdirs import user_documents_dir
+
+    return Path(user_documents_dir()) / "Tidemark"
+
+
+@dataclass
+class AppContext:
+    """Built once by ``scheduler_gui.app`` and handed to every view.
+
+    ``ledger_url`` None means the default SQLite file in the user's data
+    directory. Tests pass a :class:`~core.clock.FixedClock`, a temporary
+    workspace and a settings object backed by a temporary file.
+    """
+
+    clock: Clock = field(default_factory=SystemClock)
+    workspace: Path = field(default_factory=default_workspace)
+    ledger_url: str | None = None
+    settings: QSettings = field(default_factory=lambda: QSettings(ORGANIZATION, APPLICATION))
+    _ledger: Ledger | None = field(default=None, repr=False)
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger, opened (and migrated) on first use; raises LedgerError with a message."""
+        if self._ledger is None:
+            from core.ledger import open_ledger
+
+            self._ledger = open_ledger(self.ledger_url, self.clock)
+        return self._ledger
+
+    @property
+    def ledger_open(self) -> bool:
+        return self._ledger is not None
+
+    def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None

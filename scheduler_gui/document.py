@@ -1,0 +1,240 @@
+"""The schedule being edited: a spec mapping with undo, validation and a file.
+
+Every widget of the designer reads and writes the same :class:`SpecDocument`.
+The mapping holds exactly what the YAML file would hold (camelCase keys,
+nested ``task`` and ``retry`` mappings, times as text), so saving writes what
+the person sees and loading shows what the file says. Every change goes
+through the undo stack; validation is the core's own ``parse_spec``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from core.errors import Problem, SpecError, SpecFileError, UserError
+from core.spec import ScheduleSpec, parse_spec
+from core.specfile import dump_yaml, load_text, read_spec_text
+
+#: Keys written first when saving, in this order; others follow as they are.
+_SAVE_ORDER = (
+    "schema scheduleId revision title timeZone tzdbVersion kind rule start every anchor delay end exclude "
+    "gapPolicy foldPolicy invalidDatePolicy misfirePolicy maxCatchUp latenessWindow catchUpWindow jitter "
+    "overlapPolicy retry cutoverAt horizon businessPeriod task"
+).split()
+
+_MISSING = object()
+
+
+def get_path(data: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` (``task.argv``), or None when absent."""
+    node: Any = data
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set (or, for None, remove) the value at a dotted path; empty parents are dropped."""
+    parts = path.split(".")
+    node = data
+    trail: list[tuple[dict[str, Any], str]] = []
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            if value is None:
+                return
+            child = {}
+            node[part] = child
+        trail.append((node, part))
+        node = child
+    if value is None:
+        node.pop(parts[-1], None)
+        for parent, key in reversed(trail):
+            if parent[key]:
+                break
+            del parent[key]
+    else:
+        node[parts[-1]] = copy.deepcopy(value)
+
+
+class _Edit(QUndoCommand):
+    """Set several dotted paths at once; undo restores what was there."""
+
+    def __init__(self, doc: SpecDocument, changes: Mapping[str, Any], label: str, merge_key: str | None) -> None:
+        super().__init__(label)
+        self._doc = doc
+        self._after = {k: copy.deepcopy(v) for k, v in changes.items()}
+        self._before = {k: copy.deepcopy(get_path(doc.data, k)) for k in changes}
+        self._merge_key = merge_key
+
+    def id(self) -> int:
+        # Typing into one field merges into one undo step; other edits never merge.
+        return hash(self._merge_key) & 0x7FFFFFFF if self._merge_key else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, _Edit) or other._merge_key != self._merge_key or self._merge_key is None:
+            return False
+        self._after.update(other._after)
+        return True
+
+    def redo(self) -> None:
+        self._doc._apply(self._after)
+
+    def undo(self) -> None:
+        self._doc._apply(self._before)
+
+
+class SpecDocument(QObject):
+    """One spec being edited. Signals fire after every change, undo and redo included."""
+
+    changed = Signal()
+    """The mapping changed (edit, undo, redo, load)."""
+    validityChanged = Signal(bool)
+    pathChanged = Signal(str)
+    dirtyChanged = Signal(bool)
+
+    def __init__(self, data: Mapping[str, Any] | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self._data: dict[str, Any] = copy.deepcopy(dict(data)) if data else {}
+        self._path: Path | None = None
+        self._spec: ScheduleSpec | None = None
+        self._problems: list[Problem] = []
+        self._validate()
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.dirtyChanged.emit(not clean)
+
+    # --- reading -------------------------------------------------------------
+    @property
+    def data(self) -> dict[str, Any]:
+        """The current mapping. Read it; change it only through :meth:`set_value`."""
+        return self._data
+
+    def value(self, path: str, default: Any = None) -> Any:
+        found = get_path(self._data, path)
+        return default if found is None else found
+
+    @property
+    def spec(self) -> ScheduleSpec | None:
+        """The validated spec, or None while there are problems."""
+        return self._spec
+
+    @property
+    def valid(self) -> bool:
+        return self._spec is not None
+
+    @property
+    def problems(self) -> list[Problem]:
+        return list(self._problems)
+
+    def problems_for(self, path: str) -> list[str]:
+        """Messages for ``path`` and anything under it (``task`` covers ``task.argv``)."""
+        return [p.message for p in self._problems if p.key == path or p.key.startswith(path + ".")]
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def dirty(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    @property
+    def display_name(self) -> str:
+        if self._path is not None:
+            return self._path.name
+        return str(self._data.get("scheduleId") or "untitled") + ".yaml"
+
+    # --- editing -------------------------------------------------------------
+    def set_value(self, path: str, value: Any, *, label: str | None = None, merge: bool = False) -> None:
+        """Set one dotted path (None removes it) as one undo step.
+
+        ``merge`` folds consecutive edits of the same path (typing) into one step.
+        """
+        self.set_values({path: value}, label=label or f"Edit {path}", merge_key=path if merge else None)
+
+    def set_values(self, changes: Mapping[str, Any], *, label: str, merge_key: str | None = None) -> None:
+        """Set several paths as one undo step. Does nothing when nothing would change."""
+        if all(get_path(self._data, k) == (None if v is None else v) for k, v in changes.items()):
+            return
+        self.undo_stack.push(_Edit(self, changes, label, merge_key))
+
+    def _apply(self, changes: Mapping[str, Any]) -> None:
+        for path, value in changes.items():
+            _set_path(self._data, path, value)
+        self._validate()
+        self.changed.emit()
+
+    def _validate(self) -> None:
+        was = self._spec is not None
+        try:
+            self._spec = parse_spec(self._data)
+            self._problems = []
+        except SpecError as exc:
+            self._spec = None
+            self._problems = list(exc.problems)
+        except UserError as exc:
+            self._spec = None
+            self._problems = [Problem("", str(exc))]
+        if was != (self._spec is not None):
+            self.validityChanged.emit(self._spec is not None)
+
+    # --- files ---------------------------------------------------------------
+    def replace(self, data: Mapping[str, Any], path: Path | None = None) -> None:
+        """Load new content as a fresh document: clears undo history, marks clean."""
+        self._data = copy.deepcopy(dict(data))
+        self._path = path
+        self.undo_stack.clear()
+        self.undo_stack.setClean()
+        self._validate()
+        self.pathChanged.emit(str(path) if path else "")
+        self.changed.emit()
+        self.dirtyChanged.emit(False)
+
+    @classmethod
+    def read_mapping(cls, path: str | Path) -> dict[str, Any]:
+        """The mapping in a spec file, or :class:`SpecFileError` saying why it cannot be read."""
+        data = load_text(read_spec_text(path), str(path))
+        if not isinstance(data, dict):
+            raise SpecFileError(f"{path}: a spec is a mapping of keys to values")
+        return data
+
+    def load(self, path: str | Path) -> None:
+        """Open a spec file. Invalid specs open (to be fixed); unreadable files raise."""
+        p = Path(path)
+        self.replace(self.read_mapping(p), p.resolve())
+
+    def to_yaml(self) -> str:
+        ordered = {k: self._data[k] for k in _SAVE_ORDER if k in self._data}
+        ordered.update({k: v for k, v in self._data.items() if k not in ordered})
+        return dump_yaml(ordered)
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write YAML to ``path`` (or the current file) atomically and mark clean."""
+        target = Path(path) if path is not None else self._path
+        if target is None:
+            raise SpecFileError("choose where to save this schedule")
+        text = self.to_yaml()
+        tmp = target.with_name(f".{target.name}.saving")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise SpecFileError(f"{target}: cannot be saved ({exc.strerror})") from None
+        changed_path = target.resolve() != self._path
+        self._path = target.resolve()
+        self.undo_stack.setClean()
+        if changed_path:
+            self.pathChanged.emit(str(self._path))
+        return self._path

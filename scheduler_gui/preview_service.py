@@ -1,0 +1,143 @@
+"""Preview rows for the document, computed off the GUI thread.
+
+Edits arrive faster than a long preview can be built, so requests are
+debounced and numbered; a result that is older than the newest request is
+dropped instead of shown. Every view that draws rows (the preview table, the
+timeline) listens to :attr:`PreviewService.ready`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+
+from core.clock import Clock
+from core.errors import UserError
+from core.preview import Preview, build_preview
+from core.spec import ScheduleSpec
+from scheduler_gui.document import SpecDocument
+
+#: Milliseconds of quiet after the last edit before a preview is built.
+DEBOUNCE_MS = 120
+DEFAULT_COUNT = 50
+
+
+class _Relay(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, str)
+
+
+class _Job(QRunnable):
+    def __init__(self, number: int, spec: ScheduleSpec, start: datetime, count: int, relay: _Relay) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._args = (number, spec, start, count)
+        self._relay = relay
+
+    def run(self) -> None:
+        number, spec, start, count = self._args
+        try:
+            preview = build_preview(spec, start, count=count)
+        except UserError as exc:
+            self._relay.failed.emit(number, str(exc))
+            return
+        self._relay.done.emit(number, preview)
+
+
+class PreviewService(QObject):
+    """Builds the preview of ``document`` from ``start`` (default: the clock's now)."""
+
+    ready = Signal(object)
+    """A :class:`~core.preview.Preview` for the newest request."""
+    failed = Signal(str)
+    """The spec is invalid, or the preview could not be built (the message says why)."""
+    busyChanged = Signal(bool)
+
+    def __init__(self, document: SpecDocument, clock: Clock, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._doc = document
+        self._clock = clock
+        self._start: datetime | None = None
+        self._count = DEFAULT_COUNT
+        self._numbers = itertools.count(1)
+        self._wanted = 0
+        self._busy = False
+        self._latest: Preview | None = None
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh_now)
+        document.changed.connect(self.schedule_refresh)
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def latest(self) -> Preview | None:
+        """The last preview shown, if any."""
+        return self._latest
+
+    @property
+    def start(self) -> datetime:
+        return self._start if self._start is not None else self._clock.now()
+
+    def set_start(self, start: datetime | None) -> None:
+        """Rows from ``start`` (aware); None means from now."""
+        self._start = start
+        self.schedule_refresh()
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def set_count(self, count: int) -> None:
+        self._count = max(1, count)
+        self.schedule_refresh()
+
+    def schedule_refresh(self) -> None:
+        """Ask for a new preview after the debounce interval."""
+        self._timer.start()
+
+    def refresh_now(self) -> None:
+        """Start building a preview of the document as it is now."""
+        self._timer.stop()
+        self._wanted = next(self._numbers)
+        spec = self._doc.spec
+        if spec is None:
+            problems = self._doc.problems
+            first = problems[0] if problems else None
+            self._set_busy(False)
+            self.failed.emit(str(first) if first is not None else "the schedule is not complete yet")
+            return
+        self._set_busy(True)
+        self._pool.start(_Job(self._wanted, spec, self.start, self._count, self._relay))
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until running jobs finish (tests and screenshots)."""
+        return self._pool.waitForDone(msecs)
+
+    def _on_done(self, number: int, preview: Preview) -> None:
+        if number != self._wanted:
+            return
+        self._latest = preview
+        self._set_busy(False)
+        self.ready.emit(preview)
+
+    def _on_failed(self, number: int, message: str) -> None:
+        if number != self._wanted:
+            return
+        self._set_busy(False)
+        self.failed.emit(message)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busyChanged.emit(busy)

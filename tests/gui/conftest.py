@@ -1,0 +1,53 @@
+"""Fixtures for the window's tests: a fixed clock, a temporary workspace and
+settings in a temporary file, so nothing touches the person's own."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from core.clock import FixedClock
+from core.specfile import load_text
+from scheduler_gui.context import AppContext
+from scheduler_gui.document import SpecDocument
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+#: A Monday morning before the 2027 spring change in New York.
+NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(NOW)
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, clock: FixedClock) -> AppContext:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    for spec in DEMO.glob("*.yaml"):
+        shutil.copy(spec, workspace / spec.name)
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    context = AppContext(
+        clock=clock, workspace=workspace, ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}", settings=settings
+    )
+    yield context
+    context.close()
+
+
+def demo_mapping(name: str) -> dict:
+    """The mapping of a demo schedule (``daily-ops-summary``)."""
+    path = DEMO / f"{name}.yaml"
+    return load_text(path.read_text(encoding="utf-8"), str(path))
+
+
+@pytest.fixture
+def document(qtbot) -> SpecDocument:
+    """The New York 02:30 demo schedule, loaded into a document."""
+    doc = SpecDocument()
+    doc.load(DEMO / "daily-ops-summary.yaml")
+    return doc

@@ -1,0 +1,82 @@
+"""The edited spec: undo and redo, validation per key, saving and loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import SpecFileError
+from core.specfile import load_spec
+from scheduler_gui.document import SpecDocument, get_path
+
+
+def test_loaded_demo_is_valid_and_clean(document: SpecDocument) -> None:
+    assert document.valid
+    assert not document.dirty
+    assert document.spec is not None and document.spec.time_zone == "America/New_York"
+    assert document.display_name == "daily-ops-summary.yaml"
+
+
+def test_edit_undo_redo(document: SpecDocument, qtbot) -> None:
+    with qtbot.waitSignal(document.changed):
+        document.set_value("timeZone", "Europe/Paris")
+    assert document.dirty and document.spec is not None and document.spec.time_zone == "Europe/Paris"
+    document.undo_stack.undo()
+    assert document.value("timeZone") == "America/New_York" and not document.dirty
+    document.undo_stack.redo()
+    assert document.value("timeZone") == "Europe/Paris"
+
+
+def test_typing_merges_into_one_undo_step(document: SpecDocument) -> None:
+    for text in ("O", "Op", "Ops"):
+        document.set_value("title", text, merge=True)
+    assert document.undo_stack.count() == 1
+    document.undo_stack.undo()
+    assert document.value("title") == "Operating summary"
+
+
+def test_invalid_value_names_its_key_and_blocks(document: SpecDocument, qtbot) -> None:
+    with qtbot.waitSignal(document.validityChanged) as blocker:
+        document.set_value("timeZone", "EST")
+    assert blocker.args == [False]
+    assert not document.valid
+    assert document.problems_for("timeZone")
+    assert not document.problems_for("rule")
+
+
+def test_nested_paths_create_and_prune(document: SpecDocument) -> None:
+    document.set_value("retry.maxAttempts", 5)
+    assert get_path(document.data, "retry") == {"maxAttempts": 5}
+    document.set_value("retry.maxAttempts", None)
+    assert "retry" not in document.data
+    assert document.spec is not None and document.spec.retry.max_attempts == 3
+
+
+def test_no_op_edit_pushes_nothing(document: SpecDocument) -> None:
+    document.set_value("timeZone", "America/New_York")
+    assert document.undo_stack.count() == 0
+
+
+def test_save_round_trips_through_core(document: SpecDocument, tmp_path: Path) -> None:
+    document.set_value("title", "Renamed")
+    target = document.save(tmp_path / "out.yaml")
+    assert not document.dirty and document.path == target
+    assert load_spec(target).title == "Renamed"
+    again = SpecDocument()
+    again.load(target)
+    assert again.data == document.data
+
+
+def test_unreadable_file_raises_and_keeps_document(document: SpecDocument, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"\x00\x01")
+    with pytest.raises(SpecFileError, match="binary"):
+        document.load(bad)
+    assert document.value("scheduleId") == "daily-ops-summary"
+
+
+def test_save_into_missing_folder_says_so(document: SpecDocument, tmp_path: Path) -> None:
+    with pytest.raises(SpecFileError, match="cannot be saved"):
+        document.save(tmp_path / "nope" / "x.yaml")
+    assert document.path is not None and document.path.name == "daily-ops-summary.yaml"
