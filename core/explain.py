@@ -65,27 +65,27 @@ def day_label(value: datetime) -> str:
     return f"{_WEEKDAYS[value.weekday()]} {value:%Y-%m-%d}"
 
 
-def _zone_label(abbr: str, offset: timedelta, other: str) -> str:
+def zone_word(abbr: str, offset: timedelta, other: str) -> str:
     """The abbreviation, or the offset when the abbreviation is numeric or says nothing new."""
     if not abbr or abbr[0] in "+-" or abbr == other:
         return "UTC" + format_offset(offset)
     return abbr
 
 
-def _jump(tr: Transition, day: datetime) -> str:
+def jump_words(tr: Transition, day: datetime) -> str:
     """``clocks jump from 02:00 EST to 03:00 EDT``; a side on another date than ``day`` names its date."""
     verb = "jump" if tr.kind == "gap" else "fall back"
 
     def side(local: datetime, abbr: str, offset: timedelta, other: str) -> str:
         clock = fmt_clock(local) if local.date() == day.date() else f"{day_label(local)} {fmt_clock(local)}"
-        return f"{clock} {_zone_label(abbr, offset, other)}"
+        return f"{clock} {zone_word(abbr, offset, other)}"
 
     before = side(tr.local_before, tr.abbr_before, tr.offset_before, tr.abbr_after)
     after = side(tr.local_after, tr.abbr_after, tr.offset_after, tr.abbr_before)
     return f"clocks {verb} from {before} to {after}"
 
 
-def _day(tr: Transition) -> datetime:
+def transition_day(tr: Transition) -> datetime:
     """The day a transition is told under: where its skipped or repeated wall times begin."""
     return tr.local_before if tr.kind == "gap" else tr.local_after
 
@@ -143,7 +143,7 @@ def _after_completion(compiled: CompiledSchedule) -> str:
     if any(r.status is Status.SKIPPED_GAP for r in rows):
         first += ", " + gap_note.format("is skipped")
     elif runs and runs[0].status is Status.SHIFTED and (moved := runs[0].resolved_local) is not None:
-        label = _zone_label(runs[0].abbreviation or "", runs[0].offset or timedelta(0), "")
+        label = zone_word(runs[0].abbreviation or "", runs[0].offset or timedelta(0), "")
         first += ", " + gap_note.format(f"runs at {fmt_clock(moved)} {label}")
     elif len(rows) == 2:
         if len(runs) == 2:
@@ -176,11 +176,11 @@ def _calendar_changes(compiled: CompiledSchedule, after: datetime) -> list[str]:
             out.append(f"{name} has no {kind} in the next ten years.")
             continue
         effect = _gap_effect(compiled, tr) if kind == "gap" else _fold_effect(compiled, tr)
-        out.append(f"Next {kind}: {day_label(_day(tr))}, {_jump(tr, _day(tr))}; {effect}.")
+        out.append(f"Next {kind}: {day_label(transition_day(tr))}, {jump_words(tr, transition_day(tr))}; {effect}.")
     return out
 
 
-def _window(compiled: CompiledSchedule, tr: Transition) -> list[Occurrence]:
+def rows_near(compiled: CompiledSchedule, tr: Transition) -> list[Occurrence]:
     """Rows positioned within one transition length of it, on either side."""
     pad = tr.delta + timedelta(seconds=1)
     return expand(compiled, tr.utc - pad, tr.utc + pad)
@@ -192,7 +192,7 @@ def _pronoun(rows: Sequence[Occurrence]) -> str:
 
 def _gap_effect(compiled: CompiledSchedule, tr: Transition) -> str:
     policy = compiled.gap_policy.value
-    window = _window(compiled, tr)
+    window = rows_near(compiled, tr)
     # The wall times the gap removes: from the old offset's reading of the change to the new one's.
     affected = [r for r in window if tr.local_before <= r.nominal < tr.local_after]
     if not affected:
@@ -208,7 +208,7 @@ def _gap_effect(compiled: CompiledSchedule, tr: Transition) -> str:
         clauses.append(f"skips {_pronoun(skipped) if len(skipped) == len(affected) else len(skipped)}")
     if shifted:
         moved = [r.resolved_local for r in shifted if r.resolved_local is not None]
-        label = _zone_label(shifted[0].abbreviation or "", tr.offset_after, tr.abbr_before)
+        label = zone_word(shifted[0].abbreviation or "", tr.offset_after, tr.abbr_before)
         clauses.append(f"runs {_pronoun(shifted)} at {_clocks(moved, tr.local_before)} {label} instead")
     if duplicates:
         holders = {r.resolved for r in window if r.runnable}
@@ -225,7 +225,7 @@ def _gap_effect(compiled: CompiledSchedule, tr: Transition) -> str:
 def _fold_effect(compiled: CompiledSchedule, tr: Transition) -> str:
     policy = compiled.fold_policy.value
     # Wall times read twice: from the new offset's reading of the change up to the old one's.
-    affected = [r for r in _window(compiled, tr) if tr.local_after <= r.nominal < tr.local_before]
+    affected = [r for r in rows_near(compiled, tr) if tr.local_after <= r.nominal < tr.local_before]
     if not affected:
         return "this schedule's times are not affected"
     first = [r for r in affected if r.fold_ordinal == 0]
@@ -270,10 +270,10 @@ def _interval(compiled: CompiledSchedule, after: datetime) -> str:
         return f"{head}; {spec.time_zone} has no clock changes ahead."
     parts = []
     if gap is not None:
-        where = f"{day_label(_day(gap))}, {_jump(gap, _day(gap))}"
+        where = f"{day_label(transition_day(gap))}, {jump_words(gap, transition_day(gap))}"
         parts.append(f"at the next gap ({where}) {_interval_gap(compiled, gap)}")
     if fold is not None:
-        where = f"{day_label(_day(fold))}, {_jump(fold, _day(fold))}"
+        where = f"{day_label(transition_day(fold))}, {jump_words(fold, transition_day(fold))}"
         parts.append(f"at the next fold ({where}) {_interval_fold(compiled, fold)}")
     return f"{head}; clock changes do not move it: {'; '.join(parts)}."
 

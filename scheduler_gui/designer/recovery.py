@@ -1,0 +1,454 @@
+"""When things go wrong: missed runs (misfire), a run still going when the next
+comes due (overlap), failed runs (retry) and spread-out starts (jitter).
+
+Each setting has a one-line meaning in words under it. Durations are typed as a
+person would say them ("15 min", "1 h 30 min", "2 days") or in ISO 8601
+("PT15M"); the document always receives the ISO form the spec file holds.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.durations import format_duration, human_duration, parse_duration
+from core.engine.backoff import backoff
+from core.enums import MisfirePolicy, OverlapPolicy
+from scheduler_gui.context import AppContext
+from scheduler_gui.document import SpecDocument
+from scheduler_gui.status_style import VERMILLION
+
+_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "secs": 1,
+    "second": 1,
+    "seconds": 1,
+    "m": 60,
+    "min": 60,
+    "mins": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
+    "w": 604800,
+    "wk": 604800,
+    "week": 604800,
+    "weeks": 604800,
+}
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+EXAMPLES = "15 min, 1 h 30 min, 2 days or PT15M"
+
+
+def parse_friendly_duration(text: str) -> timedelta:
+    """``15 min``, ``1 h 30 min``, ``90s``, ``2 days``, ``0`` or ISO 8601 (``PT15M``).
+
+    Raises ``ValueError`` with a message a person can act on.
+    """
+    value = text.strip()
+    if not value:
+        raise ValueError("empty")
+    if value[0] in "Pp":
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            raise ValueError(f"{exc}; words such as {EXAMPLES} work too") from None
+    if re.fullmatch(r"0+(\.0+)?", value):
+        return timedelta(0)
+    cleaned = re.sub(r"\s*(,|\band\b)\s*", " ", value.lower())
+    total = 0.0
+    pos = 0
+    for match in _PART.finditer(cleaned):
+        if cleaned[pos : match.start()].strip():
+            break
+        unit = _UNITS.get(match.group(2))
+        if unit is None:
+            raise ValueError(f"{value!r}: unknown unit {match.group(2)!r}; write e.g. {EXAMPLES}")
+        total += float(match.group(1)) * unit
+        pos = match.end()
+    if pos == 0 or cleaned[pos:].strip():
+        raise ValueError(f"{value!r} is not a length of time; write e.g. {EXAMPLES}")
+    return timedelta(seconds=total)
+
+
+def friendly(value: Any) -> str:
+    """The words shown for a spec duration (``PT15M`` → ``15 min``); odd values as they are."""
+    if value is None:
+        return ""
+    try:
+        return human_duration(parse_duration(str(value)))
+    except ValueError:
+        return str(value)
+
+
+def _problem_label(parent: QWidget, name: str) -> QLabel:
+    label = QLabel(parent)
+    label.setWordWrap(True)
+    label.setStyleSheet(f"color: {VERMILLION};")
+    label.setAccessibleName(name)
+    label.hide()
+    return label
+
+
+def _meaning_label(parent: QWidget, name: str) -> QLabel:
+    label = QLabel(parent)
+    label.setWordWrap(True)
+    label.setAccessibleName(name)
+    label.setForegroundRole(label.foregroundRole())
+    label.setStyleSheet("color: palette(placeholder-text);")
+    return label
+
+
+class DurationField(QWidget):
+    """A duration typed in words or ISO 8601, written to ``key`` as ISO; its problem under it.
+
+    Empty text removes the key (its documented default applies). Text that is
+    not a duration is written as typed, so the document is invalid and says so.
+    """
+
+    edited = Signal()
+
+    def __init__(
+        self,
+        document: SpecDocument,
+        key: str,
+        name: str,
+        tooltip: str,
+        placeholder: str = "",
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._doc = document
+        self.key = key
+        self._local_error: str | None = None
+        self._writing = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(1)
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText(placeholder)
+        self.edit.setAccessibleName(name)
+        self.edit.setToolTip(f"{tooltip}\nType e.g. {EXAMPLES}; the file stores the ISO 8601 form ({key}).")
+        self.setFocusProxy(self.edit)
+        layout.addWidget(self.edit)
+        self.problem = _problem_label(self, f"{name}: problem")
+        layout.addWidget(self.problem)
+        self.edit.textEdited.connect(self._typed)
+        self.edit.editingFinished.connect(self._finished)
+        self.sync()
+
+    def _typed(self, text: str) -> None:
+        if not text.strip():
+            self._local_error = None
+            value: str | None = None
+        else:
+            try:
+                value = format_duration(parse_friendly_duration(text))
+                self._local_error = None
+            except ValueError as exc:
+                self._local_error = str(exc)
+                value = text  # as typed: the document refuses it and names the key
+        self._writing = True
+        try:
+            self._doc.set_value(self.key, value, label=f"Edit {self.key}", merge=True)
+        finally:
+            self._writing = False
+        self._show_problem()
+        self.edited.emit()
+
+    def _finished(self) -> None:
+        if self._local_error is None:
+            self.edit.setText(friendly(self._doc.value(self.key)))
+
+    def sync(self) -> None:
+        """Show the document's value, unless it came from typing in this field (no feedback loop)."""
+        if not self._writing:
+            value = self._doc.value(self.key)
+            self.edit.setText(friendly(value))
+            if value is None or friendly(value) != str(value):
+                self._local_error = None
+        self._show_problem()
+
+    def _show_problem(self) -> None:
+        problems = self._doc.problems_for(self.key)
+        messages = [self._local_error] if self._local_error and problems else problems
+        self.problem.setText("\n".join(f"⚠ {m}" for m in messages))
+        self.problem.setVisible(bool(messages))
+
+
+MISFIRE_CHOICES = (
+    (MisfirePolicy.CATCH_UP_BOUNDED.value, "Run only the newest few"),
+    (MisfirePolicy.CATCH_UP_ALL.value, "Run every missed run"),
+    (MisfirePolicy.SKIP.value, "Skip missed runs"),
+)
+OVERLAP_CHOICES = (
+    (OverlapPolicy.SKIP.value, "Skip the new run"),
+    (OverlapPolicy.QUEUE_ONE.value, "Let one wait, skip the rest"),
+    (OverlapPolicy.QUEUE_ALL.value, "Let them all wait, in order"),
+    (OverlapPolicy.ALLOW.value, "Run both at once"),
+)
+
+
+class RecoveryPanel(QWidget):
+    """Misfire, overlap, retry and jitter settings of the document, each with its meaning."""
+
+    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._doc = document
+        self._ctx = ctx
+        self._syncing = False
+        self.setAccessibleName("When things go wrong")
+        self.setToolTip("Missed runs, overlapping runs, retries and jitter")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+        # Missed runs -------------------------------------------------------------
+        box = QGroupBox("Missed runs (computer off, engine stopped)", self)
+        form = QFormLayout(box)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.misfire = QComboBox(box)
+        for value, words in MISFIRE_CHOICES:
+            self.misfire.addItem(words, value)
+        self.misfire.setAccessibleName("Missed runs policy")
+        self.misfire.setToolTip("What happens to runs that were missed while nothing was running (misfirePolicy)")
+        self.max_catch_up = QSpinBox(box)
+        self.max_catch_up.setRange(1, 1000)
+        self.max_catch_up.setAccessibleName("How many missed runs to make up")
+        self.max_catch_up.setToolTip("The newest this many missed runs are made up; older ones expire (maxCatchUp)")
+        row = QHBoxLayout()
+        row.addWidget(self.misfire, 1)
+        row.addWidget(QLabel("newest", box))
+        row.addWidget(self.max_catch_up)
+        form.addRow("After an outage", row)
+        self.lateness = DurationField(
+            document,
+            "latenessWindow",
+            "Lateness window",
+            "A run that starts later than its time plus this counts as missed",
+            "15 min (default)",
+            box,
+        )
+        form.addRow("Missed when late by", self.lateness)
+        self.catch_up_window = DurationField(
+            document,
+            "catchUpWindow",
+            "Catch-up window",
+            "Missed runs older than this are never run, whatever the policy; empty means no limit",
+            "no limit",
+            box,
+        )
+        form.addRow("Never run if older than", self.catch_up_window)
+        self.misfire_problem = _problem_label(box, "Missed runs: problem")
+        form.addRow(self.misfire_problem)
+        self.misfire_meaning = _meaning_label(box, "Missed runs: meaning")
+        form.addRow(self.misfire_meaning)
+        layout.addWidget(box)
+
+        # Overlap -----------------------------------------------------------------
+        box = QGroupBox("A run is due while the previous one still runs", self)
+        form = QFormLayout(box)
+        self.overlap = QComboBox(box)
+        for value, words in OVERLAP_CHOICES:
+            self.overlap.addItem(words, value)
+        self.overlap.setAccessibleName("Overlap policy")
+        self.overlap.setToolTip("What happens when a run comes due while the previous one still runs (overlapPolicy)")
+        form.addRow("Then", self.overlap)
+        self.overlap_meaning = _meaning_label(box, "Overlap: meaning")
+        form.addRow(self.overlap_meaning)
+        layout.addWidget(box)
+
+        # Retry -------------------------------------------------------------------
+        box = QGroupBox("A run fails", self)
+        form = QFormLayout(box)
+        self.max_attempts = QSpinBox(box)
+        self.max_attempts.setRange(1, 100)
+        self.max_attempts.setAccessibleName("Attempts at most")
+        self.max_attempts.setToolTip("How many times a run is tried in all, the first included (retry.maxAttempts)")
+        form.addRow("Attempts at most", self.max_attempts)
+        self.initial_backoff = DurationField(
+            document,
+            "retry.initialBackoff",
+            "First wait",
+            "The wait after the first failure (retry.initialBackoff)",
+            "30 s (default)",
+            box,
+        )
+        form.addRow("First wait", self.initial_backoff)
+        self.multiplier = QDoubleSpinBox(box)
+        self.multiplier.setRange(1.0, 100.0)
+        self.multiplier.setSingleStep(0.5)
+        self.multiplier.setDecimals(1)
+        self.multiplier.setAccessibleName("Wait multiplier")
+        self.multiplier.setToolTip("Each wait is this many times the one before (retry.multiplier)")
+        form.addRow("Each wait ×", self.multiplier)
+        self.max_backoff = DurationField(
+            document,
+            "retry.maxBackoff",
+            "Longest wait",
+            "No wait is longer than this (retry.maxBackoff)",
+            "10 min (default)",
+            box,
+        )
+        form.addRow("Longest wait", self.max_backoff)
+        self.retry_problem = _problem_label(box, "Retry: problem")
+        form.addRow(self.retry_problem)
+        self.retry_meaning = _meaning_label(box, "Retry: meaning")
+        form.addRow(self.retry_meaning)
+        layout.addWidget(box)
+
+        # Jitter ------------------------------------------------------------------
+        box = QGroupBox("Spread out starts", self)
+        form = QFormLayout(box)
+        self.jitter = DurationField(
+            document,
+            "jitter",
+            "Jitter",
+            "Each run starts up to this much late, by a delay fixed per occurrence (jitter)",
+            "none",
+            box,
+        )
+        form.addRow("Start up to", self.jitter)
+        self.jitter_meaning = _meaning_label(box, "Jitter: meaning")
+        form.addRow(self.jitter_meaning)
+        layout.addWidget(box)
+        layout.addStretch(1)
+
+        self.misfire.activated.connect(self._misfire_chosen)
+        self.max_catch_up.valueChanged.connect(self._max_catch_up_changed)
+        self.overlap.activated.connect(self._overlap_chosen)
+        self.max_attempts.valueChanged.connect(
+            lambda v: self._write("retry.maxAttempts", v, "Edit attempts at most", merge=True)
+        )
+        self.multiplier.valueChanged.connect(
+            lambda v: self._write("retry.multiplier", round(v, 1), "Edit wait multiplier", merge=True)
+        )
+        document.changed.connect(self.sync)
+        self.sync()
+
+    # --- writing ------------------------------------------------------------------
+    def _write(self, key: str, value: Any, label: str, *, merge: bool = False) -> None:
+        if not self._syncing:
+            self._doc.set_value(key, value, label=label, merge=merge)
+
+    def _misfire_chosen(self, index: int) -> None:
+        value = self.misfire.itemData(index)
+        bounded = value == MisfirePolicy.CATCH_UP_BOUNDED.value
+        # maxCatchUp belongs to the bounded policy only: set it with it, drop it otherwise.
+        changes = {"misfirePolicy": value, "maxCatchUp": self.max_catch_up.value() if bounded else None}
+        self._doc.set_values(changes, label=f"Missed runs: {self.misfire.itemText(index)}")
+
+    def _max_catch_up_changed(self, value: int) -> None:
+        if self._syncing:
+            return
+        self._doc.set_values(
+            {"misfirePolicy": MisfirePolicy.CATCH_UP_BOUNDED.value, "maxCatchUp": value},
+            label="Edit missed runs to make up",
+            merge_key="maxCatchUp",
+        )
+
+    def _overlap_chosen(self, index: int) -> None:
+        self._write("overlapPolicy", self.overlap.itemData(index), f"Overlap: {self.overlap.itemText(index)}")
+
+    # --- reading ------------------------------------------------------------------
+    def sync(self) -> None:
+        """Show the document's values, problems and meanings (without writing back)."""
+        doc = self._doc
+        self._syncing = True
+        try:
+            misfire = doc.value("misfirePolicy", MisfirePolicy.CATCH_UP_BOUNDED.value)
+            self._select(self.misfire, misfire)
+            bounded = misfire == MisfirePolicy.CATCH_UP_BOUNDED.value
+            self.max_catch_up.setEnabled(bounded)
+            catch_up = doc.value("maxCatchUp", 1)
+            self.max_catch_up.setValue(catch_up if isinstance(catch_up, int) else 1)
+            self._select(self.overlap, doc.value("overlapPolicy", OverlapPolicy.SKIP.value))
+            attempts = doc.value("retry.maxAttempts", 3)
+            self.max_attempts.setValue(attempts if isinstance(attempts, int) else 3)
+            multiplier = doc.value("retry.multiplier", 2.0)
+            self.multiplier.setValue(float(multiplier) if isinstance(multiplier, int | float) else 2.0)
+        finally:
+            self._syncing = False
+        for field in (self.lateness, self.catch_up_window, self.initial_backoff, self.max_backoff, self.jitter):
+            field.sync()
+        self._set_problem(self.misfire_problem, doc.problems_for("misfirePolicy") + doc.problems_for("maxCatchUp"))
+        retry = [m for k in ("retry.maxAttempts", "retry.multiplier") for m in doc.problems_for(k)]
+        self._set_problem(self.retry_problem, retry)
+        self._meanings()
+
+    @staticmethod
+    def _select(combo: QComboBox, value: Any) -> None:
+        index = combo.findData(value)
+        combo.setCurrentIndex(index if index >= 0 else 0)
+
+    @staticmethod
+    def _set_problem(label: QLabel, messages: list[str]) -> None:
+        label.setText("\n".join(f"⚠ {m}" for m in messages))
+        label.setVisible(bool(messages))
+
+    def _meanings(self) -> None:
+        spec = self._doc.spec
+        if spec is None:
+            text = "Fix the problems above to see what this means."
+            for label in (self.misfire_meaning, self.overlap_meaning, self.retry_meaning, self.jitter_meaning):
+                label.setText(text)
+            return
+        late = human_duration(spec.lateness_window)
+        if spec.misfire_policy is MisfirePolicy.SKIP:
+            misfire = f"A run missed by more than {late} is not made up."
+        elif spec.misfire_policy is MisfirePolicy.CATCH_UP_ALL:
+            misfire = f"Every run missed by more than {late} is made up after an outage, oldest first, one at a time."
+        else:
+            n = spec.effective_max_catch_up or 1
+            runs = "run is" if n == 1 else f"{n} runs are"
+            misfire = f"After an outage the newest missed {runs} made up; older missed runs expire."
+        if spec.catch_up_window is not None:
+            misfire += f" Nothing older than {human_duration(spec.catch_up_window)} is ever run."
+        self.misfire_meaning.setText(misfire)
+        self.overlap_meaning.setText(
+            {
+                OverlapPolicy.ALLOW: "The new run starts even while the previous one still runs.",
+                OverlapPolicy.SKIP: "The new run is recorded as skipped; the running one carries on.",
+                OverlapPolicy.QUEUE_ONE: "One new run waits for the running one to end; further ones are skipped.",
+                OverlapPolicy.QUEUE_ALL: "New runs wait and start one after another, in order.",
+            }[spec.overlap_policy]
+        )
+        retry = spec.retry
+        if retry.max_attempts == 1:
+            self.retry_meaning.setText("A failed run is not tried again.")
+        else:
+            waits = [human_duration(backoff(retry, n)) for n in range(1, min(retry.max_attempts, 5))]
+            more = ", …" if retry.max_attempts > 5 else ""
+            self.retry_meaning.setText(
+                f"A failed run is tried up to {retry.max_attempts} times in all, waiting {', then '.join(waits)}{more} "
+                "between attempts. A run whose outcome is unknown is only retried when its effect allows it."
+            )
+        if spec.jitter > timedelta(0):
+            self.jitter_meaning.setText(
+                f"Each run starts up to {human_duration(spec.jitter)} after its time, by a delay fixed per occurrence "
+                "(the same on every engine)."
+            )
+        else:
+            self.jitter_meaning.setText("Runs start at their time, without added delay.")
+        for label in (self.misfire_meaning, self.overlap_meaning, self.retry_meaning, self.jitter_meaning):
+            label.setTextFormat(Qt.TextFormat.PlainText)

@@ -1,0 +1,171 @@
+"""The summary: the whole schedule in one short paragraph of plain words, always
+visible above the designer, rewritten after every edit.
+
+The words are the core's own (``core.explain.explain``), computed off the GUI
+thread; while the document is invalid the first problem is shown instead, in
+words ("Not complete: choose a gap policy").
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+from core.errors import Problem, UserError
+from core.explain import explain
+from scheduler_gui.context import AppContext
+from scheduler_gui.document import SpecDocument
+
+#: Milliseconds of quiet after an edit before the words are rebuilt.
+DEBOUNCE_MS = 60
+
+#: Spec keys in words, for "Not complete" messages.
+KEY_WORDS = {
+    "gapPolicy": "a gap policy (what happens when a time does not exist)",
+    "foldPolicy": "a repeat policy (what happens when a time happens twice)",
+    "rule": "the repeat rule",
+    "start": "a start",
+    "timeZone": "a time zone",
+    "scheduleId": "a schedule id",
+    "every": "how often it runs",
+    "anchor": "an anchor instant",
+    "delay": "the delay after each run",
+    "maxCatchUp": "how many missed runs to catch up",
+    "task.argv": "the command to run",
+}
+
+
+def problem_in_words(problem: Problem) -> str:
+    """``Not complete: choose a gap policy (…)``, or ``Not complete: rule: <message>``."""
+    key, message = problem.key, problem.message
+    if message.startswith("required") and key in KEY_WORDS:
+        verb = "choose" if key.endswith("Policy") else "give"
+        return f"Not complete: {verb} {KEY_WORDS[key]}."
+    where = f"{key}: " if key else ""
+    return f"Not complete: {where}{message}."
+
+
+class _Relay(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, str)
+
+
+class _Job(QRunnable):
+    def __init__(self, number: int, work: Callable[[], Any], relay: _Relay) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._number = number
+        self._work = work
+        self._relay = relay
+
+    def run(self) -> None:
+        try:
+            result = self._work()
+        except UserError as exc:
+            self._relay.failed.emit(self._number, str(exc))
+            return
+        self._relay.done.emit(self._number, result)
+
+
+class LatestOnly(QObject):
+    """Runs one piece of work at a time off the GUI thread; only the newest result is delivered.
+
+    ``submit(work)`` numbers the request; a result of an older request is dropped.
+    """
+
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._numbers = itertools.count(1)
+        self._wanted = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+
+    def submit(self, work: Callable[[], Any]) -> None:
+        self._wanted = next(self._numbers)
+        self._pool.start(_Job(self._wanted, work, self._relay))
+
+    def cancel(self) -> None:
+        """Forget the pending request (its result will be dropped)."""
+        self._wanted = next(self._numbers)
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        return self._pool.waitForDone(msecs)
+
+    def _on_done(self, number: int, result: object) -> None:
+        if number == self._wanted:
+            self.done.emit(result)
+
+    def _on_failed(self, number: int, message: str) -> None:
+        if number == self._wanted:
+            self.failed.emit(message)
+
+
+class SummaryLine(QLabel):
+    """The schedule in words; the first problem in words while the spec is invalid."""
+
+    updated = Signal(str)
+    """The text now shown."""
+
+    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._doc = document
+        self._ctx = ctx
+        self.setObjectName("summaryLine")
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        self.setAccessibleName("Schedule summary")
+        self.setToolTip("What this schedule will do, in words; it follows every edit")
+        font = self.font()
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.setFont(font)
+        self.setMargin(4)
+        self._worker = LatestOnly(self)
+        self._worker.done.connect(self._show)
+        self._worker.failed.connect(self._show_problem_text)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh_now)
+        document.changed.connect(self._timer.start)
+        self.refresh_now()
+
+    def refresh_now(self) -> None:
+        """Rebuild the words for the document as it is now."""
+        self._timer.stop()
+        spec = self._doc.spec
+        if spec is None:
+            self._worker.cancel()
+            problems = self._doc.problems
+            self._show_problem_text(problem_in_words(problems[0]) if problems else "Not complete.")
+            return
+        now = self._ctx.clock.now()
+        self._worker.submit(lambda: explain(spec, now))
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the words being built are ready (tests, screenshots)."""
+        return self._worker.wait(msecs)
+
+    def _show(self, text: object) -> None:
+        self.setProperty("incomplete", False)
+        self._set(str(text))
+
+    def _show_problem_text(self, text: str) -> None:
+        self.setProperty("incomplete", True)
+        self._set(text if text.startswith("Not complete") else f"Not complete: {text}")
+
+    def _set(self, text: str) -> None:
+        self.setText(text)
+        self.setAccessibleDescription(text)
+        self.updated.emit(text)
