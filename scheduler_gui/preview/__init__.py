@@ -1,0 +1,1 @@
+"""The preview table, the timeline and the what-if view."""

@@ -1,0 +1,377 @@
+"""The preview section: the table of upcoming rows with its controls.
+
+From (now, or a chosen instant), how many rows, jump to the next clock change,
+a second zone, export and copy. The rows come from :class:`PreviewService`,
+which builds them off the GUI thread; this panel only shows what it reports:
+the rows, the spec's problem in place of the table, or an empty state.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from PySide6.QtCore import QDateTime, QItemSelectionModel, Qt, QTimeZone, Signal
+from PySide6.QtGui import QAction, QFontMetrics, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDateTimeEdit,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QStackedWidget,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import UserError
+from core.preview import Preview
+from core.render.csvfmt import render_csv
+from core.render.ics import render_ics
+from core.render.jsonfmt import render_json
+from scheduler_gui.context import AppContext
+from scheduler_gui.preview.model import Column, CopyRole, PreviewModel
+from scheduler_gui.preview.text import tabular_font
+from scheduler_gui.preview.zone_choice import ZoneChoice
+from scheduler_gui.preview_service import PreviewService
+
+MIN_ROWS, MAX_ROWS = 10, 5000
+
+#: format key -> (menu label, file filter, suffix)
+EXPORTS = {
+    "csv": ("CSV (spreadsheets)…", "CSV files (*.csv)", ".csv"),
+    "json": ("JSON (preview.v1)…", "JSON files (*.json)", ".json"),
+    "ics": ("iCalendar (.ics, calendar apps)…", "iCalendar files (*.ics)", ".ics"),
+}
+
+_SAMPLE = {
+    Column.NOMINAL: "Wed 2027-03-14 02:30 ",
+    Column.LOCAL: "Wed 2027-03-14 02:30 CEST ",
+    Column.UTC: "2027-03-14 07:00Z ",
+    Column.OFFSET: "−04:00 ",
+    Column.SECOND: "Wed 2027-03-14 02:30 CEST +05:45 ",
+    Column.STATUS: "⊘ skipped: duplicate ",
+    Column.WHY: "",
+    Column.OCCURRENCE_ID: "occ-1a2b3c4d… ",
+    Column.SLOT_ID: "slot-1a2b3c4d… ",
+}
+
+
+def _labelled(widget: QWidget, name: str, tip: str) -> QWidget:
+    widget.setAccessibleName(name)
+    widget.setToolTip(tip)
+    return widget
+
+
+class _Table(QTableView):
+    """A table whose copy key copies ids (the view's own copy would take one cell's text)."""
+
+    copyRequested = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copyRequested.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class PreviewPanel(QWidget):
+    """The preview table of ``service``'s document, with its controls."""
+
+    def __init__(self, service: PreviewService, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("previewPanel")
+        self._service = service
+        self._ctx = ctx
+        self.model = PreviewModel(self)
+
+        # --- controls ---------------------------------------------------------------------
+        self.from_choice = QComboBox()
+        self.from_choice.addItems(["now", "a chosen time (UTC)"])
+        _labelled(self.from_choice, "Preview from", "Show rows from now, or from a date and time you choose")
+        self.from_edit = QDateTimeEdit()
+        self.from_edit.setTimeZone(QTimeZone.utc())
+        self.from_edit.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
+        self.from_edit.setCalendarPopup(True)
+        self.from_edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(ctx.clock.now().timestamp()), QTimeZone.utc()))
+        self.from_edit.setEnabled(False)
+        self.from_edit.setFont(tabular_font())
+        _labelled(self.from_edit, "Preview start time", "The first instant shown, in UTC")
+        self.count_spin = QSpinBox()
+        self.count_spin.setRange(MIN_ROWS, MAX_ROWS)
+        self.count_spin.setSingleStep(10)
+        self.count_spin.setValue(min(max(service.count, MIN_ROWS), MAX_ROWS))
+        self.count_spin.setAccelerated(True)
+        _labelled(self.count_spin, "Rows", f"How many rows to show ({MIN_ROWS}–{MAX_ROWS})")
+        self.next_button = QPushButton("Next transition ⤓")
+        _labelled(self.next_button, "Next transition", "Scroll to the next clock change (F6)")
+        self.next_button.setShortcut(QKeySequence(Qt.Key.Key_F6))
+        self.zone_choice = ZoneChoice(ctx.clock)
+        self.zone_choice.setMinimumWidth(QFontMetrics(self.font()).horizontalAdvance("America/Argentina/Buenos_Aires"))
+        _labelled(self.zone_choice, "Second zone", "Also show every time in another zone (leave empty for none)")
+        self.zone_error = QLabel()
+        self.zone_error.setObjectName("fieldError")
+        self.zone_error.setWordWrap(True)
+        self.zone_error.setVisible(False)
+        self.export_button = QToolButton()
+        self.export_button.setText("Export")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        _labelled(self.export_button, "Export", "Save the rows shown as CSV, JSON or an iCalendar file")
+        menu = QMenu(self.export_button)
+        for fmt, (label, _, _) in EXPORTS.items():
+            action = menu.addAction(label)
+            action.triggered.connect(lambda _checked=False, f=fmt: self.choose_export(f))
+        self.export_button.setMenu(menu)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(80)
+        self.busy.setTextVisible(False)
+        self.busy.setVisible(False)
+        _labelled(self.busy, "Building preview", "The preview is being built")
+
+        bar = QHBoxLayout()
+        captions: tuple[tuple[str | None, QWidget], ...] = (
+            ("From", self.from_choice),
+            (None, self.from_edit),
+            ("Rows", self.count_spin),
+        )
+        for title, widget in captions:
+            if title:
+                caption = QLabel(title)
+                caption.setBuddy(widget)
+                bar.addWidget(caption)
+            bar.addWidget(widget)
+        bar.addWidget(self.next_button)
+        caption = QLabel("Also in")
+        caption.setBuddy(self.zone_choice)
+        bar.addWidget(caption)
+        bar.addWidget(self.zone_choice, 1)
+        bar.addWidget(self.export_button)
+        bar.addWidget(self.busy)
+
+        # --- table and its stand-ins ----------------------------------------------------------
+        self.table = _Table()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(QFontMetrics(tabular_font()).height() + 8)
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.horizontalHeader().setHighlightSections(False)
+        _labelled(self.table, "Preview rows", "The schedule's upcoming rows; clock changes are separator rows")
+        copy = QAction("Copy ids", self.table)
+        copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.triggered.connect(self.copy_selection)
+        self.table.addAction(copy)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.table.copyRequested.connect(self.copy_selection)
+        self.message = QLabel()
+        self.message.setObjectName("previewMessage")
+        self.message.setWordWrap(True)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setAccessibleName("Preview message")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.message)
+        self.notice = QLabel()
+        self.notice.setObjectName("previewNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setAccessibleName("Preview notice")
+        self.notice.setVisible(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.zone_error)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.notice)
+        self.setTabOrder(self.from_choice, self.from_edit)
+        self.setTabOrder(self.from_edit, self.count_spin)
+        self.setTabOrder(self.count_spin, self.next_button)
+        self.setTabOrder(self.next_button, self.zone_choice)
+        self.setTabOrder(self.zone_choice, self.export_button)
+        self.setTabOrder(self.export_button, self.table)
+
+        # --- wiring ---------------------------------------------------------------------------
+        self.from_choice.currentIndexChanged.connect(self._on_from_changed)
+        self.from_edit.dateTimeChanged.connect(self._on_from_changed)
+        self.count_spin.valueChanged.connect(service.set_count)
+        self.next_button.clicked.connect(self.next_transition)
+        self.zone_choice.zoneChosen.connect(self.set_second_zone)
+        self.model.modelReset.connect(self._apply_spans)
+        service.ready.connect(self.show_preview)
+        service.failed.connect(self.show_failure)
+        service.busyChanged.connect(self.busy.setVisible)
+        self._size_columns()
+        if service.latest is not None:
+            self.show_preview(service.latest)
+        else:
+            self._show_message("Building the preview…")
+            if service.count != self.count_spin.value():
+                service.set_count(self.count_spin.value())
+            service.schedule_refresh()
+
+    # --- service results --------------------------------------------------------------------
+    def show_preview(self, preview: Preview) -> None:
+        self.model.set_preview(preview)
+        if preview.rows:
+            self.stack.setCurrentWidget(self.table)
+        else:
+            self._show_message(
+                "No occurrences from this point on.\n"
+                "The schedule may have ended: check its end date, or preview from an earlier time."
+            )
+
+    def show_failure(self, message: str) -> None:
+        """The spec's problem, in place of the table (rows of an invalid spec would mislead)."""
+        self.model.set_preview(None)
+        self._show_message(f"⚠ The preview cannot be shown until this is fixed:\n{message}")
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.stack.setCurrentWidget(self.message)
+
+    # --- controls ---------------------------------------------------------------------------
+    def start_time(self) -> datetime | None:
+        """The chosen start (aware UTC), or None for now."""
+        if self.from_choice.currentIndex() == 0:
+            return None
+        return datetime.fromtimestamp(self.from_edit.dateTime().toSecsSinceEpoch(), UTC)
+
+    def set_start_time(self, start: datetime | None) -> None:
+        if start is None:
+            self.from_choice.setCurrentIndex(0)
+            return
+        self.from_edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(start.timestamp()), QTimeZone.utc()))
+        self.from_choice.setCurrentIndex(1)
+        self._on_from_changed()
+
+    def _on_from_changed(self) -> None:
+        chosen = self.from_choice.currentIndex() == 1
+        self.from_edit.setEnabled(chosen)
+        self._service.set_start(self.start_time())
+
+    def set_second_zone(self, name: str) -> None:
+        """Show the second-zone column for ``name`` ('' removes it); a bad name is reported beside the field."""
+        try:
+            self.model.set_second_zone(name or None)
+        except UserError as exc:
+            self.zone_error.setText(f"Second zone: {exc}")
+            self.zone_error.setVisible(True)
+            return
+        self.zone_error.setVisible(False)
+        self._size_columns()
+
+    def next_transition(self) -> int | None:
+        """Select and scroll to the first separator row after the current row (wrapping); its row."""
+        separators = self.model.separator_rows()
+        if not separators:
+            self._notify("No clock change among these rows.")
+            return None
+        current = self.table.currentIndex().row()
+        target = next((r for r in separators if r > current), separators[0])
+        index = self.model.index(target, 0)
+        self.table.setCurrentIndex(index)
+        self.table.selectionModel().select(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.notice.setVisible(False)
+        return target
+
+    def selected_ids(self) -> list[str]:
+        """Full ids of the selection: the id cells chosen, else each selected row's occurrence id."""
+        indexes = sorted(self.table.selectionModel().selectedIndexes(), key=lambda i: (i.row(), i.column()))
+        id_columns = {self.model.column_of(Column.OCCURRENCE_ID), self.model.column_of(Column.SLOT_ID)}
+        chosen = [i for i in indexes if i.column() in id_columns]
+        if (
+            chosen
+            and len({i.column() for i in indexes}) <= len(id_columns)
+            and all(i.column() in id_columns for i in indexes)
+        ):
+            return [str(i.data(CopyRole)) for i in chosen if i.data(CopyRole)]
+        rows = sorted({i.row() for i in indexes if not self.model.is_separator(i.row())})
+        column = self.model.column_of(Column.OCCURRENCE_ID)
+        return [str(self.model.index(r, column).data(CopyRole)) for r in rows]
+
+    def copy_selection(self) -> str:
+        """Put the selected ids on the clipboard, one per line; returns the text."""
+        text = "\n".join(self.selected_ids())
+        if text:
+            QGuiApplication.clipboard().setText(text)
+        return text
+
+    # --- export -----------------------------------------------------------------------------
+    def choose_export(self, fmt: str) -> None:
+        label, file_filter, suffix = EXPORTS[fmt]
+        preview = self.model.preview
+        if preview is None:
+            self._notify("Nothing to export yet: the preview has no rows.")
+            return
+        suggested = str(self._ctx.workspace / f"{preview.spec.schedule_id}-preview{suffix}")
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {label.rstrip('…')}", suggested, file_filter)
+        if path:
+            self.export(fmt, path)
+
+    def export(self, fmt: str, path: str | Path) -> Path | None:
+        """Write the shown rows as ``fmt`` (csv, json, ics) to ``path``; None (with a message) on failure."""
+        preview = self.model.preview
+        if preview is None:
+            self._notify("Nothing to export yet: the preview has no rows.")
+            return None
+        if fmt == "csv":
+            content = render_csv(preview)
+        elif fmt == "json":
+            content = render_json(preview)
+        elif fmt == "ics":
+            content = render_ics(preview, stamp=self._ctx.clock.now())
+        else:
+            raise ValueError(f"unknown export format {fmt!r}")
+        target = Path(path)
+        try:
+            target.write_text(content, encoding="utf-8", newline="")
+        except OSError as exc:
+            self._notify(f"Export: {target} cannot be written ({exc.strerror or exc}).")
+            return None
+        self._notify(f"Exported {len(preview.rows)} rows to {target}.")
+        return target
+
+    def _notify(self, text: str) -> None:
+        self.notice.setText(text)
+        self.notice.setVisible(True)
+
+    # --- layout -----------------------------------------------------------------------------
+    def _apply_spans(self) -> None:
+        self.table.clearSpans()
+        columns = self.model.columnCount()
+        if columns > 1:
+            for row in self.model.separator_rows():
+                self.table.setSpan(row, 0, 1, columns)
+
+    def _size_columns(self) -> None:
+        # Widths from sample text: measuring 5000 rows on every refresh would stall typing.
+        fixed = QFontMetrics(tabular_font())
+        plain = QFontMetrics(self.font())
+        header = self.table.horizontalHeader()
+        for i, column in enumerate(self.model.columns()):
+            sample = _SAMPLE[column]
+            if not sample:
+                header.setSectionResizeMode(i, QHeaderView.ResizeMode.Interactive)
+                self.table.setColumnWidth(i, 360)
+                continue
+            metrics = plain if column is Column.STATUS else fixed
+            width = max(metrics.horizontalAdvance(sample), plain.horizontalAdvance(column.value)) + 16
+            self.table.setColumnWidth(i, width)

@@ -1,0 +1,244 @@
+"""The preview panel: refreshes on edits, jumps to clock changes, exports what the core renders."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QLocale, Qt
+from PySide6.QtGui import QGuiApplication
+
+from core.clock import FixedClock
+from core.enums import Status
+from core.occurrence import Occurrence
+from core.render.csvfmt import render_csv
+from core.render.ics import render_ics
+from core.render.jsonfmt import render_json
+from core.zones import Transition
+from scheduler_gui.context import AppContext
+from scheduler_gui.document import SpecDocument
+from scheduler_gui.preview.model import Column
+from scheduler_gui.preview.panel import PreviewPanel
+from scheduler_gui.preview_service import PreviewService
+
+
+#: Two weeks before the 2027 spring change: 14 rows reach it.
+SPRING = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def english() -> None:
+    before = QLocale()
+    QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
+    yield
+    QLocale.setDefault(before)
+
+
+@pytest.fixture
+def service(document: SpecDocument, clock: FixedClock) -> PreviewService:
+    svc = PreviewService(document, clock)
+    yield svc
+    svc.wait()
+
+
+@pytest.fixture
+def panel(service: PreviewService, ctx: AppContext, qtbot) -> PreviewPanel:
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        widget = PreviewPanel(service, ctx)
+        qtbot.addWidget(widget)
+    widget.resize(1000, 500)
+    return widget
+
+
+def _statuses(panel: PreviewPanel) -> list[str]:
+    column = panel.model.column_of(Column.STATUS)
+    return [
+        panel.model.index(r, column).data() for r in range(panel.model.rowCount()) if not panel.model.is_separator(r)
+    ]
+
+
+def test_first_preview_fills_the_table(panel: PreviewPanel) -> None:
+    assert panel.stack.currentWidget() is panel.table
+    assert panel.model.occurrence_count() == panel.count_spin.value()
+    assert panel.model.separator_rows()  # 50 days from 2027-03-01 cross the spring change
+
+
+def test_editing_the_document_refreshes_the_table(
+    panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot
+) -> None:
+    assert "↷ shifted" not in _statuses(panel)
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("gapPolicy", "SHIFT_FORWARD")
+    assert "↷ shifted" in _statuses(panel)
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.undo_stack.undo()
+    assert "↷ shifted" not in _statuses(panel)
+    assert "⊘ skipped: gap" in _statuses(panel)
+
+
+def test_count_and_from_controls_drive_the_service(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.count_spin.setValue(10)
+    assert panel.model.occurrence_count() == 10
+    assert not panel.from_edit.isEnabled()
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.set_start_time(datetime(2027, 11, 1, 0, 0, tzinfo=UTC))
+    assert panel.from_edit.isEnabled()
+    first = panel.model.item(0)
+    assert isinstance(first, Occurrence) and first.nominal_local == "2027-11-01T02:30:00"
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.from_choice.setCurrentIndex(0)
+    assert service.start == SPRING
+
+
+def test_next_transition_scrolls_to_the_separator(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
+    panel.show()
+    qtbot.waitExposed(panel)
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.count_spin.setValue(300)  # reaches the fall change too
+    separators = panel.model.separator_rows()
+    assert len(separators) == 2
+    first = panel.next_transition()
+    assert first == separators[0]
+    assert panel.table.currentIndex().row() == first
+    assert isinstance(panel.model.item(first), Transition)
+    assert panel.table.columnSpan(first, 0) == panel.model.columnCount()
+    second = panel.next_transition()
+    assert second == separators[1]
+    viewport = panel.table.viewport().rect()
+    assert viewport.intersects(panel.table.visualRect(panel.model.index(second, 0)))
+    assert panel.table.verticalScrollBar().value() > 0
+    assert panel.next_transition() == separators[0]  # wraps around
+
+
+def test_next_transition_without_one_says_so(
+    panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot
+) -> None:
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("timeZone", "UTC")
+    assert panel.next_transition() is None
+    assert panel.notice.text() == "No clock change among these rows."
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "ics"])
+def test_export_matches_the_core_renderers(panel: PreviewPanel, ctx: AppContext, tmp_path: Path, fmt: str) -> None:
+    preview = panel.model.preview
+    assert preview is not None
+    expected = {
+        "csv": render_csv(preview),
+        "json": render_json(preview),
+        "ics": render_ics(preview, stamp=ctx.clock.now()),
+    }[fmt]
+    target = panel.export(fmt, tmp_path / f"out.{fmt}")
+    assert target is not None
+    assert target.read_bytes().decode("utf-8") == expected  # byte for byte: .ics lines end in CRLF
+    assert "Exported 50 rows" in panel.notice.text()
+
+
+def test_export_to_an_unwritable_place_says_why(panel: PreviewPanel, tmp_path: Path) -> None:
+    assert panel.export("csv", tmp_path / "missing-folder" / "out.csv") is None
+    assert "cannot be written" in panel.notice.text()
+
+
+def test_invalid_spec_shows_its_message(
+    panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot
+) -> None:
+    with qtbot.waitSignal(service.failed, timeout=10_000):
+        document.set_value("timeZone", "EST")
+    assert panel.stack.currentWidget() is panel.message
+    assert "timeZone" in panel.message.text() and "abbreviation" in panel.message.text()
+    assert panel.model.rowCount() == 0
+    assert panel.export("csv", "/nonexistent/never.csv") is None
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.undo_stack.undo()
+    assert panel.stack.currentWidget() is panel.table
+
+
+def test_empty_state(panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot) -> None:
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("end", "2026-06-01T00:00:00")
+    assert panel.stack.currentWidget() is panel.message
+    assert panel.message.text().startswith("No occurrences from this point on.")
+
+
+def test_second_zone_and_bad_zone(panel: PreviewPanel) -> None:
+    panel.zone_choice.set_zone("Asia/Kolkata")
+    column = panel.model.column_of(Column.SECOND)
+    assert column >= 0
+    assert panel.model.index(0, column).data() == "Tue 2027-03-02 13:00 IST +05:30"  # 02:30 EST = 07:30Z
+    assert panel.zone_error.isHidden()
+    panel.zone_choice.set_zone("Asia/Kolkatta")
+    assert not panel.zone_error.isHidden()
+    assert "did you mean Asia/Kolkata" in panel.zone_error.text()
+    assert panel.model.second_zone == "Asia/Kolkata"  # a bad name changes nothing
+    panel.zone_choice.set_zone("")
+    assert panel.model.column_of(Column.SECOND) == -1
+
+
+def test_copy_selected_ids(panel: PreviewPanel, qtbot) -> None:
+    panel.show()
+    qtbot.waitExposed(panel)
+    rows = [panel.model.item(r) for r in (0, 1)]
+    assert all(isinstance(r, Occurrence) for r in rows)
+    panel.table.selectRow(0)
+    panel.table.selectionModel().select(
+        panel.model.index(1, 0),
+        panel.table.selectionModel().SelectionFlag.Select | panel.table.selectionModel().SelectionFlag.Rows,
+    )
+    panel.table.setFocus()
+    qtbot.keyClick(panel.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "\n".join(r.occurrence_id for r in rows)  # type: ignore[union-attr]
+    # Only the slot id cell chosen: the slot id is copied.
+    slot = panel.model.column_of(Column.SLOT_ID)
+    panel.table.selectionModel().clearSelection()
+    panel.table.selectionModel().select(panel.model.index(0, slot), panel.table.selectionModel().SelectionFlag.Select)
+    assert panel.copy_selection() == rows[0].logical_slot_id  # type: ignore[union-attr]
+
+
+def test_busy_indicator_follows_the_service(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
+    seen: list[bool] = []
+    service.busyChanged.connect(lambda busy: seen.append(panel.busy.isVisibleTo(panel)))
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        service.refresh_now()
+    assert seen == [True, False]
+
+
+def test_every_control_is_named_and_explained(panel: PreviewPanel) -> None:
+    for widget in (
+        panel.from_choice,
+        panel.from_edit,
+        panel.count_spin,
+        panel.next_button,
+        panel.zone_choice,
+        panel.export_button,
+        panel.table,
+    ):
+        assert widget.accessibleName(), widget
+        assert widget.toolTip(), widget
+
+
+def test_five_thousand_rows_refresh(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
+    with qtbot.waitSignal(service.ready, timeout=30_000):
+        panel.count_spin.setValue(5000)
+    assert panel.model.occurrence_count() == 5000
+    assert all(s in ("✓ scheduled", "⊘ skipped: gap") for s in _statuses(panel))
+    assert sum(1 for s in _statuses(panel) if s == "⊘ skipped: gap") >= 13
+    assert Status.SKIPPED_GAP.value == "SKIPPED_GAP"
+
+
+def test_plain_zone_list_when_the_picker_is_missing(monkeypatch: pytest.MonkeyPatch, qtbot) -> None:
+    from scheduler_gui import optional
+    from scheduler_gui.preview.zone_choice import ZoneChoice
+
+    monkeypatch.setattr(optional, "load", lambda module, name: None)
+    choice = ZoneChoice()
+    qtbot.addWidget(choice)
+    assert choice.picker.__class__.__name__ == "_PlainChoice"
+    with qtbot.waitSignal(choice.zoneChosen) as blocker:
+        choice.set_zone("Asia/Tokyo")
+    assert blocker.args == ["Asia/Tokyo"]
+    with qtbot.waitSignal(choice.zoneChosen) as blocker:
+        choice.clear_button.click()
+    assert blocker.args == [""]
+    assert choice.zone() == ""
