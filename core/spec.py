@@ -345,7 +345,7 @@ def _clean(msg: str) -> str:
     return msg
 
 
-_KIND_KEYS: dict[Kind, tuple[set[str], set[str]]] = {
+KIND_KEYS: dict[Kind, tuple[set[str], set[str]]] = {
     # kind: (required, forbidden)
     Kind.CALENDAR: ({"rule", "start", "gapPolicy", "foldPolicy"}, {"every", "anchor", "delay"}),
     Kind.INTERVAL: ({"every", "anchor"}, {"rule", "start", "gapPolicy", "foldPolicy", "delay"}),
@@ -369,7 +369,7 @@ def _kind_problems(data: dict[str, Any]) -> list[Problem]:
         kind = Kind(raw_kind)
     except ValueError:
         return []  # reported by the model
-    required, forbidden = _KIND_KEYS[kind]
+    required, forbidden = KIND_KEYS[kind]
     problems = []
     for key in sorted(required):
         if data.get(key) is None:
@@ -508,7 +508,7 @@ def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fi
         from core.recurrence.rules import normalize_rule_text
 
         raw["rule"] = normalize_rule_text(raw["rule"])
-    _, forbidden = _KIND_KEYS[kind]
+    _, forbidden = KIND_KEYS[kind]
     out: dict[str, Any] = {}
     for key in _ORDER:
         if key in forbidden:
