@@ -8,42 +8,18 @@ timeline) listens to :attr:`PreviewService.ready`.
 
 from __future__ import annotations
 
-import itertools
 from datetime import datetime
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.clock import Clock
-from core.errors import UserError
 from core.preview import Preview, build_preview
-from core.spec import ScheduleSpec
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.document import SpecDocument
 
 #: Milliseconds of quiet after the last edit before a preview is built.
 DEBOUNCE_MS = 120
 DEFAULT_COUNT = 50
-
-
-class _Relay(QObject):
-    done = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class _Job(QRunnable):
-    def __init__(self, number: int, spec: ScheduleSpec, start: datetime, count: int, relay: _Relay) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self._args = (number, spec, start, count)
-        self._relay = relay
-
-    def run(self) -> None:
-        number, spec, start, count = self._args
-        try:
-            preview = build_preview(spec, start, count=count)
-        except UserError as exc:
-            self._relay.failed.emit(number, str(exc))
-            return
-        self._relay.done.emit(number, preview)
 
 
 class PreviewService(QObject):
@@ -61,15 +37,11 @@ class PreviewService(QObject):
         self._clock = clock
         self._start: datetime | None = None
         self._count = DEFAULT_COUNT
-        self._numbers = itertools.count(1)
-        self._wanted = 0
-        self._busy = False
         self._latest: Preview | None = None
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done)
-        self._relay.failed.connect(self._on_failed)
+        self._worker = LatestOnly(self)
+        self._worker.busyChanged.connect(self.busyChanged)
+        self._worker.done.connect(self._on_done)
+        self._worker.failed.connect(self.failed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -109,35 +81,26 @@ class PreviewService(QObject):
     def refresh_now(self) -> None:
         """Start building a preview of the document as it is now."""
         self._timer.stop()
-        self._wanted = next(self._numbers)
         spec = self._doc.spec
         if spec is None:
+            self._worker.cancel()
             problems = self._doc.problems
             first = problems[0] if problems else None
-            self._set_busy(False)
             self.failed.emit(str(first) if first is not None else "the schedule is not complete yet")
             return
-        self._set_busy(True)
-        self._pool.start(_Job(self._wanted, spec, self.start, self._count, self._relay))
+        start, count = self.start, self._count
+        self._worker.submit(lambda: build_preview(spec, start, count=count))
+
+    @property
+    def busy(self) -> bool:
+        """True while a preview is being built for the newest request."""
+        return self._worker.busy
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until running jobs finish (tests and screenshots)."""
-        return self._pool.waitForDone(msecs)
+        return self._worker.wait(msecs)
 
-    def _on_done(self, number: int, preview: Preview) -> None:
-        if number != self._wanted:
-            return
+    def _on_done(self, preview: object) -> None:
+        assert isinstance(preview, Preview)
         self._latest = preview
-        self._set_busy(False)
         self.ready.emit(preview)
-
-    def _on_failed(self, number: int, message: str) -> None:
-        if number != self._wanted:
-            return
-        self._set_busy(False)
-        self.failed.emit(message)
-
-    def _set_busy(self, busy: bool) -> None:
-        if busy != self._busy:
-            self._busy = busy
-            self.busyChanged.emit(busy)

@@ -19,8 +19,8 @@ from core.consequences import Consequences, FoldConsequence, GapConsequence, Inv
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
 from core.errors import SpecError
 from core.spec import parse_spec
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
-from scheduler_gui.designer.summary import LatestOnly
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.status_style import VERMILLION
 

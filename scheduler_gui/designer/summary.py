@@ -8,15 +8,12 @@ words ("Not complete: choose a gap policy").
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
-from typing import Any
-
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from core.errors import Problem, UserError
+from core.errors import Problem
 from core.explain import explain
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 
@@ -47,67 +44,6 @@ def problem_in_words(problem: Problem) -> str:
         return f"Not complete: {verb} {KEY_WORDS[key]}."
     where = f"{key}: " if key else ""
     return f"Not complete: {where}{message}."
-
-
-class _Relay(QObject):
-    done = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class _Job(QRunnable):
-    def __init__(self, number: int, work: Callable[[], Any], relay: _Relay) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self._number = number
-        self._work = work
-        self._relay = relay
-
-    def run(self) -> None:
-        try:
-            result = self._work()
-        except UserError as exc:
-            self._relay.failed.emit(self._number, str(exc))
-            return
-        self._relay.done.emit(self._number, result)
-
-
-class LatestOnly(QObject):
-    """Runs one piece of work at a time off the GUI thread; only the newest result is delivered.
-
-    ``submit(work)`` numbers the request; a result of an older request is dropped.
-    """
-
-    done = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._numbers = itertools.count(1)
-        self._wanted = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done)
-        self._relay.failed.connect(self._on_failed)
-
-    def submit(self, work: Callable[[], Any]) -> None:
-        self._wanted = next(self._numbers)
-        self._pool.start(_Job(self._wanted, work, self._relay))
-
-    def cancel(self) -> None:
-        """Forget the pending request (its result will be dropped)."""
-        self._wanted = next(self._numbers)
-
-    def wait(self, msecs: int = 30_000) -> bool:
-        return self._pool.waitForDone(msecs)
-
-    def _on_done(self, number: int, result: object) -> None:
-        if number == self._wanted:
-            self.done.emit(result)
-
-    def _on_failed(self, number: int, message: str) -> None:
-        if number == self._wanted:
-            self.failed.emit(message)
 
 
 class SummaryLine(QLabel):

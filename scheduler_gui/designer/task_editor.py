@@ -14,13 +14,14 @@ import shlex
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -50,6 +51,7 @@ from core.errors import UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec, Task
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.recovery import DurationField
 from scheduler_gui.designer.trust import TrustKeeper, TrustPrompt, TrustStore
@@ -261,27 +263,18 @@ class TrialOutcome:
         return f"Exit {r.exit_status} · {took}"
 
 
-class _Relay(QObject):
+class _Started(QObject):
+    """Carries the test command's process id from the worker to the GUI thread."""
+
     started = Signal(int)
-    finished = Signal(object)
 
 
-class _TestRun(QRunnable):
-    def __init__(self, task: Task, identity: TaskIdentity, clock: Clock, relay: _Relay) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self._task = task
-        self._identity = identity
-        self._clock = clock
-        self._relay = relay
-
-    def run(self) -> None:
-        task = self._task
-        command = prepare(task.argv, task.cwd, task.env, self._identity)
-        began = time.monotonic()
-        result = run_command(command, task.timeout, self._clock, on_started=self._relay.started.emit)
-        seconds = time.monotonic() - began
-        self._relay.finished.emit(TrialOutcome(result, self._identity, command.argv, seconds))
+def _trial(task: Task, identity: TaskIdentity, clock: Clock, on_started: Callable[[int], None]) -> TrialOutcome:
+    """Run the task once as the engine would (off the GUI thread); its outcome, timed."""
+    command = prepare(task.argv, task.cwd, task.env, identity)
+    began = time.monotonic()
+    result = run_command(command, task.timeout, clock, on_started=on_started)
+    return TrialOutcome(result, identity, command.argv, time.monotonic() - began)
 
 
 class _Process:
@@ -433,13 +426,13 @@ class TaskEditor(QWidget):
         layout.addStretch(1)
 
         self._process = _Process()
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.started.connect(self._started)
-        self._relay.finished.connect(self._finished)
+        self._worker = LatestOnly(self)
+        self._worker.done.connect(self._finished)
+        self._worker.failed.connect(self._failed)
+        self._started_relay = _Started(self)
+        self._started_relay.started.connect(self._started)
         process = self._process
-        # Never leave a test command running behind a closed editor (the pool waits for it).
+        # Never leave a test command running behind a closed editor (the worker waits for it).
         self.destroyed.connect(lambda *_: process.signal(signal.SIGKILL))
         self._kill_timer = QTimer(self)
         self._kill_timer.setSingleShot(True)
@@ -597,7 +590,8 @@ class TaskEditor(QWidget):
         self.run_status.setText("Running…")
         self.run_status.setStyleSheet("")
         self.output.setPlainText("$ " + shlex.join(task.argv) + "\n")
-        self._pool.start(_TestRun(task, identity, self._ctx.clock, self._relay))
+        clock, on_started = self._ctx.clock, self._started_relay.started.emit
+        self._worker.submit(lambda: _trial(task, identity, clock, on_started))
         return True
 
     def stop_test_run(self) -> None:
@@ -609,19 +603,30 @@ class TaskEditor(QWidget):
         self._kill_timer.start()
 
     def wait(self, msecs: int = 30_000) -> bool:
-        return self._pool.waitForDone(msecs)
+        """Block until the test run has ended (tests, screenshots)."""
+        return self._worker.wait(msecs)
 
     def _started(self, pid: int) -> None:
         self._process.pid = pid
         self.testRunStarted.emit(pid)
 
-    def _finished(self, outcome: object) -> None:
-        assert isinstance(outcome, TrialOutcome)
+    def _ended(self) -> None:
         self._running = False
         self._process.pid = None
         self._kill_timer.stop()
         self.stop_button.setEnabled(False)
         self._update_run_button()
+
+    def _failed(self, message: str) -> None:
+        """The command could not even be prepared (a placeholder it cannot fill, …): say why."""
+        self._ended()
+        self.run_status.setText(f"Could not run: {message}")
+        self.run_status.setStyleSheet(f"color: {VERMILLION};")
+        self.output.setPlainText(self.output.toPlainText().rstrip("\n") + f"\n# could not run: {message}")
+
+    def _finished(self, outcome: object) -> None:
+        assert isinstance(outcome, TrialOutcome)
+        self._ended()
         result = outcome.result
         self.run_status.setText(outcome.status())
         colour = BLUISH_GREEN if result.succeeded else VERMILLION

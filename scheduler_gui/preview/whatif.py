@@ -8,7 +8,6 @@ question is answered off the GUI thread; a newer question drops an older answer.
 
 from __future__ import annotations
 
-import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,9 +17,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QRunnable,
     Qt,
-    QThreadPool,
     QTimer,
     QTimeZone,
     Signal,
@@ -40,10 +37,10 @@ from PySide6.QtWidgets import (
 
 from core.durations import format_duration
 from core.engine.misfire import Action
-from core.errors import UserError
 from core.spec import ScheduleSpec
 from core.whatif import WhatIfRow, what_if
 from core.zones import get_zone
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview import text
@@ -134,28 +131,6 @@ class WhatIfModel(QAbstractTableModel):
         return row.reason or "due less than latenessWindow before the machine came back"
 
 
-class _Relay(QObject):
-    done = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class _Job(QRunnable):
-    def __init__(self, number: int, spec: ScheduleSpec, off_from: datetime, off_to: datetime, relay: _Relay) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self._args = (number, spec, off_from, off_to)
-        self._relay = relay
-
-    def run(self) -> None:
-        number, spec, off_from, off_to = self._args
-        try:
-            rows = what_if(spec, off_from, off_to)
-        except UserError as exc:
-            self._relay.failed.emit(number, str(exc))
-            return
-        self._relay.done.emit(number, rows)
-
-
 def _qdt(instant: datetime) -> QDateTime:
     return QDateTime.fromSecsSinceEpoch(int(instant.timestamp()), QTimeZone.utc())
 
@@ -186,13 +161,9 @@ class WhatIfView(QWidget):
         self.setObjectName("whatIf")
         self._doc = document
         self._ctx = ctx
-        self._numbers = itertools.count(1)
-        self._wanted = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done)
-        self._relay.failed.connect(self._on_failed)
+        self._worker = LatestOnly(self)
+        self._worker.done.connect(self._on_done)
+        self._worker.failed.connect(self._on_failed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -279,20 +250,20 @@ class WhatIfView(QWidget):
 
     def refresh_now(self) -> None:
         self._timer.stop()
-        self._wanted = next(self._numbers)
         spec = self._doc.spec
         if spec is None:
+            self._worker.cancel()
             problems = self._doc.problems
             first = str(problems[0]) if problems else "the schedule is not complete yet"
             self._show_message(f"⚠ Nothing can be worked out until this is fixed:\n{first}")
             return
         off_from, off_to = self.outage()
         self._describe_range(spec, off_from, off_to)
-        self._pool.start(_Job(self._wanted, spec, off_from, off_to, self._relay))
+        self._worker.submit(lambda: what_if(spec, off_from, off_to))
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the running question is answered (tests, screenshots)."""
-        return self._pool.waitForDone(msecs)
+        return self._worker.wait(msecs)
 
     def _describe_range(self, spec: ScheduleSpec, off_from: datetime, off_to: datetime) -> None:
         zone = get_zone(spec.time_zone)
@@ -304,9 +275,9 @@ class WhatIfView(QWidget):
         )
 
     # --- answers ----------------------------------------------------------------------------
-    def _on_done(self, number: int, rows: list[WhatIfRow]) -> None:
-        if number != self._wanted:
-            return
+    def _on_done(self, result: object) -> None:
+        assert isinstance(result, list)
+        rows: list[WhatIfRow] = result
         self.range_error.setVisible(False)
         self.model.set_rows(rows)
         spec = self._doc.spec
@@ -324,9 +295,7 @@ class WhatIfView(QWidget):
             self.stack.setCurrentWidget(self.table)
         self.computed.emit()
 
-    def _on_failed(self, number: int, message: str) -> None:
-        if number != self._wanted:
-            return
+    def _on_failed(self, message: str) -> None:
         # The outage itself is wrong (backwards, too long): say so beside the fields, change nothing else.
         self.range_error.setText(f"Outage: {message}")
         self.range_error.setVisible(True)
