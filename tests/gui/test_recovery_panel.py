@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt
 
 from core.durations import format_duration
 from scheduler_gui.context import AppContext
-from scheduler_gui.designer.recovery import RecoveryPanel, friendly, parse_friendly_duration
+from scheduler_gui.designer.duration_text import friendly, parse_friendly_duration
+from scheduler_gui.designer.recovery import RecoveryPanel
 from scheduler_gui.document import SpecDocument
 
 

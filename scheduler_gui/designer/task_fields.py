@@ -1,0 +1,238 @@
+"""The list fields of the task editor: an argv list (one argument per row,
+never a shell string) and a table of environment variables, each with buttons
+to add, remove and reorder; plus the choices of the task's effect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.enums import Effect
+
+#: The task's effect: (value in the spec, words in the menu, what it means).
+EFFECTS = (
+    (
+        Effect.NONE.value,
+        "Changes nothing (none)",
+        "It changes nothing outside itself: when a run's outcome is lost (killed, engine crash), it simply runs again.",
+    ),
+    (
+        Effect.IDEMPOTENT.value,
+        "Safe to repeat (idempotent)",
+        "Running it twice has the effect of running it once: a run whose outcome is lost is retried.",
+    ),
+    (
+        Effect.NON_IDEMPOTENT.value,
+        "Must not run twice (non_idempotent)",
+        "Running it twice does it twice (two emails, two payments): a run whose outcome is lost is never re-sent "
+        "blindly; the verify probe decides, or a person does.",
+    ),
+)
+
+
+def mono(widget: QWidget) -> None:
+    """Show ``widget``'s text in the system's fixed-width font (commands, output)."""
+    widget.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+
+
+def _button(parent: QWidget, text: str, name: str, tip: str, slot: Any) -> QPushButton:
+    button = QPushButton(text, parent)
+    button.setToolTip(tip)
+    button.setAccessibleName(name)
+    button.clicked.connect(slot)
+    return button
+
+
+class ArgvList(QWidget):
+    """An argv list: one argument per row, added, removed, edited and reordered."""
+
+    edited = Signal(list)
+    """The whole list after a change made here."""
+
+    def __init__(self, name: str, tooltip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.list = QListWidget(self)
+        self.list.setAccessibleName(name)
+        self.list.setToolTip(f"{tooltip}\nOne argument per row, passed as is: no shell, no quoting needed.")
+        self.list.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.AnyKeyPressed
+        )
+        self.list.setMaximumHeight(90)
+        mono(self.list)
+        layout.addWidget(self.list, 1)
+        buttons = QVBoxLayout()
+        self.add_button = _button(self, "Add", f"{name}: add", f"Add an argument to {name.lower()}", self.add)
+        self.remove_button = _button(self, "Remove", f"{name}: remove", "Remove the selected argument", self.remove)
+        self.up_button = _button(
+            self, "Up", f"{name}: up", "Move the selected argument up", lambda: self.move_selected(-1)
+        )
+        self.down_button = _button(
+            self, "Down", f"{name}: down", "Move the selected argument down", lambda: self.move_selected(1)
+        )
+        for button in (self.add_button, self.remove_button, self.up_button, self.down_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.list.itemChanged.connect(lambda _item: self._emit())
+        self.list.currentRowChanged.connect(lambda _row: self._update_buttons())
+        self._update_buttons()
+
+    def values(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def set_values(self, values: list[str]) -> None:
+        """Show ``values`` (no signal); the selection stays on the same row when it can."""
+        if values == self.values():
+            return
+        row = self.list.currentRow()
+        self.list.blockSignals(True)
+        self.list.clear()
+        for value in values:
+            self.list.addItem(self._item(value))
+        self.list.setCurrentRow(min(row, len(values) - 1))
+        self.list.blockSignals(False)
+        self._update_buttons()
+
+    @staticmethod
+    def _item(text: str) -> QListWidgetItem:
+        item = QListWidgetItem(text)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+        return item
+
+    def add(self, text: str = "") -> None:
+        self.list.blockSignals(True)
+        item = self._item(text if isinstance(text, str) else "")
+        self.list.addItem(item)
+        self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+        self._emit()
+        self.list.editItem(item)
+
+    def remove(self) -> None:
+        row = self.list.currentRow()
+        if row < 0:
+            return
+        self.list.blockSignals(True)
+        self.list.takeItem(row)
+        self.list.blockSignals(False)
+        self._emit()
+
+    def move_selected(self, step: int) -> None:
+        row = self.list.currentRow()
+        target = row + step
+        if row < 0 or not 0 <= target < self.list.count():
+            return
+        self.list.blockSignals(True)
+        item = self.list.takeItem(row)
+        self.list.insertItem(target, item)
+        self.list.setCurrentRow(target)
+        self.list.blockSignals(False)
+        self._emit()
+
+    def _update_buttons(self) -> None:
+        row = self.list.currentRow()
+        self.remove_button.setEnabled(row >= 0)
+        self.up_button.setEnabled(row > 0)
+        self.down_button.setEnabled(0 <= row < self.list.count() - 1)
+
+    def _emit(self) -> None:
+        self._update_buttons()
+        self.edited.emit(self.values())
+
+
+class EnvTable(QWidget):
+    """Environment variables as a two-column table (name, value) with Add and Remove."""
+
+    edited = Signal(dict)
+    """The variables with a name, after a change made here."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.table = QTableWidget(0, 2, self)
+        self.table.setHorizontalHeaderLabels(["Name", "Value"])
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().hide()
+        self.table.setMaximumHeight(110)
+        self.table.setAccessibleName("Environment variables")
+        self.table.setToolTip("Variables added to the command's environment (task.env); SCHED_* are added for you")
+        layout.addWidget(self.table, 1)
+        buttons = QVBoxLayout()
+        self.add_button = _button(self, "Add", "Environment: add", "Add an environment variable", self.add)
+        self.remove_button = _button(
+            self, "Remove", "Environment: remove", "Remove the selected environment variable", self.remove
+        )
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.remove_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.table.itemChanged.connect(lambda _item: self._emit())
+
+    def rows(self) -> list[tuple[str, str]]:
+        """Every row as (name, value), unnamed ones included."""
+        rows = []
+        for r in range(self.table.rowCount()):
+            name, value = self.table.item(r, 0), self.table.item(r, 1)
+            rows.append((name.text() if name else "", value.text() if value else ""))
+        return rows
+
+    def values(self) -> dict[str, str]:
+        """The variables that have a name."""
+        return {name: value for name, value in self.rows() if name}
+
+    def set_pairs(self, pairs: list[tuple[str, str]]) -> None:
+        """Show ``pairs`` (no signal), unless the named rows already say the same."""
+        if pairs == [(n, v) for n, v in self.rows() if n]:
+            return
+        self.table.blockSignals(True)
+        self.table.setRowCount(0)
+        for name, value in pairs:
+            self._append(name, value)
+        self.table.blockSignals(False)
+
+    def _append(self, name: str, value: str) -> int:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self.table.setItem(row, 0, QTableWidgetItem(name))
+        self.table.setItem(row, 1, QTableWidgetItem(value))
+        return row
+
+    def add(self) -> None:
+        """Add an empty row and start editing its name."""
+        self.table.blockSignals(True)
+        row = self._append("", "")
+        self.table.blockSignals(False)
+        self.table.setCurrentCell(row, 0)
+        item = self.table.item(row, 0)
+        if item is not None:
+            self.table.editItem(item)
+
+    def remove(self) -> None:
+        """Remove the selected row."""
+        row = self.table.currentRow()
+        if row >= 0:
+            self.table.removeRow(row)
+            self._emit()
+
+    def _emit(self) -> None:
+        self.edited.emit(self.values())
