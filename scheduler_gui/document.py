@@ -22,11 +22,36 @@ from core.spec import ScheduleSpec, parse_spec
 from core.specfile import dump_yaml, load_text, read_spec_text
 
 #: Keys written first when saving, in this order; others follow as they are.
-_SAVE_ORDER = (
-    "schema scheduleId revision title timeZone tzdbVersion kind rule start every anchor delay end exclude "
-    "gapPolicy foldPolicy invalidDatePolicy misfirePolicy maxCatchUp latenessWindow catchUpWindow jitter "
-    "overlapPolicy retry cutoverAt horizon businessPeriod task"
-).split()
+_SAVE_ORDER = [
+    "schema",
+    "scheduleId",
+    "revision",
+    "title",
+    "timeZone",
+    "tzdbVersion",
+    "kind",
+    "rule",
+    "start",
+    "every",
+    "anchor",
+    "delay",
+    "end",
+    "exclude",
+    "gapPolicy",
+    "foldPolicy",
+    "invalidDatePolicy",
+    "misfirePolicy",
+    "maxCatchUp",
+    "latenessWindow",
+    "catchUpWindow",
+    "jitter",
+    "overlapPolicy",
+    "retry",
+    "cutoverAt",
+    "horizon",
+    "businessPeriod",
+    "task",
+]
 
 _MISSING = object()
 

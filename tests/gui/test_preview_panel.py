@@ -22,7 +22,6 @@ from scheduler_gui.preview.model import Column
 from scheduler_gui.preview.panel import PreviewPanel
 from scheduler_gui.preview_service import PreviewService
 
-
 #: Two weeks before the 2027 spring change: 14 rows reach it.
 SPRING = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 
