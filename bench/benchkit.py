@@ -25,7 +25,7 @@ def instant_success(
     started = clock.now()
     if on_started is not None:
         on_started(0)
-    return RunResult(started, clock.now(), 0, None, None, "", "", None)
+    return RunResult(started, clock.now(), 0, None, None, "", "", 0)
 
 
 class TimingEngine(Engine):

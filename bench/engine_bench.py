@@ -6,8 +6,9 @@ enough that none is a misfire), in one ``Engine.run_once`` pass after the rows
 were materialized:
 
 * ``no-op``: the engine's own work per occurrence (promote, claim with its
-  attempt row, RUNNING, outcome, record; three write transactions), with the
-  runner replaced in-process by one that succeeds at once;
+  attempt row and event, RUNNING and the outcome with their events; one write
+  transaction per occurrence, which also claims the next one), with the runner
+  replaced in-process by one that succeeds at once;
 * ``true``: the same through the real runner, a ``true`` process per
   occurrence, end to end;
 * baseline: ``subprocess.run(["true"])`` in a loop, as many times; and the
@@ -72,14 +73,19 @@ class TimedEngine(TimingEngine):
     def _promote(self, report: Any) -> None:
         self._timed("promote", lambda: super(TimedEngine, self)._promote(report))
 
-    def _claim(self, occurrence_id: str, report: Any) -> Any:
-        return self._timed("claim", lambda: super(TimedEngine, self)._claim(occurrence_id, report))
+    def _claim(self, occurrence_id: str, report: Any, **seen: Any) -> Any:
+        return self._timed("first claim", lambda: super(TimedEngine, self)._claim(occurrence_id, report, **seen))
 
-    def _mark_running(self, claim: Any) -> None:
-        self._timed("mark RUNNING", lambda: super(TimedEngine, self)._mark_running(claim))
+    def _claimable(self, schedule_id: str | None = None) -> Any:
+        return self._timed("list what is due", lambda: super(TimedEngine, self)._claimable(schedule_id))
 
-    def _execute(self, claim: Any, report: Any) -> None:
-        self._timed("execute", lambda: super(TimedEngine, self)._execute(claim, report))
+    def _run(self, claim: Any, report: Any) -> Any:
+        return self._timed("run the task", lambda: super(TimedEngine, self)._run(claim, report))
+
+    def _finish(self, claim: Any, result: Any, report: Any, **queue: Any) -> Any:
+        return self._timed(
+            "record outcome + next claim", lambda: super(TimedEngine, self)._finish(claim, result, report, **queue)
+        )
 
 
 #: The step times of the last no-op measurement.
@@ -159,9 +165,7 @@ def main() -> None:
 
     print(f"  engine, in-process no-op task      {no_op[0]:7.3f} s  {rate(no_op):9,.0f} occ/s")
     print(f"    engine overhead per occurrence   {no_op[0] / n * 1000:7.2f} ms, of which:")
-    execute = SPENT.get("execute", 0.0) - SPENT.get("mark RUNNING", 0.0)
-    steps = {"promote": SPENT.get("promote", 0.0), "claim": SPENT.get("claim", 0.0)}
-    steps |= {"mark RUNNING": SPENT.get("mark RUNNING", 0.0), "record the outcome": execute}
+    steps = {name: spent for name, spent in SPENT.items() if name != "total"}
     for name, spent in steps.items():
         print(f"      {name:<30} {spent / n * 1000:7.2f} ms")
     print(f"  engine, `true` end to end          {engine_true[0]:7.3f} s  {rate(engine_true):9,.0f} occ/s")

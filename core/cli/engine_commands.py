@@ -41,8 +41,15 @@ def pass_summary(report: PassReport, at: datetime) -> str:
 
 
 def cmd_engine_run(args: argparse.Namespace) -> int:
-    """One full pass (--once), or passes until SIGINT or SIGTERM."""
+    """One full pass (--once), or passes until SIGINT or SIGTERM.
+
+    The engine announces itself in the ledger's ``engines`` table, beats while it
+    runs and retires when it stops. It refuses to start while another live
+    engine dispatches on the same ledger, unless --allow-second.
+    """
     from core.engine.engine import Engine, EngineOptions
+    from core.engine.presence import Heartbeat, announce, retire
+    from core.ledger.models import EngineKind
 
     if args.now is not None and not args.once:
         raise UsageError("--now: only with --once (a running engine follows the real clock)")
@@ -50,12 +57,18 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
         raise UsageError("--metrics-port: only for a running engine (without --once)")
     clock = command_clock(args)
     with open_command_ledger(args, clock) as ledger:
-        engine = Engine(ledger, clock, EngineOptions())
-        if args.once:
-            report = engine.run_once(wait=True)
-            out(pass_summary(report, clock.now()))
-            return EXIT_OK
-        return _run_forever(engine, ledger, clock, args)
+        engine_id = announce(ledger, clock, EngineKind.HEADLESS, exclusive=not getattr(args, "allow_second", False))
+        beat = Heartbeat(ledger, clock, engine_id).start()
+        try:
+            engine = Engine(ledger, clock, EngineOptions())
+            if args.once:
+                report = engine.run_once(wait=True)
+                out(pass_summary(report, clock.now()))
+                return EXIT_OK
+            return _run_forever(engine, ledger, clock, args)
+        finally:
+            beat.stop()
+            retire(ledger, clock, engine_id)
 
 
 def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Namespace) -> int:
@@ -86,6 +99,7 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
         out(f"engine {engine.worker} running on {ledger.where}; stop it with Ctrl-C or SIGTERM")
         sys.stdout.flush()
         engine.run_forever(poll_seconds=args.poll, on_pass=on_pass)
+        engine.wait_idle()  # tasks started by the last passes record their outcomes before the engine retires
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -177,3 +191,32 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     arrow = "→" if unicode_ok() else "->"
     out(f"{done.occurrence_id}: {done.old.value} {arrow} {done.new.value} ({_AFTER[decision.value]})")
     return EXIT_OK
+
+
+def _service_outcome(args: argparse.Namespace, result: Any) -> int:
+    """Print a service result: its lines, and the command to run by hand when systemd could not be used."""
+    from core.cli.common import EXIT_INTERNAL
+
+    if result.ok:
+        out("\n".join(result.lines))
+        return EXIT_OK
+    for line in result.lines:
+        print(f"{args.where}: {line}", file=sys.stderr)
+    if result.instead:
+        out(f"run the engine yourself instead:\n  {result.instead}")
+    return EXIT_INTERNAL
+
+
+def cmd_install_service(args: argparse.Namespace) -> int:
+    """Install, enable and start the systemd user service that runs ``schedctl engine run``."""
+    from core.cli.ledger_access import db_url
+    from core.service import install_service
+
+    return _service_outcome(args, install_service(db_url(args)))
+
+
+def cmd_uninstall_service(args: argparse.Namespace) -> int:
+    """Stop, disable and remove the systemd user service."""
+    from core.service import uninstall_service
+
+    return _service_outcome(args, uninstall_service())

@@ -84,9 +84,15 @@ def _states(text: str) -> frozenset[Any]:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    """Occurrences in position order (positionUtc, nominalLocal, foldOrdinal), filtered."""
+    """Occurrences in position order (positionUtc, nominalLocal, foldOrdinal), filtered.
+
+    Long stretches of missed occurrences recorded as expired ranges (after an
+    outage) follow the table, one line each; in JSON they are ``expiredRanges``.
+    """
+    from core.ledger.expired import list_expired_ranges
     from core.ledger.publish import get_schedule
     from core.ledger.queries import OccurrenceFilter, count_occurrences, list_occurrences
+    from core.ledger.states import OccurrenceState
     from core.render.ledger_table import occurrences_json, occurrences_table
 
     states = _states(args.state) if args.state is not None else None
@@ -94,6 +100,9 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
         if args.schedule is not None:
             get_schedule(session, args.schedule)
+        ranges: list[Any] = []
+        if states is None or OccurrenceState.MISFIRE_EXPIRED in states:
+            ranges = list_expired_ranges(session, args.schedule)
         total = None
         if args.limit is not None:
             rows = list(list_occurrences(session, where, limit=args.limit).rows)
@@ -107,9 +116,20 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                     break
                 key = page.next_key
     if args.format == "json":
-        out(occurrences_json(rows))
+        text = occurrences_json(rows)
+        if ranges:
+            import json
+
+            document = json.loads(text)
+            document["expiredRanges"] = [r.to_json() for r in ranges]
+            text = json.dumps(document, indent=2, ensure_ascii=False)
+        out(text)
     else:
-        out(occurrences_table(rows, total=total, unicode=unicode_ok()))
+        text = occurrences_table(rows, total=total, unicode=unicode_ok())
+        if ranges:
+            heading = f"\n{plural(len(ranges), 'expired range')} (missed occurrences recorded as one entry each):"
+            text = text.rstrip("\n") + "\n" + "\n".join([heading, *(f"  {r.summary()}" for r in ranges)])
+        out(text)
     return EXIT_OK
 
 

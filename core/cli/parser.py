@@ -12,7 +12,15 @@ from typing import Any
 
 from core.cli.arguments import Parser, poll_seconds, port_number, positive_count, time_text
 from core.cli.common import DB_ENV, DEFAULT_COUNT, UsageError
-from core.cli.engine_commands import cmd_backfill, cmd_engine_fence, cmd_engine_run, cmd_reconcile, cmd_run_now
+from core.cli.engine_commands import (
+    cmd_backfill,
+    cmd_engine_fence,
+    cmd_engine_run,
+    cmd_install_service,
+    cmd_reconcile,
+    cmd_run_now,
+    cmd_uninstall_service,
+)
 from core.cli.ledger_commands import (
     cmd_apply,
     cmd_attempts,
@@ -153,8 +161,10 @@ def _add_ledger_commands(commands: Any) -> None:
         gate.add_argument("schedule_id", metavar="ID", help="the schedule")
         note(gate)
 
-    engine = commands.add_parser("engine", help="run the engine, or fence off older engines")
-    engine.set_defaults(func=_choose("engine", "run or fence"), where="schedctl engine")
+    engine = commands.add_parser("engine", help="run the engine, fence off older engines, or install it as a service")
+    engine.set_defaults(
+        func=_choose("engine", "run, fence, install-service or uninstall-service"), where="schedctl engine"
+    )
     engine_commands = engine.add_subparsers(dest="engine_command", metavar="COMMAND", parser_class=Parser)
     run = engine_commands.add_parser(
         "run",
@@ -170,6 +180,11 @@ def _add_ledger_commands(commands: Any) -> None:
     run.add_argument(
         "--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"
     )
+    run.add_argument(
+        "--allow-second",
+        action="store_true",
+        help="start even while another engine dispatches on this ledger (two dispatchers)",
+    )
     fence = engine_commands.add_parser(
         "fence",
         help="void the claims of every engine running now",
@@ -180,6 +195,22 @@ def _add_ledger_commands(commands: Any) -> None:
     )
     fence.set_defaults(func=cmd_engine_fence, where="schedctl engine fence")
     note(fence)
+    install = engine_commands.add_parser(
+        "install-service",
+        help="keep the engine running as a systemd user service",
+        parents=common,
+        description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
+        "schedctl engine run --db URL, Restart=on-failure), reload the user manager, and enable and start it. "
+        "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1).",
+        epilog=_LEDGER_TIME_HELP,
+    )
+    install.set_defaults(func=cmd_install_service, where="schedctl engine install-service")
+    uninstall = engine_commands.add_parser(
+        "uninstall-service",
+        help="stop and remove the systemd user service",
+        description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager.",
+    )
+    uninstall.set_defaults(func=cmd_uninstall_service, where="schedctl engine uninstall-service")
 
     run_now = add("run-now", cmd_run_now, "run a schedule's task now (prints the new occurrence id)")
     run_now.add_argument("schedule_id", metavar="ID", help="the schedule")

@@ -12,27 +12,31 @@ import os
 import socket
 import threading
 import uuid
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from sqlalchemy import func, select, update
+from sqlalchemy import String, func, literal_column, select, type_coerce, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
-from core.engine.misfire import Action, Due, plan_recovery
+from core.engine import claims
+from core.engine.claims import Claimed, Gate, Held
+from core.engine.leases import LeaseKeeper
+from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.engine.outcomes import Outcome, Verdict, decide, verdict_from_exit
-from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
+from core.engine.runner import PreparedCommand, RunResult, TaskIdentity, prepare, run_command
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.materialize import materialize_all
 from core.ledger.models import Attempt, LedgerMeta, Occurrence, Revision, Schedule
-from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState
+from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
 from core.spec import ScheduleSpec, Task, parse_spec
 from core.timefmt import fmt_utc
 
@@ -40,8 +44,16 @@ _S = OccurrenceState
 IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
 #: Rows changed by one bulk statement.
 _BULK = 2000
+#: ``state || '' = 'PLANNED'``: compared row by row, never looked up in the state index.
+_STILL_PLANNED = type_coerce(Occurrence.state, String).concat(literal_column("''")) == literal_column("'PLANNED'")
 #: Materialization calls per pass at most (each inserts up to its max_rows).
 _MATERIALIZE_ROUNDS = 1000
+#: The first materialization of a pass reaches this far ahead (or the horizon, if
+#: nearer): everything that can come due before the next pass.
+_LEAD = timedelta(hours=1)
+#: Rows per transaction when filling the horizon, so that workers recording
+#: outcomes never wait long for the write lock.
+_FILL_CHUNK = 10_000
 
 
 @lru_cache(maxsize=256)
@@ -61,6 +73,13 @@ class EngineOptions:
     max_workers: int = 4
     """Schedules whose tasks may run at the same time."""
     tail_bytes: int = 8192
+    fill_rows_per_pass: int = 20_000
+    """Rows a pass materializes beyond the next hour, toward the horizon. After a
+    long outage or a new dense schedule the horizon fills over a few passes, and
+    what is due runs first."""
+    running_after: timedelta = timedelta(milliseconds=250)
+    """A task still running this long after its start is recorded RUNNING at once; one
+    that ends sooner has its RUNNING recorded with its outcome, in one transaction."""
 
 
 @dataclass
@@ -70,6 +89,9 @@ class PassReport:
     materialized: int = 0
     promoted: int = 0
     expired: int = 0
+    """Occurrences expired: MISFIRE_EXPIRED rows, plus those counted in expired ranges."""
+    expired_ranges: int = 0
+    """Long stretches of missed occurrences recorded as one range each (core.ledger.expired)."""
     recovered: int = 0
     started: int = 0
     skipped_overlap: int = 0
@@ -89,6 +111,13 @@ class _Claim:
     identity: TaskIdentity
     command: PreparedCommand  # rendered once at claim time: its digest is on the attempt row
 
+    def held(self) -> Held:
+        return Held(self.schedule_id, self.occurrence_id, self.generation, self.attempt_number, self.epoch)
+
+
+#: Occurrences a worker will try to claim, oldest first, with the state each was seen in (None: unknown).
+_Queue = deque[tuple[str, OccurrenceState | None]]
+
 
 class Engine:
     """Drives one ledger. ``run_once`` is a full pass; ``run_forever`` repeats it."""
@@ -106,6 +135,16 @@ class Engine:
         self._futures: list[Future[None]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._specs: dict[tuple[str, int], ScheduleSpec] = {}  # revisions never change
+        self._base_env: dict[str, str] | None = None  # None: read os.environ at each claim
+        self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
+        self._keeper: LeaseKeeper[_Claim] = LeaseKeeper(
+            self._mark_running,
+            self._renew_leases,
+            running_after=self.options.running_after.total_seconds(),
+            renew_every=max(self.options.lease.total_seconds() / 3, 0.05),
+            key=lambda claim: claim.occurrence_id,
+        )
 
     # --- the pass -----------------------------------------------------------------
 
@@ -113,13 +152,8 @@ class Engine:
         """Materialize, promote, recover, and run everything due. With ``wait``,
         return only when the tasks started by this pass have finished."""
         report = PassReport()
-        for _ in range(_MATERIALIZE_ROUNDS):
-            # Each call is bounded (max_rows) so a long outage never holds the write lock for long.
-            with self.ledger.write() as session:
-                results = materialize_all(session, self.clock)
-            report.materialized += sum(r.inserted for r in results)
-            if not any(r.more for r in results):
-                break
+        self._base_env = dict(os.environ)  # read once a pass: tasks of this pass see the same environment
+        self._materialize(report)
         self._promote(report)
         self._recover_lost(report)
         self._dispatch(report, wait=wait)
@@ -134,7 +168,8 @@ class Engine:
             self._stop.wait(poll_seconds)
 
     def stop(self) -> None:
-        """Ask :meth:`run_forever` to return after the current pass."""
+        """Ask :meth:`run_forever` to return after the current pass. Workers claim
+        nothing more: the tasks running now end and are recorded."""
         self._stop.set()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
@@ -150,6 +185,33 @@ class Engine:
         """Whether a task started by this engine is still running."""
         with self._lock:
             return any(not f.done() for f in self._futures)
+
+    # --- materialization ----------------------------------------------------------------
+
+    def _materialize(self, report: PassReport) -> None:
+        """First everything up to the next hour, recording long stretches of missed
+        occurrences that are certain to expire as expired ranges; then a bounded
+        number of rows toward each horizon. Each call is bounded (max_rows), so a
+        long outage never holds the write lock for long."""
+        for _ in range(_MATERIALIZE_ROUNDS):
+            with self.ledger.write() as session:
+                results = materialize_all(session, self.clock, lead=_LEAD, expire=certain_expiry)
+            report.materialized += sum(r.inserted for r in results)
+            report.expired_ranges += sum(r.expired_ranges for r in results)
+            report.expired += sum(r.expired_in_ranges for r in results)
+            if not any(r.more for r in results):
+                break
+        left = self.options.fill_rows_per_pass
+        for _ in range(_MATERIALIZE_ROUNDS):
+            if left <= 0:
+                break
+            with self.ledger.write() as session:
+                results = materialize_all(session, self.clock, max_rows=min(left, _FILL_CHUNK))
+            inserted = sum(r.inserted for r in results)
+            report.materialized += inserted
+            left -= max(inserted, 1)
+            if not any(r.more for r in results):
+                break
 
     # --- promotion and misfires ----------------------------------------------------------
 
@@ -195,12 +257,16 @@ class Engine:
                             values["finished_at"] = now
                         session.execute(
                             update(Occurrence)
-                            .where(Occurrence.occurrence_id.in_(chunk), Occurrence.state == _S.PLANNED)
+                            # state || '': compared, not looked up, so that SQLite walks the ids
+                            # by primary key instead of every PLANNED row of its state index.
+                            .where(Occurrence.occurrence_id.in_(chunk), _STILL_PLANNED)
                             .values(**values)
                             .execution_options(synchronize_session=False)
                         )
+                        moved = events.transitioned(sid, "", _S.PLANNED, target, now, reason)
+                        # One payload shared by the chunk's events (it is the same for each).
                         events.append_many(
-                            session, (events.transitioned(sid, oid, _S.PLANNED, target, now, reason) for oid in chunk)
+                            session, (events.NewEvent(moved.kind, now, sid, oid, moved.data) for oid in chunk)
                         )
                     if target is _S.MISFIRE_EXPIRED:
                         report.expired += len(ids)
@@ -218,11 +284,14 @@ class Engine:
         return stored_spec(text)
 
     def _spec_of(self, session: Session, schedule_id: str, revision: int) -> ScheduleSpec:
-        text = session.scalar(
-            select(Revision.spec_json).where(Revision.schedule_id == schedule_id, Revision.revision == revision)
-        )
-        assert text is not None
-        return stored_spec(text)
+        spec = self._specs.get((schedule_id, revision))
+        if spec is None:
+            text = session.scalar(
+                select(Revision.spec_json).where(Revision.schedule_id == schedule_id, Revision.revision == revision)
+            )
+            assert text is not None
+            spec = self._specs[(schedule_id, revision)] = stored_spec(text)
+        return spec
 
     # --- recovery of lost attempts ---------------------------------------------------------
 
@@ -297,11 +366,11 @@ class Engine:
 
     # --- dispatch -------------------------------------------------------------------------
 
-    def _claimable(self, schedule_id: str | None = None) -> list[tuple[str, str]]:
-        """(schedule, occurrence) pairs ready to claim, oldest first per schedule."""
+    def _claimable(self, schedule_id: str | None = None) -> list[tuple[str, str, OccurrenceState]]:
+        """(schedule, occurrence, state) ready to claim, oldest first per schedule."""
         now = self.clock.now()
         query = (
-            select(Occurrence.schedule_id, Occurrence.occurrence_id)
+            select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state)
             .join(Schedule, Schedule.id == Occurrence.schedule_id)
             .where(
                 Schedule.state == ScheduleState.ACTIVE,
@@ -312,14 +381,18 @@ class Engine:
         if schedule_id is not None:
             query = query.where(Occurrence.schedule_id == schedule_id)
         with self.ledger.read() as session:
-            return [(sid, oid) for sid, oid in session.execute(query).all()]
+            return [(sid, oid, state) for sid, oid, state in session.execute(query).all()]
+
+    def _gate(self, schedule_id: str) -> Gate | None:
+        with self.ledger.read() as session:
+            return claims.gates(session, schedule_id).get(schedule_id)
 
     def _dispatch(self, report: PassReport, *, wait: bool) -> None:
         """Start one worker per schedule with something due. A schedule whose
         worker is still busy from an earlier pass gets its overlap policy
         applied to what came due meanwhile instead."""
         queues: dict[str, list[str]] = defaultdict(list)
-        for sid, occ_id in self._claimable():
+        for sid, occ_id, _state in self._claimable():
             queues[sid].append(occ_id)
         if not queues:
             return
@@ -384,19 +457,16 @@ class Engine:
     def _work_schedule(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
         """Run a schedule's due occurrences one at a time, oldest first, until none
         is left (caught-up runs never overlap each other). ``only`` limits it to
-        those occurrences (an extra worker under overlapPolicy ALLOW)."""
+        those occurrences (an extra worker under overlapPolicy ALLOW).
+
+        Each attempt's outcome is recorded in the same transaction as the next
+        claim, so a run of due occurrences costs one write transaction each."""
         try:
-            while True:
-                ids = only if only is not None else [oid for _, oid in self._claimable(schedule_id)]
-                progressed = False
-                for occ_id in ids:
-                    claim = self._claim(occ_id, report)
-                    if claim is not None:
-                        progressed = True
-                        self._execute(claim, report)
-                if only is not None or not progressed:
-                    return
+            with self.ledger.writer() as transaction:
+                self._held.transaction = transaction
+                self._work_queue(schedule_id, only, report)
         finally:
+            self._held.transaction = None
             with self._lock:
                 left = self._workers.get(schedule_id, 1) - 1
                 if left <= 0:
@@ -405,63 +475,173 @@ class Engine:
                 else:
                     self._workers[schedule_id] = left
 
-    def _claim(self, occurrence_id: str, report: PassReport) -> _Claim | None:
+    def _write(self) -> AbstractContextManager[Session]:
+        """A write transaction: on the worker's held connection when there is one."""
+        transaction = getattr(self._held, "transaction", None)
+        return transaction() if transaction is not None else self.ledger.write()
+
+    def _work_queue(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
+        while True:
+            queue: _Queue
+            gate: Gate | None = None
+            if only is not None:
+                queue = deque((oid, None) for oid in only)
+            else:
+                queue = deque((oid, state) for _, oid, state in self._claimable(schedule_id))
+                gate = self._gate(schedule_id) if queue else None
+            progressed = False
+            claim = self._claim_first(queue, report, gate)
+            while claim is not None:
+                progressed = True
+                result = self._run(claim, report)
+                claim = self._finish(claim, result, report, queue=queue, gate=gate)
+            if only is not None or not progressed:
+                return
+
+    def _claim_first(self, queue: _Queue, report: PassReport, gate: Gate | None) -> _Claim | None:
+        while queue and not self._stop.is_set():
+            occ_id, state = queue.popleft()
+            claim = self._claim(occ_id, report, gate=gate, state=state)
+            if claim is not None:
+                return claim
+        return None
+
+    def _claim(
+        self,
+        occurrence_id: str,
+        report: PassReport,
+        *,
+        gate: Gate | None = None,
+        state: OccurrenceState | None = None,
+    ) -> _Claim | None:
         """Compare-and-set DUE|RETRY_WAIT -> DISPATCHING on the schedule's gate and
-        the ledger's epoch, in one write transaction (invariants 2 and 3)."""
+        the ledger's epoch, in one write transaction (invariants 2 and 3).
+        ``gate`` and ``state`` are what the engine saw; with them the claim is
+        one statement, and anything that changed since sends it the careful way."""
+        with self._write() as session:
+            return self._claim_in(session, occurrence_id, report, gate, state)
+
+    def _claim_in(
+        self,
+        session: Session,
+        occurrence_id: str,
+        report: PassReport,
+        gate: Gate | None,
+        state: OccurrenceState | None,
+        pending: list[events.NewEvent] | None = None,
+    ) -> _Claim | None:
+        """Claim in ``session``'s transaction. Events of the one-statement claim go to
+        ``pending`` when given (the caller appends them all at once)."""
         now = self.clock.now()
-        with self.ledger.write() as session:
-            occ = session.get(Occurrence, occurrence_id, populate_existing=True)
-            if occ is None or occ.state not in CLAIMABLE:
-                return None
-            if occ.state is _S.RETRY_WAIT and (occ.retry_at is None or _aware(occ.retry_at) > now):
-                return None
-            schedule = session.get(Schedule, occ.schedule_id, populate_existing=True, with_for_update=True)
-            if schedule is None or schedule.state is not ScheduleState.ACTIVE:
-                return None
-            if occ.kind is OccurrenceKind.SCHEDULED and not self._governs(session, occ):
-                return None
-            spec = self._spec_of(session, occ.schedule_id, occ.revision)
-            if spec.task is None:
-                return None
-            if not self._overlap_allows(session, occ, spec, now, report):
-                return None
-            epoch = self._epoch(session)
-            number = occ.attempt_count + 1
-            attempt_id = str(uuid.uuid4())
-            identity = _identity(occ, attempt_id, number)
-            command = prepare(spec.task.argv, spec.task.cwd, spec.task.env, identity)
-            occ.claim_generation += 1
-            occ.attempt_count = number
-            occ.lease_owner = self.worker
-            occ.lease_expires_at = now + self.options.lease
-            events.transition(session, occ, _S.DISPATCHING, now, None, {"attempt": number, "worker": self.worker})
-            session.add(
-                Attempt(
-                    attempt_id=attempt_id,
-                    occurrence_id=occurrence_id,
-                    attempt_number=number,
-                    claim_generation=occ.claim_generation,
-                    execution_epoch=epoch,
-                    worker_host=self.host,
-                    worker_pid=self.pid,
-                    started_at=now,
-                    input_digest=command.digest,
-                )
+        if gate is not None and state in CLAIMABLE:
+            assert state is not None
+            claimed = claims.try_claim(session, occurrence_id, state, gate, now, self.worker, now + self.options.lease)
+            if claimed is not None:
+                claim, event = self._open_attempt(session, claimed, gate.epoch, now)
+                if pending is None:
+                    events.append(session, event)
+                else:
+                    pending.append(event)
+                return claim
+        if pending:
+            events.append_many(session, pending)  # in order, before whatever the careful path records
+            pending.clear()
+        return self._claim_careful(session, occurrence_id, report, now)
+
+    def _open_attempt(
+        self, session: Session, claimed: Claimed, epoch: int, now: datetime
+    ) -> tuple[_Claim, events.NewEvent]:
+        """The attempt row of a claim made by :func:`claims.try_claim`, and the claim's event."""
+        spec = self._spec_of(session, claimed.schedule_id, claimed.revision)
+        task = spec.task
+        assert task is not None  # publishing refuses a revision without a task
+        attempt_id = str(uuid.uuid4())
+        identity = TaskIdentity(
+            schedule_id=claimed.schedule_id,
+            revision=claimed.revision,
+            occurrence_id=claimed.occurrence_id,
+            logical_slot_id=claimed.logical_slot_id,
+            nominal_local=claimed.nominal_local,
+            scheduled_utc=fmt_utc(claimed.resolved_utc) if claimed.resolved_utc is not None else None,
+            business_period=claimed.business_period,
+            attempt_id=attempt_id,
+            attempt_number=claimed.attempt_number,
+        )
+        command = prepare(task.argv, task.cwd, task.env, identity, self._base_env)
+        event = claims.add_attempt(
+            session, claimed, epoch, self.host, self.pid, now, command.digest, self.worker, attempt_id
+        )
+        with self._lock:
+            self._mine.add(claimed.occurrence_id)
+        claim = _Claim(
+            claimed.occurrence_id,
+            claimed.schedule_id,
+            claimed.generation,
+            epoch,
+            attempt_id,
+            claimed.attempt_number,
+            task,
+            spec,
+            identity,
+            command,
+        )
+        return claim, event
+
+    def _claim_careful(self, session: Session, occurrence_id: str, report: PassReport, now: datetime) -> _Claim | None:
+        """The claim read step by step: used when the one-statement claim did not
+        apply, to find out why (and apply the overlap policy) or to claim anyway."""
+        occ = session.get(Occurrence, occurrence_id, populate_existing=True)
+        if occ is None or occ.state not in CLAIMABLE:
+            return None
+        if occ.state is _S.RETRY_WAIT and (occ.retry_at is None or _aware(occ.retry_at) > now):
+            return None
+        schedule = session.get(Schedule, occ.schedule_id, populate_existing=True, with_for_update=True)
+        if schedule is None or schedule.state is not ScheduleState.ACTIVE:
+            return None
+        if occ.kind is OccurrenceKind.SCHEDULED and not self._governs(session, occ):
+            return None
+        spec = self._spec_of(session, occ.schedule_id, occ.revision)
+        if spec.task is None:
+            return None
+        if not self._overlap_allows(session, occ, spec, now, report):
+            return None
+        epoch = self._epoch(session)
+        number = occ.attempt_count + 1
+        attempt_id = str(uuid.uuid4())
+        identity = _identity(occ, attempt_id, number)
+        command = prepare(spec.task.argv, spec.task.cwd, spec.task.env, identity, self._base_env)
+        occ.claim_generation += 1
+        occ.attempt_count = number
+        occ.lease_owner = self.worker
+        occ.lease_expires_at = now + self.options.lease
+        events.transition(session, occ, _S.DISPATCHING, now, None, {"attempt": number, "worker": self.worker})
+        session.add(
+            Attempt(
+                attempt_id=attempt_id,
+                occurrence_id=occurrence_id,
+                attempt_number=number,
+                claim_generation=occ.claim_generation,
+                execution_epoch=epoch,
+                worker_host=self.host,
+                worker_pid=self.pid,
+                started_at=now,
+                input_digest=command.digest,
             )
-            with self._lock:
-                self._mine.add(occurrence_id)
-            return _Claim(
-                occurrence_id,
-                occ.schedule_id,
-                occ.claim_generation,
-                epoch,
-                attempt_id,
-                number,
-                spec.task,
-                spec,
-                identity,
-                command,
-            )
+        )
+        with self._lock:
+            self._mine.add(occurrence_id)
+        return _Claim(
+            occurrence_id,
+            occ.schedule_id,
+            occ.claim_generation,
+            epoch,
+            attempt_id,
+            number,
+            spec.task,
+            spec,
+            identity,
+            command,
+        )
 
     def _governs(self, session: Session, occ: Occurrence) -> bool:
         """The occurrence's revision still governs its position (cutover gate)."""
@@ -513,22 +693,36 @@ class Engine:
     # --- execution ------------------------------------------------------------------------
 
     def _execute(self, claim: _Claim, report: PassReport) -> None:
+        """Run a claimed occurrence's task and record how it ended."""
+        self._finish(claim, self._run(claim, report), report)
+
+    def _run(self, claim: _Claim, report: PassReport) -> RunResult:
+        """Run the task (no transaction is open meanwhile); the lease keeper watches it."""
         report.started += 1
         with self._lock:
             self._busy[claim.schedule_id] = self.clock.now()
-        command = claim.command
-        stop_heartbeat = threading.Event()
-
-        def started(_pid: int) -> None:
-            self._mark_running(claim)
-            threading.Thread(target=self._heartbeat, args=(claim, stop_heartbeat), daemon=True).start()
-
         try:
-            result = run_command(
-                command, claim.task.timeout, self.clock, tail_bytes=self.options.tail_bytes, on_started=started
+            return run_command(
+                claim.command,
+                claim.task.timeout,
+                self.clock,
+                tail_bytes=self.options.tail_bytes,
+                on_started=lambda _pid: self._keeper.track(claim),
             )
         finally:
-            stop_heartbeat.set()
+            self._keeper.forget(claim)
+
+    def _finish(
+        self,
+        claim: _Claim,
+        result: RunResult,
+        report: PassReport,
+        *,
+        queue: _Queue | None = None,
+        gate: Gate | None = None,
+    ) -> _Claim | None:
+        """Record an attempt's end and, in the same transaction, claim the next
+        occurrence of ``queue``. Returns that claim, if any."""
         probe = None
         if result.outcome_lost and claim.task.verify:
             probe = self._probe(claim.task, claim.identity)
@@ -540,63 +734,95 @@ class Engine:
             attempt_number=claim.attempt_number,
             probe=probe,
         )
-        now = self.clock.now()
-        with self.ledger.write() as session:
-            attempt = session.get(Attempt, claim.attempt_id, populate_existing=True)
-            occ = session.get(Occurrence, claim.occurrence_id, populate_existing=True)
-            assert attempt is not None and occ is not None
-            attempt.finished_at = result.finished
-            attempt.exit_status = result.exit_status
-            attempt.error_class = result.error_class
-            attempt.stdout_tail = result.stdout_tail
-            attempt.stderr_tail = result.stderr_tail
-            current = occ.claim_generation == claim.generation and occ.state in IN_FLIGHT
-            if current and self._epoch(session) == claim.epoch:
-                attempt.outcome = outcome.state
-                self._apply(session, occ, outcome, now, claim.spec)
-            else:
-                # A newer claim (or a fence) took over: record what happened, change nothing else.
-                events.append(
-                    session,
-                    events.NewEvent(
-                        events.EventKind.ATTEMPT_IGNORED,
-                        now,
-                        occ.schedule_id,
-                        occ.occurrence_id,
-                        {
-                            "attempt": claim.attempt_number,
-                            "state": occ.state.value,
-                            "reason": f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
-                        },
-                    ),
-                )
+        following: _Claim | None = None
+        with self._write() as session:
+            pending = self._record(session, claim, result, outcome, self.clock.now())
+            while queue and following is None and not self._stop.is_set():
+                occ_id, state = queue.popleft()
+                following = self._claim_in(session, occ_id, report, gate, state, pending)
+            events.append_many(session, pending)
         with self._lock:
             self._mine.discard(claim.occurrence_id)
         report.outcomes[outcome.state.value] += 1
+        return following
 
-    def _mark_running(self, claim: _Claim) -> None:
-        now = self.clock.now()
-        with self.ledger.write() as session:
-            occ = session.get(Occurrence, claim.occurrence_id, populate_existing=True)
-            fresh = occ is not None and occ.claim_generation == claim.generation
-            if fresh and occ is not None and occ.state is _S.DISPATCHING and self._epoch(session) == claim.epoch:
-                events.transition(session, occ, _S.RUNNING, now, None, {"attempt": claim.attempt_number})
-
-    def _heartbeat(self, claim: _Claim, stop: threading.Event) -> None:
-        interval = max(self.options.lease.total_seconds() / 3, 0.05)
-        while not stop.wait(interval):
-            with self.ledger.write() as session:
-                if self._epoch(session) != claim.epoch:
-                    return  # fenced: let the lease run out
-                session.execute(
-                    update(Occurrence)
-                    .where(
-                        Occurrence.occurrence_id == claim.occurrence_id,
-                        Occurrence.claim_generation == claim.generation,
-                        Occurrence.state.in_(IN_FLIGHT),
-                    )
-                    .values(lease_expires_at=self.clock.now() + self.options.lease)
+    def _record(
+        self, session: Session, claim: _Claim, result: RunResult, outcome: Outcome, now: datetime
+    ) -> list[events.NewEvent]:
+        """Store the attempt's end; move the occurrence to its outcome if the claim still holds it.
+        Returns the events of that, for the caller to append in the same transaction."""
+        ended: dict[str, object] = {
+            "finished_at": result.finished,
+            "exit_status": result.exit_status,
+            "error_class": result.error_class,
+            "stdout_tail": result.stdout_tail,
+            "stderr_tail": result.stderr_tail,
+        }
+        standing = claims.standing(session, claim.occurrence_id)
+        assert standing is not None
+        if standing.generation != claim.generation or standing.state not in IN_FLIGHT or standing.epoch != claim.epoch:
+            # A newer claim (or a fence) took over: record what happened, change nothing else.
+            claims.finish_attempt(session, claim.attempt_id, ended)
+            ignored = events.NewEvent(
+                events.EventKind.ATTEMPT_IGNORED,
+                now,
+                claim.schedule_id,
+                claim.occurrence_id,
+                {
+                    "attempt": claim.attempt_number,
+                    "state": standing.state.value,
+                    "reason": f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
+                },
+            )
+            return [ignored]
+        claims.finish_attempt(session, claim.attempt_id, ended | {"outcome": outcome.state})
+        new = outcome.state
+        values: dict[str, object] = {
+            "reason": outcome.reason,
+            "updated_at": now,
+            "lease_owner": None,
+            "lease_expires_at": None,
+            "retry_at": now + outcome.retry_after if outcome.retry_after is not None else None,
+        }
+        if new in (_S.SUCCEEDED, _S.FAILED):
+            values["finished_at"] = now
+        recorded: list[events.NewEvent] = []
+        previous = standing.state
+        if previous is _S.DISPATCHING and result.pid is not None:
+            # It ended before the lease keeper recorded it running: RUNNING goes in now, with its start time.
+            recorded.append(
+                events.transitioned(
+                    claim.schedule_id,
+                    claim.occurrence_id,
+                    _S.DISPATCHING,
+                    _S.RUNNING,
+                    result.started,
+                    None,
+                    {"attempt": claim.attempt_number},
                 )
+            )
+            check_transition(_S.DISPATCHING, _S.RUNNING, claim.occurrence_id)
+            previous = _S.RUNNING
+        check_transition(previous, new, claim.occurrence_id)
+        claims.settle(session, claim.occurrence_id, standing.state, new, values)
+        recorded.append(events.transitioned(claim.schedule_id, claim.occurrence_id, previous, new, now, outcome.reason))
+        if new in (_S.SUCCEEDED, _S.FAILED) and claim.spec.kind is Kind.AFTER_COMPLETION:
+            from core.engine.chain import schedule_next
+
+            events.append_many(session, recorded)  # before the next appointment's own event
+            occ = session.get(Occurrence, claim.occurrence_id, populate_existing=True)
+            assert occ is not None
+            schedule_next(session, occ, claim.spec, now)
+            return []
+        return recorded
+
+    def _mark_running(self, running: Sequence[_Claim]) -> None:
+        with self.ledger.write() as session:
+            claims.mark_running(session, [c.held() for c in running], self.clock.now())
+
+    def _renew_leases(self, running: Sequence[_Claim]) -> None:
+        with self.ledger.write() as session:
+            claims.renew_leases(session, [c.held() for c in running], self.clock.now() + self.options.lease)
 
     def _probe(self, task: Task, identity: TaskIdentity) -> Callable[[], Verdict]:
         assert task.verify is not None

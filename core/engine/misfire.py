@@ -2,18 +2,24 @@
 
 Given the occurrences that were due while nothing ran, the engine and the
 designer's what-if view both ask :func:`plan_recovery` which ones run late and
-which expire. Nothing here reads a clock or a database.
+which expire. After a long outage the engine first asks :func:`certain_expiry`
+where the occurrences whose fate is already certain end, so that they are
+recorded as one expired range instead of one row each. Nothing here reads a
+clock or a database.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from core.durations import format_duration
-from core.enums import MisfirePolicy
+from core.enums import Kind, MisfirePolicy
+from core.ledger.expired import ExpiryCut, fixed_offset
+from core.recurrence.compile import CompiledSchedule
+from core.recurrence.expand import expand
 
 
 class Action(StrEnum):
@@ -92,4 +98,80 @@ def plan_recovery(
             out.append(
                 Decision(d.occurrence_id, d.due, Action.EXPIRE, f"missed by more than latenessWindow ({window}); {why}")
             )
+    return out
+
+
+#: Where the search for the newest maxCatchUp late occurrences starts, before doubling.
+_FIRST_SPAN = timedelta(hours=1)
+
+
+def certain_expiry(compiled: CompiledSchedule, search_from: datetime, now: datetime) -> ExpiryCut | None:
+    """The position before which every occurrence is certain to expire at ``now``,
+    whatever is materialized: the rows :func:`plan_recovery` would expire anyway.
+
+    * misfirePolicy SKIP: every occurrence late by ``now`` (due + latenessWindow
+      passed), i.e. every one positioned before now - latenessWindow - jitter;
+    * CATCH_UP_BOUNDED: every occurrence older than the newest ``maxCatchUp``
+      late ones (found among the active revision's rows from ``search_from``;
+      when fewer exist there, none is certain);
+    * any policy with catchUpWindow: every one positioned before
+      now - catchUpWindow - jitter.
+
+    CATCH_UP_ALL without catchUpWindow expires nothing for sure: None. The
+    jitter margin keeps the cut exact although dispatch times move by up to
+    ``jitter`` from positions. Pure: no clock, no ledger.
+    """
+    spec = compiled.spec
+    jitter = spec.jitter or timedelta(0)
+    window = format_duration(spec.lateness_window)
+    late_before = now - spec.lateness_window - jitter
+    cuts: list[ExpiryCut] = []
+    if spec.catch_up_window is not None:
+        reason = f"missed by more than catchUpWindow ({format_duration(spec.catch_up_window)}); never run late"
+        cuts.append(ExpiryCut(now - spec.catch_up_window - jitter, "catchUpWindow", reason))
+    policy = spec.misfire_policy
+    bound = spec.effective_max_catch_up
+    if policy is MisfirePolicy.SKIP or (policy is MisfirePolicy.CATCH_UP_BOUNDED and not bound):
+        why = f"missed by more than latenessWindow ({window}); misfirePolicy {policy.value} runs no missed occurrence"
+        cuts.append(ExpiryCut(late_before, policy.value, why))
+    elif policy is MisfirePolicy.CATCH_UP_BOUNDED and bound:
+        newest = _kth_newest_runnable(compiled, search_from, late_before, bound)
+        if newest is not None:
+            why = (
+                f"missed by more than latenessWindow ({window}); "
+                f"only the newest {bound} are made up (misfirePolicy CATCH_UP_BOUNDED)"
+            )
+            cuts.append(ExpiryCut(newest - jitter, policy.value, why))
+    if not cuts:
+        return None
+    return max(cuts, key=lambda c: c.before)
+
+
+def _kth_newest_runnable(compiled: CompiledSchedule, lo: datetime, hi: datetime, k: int) -> datetime | None:
+    """The position of the k-th newest runnable row in [lo, hi), looking back from
+    ``hi`` over doubling spans (never expanding from ``lo`` itself unless it must)."""
+    span = _FIRST_SPAN
+    while True:
+        start = max(lo, hi - span)
+        rows = _runnable_positions(compiled, start, hi)
+        if len(rows) >= k:
+            return rows[-k]
+        if start <= lo:
+            return None
+        span *= 2
+
+
+def _runnable_positions(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> list[datetime]:
+    """Positions of the runnable rows in [lo, hi), in order. Where the zone's offset
+    is fixed and only the rule shapes the rows, straight from the rule's times."""
+    offset = fixed_offset(compiled, lo, hi) if compiled.spec.kind is Kind.CALENDAR else None
+    if offset is None or compiled.spec.start is None:
+        return [row.position for row in expand(compiled, lo, hi) if row.runnable]
+    out = []
+    for when, _moved in compiled.nominals((lo + offset).replace(tzinfo=None)):
+        position = (when - offset).replace(tzinfo=UTC)
+        if position >= hi or (compiled.end_utc is not None and position > compiled.end_utc):
+            break
+        if position >= lo:
+            out.append(position)
     return out

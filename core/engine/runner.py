@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
+import select
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import IO
 
 from core.clock import Clock
 
@@ -158,27 +158,76 @@ class RunResult:
 
 
 class _Tail:
-    """Keeps the last ``limit`` bytes read from a pipe, in a thread."""
+    """The last ``limit`` bytes of one pipe, and how many earlier bytes were dropped."""
 
-    def __init__(self, stream: IO[bytes], limit: int) -> None:
+    def __init__(self, limit: int) -> None:
         self.limit = limit
         self.data = bytearray()
         self.dropped = 0
-        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
-        self.thread.start()
 
-    def _pump(self, stream: IO[bytes]) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536):
-                self.data += chunk
-                if len(self.data) > self.limit:
-                    cut = len(self.data) - self.limit
-                    self.dropped += cut
-                    del self.data[:cut]
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            cut = len(self.data) - self.limit
+            self.dropped += cut
+            del self.data[:cut]
 
     def text(self) -> str:
         body = bytes(self.data).decode("utf-8", errors="replace")
         return f"[… {self.dropped:,} earlier bytes not kept]\n{body}" if self.dropped else body
+
+
+_DEVNULL: list[int] = []
+
+
+def _devnull() -> int:
+    """One descriptor of /dev/null for every task's stdin (Popen would open one per task)."""
+    if not _DEVNULL:
+        _DEVNULL.append(os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+    return _DEVNULL[0]
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), else None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
+def _wait_group_gone(pgid: int, limit: float) -> None:
+    """Wait (at most ``limit`` seconds) until no process of the group is left but zombies."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if _only_zombies(pgid):
+            return
+        time.sleep(0.005)
+
+
+def _only_zombies(pgid: int) -> bool:
+    """Whether every process of the group is a zombie (Linux /proc; elsewhere: assume not)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return False
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return False
+    return True
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -197,7 +246,9 @@ def run_command(
     """Run ``command`` to its end (or its timeout) and describe how it ended.
 
     The process gets its own session, so a timeout kills everything it
-    started (SIGTERM to the group, SIGKILL after a grace period).
+    started (SIGTERM to the group, SIGKILL after a grace period). One loop in
+    the calling thread reads both pipes and notices the exit (a pidfd where
+    the system has one), so a short task costs little more than its spawn.
     """
     started = clock.now()
     try:
@@ -205,7 +256,7 @@ def run_command(
             command.argv,
             cwd=command.cwd,
             env=command.env,
-            stdin=subprocess.DEVNULL,
+            stdin=_devnull(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -215,29 +266,15 @@ def run_command(
         what = exc.strerror or type(exc).__name__
         return RunResult(started, clock.now(), None, None, "spawn_error", "", f"cannot start {command.argv[0]}: {what}")
     assert proc.stdout is not None and proc.stderr is not None
-    out, err = _Tail(proc.stdout, tail_bytes), _Tail(proc.stderr, tail_bytes)
+    out, err = _Tail(tail_bytes), _Tail(tail_bytes)
     if on_started is not None:
         on_started(proc.pid)
-    timed_out = False
     try:
-        proc.wait(timeout=max(timeout.total_seconds(), 0.001))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=KILL_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-    if timed_out:
-        # Children that ignored SIGTERM must not outlive the attempt either.
-        _kill_group(proc.pid, signal.SIGKILL)
-    deadline = time.monotonic() + DRAIN_SECONDS
-    for tail in (out, err):
-        tail.thread.join(max(0.0, deadline - time.monotonic()))
-    for stream in (proc.stdout, proc.stderr):
-        with contextlib.suppress(OSError):
-            stream.close()
+        timed_out = _collect(proc, {proc.stdout.fileno(): out, proc.stderr.fileno(): err}, timeout)
+    finally:
+        for stream in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
     finished = clock.now()
     code = proc.returncode
     if timed_out:
@@ -247,3 +284,76 @@ def run_command(
     if code < 0:
         return RunResult(started, finished, None, -code, "signal", out.text(), err.text(), proc.pid)
     return RunResult(started, finished, code, None, None, out.text(), err.text(), proc.pid)
+
+
+def _collect(proc: subprocess.Popen[bytes], tails: dict[int, _Tail], timeout: timedelta) -> bool:
+    """Read the pipes into their tails until the process has exited and its output
+    is drained (at most DRAIN_SECONDS after the exit: a grandchild may hold a pipe).
+    Applies the timeout; returns whether it struck. The process is reaped on return."""
+    pidfd = _pidfd(proc.pid)
+    poller = select.poll()  # one system call per wait, nothing to set up or tear down
+    watched = set(tails)
+    for fd in tails:
+        poller.register(fd, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+        watched.add(pidfd)
+    try:
+        deadline = time.monotonic() + max(timeout.total_seconds(), 0.001)
+        kill_at: float | None = None  # SIGKILL time after a SIGTERM
+        drained_by: float | None = None  # set once the process has exited
+        timed_out = False
+        while True:
+            now = time.monotonic()
+            if drained_by is None and (pidfd is None or not tails) and proc.poll() is not None:
+                if timed_out:
+                    _kill_group(proc.pid, signal.SIGKILL)
+                drained_by = now + DRAIN_SECONDS
+            if drained_by is not None and (not tails or now >= drained_by):
+                break
+            if drained_by is None and now >= deadline and not timed_out:
+                timed_out = True
+                _kill_group(proc.pid, signal.SIGTERM)
+                kill_at = now + KILL_GRACE_SECONDS
+            if kill_at is not None and now >= kill_at:
+                _kill_group(proc.pid, signal.SIGKILL)
+                kill_at = None
+            wake = [t for t in (drained_by, kill_at, None if timed_out else deadline) if t is not None]
+            wait = max(0.0, min(wake) - now) if wake else None
+            if pidfd is None and drained_by is None:
+                wait = 0.05 if wait is None else min(wait, 0.05)  # no exit notification: poll for it
+            if not watched:
+                # Nothing left to read and no pidfd: wait for the exit itself.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=wait)
+                continue
+            for fd, _mask in poller.poll(None if wait is None else math.ceil(wait * 1000)):
+                if fd == pidfd:
+                    poller.unregister(fd)
+                    watched.discard(fd)
+                    proc.wait()
+                    if timed_out:
+                        # Children that ignored SIGTERM must not outlive the attempt either
+                        # (their end closes the pipes, which the drain below waits for).
+                        _kill_group(proc.pid, signal.SIGKILL)
+                    drained_by = time.monotonic() + DRAIN_SECONDS
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    tails[fd].add(chunk)
+                else:
+                    poller.unregister(fd)
+                    watched.discard(fd)
+                    del tails[fd]
+        if timed_out:
+            # Children that ignored SIGTERM must not outlive the attempt either.
+            _kill_group(proc.pid, signal.SIGKILL)
+            _wait_group_gone(proc.pid, KILL_GRACE_SECONDS)
+        proc.wait()
+        return timed_out
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)

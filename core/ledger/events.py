@@ -13,11 +13,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import bindparam, insert
 from sqlalchemy.orm import Session
 
 from core.ledger.db import lock_for_write
 from core.ledger.models import Event, Occurrence
+from core.ledger.prepared import Prepared
 from core.ledger.states import OccurrenceState, check_transition
 from core.timefmt import fmt_utc
 
@@ -35,6 +36,10 @@ class EventKind(StrEnum):
     """data: from, note, disableGeneration."""
     OCCURRENCES_MATERIALIZED = "occurrences.materialized"
     """A batch of new occurrences; data: revisions, fromUtc, toUtc, inserted, and the expanded rows by state."""
+    OCCURRENCES_EXPIRED = "occurrences.expired"
+    """A long stretch of missed occurrences recorded as one expired range (they were
+    never materialized one by one); data: revision, fromUtc, toUtc, state, policy,
+    reason, occurrences (null when not counted)."""
     OCCURRENCE_TRANSITIONED = "occurrence.transitioned"
     """One occurrence changed state; data: from, to, reason."""
     OCCURRENCE_CREATED = "occurrence.created"
@@ -44,6 +49,17 @@ class EventKind(StrEnum):
     """A late result of a superseded claim, recorded and otherwise ignored; data: attempt, state."""
     LEDGER_FENCED = "ledger.fenced"
     """The execution epoch was bumped: claims of older epochs are void; data: epoch, note."""
+
+
+_EVENTS = Event.metadata.tables[Event.__tablename__]
+_INSERT = Prepared(
+    insert(_EVENTS).values(
+        {
+            name: bindparam(name, type_=_EVENTS.c[name].type)
+            for name in ("at", "schedule_id", "occurrence_id", "kind", "data")
+        }
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +86,7 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
             "schedule_id": e.schedule_id,
             "occurrence_id": e.occurrence_id,
             "kind": e.kind.value,
-            "data": dict(e.data),
+            "data": e.data if isinstance(e.data, dict) else dict(e.data),
         }
         for e in events
     ]
@@ -78,7 +94,8 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
         return 0
     # Event ids must become visible in commit order (see core.ledger.db).
     lock_for_write(session)
-    session.execute(insert(Event), rows)
+    # Not the ORM's bulk insert: events are written on every state change.
+    _INSERT.run_many(session, rows)
     return len(rows)
 
 

@@ -11,6 +11,12 @@ cursor (invariant 1):
   back its savepoint, rereads and tries again, so the cursor never moves
   without its rows and rows never land under a revision that lost the gate.
 
+With ``expire`` (the engine passes :func:`core.engine.misfire.certain_expiry`),
+a long stretch of missed positions whose occurrences are all certain to expire
+is recorded as expired ranges (:mod:`core.ledger.expired`) in the same
+transaction, instead of being expanded row by row; the cursor then means
+"materialized, or covered by an expired range".
+
 Revision r governs positions from its cutover until a higher revision's
 cutover takes over (the highest revision whose cutover is <= position wins:
 CONTRACT §2's half-open ranges, also when a later revision moves its cutover
@@ -24,7 +30,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -40,6 +48,7 @@ from core.errors import LedgerError
 from core.ledger import events
 from core.ledger.db import lock_for_write
 from core.ledger.events import EventKind, NewEvent
+from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.publish import get_schedule
 from core.ledger.states import (
@@ -81,6 +90,14 @@ class MaterializeResult:
     skipped: str | None = None
     #: True when max_rows cut the run short: call again to go on.
     more: bool = False
+    #: Expired ranges recorded by this call, and the occurrences they stand for (those counted).
+    expired_ranges: int = 0
+    expired_in_ranges: int = 0
+
+
+#: Where the occurrences certain to expire end: (active revision compiled, first
+#: position to look at, now) -> the cut, or None. See core.engine.misfire.certain_expiry.
+ExpiryRule = Callable[[CompiledSchedule, datetime, datetime], ExpiryCut | None]
 
 
 @dataclass(frozen=True)
@@ -238,9 +255,86 @@ def _advance(session: Session, sid: str, gate: int, old: datetime | None, new: d
         raise _CursorMoved
 
 
-def until_or_horizon(until: datetime | None, now: datetime, active: _Gov) -> datetime:
-    """Where a run stops: ``until`` when given, else now + the active revision's horizon."""
-    return until if until is not None else now + compiled_revision(active.spec_json).spec.horizon
+def until_or_horizon(until: datetime | None, now: datetime, active: _Gov, lead: timedelta | None = None) -> datetime:
+    """Where a run stops: ``until`` when given, else now + the active revision's
+    horizon (or ``lead``, when that is shorter)."""
+    if until is not None:
+        return until
+    ahead = compiled_revision(active.spec_json).spec.horizon
+    return now + (ahead if lead is None else min(ahead, lead))
+
+
+def _expire_missed(
+    session: Session,
+    schedule_id: str,
+    revisions: list[_Gov],
+    start: datetime,
+    now: datetime,
+    expire: ExpiryRule,
+    tzdb: str,
+) -> tuple[datetime, int, int, list[dict[str, Any]]]:
+    """Record the certain-to-expire stretch from ``start`` as expired ranges when it
+    is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
+    ranges and counted occurrences recorded, and the events to write."""
+    active = revisions[-1]
+    cut = expire(compiled_revision(active.spec_json), max(start, active.cutover), now)
+    if cut is None or cut.before <= start:
+        return start, 0, 0, []
+    by_number = {r.revision: r for r in revisions}
+    segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, cut.before)
+    counts = [count_rows(compiled_revision(by_number[number].spec_json), lo, hi) for number, lo, hi in segments]
+    if None in counts:
+        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS)
+        many = stop < cut.before
+    else:
+        many = sum(c or 0 for c in counts) >= RANGE_MIN_ROWS
+    if not many:
+        return start, 0, 0, []  # few: they become MISFIRE_EXPIRED rows, one each
+    counted = 0
+    data: list[dict[str, Any]] = []
+    for (number, lo, hi), count in zip(segments, counts, strict=True):
+        record_range(session, schedule_id, number, lo, hi, cut, count, tzdb, now)
+        counted += count or 0
+        data.append(
+            {
+                "revision": number,
+                "fromUtc": events.instant(lo),
+                "toUtc": events.instant(hi),
+                "state": OccurrenceState.MISFIRE_EXPIRED.value,
+                "policy": cut.policy,
+                "reason": cut.reason,
+                "occurrences": count,
+            }
+        )
+    return cut.before, len(segments), counted, data
+
+
+#: Expansions left off where a call stopped, to go on from there next time:
+#: (revision text, position) -> (the row iterator, its next row). An expansion
+#: restarted from a position walks back two days first (a wall time can lie
+#: that far from its instant); going on from where the last call stopped saves
+#: that walk on every pass. The rows are the same either way: statuses never
+#: depend on where an expansion starts.
+_RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row]] = OrderedDict()
+_RESUME_LOCK = threading.Lock()
+_RESUME_SIZE = 256
+
+
+def _rows_from(spec_json: str, start: datetime) -> Iterator[Row]:
+    with _RESUME_LOCK:
+        kept = _RESUME.pop((spec_json, start), None)
+    if kept is None:
+        return iter_rows(compiled_revision(spec_json), start)
+    rows, first = kept
+    return itertools.chain((first,), rows)
+
+
+def _keep(spec_json: str, start: datetime, rows: Iterator[Row], first: Row) -> None:
+    """Keep an expansion for a call that starts at ``start`` (its next row is ``first``)."""
+    with _RESUME_LOCK:
+        _RESUME[(spec_json, start)] = (rows, first)
+        while len(_RESUME) > _RESUME_SIZE:
+            _RESUME.popitem(last=False)
 
 
 def _expand_bounded(
@@ -256,10 +350,14 @@ def _expand_bounded(
     for number, lo, hi in segments:
         batch: list[Row] = []
         out.append((number, batch))
-        for row in iter_rows(compiled_revision(by_number[number].spec_json), lo):
+        spec_json = by_number[number].spec_json
+        rows = _rows_from(spec_json, lo)
+        for row in rows:
             if row.position >= hi:
+                _keep(spec_json, hi, rows, row)
                 break
             if total >= max_rows and row.position != (batch[-1].position if batch else lo):
+                _keep(spec_json, row.position, rows, row)
                 return out, row.position
             batch.append(row)
             total += 1
@@ -267,7 +365,14 @@ def _expand_bounded(
 
 
 def materialize(
-    session: Session, schedule_id: str, clock: Clock, until: datetime | None = None, *, max_rows: int = MAX_ROWS
+    session: Session,
+    schedule_id: str,
+    clock: Clock,
+    until: datetime | None = None,
+    *,
+    max_rows: int = MAX_ROWS,
+    lead: timedelta | None = None,
+    expire: ExpiryRule | None = None,
 ) -> MaterializeResult:
     """Materialize ``schedule_id`` from its cursor to ``until`` (default: now + the active revision's horizon).
 
@@ -275,8 +380,11 @@ def materialize(
     stored as the terminal facts they are (SKIPPED_GAP, SKIPPED_FOLD,
     SKIPPED_DUPLICATE, EXCLUDED). A disabled schedule is left alone. One call
     inserts about ``max_rows`` rows at most, so that a long catch-up does not
-    hold the write lock for minutes; ``result.more`` says to call again. The
-    caller commits (``with ledger.write() as session``).
+    hold the write lock for minutes; ``result.more`` says to call again. With
+    ``lead`` it stops at now + lead when that comes before the horizon. With
+    ``expire``, a long stretch of missed occurrences certain to expire is
+    recorded as expired ranges first. The caller commits (``with
+    ledger.write() as session``).
     """
     if until is not None and until.tzinfo is None:
         raise ValueError("until must be an aware datetime")
@@ -296,24 +404,33 @@ def materialize(
         ]
         active = revisions[-1]
         now = clock.now()
-        end = until_or_horizon(until, now, active)
+        end = until_or_horizon(until, now, active, lead)
         start = cursor if cursor is not None else min(r.cutover for r in revisions)
         if start >= end:
             return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="already materialized that far")
-        by_number = {r.revision: r for r in revisions}
-        segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
-        expanded, end = _expand_bounded(segments, by_number, end, max_rows)
-        more = until_or_horizon(until, now, active) > end
         tzdb = tzdb_version()
-        rows: list[dict[str, Any]] = []
-        for number, batch in expanded:
-            rows.extend(_row_dicts(batch, number, tzdb, now))
-        used = [number for number, _ in expanded]
         try:
             with session.begin_nested():
+                ranges, counted, expired = 0, 0, list[dict[str, Any]]()
+                if expire is not None:
+                    start, ranges, counted, expired = _expire_missed(
+                        session, schedule_id, revisions, start, now, expire, tzdb
+                    )
+                by_number = {r.revision: r for r in revisions}
+                segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
+                expanded, end = _expand_bounded(segments, by_number, end, max_rows)
+                more = until_or_horizon(until, now, active, lead) > end
+                rows: list[dict[str, Any]] = []
+                for number, batch in expanded:
+                    rows.extend(_row_dicts(batch, number, tzdb, now))
+                used = [number for number, _ in expanded]
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
                 _advance(session, schedule_id, gate, cursor, end, now)
+                if expired:
+                    events.append_many(
+                        session, (NewEvent(EventKind.OCCURRENCES_EXPIRED, now, schedule_id, data=d) for d in expired)
+                    )
                 if inserted:
                     counts: dict[str, int] = {}
                     for r in rows:
@@ -335,16 +452,36 @@ def materialize(
                     )
         except _CursorMoved:
             continue
-        return MaterializeResult(schedule_id, start, end, inserted, end, more=more)
+        return MaterializeResult(
+            schedule_id, start, end, inserted, end, more=more, expired_ranges=ranges, expired_in_ranges=counted
+        )
     raise LedgerError(f"{schedule_id}: other engines kept moving the schedule while materializing it; try again")
 
 
-def materialize_all(session: Session, clock: Clock) -> list[MaterializeResult]:
-    """Materialize every schedule that is not disabled, in id order."""
+def materialize_all(
+    session: Session,
+    clock: Clock,
+    *,
+    max_rows: int = MAX_ROWS,
+    lead: timedelta | None = None,
+    expire: ExpiryRule | None = None,
+) -> list[MaterializeResult]:
+    """Materialize every schedule that is not disabled, in id order (see :func:`materialize`).
+    ``max_rows`` bounds the rows of this call in all: schedules it does not reach
+    report nothing and are taken up by the next call."""
     ids = session.scalars(
         select(Schedule.id).where(Schedule.state != ScheduleState.DISABLED).order_by(Schedule.id)
     ).all()
-    return [materialize(session, sid, clock) for sid in ids]
+    results: list[MaterializeResult] = []
+    left = max_rows
+    for sid in ids:
+        if left <= 0:
+            results.append(MaterializeResult(sid, None, None, 0, None, skipped="row budget used", more=True))
+            continue
+        result = materialize(session, sid, clock, max_rows=left, lead=lead, expire=expire)
+        left -= result.inserted
+        results.append(result)
+    return results
 
 
 @dataclass(frozen=True)

@@ -290,3 +290,69 @@ class LedgerMeta(Base):
     #: Bumped when an engine takes over after a crash: claims of an older epoch are void.
     execution_epoch: Mapped[int] = mapped_column(Integer, server_default=text("1"))
     created_at: Mapped[datetime]
+
+
+class EngineKind(StrEnum):
+    """Where an engine runs: inside the desktop app, or ``schedctl engine run``."""
+
+    APP = "app"
+    HEADLESS = "headless"
+
+
+class EnginePresence(StrEnum):
+    """What an engine said about itself in its latest heartbeat."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    RETIRED = "retired"
+
+
+class EngineRow(Base):
+    """One engine that runs (or ran) on this ledger: it announces itself, beats, and retires.
+
+    A row whose heartbeat is older than the staleness limit belongs to an engine
+    that died without retiring; readers treat it as gone.
+    """
+
+    __tablename__ = "engines"
+    __table_args__ = (Index("ix_engines_state_last_heartbeat", "state", "last_heartbeat"),)
+
+    engine_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[EngineKind] = mapped_column(EnumText(EngineKind, 16))
+    state: Mapped[EnginePresence] = mapped_column(EnumText(EnginePresence, 16))
+    started_at: Mapped[datetime]
+    last_heartbeat: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+
+class ExpiredRange(Base):
+    """Missed occurrences whose fate was certain, recorded as one range instead of one row each.
+
+    After a long outage the occurrences of [from_utc, to_utc) (positions,
+    half-open) of one revision could never run under the misfire policy: they
+    are all expired at once, in the transaction that moves the schedule's
+    cursor past them. ``occurrences`` counts them when that was cheap to
+    know, else it is None. A backfill of the range still works: the rows it
+    needs never existed, so each gets a new backfill occurrence.
+    """
+
+    __tablename__ = "expired_ranges"
+    __table_args__ = (
+        ForeignKeyConstraint(["schedule_id", "revision"], ["revisions.schedule_id", "revisions.revision"]),
+        Index("ix_expired_ranges_schedule_id_from_utc", "schedule_id", "from_utc"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    schedule_id: Mapped[str] = mapped_column(String(64))
+    revision: Mapped[int] = mapped_column(Integer)
+    from_utc: Mapped[datetime]
+    to_utc: Mapped[datetime]
+    #: What expired them: a misfirePolicy value, or "catchUpWindow".
+    policy: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text)
+    occurrences: Mapped[int | None] = mapped_column(Integer)
+    tzdb_version: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime]

@@ -8,8 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.engine.misfire import Action, Due, plan_recovery
+from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.enums import MisfirePolicy
+from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.recurrence.expand import expand
+from core.spec import parse_spec
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=15)
@@ -116,3 +119,94 @@ def test_never_more_executions_than_the_bound(offsets, policy, bound, window_min
         if caught and expired_late:
             too_old = [d for d in expired_late if cuw is None or d.due >= NOW - cuw]
             assert all(e.due <= min(c.due for c in caught) for e in too_old)
+
+
+# --- where certain expiry ends (long outages) -----------------------------------------------
+
+
+def _compiled(**keys: object) -> CompiledSchedule:
+    data: dict[str, object] = {
+        "schema": "scheduleSpec.v1",
+        "scheduleId": "s",
+        "revision": 1,
+        "timeZone": "UTC",
+        "rule": "FREQ=HOURLY;BYMINUTE=5",
+        "start": "2026-01-01T00:00:00",
+        "gapPolicy": "SKIP",
+        "foldPolicy": "FIRST_ONLY",
+        "latenessWindow": "PT15M",
+    }
+    data.update(keys)
+    return compile_schedule(parse_spec({k: v for k, v in data.items() if v is not None}))
+
+
+FROM = datetime(2026, 2, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("keys", "before", "policy"),
+    [
+        # 12:00 now: late = due before 11:45; the newest late hourly run is 11:05.
+        pytest.param({"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 1}, "11:05", "CATCH_UP_BOUNDED", id="bound_1"),
+        pytest.param({"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 3}, "09:05", "CATCH_UP_BOUNDED", id="bound_3"),
+        pytest.param({"misfirePolicy": "SKIP"}, "11:45", "SKIP", id="skip_everything_late"),
+        pytest.param({"misfirePolicy": "SKIP", "jitter": "PT10M"}, "11:35", "SKIP", id="skip_minus_jitter"),
+        pytest.param(
+            {"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 1, "jitter": "PT10M"},
+            "10:55",
+            "CATCH_UP_BOUNDED",
+            id="bound_minus_jitter",
+        ),
+        pytest.param({"misfirePolicy": "CATCH_UP_ALL", "catchUpWindow": "PT6H"}, "06:00", "catchUpWindow", id="window"),
+        pytest.param(
+            {"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 50, "catchUpWindow": "PT2H"},
+            "10:00",
+            "catchUpWindow",
+            id="window_nearer_than_the_bound",
+        ),
+    ],
+)
+def test_certain_expiry_cut(keys: dict[str, object], before: str, policy: str) -> None:
+    cut = certain_expiry(_compiled(**keys), FROM, NOW)
+    assert cut is not None
+    assert (cut.before, cut.policy) == (datetime.fromisoformat(f"2026-03-10T{before}:00+00:00"), policy)
+
+
+def test_catch_up_all_without_window_is_never_certain() -> None:
+    assert certain_expiry(_compiled(misfirePolicy="CATCH_UP_ALL"), FROM, NOW) is None
+
+
+def test_too_few_late_runs_for_the_bound_means_nothing_is_certain() -> None:
+    compiled = _compiled(misfirePolicy="CATCH_UP_BOUNDED", maxCatchUp=5)
+    assert certain_expiry(compiled, datetime(2026, 3, 10, 8, 0, tzinfo=UTC), NOW) is None
+
+
+@pytest.mark.parametrize(
+    "zone",
+    [pytest.param("UTC", id="fixed_offset"), pytest.param("America/New_York", id="across_the_spring_gap")],
+)
+@settings(max_examples=30, deadline=None)
+@given(bound=st.integers(min_value=1, max_value=40), hours=st.integers(min_value=1, max_value=24 * 20))
+def test_the_cut_agrees_with_plan_recovery(zone: str, bound: int, hours: int) -> None:
+    """Everything before the cut is expired by plan_recovery over the same rows, and
+    the bound's newest late ones all lie at or after it."""
+    compiled = _compiled(timeZone=zone, misfirePolicy="CATCH_UP_BOUNDED", maxCatchUp=bound)
+    now = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
+    start = now - timedelta(hours=hours)
+    rows = [r for r in expand(compiled, start, now) if r.runnable]
+    decisions = plan_recovery(
+        [Due(r.occurrence_id, r.dispatch) for r in rows],
+        now,
+        MisfirePolicy.CATCH_UP_BOUNDED,
+        max_catch_up=bound,
+        lateness_window=WINDOW,
+    )
+    position = {r.occurrence_id: r.position for r in rows}
+    cut = certain_expiry(compiled, start, now)
+    if cut is None:
+        assert sum(d.action is not Action.RUN for d in decisions) <= bound
+        return
+    for d in decisions:
+        if position[d.occurrence_id] < cut.before:
+            assert d.action is Action.EXPIRE, d
+    assert sum(d.action is Action.CATCH_UP and position[d.occurrence_id] >= cut.before for d in decisions) == bound

@@ -3,14 +3,18 @@ that kill the whole process group, bounded tails, and the input digest."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from core.clock import FixedClock
+from core.engine import runner
 from core.engine.runner import (
     TaskIdentity,
     find_program,
@@ -181,3 +185,45 @@ def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
         plain.chmod(0o644)
         program = str(plain)
     assert (find_program(program) is not None) is found
+
+
+# --- the one reader loop, with and without an exit notification --------------------------
+
+
+@pytest.fixture(params=["pidfd", "polling"])
+def exit_notice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The runner with a pidfd (Linux), and as on a system without one."""
+    if request.param == "polling":
+        monkeypatch.setattr(runner, "_pidfd", lambda pid: None)
+    return str(request.param)
+
+
+def test_both_tails_and_the_exit_are_read_in_one_loop(exit_notice: str) -> None:
+    script = "import sys\nfor i in range(2000):\n    print(i)\n    print(-i, file=sys.stderr)\nsys.exit(4)\n"
+    before = threading.active_count()
+    result = run_command(prepare([PY, "-c", script], None, {}, identity()), timedelta(seconds=30), CLOCK)
+    assert (result.exit_status, result.error_class) == (4, None)
+    assert result.stdout_tail.splitlines()[-1] == "1999" and result.stderr_tail.splitlines()[-1] == "-1999"
+    assert threading.active_count() == before  # no reader threads
+
+
+def test_a_grandchild_holding_the_pipe_is_not_waited_for(exit_notice: str) -> None:
+    """The task exits at once; a child it left behind keeps stdout open for a minute."""
+    script = (
+        "import subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('parent done', flush=True)\n"
+    )
+    result = run_command(prepare([PY, "-c", script], None, {}, identity()), timedelta(seconds=30), CLOCK)
+    assert result.pid is not None
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(result.pid, signal.SIGKILL)  # the grandchild, in the task's own group
+    assert (result.exit_status, result.error_class) == (0, None)
+    assert "parent done" in result.stdout_tail
+
+
+def test_the_timeout_strikes_without_a_pidfd_too(exit_notice: str) -> None:
+    cmd = prepare([PY, "-c", "import time; print('going', flush=True); time.sleep(60)"], None, {}, identity())
+    result = run_command(cmd, timedelta(seconds=0.5), CLOCK)
+    assert (result.error_class, result.exit_status) == ("timeout", None)
+    assert result.stdout_tail == "going\n"

@@ -12,7 +12,8 @@ afterwards where each one landed::
     pass <clock>             a pass begins (materialization comes first)
     materialized <clock>     materialization of that pass is committed
     claimed <occ> <attempt>  a claim (and its attempt row) is committed
-    recorded <occ> <attempt> the attempt's outcome is committed
+    recorded <occ> <attempt> the attempt's outcome is committed (with the next
+                             claim, if any, whose marker follows)
     done                     every pass ran; the process exits 0
 """
 
@@ -22,9 +23,11 @@ import argparse
 import os
 import sys
 from datetime import datetime, timedelta
+from typing import Any
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions, PassReport, _Claim
+from core.engine.runner import RunResult
 from core.ledger.db import open_ledger
 from core.timefmt import fmt_utc
 
@@ -51,15 +54,19 @@ class MarkedEngine(Engine):
         self.markers.write(f"materialized {fmt_utc(self.clock.now())}")
         super()._promote(report)
 
-    def _claim(self, occurrence_id: str, report: PassReport) -> _Claim | None:
-        claim = super()._claim(occurrence_id, report)
+    def _claim(self, occurrence_id: str, report: PassReport, **seen: Any) -> _Claim | None:
+        claim = super()._claim(occurrence_id, report, **seen)
         if claim is not None:
             self.markers.write(f"claimed {claim.occurrence_id} {claim.attempt_id}")
         return claim
 
-    def _execute(self, claim: _Claim, report: PassReport) -> None:
-        super()._execute(claim, report)
+    def _finish(self, claim: _Claim, result: RunResult, report: PassReport, **queue: Any) -> _Claim | None:
+        # One transaction records the outcome and claims the next occurrence.
+        following = super()._finish(claim, result, report, **queue)
         self.markers.write(f"recorded {claim.occurrence_id} {claim.attempt_id}")
+        if following is not None:
+            self.markers.write(f"claimed {following.occurrence_id} {following.attempt_id}")
+        return following
 
 
 def main(argv: list[str] | None = None) -> int:

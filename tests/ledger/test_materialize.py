@@ -257,6 +257,40 @@ def test_a_long_run_is_cut_between_positions_and_resumes_exactly(
     assert stored == expected
 
 
+def test_the_next_call_goes_on_with_the_expansion_the_last_one_stopped(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An expansion restarted at a position walks two days back first; the call
+    after a bounded one resumes it instead, with the same rows."""
+    _publish(ledger, clock, spec(rule="FREQ=HOURLY;BYMINUTE=30", horizon="P4D"))
+    starts: list[datetime] = []
+    real = materialize_module.iter_rows
+
+    def counted(compiled: Any, start: datetime, **kwargs: Any) -> Any:
+        starts.append(start)
+        return real(compiled, start, **kwargs)
+
+    monkeypatch.setattr(materialize_module, "iter_rows", counted)
+    materialize_module._RESUME.clear()
+    with ledger.write() as session:
+        first = materialize(session, SID, clock, max_rows=10)
+    with ledger.write() as session:
+        second = materialize(session, SID, clock, max_rows=10)
+    assert first.more and second.more
+    assert len(starts) == 1  # the second call resumed
+    clock.advance(timedelta(hours=1))
+    while True:
+        with ledger.write() as session:
+            if not materialize(session, SID, clock, max_rows=10).more:
+                break
+    assert len(starts) == 1
+    with ledger.read() as session:
+        stored = [o.occurrence_id for o in occurrences(session, SID)]
+        text = session.scalar(select(Revision.spec_json))
+    assert text is not None
+    assert stored == [r.occurrence_id for r in expand(compiled_revision(text), NOW, clock.now() + timedelta(days=4))]
+
+
 def test_until_bounds_a_run(ledger: Ledger, clock: FixedClock) -> None:
     _publish(ledger, clock, spec())
     with ledger.write() as session:

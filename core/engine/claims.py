@@ -1,0 +1,389 @@
+"""The engine's hot path in SQL: claim an occurrence, record an attempt's end.
+
+These are Core statements on the ledger's tables, with no ORM objects, so
+that the ledger's own work per occurrence stays below the cost of spawning a
+process. Each function runs inside the caller's write transaction (writers
+are serialized, see :mod:`core.ledger.db`) and writes the events of the
+changes it makes in that same transaction.
+
+:func:`try_claim` is the compare-and-set of invariant 3 in one ``UPDATE …
+RETURNING`` (SQLite 3.35+, PostgreSQL): the occurrence is still in the state
+the engine saw, its schedule is active with the gate version and disable
+generation the engine saw, its revision still governs its position (the
+cutover gate), the ledger's execution epoch is the engine's, and no other
+occurrence of the schedule is in flight. When any of that fails, nothing is
+written and the engine takes its careful path, which finds out why (and, say,
+applies the overlap policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    String,
+    Update,
+    and_,
+    bindparam,
+    exists,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
+from sqlalchemy.orm import Session
+
+from core.ledger import events
+from core.ledger.models import Attempt, LedgerMeta, Occurrence, Revision, Schedule
+from core.ledger.prepared import Prepared, instant
+from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState, check_transition
+
+_S = OccurrenceState
+IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
+
+_tables = Occurrence.metadata.tables
+_occ = _tables[Occurrence.__tablename__]
+_busy = _occ.alias("busy")
+_sched = _tables[Schedule.__tablename__]
+_rev = _tables[Revision.__tablename__]
+_meta = _tables[LedgerMeta.__tablename__]
+_att = _tables[Attempt.__tablename__]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What a claim compares against: a schedule's gate and the ledger's epoch as last read."""
+
+    schedule_id: str
+    gate_version: int
+    disable_generation: int
+    epoch: int
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """An occurrence just moved to DISPATCHING, with what its attempt needs."""
+
+    occurrence_id: str
+    schedule_id: str
+    revision: int
+    kind: OccurrenceKind
+    nominal_local: str
+    logical_slot_id: str | None
+    resolved_utc: datetime | None
+    business_period: str | None
+    generation: int
+    attempt_number: int
+    old_state: OccurrenceState
+
+
+def gates(session: Session, schedule_id: str | None = None) -> dict[str, Gate]:
+    """The current gate of every active schedule (or of one), with the ledger's epoch."""
+    epoch = int(session.scalar(select(_meta.c.execution_epoch)) or 1)
+    stmt = select(_sched.c.id, _sched.c.gate_version, _sched.c.disable_generation).where(
+        _sched.c.state == ScheduleState.ACTIVE
+    )
+    if schedule_id is not None:
+        stmt = stmt.where(_sched.c.id == schedule_id)
+    return {sid: Gate(sid, gate, disabled, epoch) for sid, gate, disabled in session.execute(stmt)}
+
+
+def _unindexed(column: Any) -> Any:
+    """``column || ''``: the same value, which SQLite will not look up in an index."""
+    return type_coerce(column, String).concat(literal_column("''"))
+
+
+# The statements below are built once: executing a prepared statement skips
+# SQLAlchemy's construction and cache-key work, most of a statement's cost here.
+
+
+def _claim_statement(expected: OccurrenceState) -> Update:
+    if expected is _S.RETRY_WAIT:
+        waiting = and_(_occ.c.state == _S.RETRY_WAIT, _occ.c.retry_at <= bindparam("p_now"))
+    else:
+        waiting = _occ.c.state == expected
+    governing = (
+        select(func.max(_rev.c.revision))
+        .where(_rev.c.schedule_id == _occ.c.schedule_id, _rev.c.cutover_at <= _occ.c.position_utc)
+        .scalar_subquery()
+    )
+    return (
+        update(_occ)
+        .where(
+            _occ.c.occurrence_id == bindparam("p_id"),
+            _occ.c.schedule_id == bindparam("p_schedule"),
+            waiting,
+            exists().where(
+                _sched.c.id == _occ.c.schedule_id,
+                _sched.c.state == ScheduleState.ACTIVE,
+                _sched.c.gate_version == bindparam("p_gate"),
+                _sched.c.disable_generation == bindparam("p_disabled"),
+            ),
+            or_(_occ.c.kind != OccurrenceKind.SCHEDULED, _occ.c.revision == governing),
+            select(_meta.c.execution_epoch).scalar_subquery() == bindparam("p_epoch"),
+            ~exists().where(
+                # Looked up by state (few rows are in flight), the schedule compared
+                # row by row: a schedule can hold tens of thousands of rows.
+                or_(_busy.c.state == _S.DISPATCHING, _busy.c.state == _S.RUNNING),
+                _unindexed(_busy.c.schedule_id) == _occ.c.schedule_id,
+                _busy.c.occurrence_id != _occ.c.occurrence_id,
+            ),
+        )
+        .values(
+            state=_S.DISPATCHING,
+            claim_generation=_occ.c.claim_generation + 1,
+            attempt_count=_occ.c.attempt_count + 1,
+            lease_owner=bindparam("p_worker"),
+            lease_expires_at=bindparam("p_lease", type_=_occ.c.lease_expires_at.type),
+            updated_at=bindparam("p_now", type_=_occ.c.updated_at.type),
+        )
+        .returning(
+            _occ.c.revision,
+            _occ.c.kind,
+            _occ.c.nominal_local,
+            _occ.c.logical_slot_id,
+            _occ.c.resolved_utc,
+            _occ.c.business_period,
+            _occ.c.claim_generation,
+            _occ.c.attempt_count,
+        )
+    )
+
+
+_CLAIM = {state: Prepared(_claim_statement(state)) for state in (_S.DUE, _S.RETRY_WAIT)}
+
+
+def try_claim(
+    session: Session,
+    occurrence_id: str,
+    expected: OccurrenceState,
+    gate: Gate,
+    now: datetime,
+    worker: str,
+    lease_until: datetime,
+) -> Claimed | None:
+    """Compare-and-set ``expected`` (DUE or RETRY_WAIT) -> DISPATCHING; None when anything differs."""
+    params = {
+        "p_id": occurrence_id,
+        "p_schedule": gate.schedule_id,
+        "p_gate": gate.gate_version,
+        "p_disabled": gate.disable_generation,
+        "p_epoch": gate.epoch,
+        "p_worker": worker,
+        "p_lease": lease_until,
+        "p_now": now,
+    }
+    row = _CLAIM[expected].first(session, params)
+    if row is None:
+        return None
+    revision, kind, nominal, slot, resolved, period, generation, number = row
+    return Claimed(
+        occurrence_id,
+        gate.schedule_id,
+        revision,
+        OccurrenceKind(kind),
+        nominal,
+        slot,
+        instant(resolved),
+        period,
+        generation,
+        number,
+        expected,
+    )
+
+
+_ATTEMPT_COLUMNS = (
+    "attempt_id",
+    "occurrence_id",
+    "attempt_number",
+    "claim_generation",
+    "execution_epoch",
+    "worker_host",
+    "worker_pid",
+    "started_at",
+    "input_digest",
+)
+_ADD_ATTEMPT = Prepared(
+    insert(_att).values({name: bindparam(name, type_=_att.c[name].type) for name in _ATTEMPT_COLUMNS})
+)
+
+
+def add_attempt(
+    session: Session,
+    claimed: Claimed,
+    epoch: int,
+    host: str,
+    pid: int,
+    now: datetime,
+    digest: str,
+    worker: str,
+    attempt_id: str,
+) -> events.NewEvent:
+    """Insert the attempt row of a claim; returns the claim's event, for the caller to append."""
+    _ADD_ATTEMPT.run(
+        session,
+        {
+            "attempt_id": attempt_id,
+            "occurrence_id": claimed.occurrence_id,
+            "attempt_number": claimed.attempt_number,
+            "claim_generation": claimed.generation,
+            "execution_epoch": epoch,
+            "worker_host": host,
+            "worker_pid": pid,
+            "started_at": now,
+            "input_digest": digest,
+        },
+    )
+    return events.transitioned(
+        claimed.schedule_id,
+        claimed.occurrence_id,
+        claimed.old_state,
+        _S.DISPATCHING,
+        now,
+        None,
+        {"attempt": claimed.attempt_number, "worker": worker},
+    )
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a claimed occurrence stands when its attempt ends."""
+
+    state: OccurrenceState
+    generation: int
+    epoch: int
+
+
+_STANDING = Prepared(
+    select(_occ.c.state, _occ.c.claim_generation, select(_meta.c.execution_epoch).scalar_subquery()).where(
+        _occ.c.occurrence_id == bindparam("p_id")
+    )
+)
+
+
+def standing(session: Session, occurrence_id: str) -> Standing | None:
+    """The occurrence's state and claim generation, and the ledger's epoch, in one read."""
+    row = _STANDING.first(session, {"p_id": occurrence_id})
+    return None if row is None else Standing(OccurrenceState(row[0]), row[1], row[2])
+
+
+_ENDED = ("finished_at", "exit_status", "error_class", "stdout_tail", "stderr_tail")
+
+
+def _finish_statement(names: tuple[str, ...]) -> Update:
+    return (
+        update(_att)
+        .where(_att.c.attempt_id == bindparam("p_id"))
+        .values({name: bindparam(f"p_{name}", type_=_att.c[name].type) for name in names})
+    )
+
+
+#: With the outcome it led to, and without (a superseded claim's attempt keeps none).
+_FINISH_ATTEMPT = {True: Prepared(_finish_statement((*_ENDED, "outcome"))), False: Prepared(_finish_statement(_ENDED))}
+
+
+def finish_attempt(session: Session, attempt_id: str, values: dict[str, Any]) -> None:
+    """Store how an attempt ended: ``values`` has finished_at, exit_status,
+    error_class, stdout_tail and stderr_tail, and outcome when it decided one."""
+    decided = "outcome" in values
+    names = (*_ENDED, "outcome") if decided else _ENDED
+    params = {f"p_{name}": values.get(name) for name in names} | {"p_id": attempt_id}
+    _FINISH_ATTEMPT[decided].run(session, params)
+
+
+_SETTLED = ("reason", "updated_at", "lease_owner", "lease_expires_at", "retry_at", "finished_at")
+
+
+def _settle_statement(with_finish: bool) -> Update:
+    names = _SETTLED if with_finish else _SETTLED[:-1]
+    return (
+        update(_occ)
+        .where(_occ.c.occurrence_id == bindparam("p_id"), _occ.c.state == bindparam("p_old", type_=_occ.c.state.type))
+        .values(
+            {"state": bindparam("p_new", type_=_occ.c.state.type)}
+            | {name: bindparam(f"p_{name}", type_=_occ.c[name].type) for name in names}
+        )
+    )
+
+
+_SETTLE = {True: Prepared(_settle_statement(True)), False: Prepared(_settle_statement(False))}
+
+
+def settle(
+    session: Session,
+    occurrence_id: str,
+    old: OccurrenceState,
+    new: OccurrenceState,
+    values: dict[str, Any],
+) -> None:
+    """Move a claimed occurrence from ``old`` to ``new`` (an outcome): ``values`` has
+    reason, updated_at, lease_owner, lease_expires_at, retry_at and, to set it, finished_at."""
+    check_transition(old, new, occurrence_id)
+    finish = "finished_at" in values
+    params = {f"p_{name}": values.get(name) for name in _SETTLED} | {"p_id": occurrence_id, "p_old": old, "p_new": new}
+    if not finish:
+        params.pop("p_finished_at")
+    _SETTLE[finish].run(session, params)
+
+
+@dataclass(frozen=True)
+class Held:
+    """A claim this engine holds while its process runs."""
+
+    schedule_id: str
+    occurrence_id: str
+    generation: int
+    attempt_number: int
+    epoch: int
+
+
+def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[str]:
+    """DISPATCHING -> RUNNING, with its event, for each claim still current (same
+    generation, not fenced). Returns the occurrences moved."""
+    epoch = session.scalar(select(_meta.c.execution_epoch))
+    moved: list[str] = []
+    for h in held:
+        if h.epoch != epoch:
+            continue  # fenced: the claim is void, its lease runs out
+        row = session.execute(
+            update(_occ)
+            .where(
+                _occ.c.occurrence_id == h.occurrence_id,
+                _occ.c.claim_generation == h.generation,
+                _occ.c.state == _S.DISPATCHING,
+            )
+            .values(state=_S.RUNNING, updated_at=now)
+            .returning(_occ.c.occurrence_id)
+        ).first()
+        if row is not None:
+            moved.append(h.occurrence_id)
+            events.append(
+                session,
+                events.transitioned(
+                    h.schedule_id, h.occurrence_id, _S.DISPATCHING, _S.RUNNING, now, None, {"attempt": h.attempt_number}
+                ),
+            )
+    return moved
+
+
+def renew_leases(session: Session, held: Sequence[Held], until: datetime) -> None:
+    """Extend the leases of claims still current; a fenced claim is left to expire."""
+    epoch = session.scalar(select(_meta.c.execution_epoch))
+    for h in held:
+        if h.epoch != epoch:
+            continue
+        session.execute(
+            update(_occ)
+            .where(
+                _occ.c.occurrence_id == h.occurrence_id,
+                _occ.c.claim_generation == h.generation,
+                _occ.c.state.in_(IN_FLIGHT),
+            )
+            .values(lease_expires_at=until)
+        )

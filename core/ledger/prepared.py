@@ -1,0 +1,121 @@
+"""Statements built once and run with the least overhead the backend allows.
+
+On the engine's hot path (a claim, an outcome, their events) SQLAlchemy's
+per-execution work (parameter processing, result set-up, events) costs more
+than SQLite's own work. A :class:`Prepared` statement is compiled once per
+dialect. On SQLite it then runs on the driver's connection, inside the
+session's transaction, with the few value types the ledger binds (text,
+numbers, instants, states, JSON) converted here exactly as the column types
+convert them. On PostgreSQL it runs through SQLAlchemy Core as usual.
+
+Results come back as plain tuples; :func:`instant` reads an instant column.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import Compiled
+
+
+def _sqlite_value(value: Any) -> Any:
+    """A bound value as the ledger's column types store it on SQLite."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
+        return value.astimezone(UTC).isoformat(" ", "microseconds")[:26]  # as UtcDateTime
+    if isinstance(value, Enum):
+        return str(value.value)  # as EnumText
+    if isinstance(value, dict):
+        return json.dumps(value)  # as JSON
+    return value
+
+
+def instant(value: datetime | str | None) -> datetime | None:
+    """An instant column's value, aware UTC, from either backend."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Prepared:
+    """One statement (with ``bindparam`` placeholders), compiled once per dialect."""
+
+    def __init__(self, statement: Any) -> None:  # an Insert, Update or Select
+        self.statement = statement
+        self._sqlite: tuple[str, Sequence[str], dict[str, Any]] | None = None
+
+    def _compiled_for_sqlite(self, session: Session) -> tuple[str, Sequence[str], dict[str, Any]]:
+        if self._sqlite is None:
+            compiled: Compiled = self.statement.compile(dialect=session.get_bind().dialect)
+            order = compiled.positiontup  # type: ignore[attr-defined]
+            assert order is not None, "SQLite binds by position"
+            self._sqlite = (compiled.string, list(order), dict(compiled.params))
+        return self._sqlite
+
+    def _is_sqlite(self, session: Session) -> bool:
+        return session.get_bind().dialect.name == "sqlite"
+
+    def first(self, session: Session, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """Run it; the first row (RETURNING or SELECT), or None."""
+        if not self._is_sqlite(session):
+            row = session.connection().execute(self.statement, dict(params)).first()
+            return None if row is None else tuple(row)
+        sql, order, defaults = self._compiled_for_sqlite(session)
+        values = defaults | dict(params)
+        cursor = _driver(session).execute(sql, tuple(_sqlite_value(values[name]) for name in order))
+        try:
+            found = cursor.fetchone()
+            return None if found is None else tuple(found)
+        finally:
+            cursor.close()
+
+    def run(self, session: Session, params: Mapping[str, Any]) -> None:
+        """Run it for its effect."""
+        if not self._is_sqlite(session):
+            session.connection().execute(self.statement, dict(params))
+            return
+        sql, order, defaults = self._compiled_for_sqlite(session)
+        values = defaults | dict(params)
+        _driver(session).execute(sql, tuple(_sqlite_value(values[name]) for name in order)).close()
+
+    def run_many(self, session: Session, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Run it once per row (an INSERT of several rows)."""
+        rows = list(rows)
+        if not rows:
+            return
+        if not self._is_sqlite(session):
+            session.connection().execute(self.statement, [dict(r) for r in rows])
+            return
+        sql, order, defaults = self._compiled_for_sqlite(session)
+        # Rows of one call often share a value (one instant and one JSON payload for
+        # a whole batch of events): convert each distinct object once.
+        converted: dict[int, Any] = {}
+
+        def convert(value: Any) -> Any:
+            if value is None or (isinstance(value, (str, int)) and not isinstance(value, Enum)):
+                return value
+            key = id(value)  # the objects live as long as ``rows``: ids are not reused meanwhile
+            if key not in converted:
+                converted[key] = _sqlite_value(value)
+            return converted[key]
+
+        if all(set(order) <= r.keys() for r in rows):
+            pick = operator.itemgetter(*order)
+            tuples = [tuple(map(convert, pick(r))) if len(order) > 1 else (convert(pick(r)),) for r in rows]
+        else:
+            tuples = [tuple(convert((defaults | dict(r))[name]) for name in order) for r in rows]
+        _driver(session).executemany(sql, tuples).close()
+
+
+def _driver(session: Session) -> Any:
+    """The driver's connection of the session's transaction (begun already by Ledger.write)."""
+    return session.connection().connection.driver_connection

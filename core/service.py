@@ -1,0 +1,263 @@
+"""The headless engine as a systemd *user* service, so schedules keep running
+without the window.
+
+:func:`install_service` writes ``~/.config/systemd/user/tidemark-engine.service``
+(ExecStart = this installation's ``schedctl engine run --db URL``,
+Restart=on-failure), then runs ``systemctl --user daemon-reload`` and
+``systemctl --user enable --now``; :func:`uninstall_service` undoes it. Every
+``systemctl`` call goes through a :data:`Runner`, so tests check the unit text
+and the calls without touching the machine. Where systemd or a user session is
+absent, nothing is written and the result says so, with the command to run
+instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+UNIT_NAME = "tidemark-engine.service"
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one command returned."""
+
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+#: Runs one command (argv) and returns what it did; never raises for a non-zero exit.
+Runner = Callable[[Sequence[str]], Ran]
+
+
+def system_runner(argv: Sequence[str]) -> Ran:
+    """The real runner: ``subprocess.run`` with a timeout; a missing program is exit 127."""
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
+    except FileNotFoundError as exc:
+        return Ran(127, "", str(exc))
+    except subprocess.TimeoutExpired:
+        return Ran(124, "", f"{argv[0]} did not answer within 60 s")
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+@dataclass(frozen=True)
+class ServiceResult:
+    """What an install or uninstall did, in words for a person."""
+
+    ok: bool
+    #: Lines to show (what was done, or the one line saying why not).
+    lines: tuple[str, ...]
+    unit_path: Path
+    #: The commands that were run, in order.
+    calls: tuple[tuple[str, ...], ...] = ()
+    #: When systemd is not usable here: the command to run by hand instead.
+    instead: str | None = None
+    written: bool = False
+
+
+@dataclass
+class ServiceSetup:
+    """Where the unit goes and what it runs; the defaults are this user and this installation."""
+
+    unit_dir: Path = field(default_factory=lambda: user_unit_dir())
+    schedctl: tuple[str, ...] = field(default_factory=lambda: schedctl_argv())
+    runner: Runner = system_runner
+    #: Whether a ``systemctl`` program exists (a test passes False to play a machine without systemd).
+    has_systemctl: bool | None = None
+
+    @property
+    def unit_path(self) -> Path:
+        return self.unit_dir / UNIT_NAME
+
+
+def user_unit_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/systemd/user``, else ``~/.config/systemd/user``."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def schedctl_argv() -> tuple[str, ...]:
+    """How to start this installation's ``schedctl``: the script beside this
+    interpreter when there is one, else this interpreter with ``-m core.cli``."""
+    beside = Path(sys.executable).parent / "schedctl"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return (str(beside),)
+    return (sys.executable, "-m", "core.cli")
+
+
+def pinned_db(db: str | None) -> str:
+    """The ledger the service should use, as an absolute path or URL.
+
+    The service does not see the shell's ``SCHEDULER_DB_URL`` nor its current
+    directory, so the ledger is written out: a relative file becomes absolute,
+    and no ledger at all means the default file of this user.
+    """
+    if not db:
+        from core.ledger.db import default_path
+
+        return str(default_path())
+    if "://" in db:
+        if db.startswith("sqlite:///") and not db.startswith("sqlite:////"):
+            path = db[len("sqlite:///") :]
+            if path and path != ":memory:" and not Path(path).is_absolute():
+                return "sqlite:///" + str(Path(path).resolve())
+        return db
+    return str(Path(db).expanduser().resolve())
+
+
+def _systemd_quote(arg: str) -> str:
+    """One ExecStart argument: ``%`` doubled (systemd specifiers), quoted when it holds
+    spaces, quotes or backslashes."""
+    arg = arg.replace("%", "%%")
+    if arg and not any(c in arg for c in " \t\"'\\;"):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def engine_argv(setup: ServiceSetup, db: str) -> list[str]:
+    return [*setup.schedctl, "engine", "run", "--db", db]
+
+
+def unit_text(exec_argv: Sequence[str], db: str) -> str:
+    """The text of the unit file."""
+    exec_start = " ".join(_systemd_quote(a) for a in exec_argv)
+    return f"""\
+# Written by `schedctl engine install-service`; remove it with `schedctl engine uninstall-service`.
+[Unit]
+Description=Tidemark engine for {db.replace("%", "%%")}
+# Keep retrying: while the desktop app's engine runs on the same ledger this one
+# is refused, and starts once the app's engine has stopped.
+StartLimitIntervalSec=0
+
+[Service]
+Type=simple
+ExecStart={exec_start}
+Restart=on-failure
+RestartSec=15
+# SIGTERM lets the engine finish its pass and record its tasks' outcomes.
+KillMode=mixed
+TimeoutStopSec=10min
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def manual_command(setup: ServiceSetup, db: str) -> str:
+    """The command to keep the engine running without systemd."""
+    return "nohup " + shlex.join(engine_argv(setup, db)) + " >>tidemark-engine.log 2>&1 &"
+
+
+def _systemctl(setup: ServiceSetup, *args: str) -> tuple[tuple[str, ...], Ran]:
+    argv = ("systemctl", "--user", *args)
+    return argv, setup.runner(argv)
+
+
+def _first_line(ran: Ran) -> str:
+    text = (ran.stderr or ran.stdout).strip()
+    return text.splitlines()[0] if text else f"exit status {ran.returncode}"
+
+
+def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]]:
+    """Why systemd's user manager cannot be used here, or None; and the calls made to find out."""
+    has = setup.has_systemctl if setup.has_systemctl is not None else shutil.which("systemctl") is not None
+    if not has:
+        return "systemd is not available on this machine (no systemctl)", []
+    argv, ran = _systemctl(setup, "is-system-running")
+    # is-system-running exits non-zero for "degraded" too; only no answer at all means no user manager.
+    if ran.returncode != 0 and not ran.stdout.strip():
+        return f"there is no systemd user session here ({_first_line(ran)})", [argv]
+    return None, [argv]
+
+
+def install_service(db: str | None, setup: ServiceSetup | None = None) -> ServiceResult:
+    """Write the unit, reload the user manager, and enable and start the service."""
+    setup = setup or ServiceSetup()
+    pinned = pinned_db(db)
+    path = setup.unit_path
+    why, calls = _unavailable(setup)
+    if why is not None:
+        instead = manual_command(setup, pinned)
+        return ServiceResult(
+            False, (f"{why}; nothing was installed",), path, tuple(calls), instead=instead, written=False
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = unit_text(engine_argv(setup, pinned), pinned)
+    changed = path.exists() and path.read_text(encoding="utf-8") != text
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.chmod(0o600)  # a PostgreSQL URL may hold a password
+    temporary.replace(path)
+    steps: list[tuple[str, ...]] = [("daemon-reload",), ("enable", "--now", UNIT_NAME)]
+    if changed:
+        steps.append(("try-restart", UNIT_NAME))  # a running service keeps its old ExecStart until restarted
+    for args in steps:
+        argv, ran = _systemctl(setup, *args)
+        calls.append(argv)
+        if ran.returncode != 0:
+            return ServiceResult(
+                False,
+                (f"wrote {path}, but `{' '.join(argv)}` failed: {_first_line(ran)}",),
+                path,
+                tuple(calls),
+                instead=manual_command(setup, pinned),
+                written=True,
+            )
+    return ServiceResult(
+        True,
+        (
+            f"installed {path}",
+            f"the engine for {pinned} is enabled and started: it runs whenever you are logged in",
+            f"see it with: systemctl --user status {UNIT_NAME}",
+        ),
+        path,
+        tuple(calls),
+        written=True,
+    )
+
+
+def uninstall_service(setup: ServiceSetup | None = None) -> ServiceResult:
+    """Stop and disable the service, remove the unit and reload the user manager."""
+    setup = setup or ServiceSetup()
+    path = setup.unit_path
+    if not path.exists():
+        return ServiceResult(True, (f"nothing to remove: {path} does not exist",), path)
+    why, calls = _unavailable(setup)
+    if why is None:
+        argv, ran = _systemctl(setup, "disable", "--now", UNIT_NAME)
+        calls.append(argv)
+        if ran.returncode != 0:
+            return ServiceResult(
+                False, (f"`{' '.join(argv)}` failed: {_first_line(ran)}; {path} was kept",), path, tuple(calls)
+            )
+    path.unlink()
+    lines = [f"removed {path}"]
+    if why is None:
+        argv, _ran = _systemctl(setup, "daemon-reload")
+        calls.append(argv)
+        lines.append("the engine service is stopped and disabled")
+    return ServiceResult(True, tuple(lines), path, tuple(calls))
+
+
+def service_installed(setup: ServiceSetup | None = None) -> bool:
+    """Whether this user has the unit file."""
+    return (setup or ServiceSetup()).unit_path.exists()
+
+
+def start_installed_service(setup: ServiceSetup | None = None) -> ServiceResult:
+    """Start the installed service now (the window hands its ledger over to it)."""
+    setup = setup or ServiceSetup()
+    argv, ran = _systemctl(setup, "start", UNIT_NAME)
+    if ran.returncode != 0:
+        return ServiceResult(False, (f"`{' '.join(argv)}` failed: {_first_line(ran)}",), setup.unit_path, (argv,))
+    return ServiceResult(True, (f"started {UNIT_NAME}",), setup.unit_path, (argv,))

@@ -1,0 +1,66 @@
+"""``schedctl engine run`` announces itself, retires, and refuses to be a second
+dispatcher on a ledger unless --allow-second; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from core import cli
+from core.clock import FixedClock
+from core.engine.presence import announce, live_engines
+from core.ledger.db import open_ledger
+from core.ledger.models import EngineKind, EnginePresence, EngineRow
+
+from . import utc
+
+WHEN = "2026-03-01T12:00:00Z"
+
+
+def schedctl(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def engines(url: str) -> list[EngineRow]:
+    with open_ledger(url, FixedClock(utc(WHEN))) as ledger, ledger.read() as session:
+        from sqlalchemy import select
+
+        return list(session.scalars(select(EngineRow)))
+
+
+def test_a_pass_announces_and_retires(ledger_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", WHEN)
+    assert (status, err) == (0, ""), err
+    [row] = engines(ledger_url)
+    assert (row.kind, row.state) == (EngineKind.HEADLESS, EnginePresence.RETIRED)
+    assert row.started_at == utc(WHEN) and row.retired_at == utc(WHEN)
+
+
+def test_a_second_dispatcher_is_refused_naming_the_first(ledger_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FixedClock(utc(WHEN) - timedelta(seconds=9))
+    with open_ledger(ledger_url, clock) as ledger:
+        first = announce(ledger, clock, EngineKind.APP, host="desk-7", pid=31337)
+    status, out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", WHEN)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        "schedctl engine run: another engine already runs on this ledger: the desktop app's engine on desk-7 "
+        "(pid 31337), last seen 9 s ago at 2026-03-01T11:59:51Z; stop it first, or pass --allow-second to run "
+        "two dispatchers"
+    ]
+    assert [r.engine_id for r in engines(ledger_url)] == [first], "the refused engine left no row"
+
+    status, out, err = schedctl(capsys, "engine", "run", "--once", "--allow-second", "--db", ledger_url, "--now", WHEN)
+    assert (status, err) == (0, "")
+    with open_ledger(ledger_url, clock) as ledger, ledger.read() as session:
+        assert [e.engine_id for e in live_engines(session, utc(WHEN))] == [first]
+
+
+def test_a_stale_engine_does_not_block(ledger_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FixedClock(utc(WHEN) - timedelta(minutes=5))
+    with open_ledger(ledger_url, clock) as ledger:
+        announce(ledger, clock, EngineKind.HEADLESS)  # killed -9 five minutes ago: never retired
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", WHEN)
+    assert (status, err) == (0, "")

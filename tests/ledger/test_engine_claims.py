@@ -1,0 +1,195 @@
+"""The engine's hot path: the one-statement claim against what the engine saw,
+the outcome and the next claim in one transaction, RUNNING written by the
+lease keeper or with the outcome (CONTRACT §4, invariants 3-5). Every test
+runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from core.clock import FixedClock
+from core.engine.admin import fence
+from core.engine.engine import Engine, PassReport
+from core.engine.leases import LeaseKeeper
+from core.ledger.db import Ledger
+from core.ledger.models import Attempt, Event, Occurrence
+from core.ledger.publish import disable, publish
+from core.ledger.states import OccurrenceState as S
+
+from . import by_nominal, spec, utc
+
+TRUE = {"argv": ["/bin/true"], "effect": "idempotent"}
+
+
+def _due(ledger: Ledger, clock: FixedClock, **overrides: Any) -> tuple[Engine, str]:
+    """The 2026-03-02 02:30 New York run, promoted to DUE, and an engine that saw it."""
+    with ledger.write() as session:
+        publish(session, spec(**{"cutoverAt": "2026-03-02T00:00:00Z", "task": TRUE, **overrides}), clock)
+    engine = Engine(ledger, clock)
+    engine.run_once()
+    clock.set(utc("2026-03-02T07:30:10Z"))
+    engine._promote(PassReport())
+    with ledger.read() as session:
+        occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
+    return engine, occ_id
+
+
+def test_a_gate_moved_since_it_was_seen_loses_to_the_disable(ledger: Ledger, clock: FixedClock) -> None:
+    engine, occ_id = _due(ledger, clock)
+    seen = engine._gate("daily-ops-summary")
+    assert seen is not None
+    with ledger.write() as session:
+        disable(session, "daily-ops-summary", clock, note="stop")
+    assert engine._claim(occ_id, PassReport(), gate=seen, state=S.DUE) is None
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        assert occ is not None and (occ.state, occ.claim_generation, occ.attempt_count) == (S.DUE, 0, 0)
+        assert session.scalars(select(Attempt)).all() == []
+
+
+def test_a_revision_published_since_takes_the_position(ledger: Ledger, clock: FixedClock) -> None:
+    engine, occ_id = _due(ledger, clock)
+    seen = engine._gate("daily-ops-summary")
+    with ledger.write() as session:
+        publish(session, spec(revision=2, cutoverAt="2026-03-02T00:00:00Z", task=TRUE), clock)
+    assert engine._claim(occ_id, PassReport(), gate=seen, state=S.DUE) is None
+
+
+def test_a_fence_since_then_claims_under_the_new_epoch(ledger: Ledger, clock: FixedClock) -> None:
+    engine, occ_id = _due(ledger, clock)
+    seen = engine._gate("daily-ops-summary")
+    assert seen is not None and seen.epoch == 1
+    fence(ledger, clock, note="host lost")
+    claim = engine._claim(occ_id, PassReport(), gate=seen, state=S.DUE)
+    assert claim is not None and claim.epoch == 2
+
+
+def test_the_one_statement_claim_writes_what_the_careful_one_does(ledger: Ledger, clock: FixedClock) -> None:
+    engine, occ_id = _due(ledger, clock)
+    claim = engine._claim(occ_id, PassReport(), gate=engine._gate("daily-ops-summary"), state=S.DUE)
+    assert claim is not None
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        attempt = session.get(Attempt, claim.attempt_id)
+        event = session.scalars(select(Event).where(Event.occurrence_id == occ_id).order_by(Event.id.desc())).first()
+    assert occ is not None and attempt is not None and event is not None
+    assert (occ.state, occ.claim_generation, occ.attempt_count, occ.lease_owner) == (
+        S.DISPATCHING,
+        1,
+        1,
+        engine.worker,
+    )
+    assert occ.lease_expires_at == clock.now() + engine.options.lease
+    assert (attempt.attempt_number, attempt.claim_generation, attempt.execution_epoch) == (1, 1, 1)
+    assert (attempt.worker_host, attempt.worker_pid, attempt.started_at) == (engine.host, engine.pid, clock.now())
+    assert attempt.input_digest == claim.command.digest and attempt.finished_at is None
+    assert event.data == {"from": "DUE", "to": "DISPATCHING", "reason": None, "attempt": 1, "worker": engine.worker}
+    assert claim.identity.scheduled_utc == "2026-03-02T07:30:00Z"
+
+
+def test_a_quick_run_records_each_state_with_its_event(ledger: Ledger, clock: FixedClock) -> None:
+    engine, occ_id = _due(ledger, clock)
+    engine.run_once()
+    with ledger.read() as session:
+        moves = [
+            (e.data["from"], e.data["to"])
+            for e in session.scalars(
+                select(Event).where(Event.occurrence_id == occ_id, Event.kind == "occurrence.transitioned")
+            )
+        ]
+        attempt = session.scalars(select(Attempt).where(Attempt.occurrence_id == occ_id)).one()
+    assert moves == [("PLANNED", "DUE"), ("DUE", "DISPATCHING"), ("DISPATCHING", "RUNNING"), ("RUNNING", "SUCCEEDED")]
+    assert (attempt.exit_status, attempt.error_class, attempt.outcome) == (0, None, S.SUCCEEDED)
+
+
+@contextmanager
+def _counting_commits(ledger: Ledger) -> Iterator[list[int]]:
+    count = [0]
+
+    def committed(_connection: Any) -> None:
+        count[0] += 1
+
+    event.listen(ledger.engine, "commit", committed)
+    try:
+        yield count
+    finally:
+        event.remove(ledger.engine, "commit", committed)
+
+
+def test_each_outcome_shares_its_transaction_with_the_next_claim(ledger: Ledger, clock: FixedClock) -> None:
+    with ledger.write() as session:
+        publish(session, spec(rule="FREQ=HOURLY;BYMINUTE=0", cutoverAt="2026-03-02T06:30:00Z", task=TRUE), clock)
+    engine = Engine(ledger, clock)
+    engine.run_once()
+    clock.set(utc("2026-03-02T09:00:10Z"))
+    report = PassReport()
+    engine._promote(report)  # 07:00Z and 08:00Z are late (the newest made up), 09:00Z is on time
+    with ledger.read() as session:
+        due = session.scalars(select(Occurrence.nominal_local).where(Occurrence.state == S.DUE)).all()
+    assert sorted(due) == ["2026-03-02T03:00:00", "2026-03-02T04:00:00"]
+    with _counting_commits(ledger) as commits:
+        engine._work_schedule("daily-ops-summary", None, report)
+    assert report.outcomes == {"SUCCEEDED": 2}
+    assert commits[0] == 1 + 2  # the first claim, then one per outcome (the next claim rides along)
+
+
+def test_the_lease_keeper_marks_running_and_renews_until_forgotten() -> None:
+    marked: list[Sequence[str]] = []
+    renewed = threading.Event()
+    failed_once = threading.Event()
+    seen_mark = threading.Event()
+
+    def mark(claims: Sequence[str]) -> None:
+        if not failed_once.is_set():
+            failed_once.set()
+            raise RuntimeError("database is locked")  # tried again next round
+        marked.append(list(claims))
+        seen_mark.set()
+
+    def renew(claims: Sequence[str]) -> None:
+        renewed.set()
+
+    keeper: LeaseKeeper[str] = LeaseKeeper(
+        mark, renew, running_after=0.01, renew_every=0.02, key=lambda c: c, idle_exit=0.05
+    )
+    keeper.track("occ-1")
+    assert seen_mark.wait(10) and renewed.wait(10)
+    keeper.forget("occ-1")
+    assert marked == [["occ-1"]]
+    assert failed_once.is_set()
+
+
+@pytest.mark.parametrize("effect", ["idempotent", "non_idempotent"])
+def test_a_stale_late_result_is_ignored_on_the_hot_path(ledger: Ledger, clock: FixedClock, effect: str) -> None:
+    engine, occ_id = _due(ledger, clock, task={**TRUE, "effect": effect})
+    stale = engine._claim(occ_id, PassReport(), gate=engine._gate("daily-ops-summary"), state=S.DUE)
+    assert stale is not None
+    with ledger.write() as session:  # another engine took it over meanwhile
+        occ = session.get(Occurrence, occ_id)
+        assert occ is not None
+        occ.claim_generation += 1
+    engine._execute(stale, PassReport())
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        attempt = session.get(Attempt, stale.attempt_id)
+        kinds = [e.kind for e in session.scalars(select(Event).where(Event.occurrence_id == occ_id))]
+    assert occ is not None and occ.state is S.DISPATCHING
+    assert attempt is not None and attempt.finished_at is not None and attempt.outcome is None
+    assert kinds[-1] == "attempt.ignored"
+
+
+def test_a_stopped_engine_claims_nothing_more(ledger: Ledger, clock: FixedClock) -> None:
+    engine, occ_id = _due(ledger, clock)
+    engine.stop()
+    report = PassReport()
+    engine._work_schedule("daily-ops-summary", None, report)
+    assert report.started == 0
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        assert occ is not None and occ.state is S.DUE
