@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import Boolean, Select, func, select, tuple_
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from core.ledger.models import Event, Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
@@ -98,6 +101,11 @@ class OccurrenceFilter:
     #: Positions in [position_from, position_to).
     position_from: datetime | None = None
     position_to: datetime | None = None
+    #: Dispatch times in [due_from, due_to) (rows that never run have none and are left out).
+    due_from: datetime | None = None
+    due_to: datetime | None = None
+    #: Occurrence id, schedule id or reason contains this text (case-insensitive).
+    text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -175,7 +183,49 @@ def _filtered(stmt: Select[Any], f: OccurrenceFilter) -> Select[Any]:
         stmt = stmt.where(Occurrence.position_utc >= f.position_from)
     if f.position_to is not None:
         stmt = stmt.where(Occurrence.position_utc < f.position_to)
+    if f.due_from is not None:
+        stmt = stmt.where(Occurrence.due_at >= f.due_from)
+    if f.due_to is not None:
+        stmt = stmt.where(Occurrence.due_at < f.due_to)
+    if f.text is not None and f.text.strip():
+        pattern = "%" + _escape_like(f.text.strip()) + "%"
+        stmt = stmt.where(contains_ci(Occurrence.occurrence_id, pattern) | contains_ci(Occurrence.reason, pattern))
     return stmt
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class contains_ci(FunctionElement[bool]):
+    """``column LIKE pattern``, case-insensitive on both backends: SQLite's LIKE
+    already is (for ASCII), and a ``lower()`` on every row would make it several
+    times slower; PostgreSQL says ``ILIKE``. The pattern escapes with a backslash."""
+
+    type = Boolean()
+    inherit_cache = True
+
+
+@compiles(contains_ci)
+def _contains_ci_default(element: contains_ci, compiler: SQLCompiler, **kw: Any) -> str:
+    column, pattern = element.clauses.clauses
+    return f"({compiler.process(column, **kw)} ILIKE {compiler.process(pattern, **kw)} ESCAPE '\\')"
+
+
+@compiles(contains_ci, "sqlite")
+def _contains_ci_sqlite(element: contains_ci, compiler: SQLCompiler, **kw: Any) -> str:
+    column, pattern = element.clauses.clauses
+    return f"({compiler.process(column, **kw)} LIKE {compiler.process(pattern, **kw)} ESCAPE '\\')"
+
+
+def apply_filter(stmt: Select[Any], where: OccurrenceFilter | None) -> Select[Any]:
+    """``stmt`` narrowed to the occurrences ``where`` selects."""
+    return _filtered(stmt, where or OccurrenceFilter())
+
+
+def occurrence_view(o: Occurrence) -> OccurrenceView:
+    """The frozen view of a loaded occurrence row."""
+    return _view(o)
 
 
 def _view(o: Occurrence) -> OccurrenceView:

@@ -1,0 +1,387 @@
+"""Needs attention: one card per occurrence that waits for a person's decision.
+
+An UNKNOWN_EFFECT occurrence (a non-idempotent task whose outcome was lost)
+offers the three reconcile decisions of ``schedctl reconcile``: It happened ·
+It did not happen, retry · Abandon. A FAILED one (attempts used up) offers Run
+it again (a recorded backfill of the same obligation, or a new manual run for
+a manual one) · Acknowledge. Every action takes an optional note, runs off the
+GUI thread, and is recorded in the ledger; a refusal is shown on its card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.clock import Clock
+from core.engine.admin import AdminError, backfill, run_now
+from core.engine.reconcile import Decision, reconcile
+from core.errors import UserError
+from core.ledger.attention_queries import AttentionItem, acknowledge, attention_items
+from core.ledger.db import Ledger
+from core.ledger.monitor_queries import schedule_zones
+from core.ledger.states import OccurrenceKind, OccurrenceState
+from scheduler_gui.background import LatestOnly
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.background import Background, describe_error, ledger_work
+from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_text
+from scheduler_gui.status_style import look
+
+#: Lines of each output tail shown on a card (the detail panel has all of it).
+TAIL_LINES = 6
+
+
+class Action:
+    """What a person can decide on a card."""
+
+    HAPPENED = "happened"
+    NOT_HAPPENED = "not-happened"
+    ABANDON = "abandon"
+    RETRY = "retry"
+    ACKNOWLEDGE = "acknowledge"
+
+
+_BUTTONS: dict[OccurrenceState, tuple[tuple[str, str, str], ...]] = {
+    OccurrenceState.UNKNOWN_EFFECT: (
+        (Action.HAPPENED, "It happened", "The effect took place: record it as succeeded"),
+        (
+            Action.NOT_HAPPENED,
+            "It did not happen, retry",
+            "The effect did not take place: run it again now (a new attempt of the same occurrence)",
+        ),
+        (Action.ABANDON, "Abandon", "Give up on this occurrence: record it as failed"),
+    ),
+    OccurrenceState.FAILED: (
+        (
+            Action.RETRY,
+            "Run it again",
+            "Run this obligation once more, as a recorded backfill (a new manual run for a manual one)",
+        ),
+        (Action.ACKNOWLEDGE, "Acknowledge", "You have seen this failure: take it off the list, keep it in the ledger"),
+    ),
+}
+
+
+def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: str, note: str | None) -> str:
+    """Carry out a person's decision on an attention item; returns what was done, in words.
+
+    Raises :class:`~core.errors.UserError` when the ledger refuses (someone
+    else decided first, the schedule is paused...).
+    """
+    occ = item.occurrence
+    if action in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON):
+        done = reconcile(ledger, occ.occurrence_id, Decision(action), clock, note)
+        return f"{occ.occurrence_id} is now {done.new.value}"
+    if occ.state is not OccurrenceState.FAILED:
+        raise UserError(f"{occ.occurrence_id} is {occ.state.value}, not FAILED; read the list again")
+    if action == Action.ACKNOWLEDGE:
+        with ledger.write() as session:
+            acknowledge(session, occ.occurrence_id, clock.now(), note=note)
+        return f"{occ.occurrence_id} acknowledged"
+    if action != Action.RETRY:
+        raise ValueError(f"unknown action {action!r}")
+    if occ.kind is OccurrenceKind.MANUAL:
+        new_id = run_now(ledger, occ.schedule_id, clock, note or f"again after {occ.occurrence_id} failed")
+    else:
+        start = occ.position_utc
+        result = backfill(ledger, occ.schedule_id, start, start + timedelta(seconds=1), clock, note)
+        made = result.created + result.queued
+        if not made:
+            why = "; ".join(reason for _, reason in result.left) or "nothing in that range can run again"
+            raise AdminError(f"{occ.occurrence_id} was not run again: {why}")
+        new_id = made[0]
+    with ledger.write() as session:
+        acknowledge(session, occ.occurrence_id, clock.now(), note=note, action="retried", data={"retriedAs": new_id})
+    return f"{occ.occurrence_id} runs again as {new_id}"
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    items: list[AttentionItem]
+    zones: dict[str, str]
+
+
+def _tail(text: str | None) -> str:
+    if not text:
+        return ""
+    lines = text.rstrip("\n").splitlines()
+    return "\n".join(lines[-TAIL_LINES:])
+
+
+class AttentionCard(QFrame):
+    """One occurrence waiting for a decision: what is known, a note, the actions."""
+
+    decided = Signal(str, str, str)
+    """occurrence id, action, note."""
+
+    def __init__(self, item: AttentionItem, zone: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.item = item
+        occ = item.occurrence
+        state_look = look(occ.state.value)
+        self.setObjectName("attentionCard")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setStyleSheet(f"#attentionCard {{ border: 1px solid {state_look.colour}; border-radius: 6px; }}")
+        self.setAccessibleName(f"{state_look.word}: {occ.schedule_id} {occ.occurrence_id}")
+        layout = QVBoxLayout(self)
+
+        title = QLabel(
+            f"<b style='color:{state_look.colour}'>{state_look.label}</b> · <b>{occ.schedule_id}</b>"
+            f" · waiting {age_text(item.age)}"
+        )
+        title.setTextFormat(Qt.TextFormat.RichText)
+        title.setAccessibleName(f"{state_look.word}, {occ.schedule_id}, waiting {age_text(item.age)}")
+        layout.addWidget(title)
+        instant = occ.resolved_utc or occ.position_utc
+        when = QLabel(f"{local_text(instant, zone)} · {utc_text(instant)} · {occ.occurrence_id}")
+        when.setFont(tabular_font())
+        when.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        when.setAccessibleName("Scheduled time and occurrence id")
+        layout.addWidget(when)
+        if occ.reason:
+            reason = QLabel(occ.reason)
+            reason.setWordWrap(True)
+            reason.setAccessibleName("Why it waits")
+            layout.addWidget(reason)
+        a = item.last_attempt
+        if a is not None:
+            summary = QLabel(
+                f"Attempt {a.attempt_number} on {a.worker}: {a.ending()}, started {utc_text(a.started_at)},"
+                f" {age_text(item.age)} ago"
+            )
+            summary.setAccessibleName("Last attempt")
+            layout.addWidget(summary)
+            output = "\n".join(
+                part
+                for part in (
+                    f"stdout:\n{_tail(a.stdout_tail)}" if a.stdout_tail else "",
+                    f"stderr:\n{_tail(a.stderr_tail)}" if a.stderr_tail else "",
+                )
+                if part
+            )
+            if output:
+                box = QPlainTextEdit(output)
+                box.setReadOnly(True)
+                box.setFont(QFont(tabular_font()))
+                box.setMaximumHeight(box.fontMetrics().lineSpacing() * (min(output.count("\n") + 1, 8) + 1) + 8)
+                box.setAccessibleName("Output of the last attempt")
+                box.setToolTip("The end of what the last attempt printed")
+                layout.addWidget(box)
+            else:
+                layout.addWidget(QLabel("It printed nothing."))
+        else:
+            layout.addWidget(QLabel("No attempt was recorded."))
+
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Note (optional): what you checked, who decided…")
+        self.note.setAccessibleName("Note for the decision")
+        self.note.setToolTip("Recorded in the ledger with your decision")
+        layout.addWidget(self.note)
+        row = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for action, text, tip in _BUTTONS.get(occ.state, ()):
+            button = QPushButton(text)
+            button.setToolTip(tip)
+            button.setAccessibleName(text)
+            button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
+            row.addWidget(button)
+            self.buttons[action] = button
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setAccessibleName("Result of the decision")
+        self.message.hide()
+        layout.addWidget(self.message)
+
+    def _decide(self, action: str) -> None:
+        for button in self.buttons.values():
+            button.setEnabled(False)
+        self.message.setStyleSheet("")
+        self.message.setText("Recording…")
+        self.message.show()
+        self.decided.emit(self.item.occurrence_id, action, self.note.text().strip())
+
+    def show_error(self, message: str) -> None:
+        for button in self.buttons.values():
+            button.setEnabled(True)
+        self.message.setStyleSheet(f"color: {look('FAILED').colour};")
+        self.message.setText(message)
+        self.message.show()
+
+
+def _same(a: AttentionItem, b: AttentionItem) -> bool:
+    """Nothing a card shows has changed but the age."""
+    last_a = a.last_attempt.attempt_id if a.last_attempt is not None else None
+    last_b = b.last_attempt.attempt_id if b.last_attempt is not None else None
+    return (a.state, a.occurrence.updated_at, last_a) == (b.state, b.occurrence.updated_at, last_b)
+
+
+def _drop(card: QWidget) -> None:
+    card.setParent(None)
+    card.deleteLater()
+
+
+class AttentionView(QWidget):
+    """Every occurrence that needs a person, the longest-waiting first."""
+
+    countChanged = Signal(int)
+    """The badge value: how many occurrences wait."""
+    decisionRecorded = Signal(str, str)
+    """occurrence id, what was done (in words)."""
+    errorOccurred = Signal(str)
+    loaded = Signal()
+
+    def __init__(self, ctx: AppContext, watcher: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("attentionView")
+        self._ctx = ctx
+        self._watcher = watcher
+        self._background = LatestOnly(self, describe=describe_error)
+        self._background.done.connect(self._loaded)
+        self._background.failed.connect(self._failed)
+        self._actions = Background(self)
+        self._items: list[AttentionItem] = []
+        self.cards: dict[str, AttentionCard] = {}
+        self.heading = QLabel("Needs attention")
+        heading_font = self.heading.font()
+        heading_font.setPointSizeF(heading_font.pointSizeF() * 1.3)
+        heading_font.setBold(True)
+        self.heading.setFont(heading_font)
+        self.heading.setAccessibleName("Needs attention")
+        intro = QLabel(
+            "Occurrences whose outcome nobody can vouch for, and failures nobody has looked at yet. "
+            "Decide what happened; your decision and note are recorded in the ledger."
+        )
+        intro.setWordWrap(True)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet(f"color: {look('FAILED').colour};")
+        self.error_label.setAccessibleName("Ledger problem")
+        self.error_label.hide()
+        self.empty_label = QLabel("Nothing needs your attention. Failures and uncertain effects will appear here.")
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.hide()
+        self._list = QWidget()
+        self._list_layout = QVBoxLayout(self._list)
+        self._list_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self._list)
+        scroll.setAccessibleName("Occurrences that need attention")
+        self.scroll_area = scroll
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addWidget(intro)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.empty_label)
+        layout.addWidget(scroll, 1)
+        if watcher is not None:
+            watcher.attentionCountChanged.connect(lambda _n: self.reload())
+            watcher.newAttention.connect(lambda _ids: self.reload())
+            watcher.eventsArrived.connect(self._on_events)
+        self.reload()
+
+    @property
+    def count(self) -> int:
+        """The badge value for the sidebar."""
+        return len(self._items)
+
+    @property
+    def items(self) -> list[AttentionItem]:
+        return list(self._items)
+
+    def reload(self) -> None:
+        """Read the queue again (off the GUI thread)."""
+        now = self._ctx.clock.now()
+
+        def work() -> _Loaded:
+            with self._ctx.ledger.read() as session:
+                return _Loaded(attention_items(session, now), schedule_zones(session))
+
+        self._background.submit(ledger_work(work))
+
+    def refresh(self) -> None:
+        """Read the queue again (F5)."""
+        self.reload()
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        return self._actions.wait(msecs) and self._background.wait(msecs)
+
+    def _on_events(self, events: list[Any]) -> None:
+        ids = set(self.cards)
+        if any(getattr(e, "occurrence_id", None) in ids for e in events):
+            self.reload()
+
+    def _loaded(self, loaded: _Loaded) -> None:
+        self.error_label.hide()
+        before = len(self._items)
+        self._items = loaded.items
+        # Cards whose occurrence is unchanged stay as they are: a note being typed survives a reload.
+        kept: dict[str, AttentionCard] = {}
+        for item in loaded.items:
+            card = self.cards.pop(item.occurrence_id, None)
+            if card is not None and _same(card.item, item):
+                kept[item.occurrence_id] = card
+                continue
+            if card is not None:
+                _drop(card)
+            card = AttentionCard(item, loaded.zones.get(item.occurrence.schedule_id, "UTC"))
+            card.decided.connect(self._decide)
+            kept[item.occurrence_id] = card
+        for card in self.cards.values():
+            _drop(card)
+        self.cards = kept
+        for card in kept.values():
+            self._list_layout.removeWidget(card)
+        for position, card in enumerate(kept.values()):
+            self._list_layout.insertWidget(position, card)
+        n = len(loaded.items)
+        self.heading.setText(f"Needs attention ({n})" if n else "Needs attention")
+        self.empty_label.setVisible(n == 0)
+        self.scroll_area.setVisible(n > 0)
+        if n != before:
+            self.countChanged.emit(n)
+        self.loaded.emit()
+
+    def _failed(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.show()
+        self.errorOccurred.emit(message)
+
+    def _decide(self, occurrence_id: str, action: str, note: str) -> None:
+        item = next((i for i in self._items if i.occurrence_id == occurrence_id), None)
+        if item is None:
+            return
+        ledger_owner, clock = self._ctx, self._ctx.clock
+
+        def work() -> str:
+            return decide(ledger_owner.ledger, clock, item, action, note or None)
+
+        def done(words: str) -> None:
+            self.decisionRecorded.emit(occurrence_id, words)
+            self.reload()
+
+        def failed(message: str) -> None:
+            card = self.cards.get(occurrence_id)
+            if card is not None:
+                card.show_error(message)
+            self.errorOccurred.emit(message)
+
+        self._actions.submit(f"decide-{occurrence_id}", work, done, failed)

@@ -1,0 +1,151 @@
+"""Closing the window while the embedded engine runs tasks: ask what to do.
+
+Three answers, and Cancel:
+
+* **Keep running headless** (``detach``): the tasks finish and are recorded,
+  nothing new is claimed, and the engine service takes over the ledger. When
+  the service is not installed the dialog offers to install it (``schedctl
+  engine install-service``); where systemd is missing it says so and shows the
+  command to run instead.
+* **Wait for them** (``wait``): the window waits, showing progress.
+* **Stop them and record** (``stop``): the tasks are stopped; the engine records
+  them as lost and its rules decide (a retry, or unknown effect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from scheduler_gui.monitor.schedule_actions import error_label
+
+if TYPE_CHECKING:
+    from core.service import ServiceResult
+
+
+def _default_installer(db: str | None) -> ServiceResult:
+    from core.service import install_service
+
+    return install_service(db)
+
+
+def _default_installed() -> bool:
+    from core.service import service_installed
+
+    return service_installed()
+
+
+class CloseGuardDialog(QDialog):
+    """The question, with one button per answer; :attr:`choice` holds the answer (None: cancelled)."""
+
+    def __init__(
+        self,
+        host: Any,
+        parent: QWidget | None = None,
+        *,
+        installer: Callable[[str | None], ServiceResult] = _default_installer,
+        installed: Callable[[], bool] = _default_installed,
+    ) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.installer = installer
+        self.service_installed = installed()
+        self.choice: str | None = None
+        self.setWindowTitle("Tasks are running")
+        self.setAccessibleName("Tasks are running")
+        self.setMinimumWidth(520)
+        layout = QVBoxLayout(self)
+        count = int(getattr(host, "tasks_running", 0))
+        noun = "task is" if count == 1 else "tasks are"
+        intro = QLabel(
+            f"<b>{count} {noun} still running.</b><br>"
+            "The embedded engine stops with the window. What should happen to the running tasks?"
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+
+        self.detach_button = QPushButton("&Keep running headless")
+        if self.service_installed:
+            detach_tip = "Let the tasks finish and hand the ledger to the installed engine service"
+        else:
+            detach_tip = "Let the tasks finish; the engine service (systemd) keeps the schedules running"
+        self.detach_button.setToolTip(detach_tip)
+        self.wait_button = QPushButton("&Wait for them")
+        self.wait_button.setToolTip("Close once the running tasks have finished and been recorded")
+        self.stop_button = QPushButton("&Stop them and record")
+        self.stop_button.setToolTip(
+            "Stop the tasks now; they are recorded as cut short and the schedule's rules decide "
+            "(a retry, or a decision for a person when the effect is unknown)"
+        )
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Keep the window open")
+        for button in (self.detach_button, self.wait_button, self.stop_button, self.cancel_button):
+            button.setAccessibleName(button.text().replace("&", ""))
+
+        self.install_box = QCheckBox("Install the engine service so schedules keep running without the window")
+        self.install_box.setToolTip("Runs schedctl engine install-service: a systemd user service for this ledger")
+        self.install_box.setAccessibleName("Install the engine service")
+        self.install_box.setChecked(True)
+        self.install_box.setVisible(not self.service_installed)
+        layout.addWidget(self.detach_button)
+        indented = QHBoxLayout()  # the offer belongs to "Keep running headless": set under it
+        indented.setContentsMargins(24, 0, 0, 8)
+        indented.addWidget(self.install_box)
+        layout.addLayout(indented)
+        layout.addWidget(self.wait_button)
+        layout.addWidget(self.stop_button)
+        self.problem = error_label()
+        layout.addWidget(self.problem)
+        self.instead = QLineEdit()
+        self.instead.setReadOnly(True)
+        self.instead.setAccessibleName("Command to run instead")
+        self.instead.setToolTip("Run this in a terminal to keep the engine running without systemd")
+        self.instead.hide()
+        layout.addWidget(self.instead)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.cancel_button)
+        layout.addLayout(row)
+
+        self.detach_button.clicked.connect(lambda: self.choose("detach"))
+        self.wait_button.clicked.connect(lambda: self.choose("wait"))
+        self.stop_button.clicked.connect(lambda: self.choose("stop"))
+        self.cancel_button.clicked.connect(self.reject)
+        self.wait_button.setDefault(True)
+
+    def choose(self, mode: str) -> None:
+        """The accept path of each answer."""
+        if mode == "detach" and not self.service_installed and self.install_box.isChecked():
+            ctx = getattr(self.host, "ctx", None)
+            result = self.installer(getattr(ctx, "ledger_url", None))
+            if not result.ok:
+                self.problem.setText(" ".join(result.lines))
+                self.problem.show()
+                if result.instead:
+                    self.instead.setText(result.instead)
+                    self.instead.show()
+                    self.instead.selectAll()
+                return
+            self.service_installed = True
+        self.choice = mode
+        self.accept()
+
+
+def ask_on_close(host: Any, parent: QWidget | None = None) -> str | None:
+    """``detach``, ``wait`` or ``stop``; None to keep the window open. Asks only when tasks run."""
+    if not int(getattr(host, "tasks_running", 0)):
+        return "stop"
+    dialog = CloseGuardDialog(host, parent)
+    dialog.exec()
+    return dialog.choice

@@ -1,0 +1,68 @@
+"""The first run: a ledger with no schedules gets the demo schedules, so that
+``make run`` shows the engine at work (two demos break on purpose: one fails,
+one hangs and lands in Needs attention).
+
+Runs on a worker thread (the monitor opens the ledger off the GUI thread): no
+widgets here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, select
+
+from core.errors import UserError
+from core.ledger.models import Schedule
+from core.ledger.publish import publish
+from core.specfile import load_spec
+
+if TYPE_CHECKING:
+    from scheduler_gui.context import AppContext
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def demo_files(ctx: AppContext) -> list[Path]:
+    """The demo specs, each taken from the workspace when a copy is there (a person
+    may have edited it), else from ``resources/demo``."""
+    found = []
+    for bundled in sorted(DEMO_DIR.glob("*.yaml")):
+        copy = ctx.workspace / bundled.name
+        found.append(copy if copy.is_file() else bundled)
+    return found
+
+
+def seed_demo_ledger(ctx: AppContext) -> int:
+    """Publish the demo schedules when the ledger holds none; returns how many were published.
+
+    Idempotent: the check and the publishes are one write transaction, so a
+    second call (or a second window) publishes nothing. A demo that does not
+    validate or cannot be published here (a program missing on this machine)
+    is left out; :data:`last_skipped` says which and why.
+    """
+    specs = []
+    skipped: list[str] = []
+    for path in demo_files(ctx):
+        try:
+            specs.append(load_spec(str(path)))
+        except UserError as exc:
+            skipped.append(f"{path.name}: {str(exc).splitlines()[0]}")
+    published = 0
+    with ctx.ledger.write() as session:
+        if session.scalar(select(func.count()).select_from(Schedule)):
+            return 0
+        for spec in specs:
+            try:
+                with session.begin_nested():
+                    publish(session, spec, ctx.clock)
+                published += 1
+            except UserError as exc:
+                skipped.append(f"{spec.schedule_id}: {str(exc).splitlines()[0]}")
+    last_skipped[:] = skipped
+    return published
+
+
+#: Why demos were left out by the latest :func:`seed_demo_ledger` (for a log or a status line).
+last_skipped: list[str] = []

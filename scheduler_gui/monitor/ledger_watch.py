@@ -1,0 +1,164 @@
+"""Following the ledger: the event log tailed on a timer, off the GUI thread.
+
+The views never poll the database themselves: they listen to one
+:class:`LedgerWatcher`, which reads the events written since the last one it
+saw (:func:`core.ledger.queries.events_after`) and, when something entered or
+left the attention queue, the queue's ids. A ledger that is locked or
+unreachable is retried on the next tick; the problem is reported once, and
+again only after it has cleared and come back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from core.ledger.attention_queries import ACKNOWLEDGED, ATTENTION_STATES, attention_ids
+from core.ledger.events import EventKind
+from core.ledger.queries import EventView, events_after, last_event_id
+from scheduler_gui.background import LatestOnly
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.background import describe_error, ledger_work
+
+#: Milliseconds between two looks at the event log.
+POLL_MS = 1000
+#: Events read per query, and queries per poll at most (a backlog is read over several polls).
+BATCH = 1000
+MAX_BATCHES = 20
+
+_ATTENTION_VALUES = frozenset(s.value for s in ATTENTION_STATES)
+
+
+@dataclass(frozen=True)
+class _Poll:
+    since: int | None
+    last_id: int
+    events: list[EventView]
+    attention: frozenset[str] | None
+
+
+def _touches_attention(event: EventView) -> bool:
+    if event.kind == ACKNOWLEDGED:
+        return True
+    if event.kind != EventKind.OCCURRENCE_TRANSITIONED.value:
+        return False
+    return bool({event.data.get("from"), event.data.get("to")} & _ATTENTION_VALUES)
+
+
+class LedgerWatcher(QObject):
+    """Tails the event log of ``ctx.ledger`` and tells the views what changed."""
+
+    eventsArrived = Signal(list)
+    """New events (:class:`~core.ledger.queries.EventView`), oldest first."""
+    attentionCountChanged = Signal(int)
+    """How many occurrences wait for a person (emitted on the first poll and on every change)."""
+    newAttention = Signal(list)
+    """Ids of occurrences that entered the attention queue since the last poll."""
+    errorOccurred = Signal(str)
+    """The ledger could not be read (once per spell of trouble)."""
+
+    def __init__(self, ctx: AppContext, parent: QObject | None = None, *, interval_ms: int = POLL_MS) -> None:
+        super().__init__(parent)
+        self._ctx = ctx
+        self._last_id: int | None = None
+        self._attention: frozenset[str] | None = None
+        self._in_flight = False
+        self._reported = False
+        self._background = LatestOnly(self, describe=describe_error)
+        self._background.done.connect(self._done)
+        self._background.failed.connect(self._error)
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+
+    # --- what it knows ------------------------------------------------------------------
+
+    @property
+    def attention_ids(self) -> frozenset[str]:
+        """The queue as of the last poll."""
+        return self._attention or frozenset()
+
+    @property
+    def attention_count(self) -> int:
+        return len(self.attention_ids)
+
+    @property
+    def last_event_id(self) -> int | None:
+        return self._last_id
+
+    # --- polling ---------------------------------------------------------------------------
+
+    def poll_now(self) -> None:
+        """Read the ledger now, on the calling thread, and emit what changed (tests, F5)."""
+        try:
+            result = self._read(self._last_id, self._attention is None)
+        except Exception as exc:
+            self._failed(describe_error(exc))
+            return
+        self._apply(result)
+
+    def stop(self) -> None:
+        """Stop polling and wait for a read in flight."""
+        self._timer.stop()
+        self._background.wait()
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def _tick(self) -> None:
+        if self._in_flight:
+            return
+        self._in_flight = True
+        since, first = self._last_id, self._attention is None
+        self._background.submit(ledger_work(lambda: self._read(since, first)))
+
+    def _done(self, result: _Poll) -> None:
+        self._in_flight = False
+        self._apply(result)
+
+    def _error(self, message: str) -> None:
+        self._in_flight = False
+        self._failed(message)
+
+    def _read(self, since: int | None, need_attention: bool) -> _Poll:
+        """Runs off the GUI thread (or in :meth:`poll_now`)."""
+        ledger = self._ctx.ledger
+        found: list[EventView] = []
+        with ledger.read() as session:
+            if since is None:
+                last = last_event_id(session)
+            else:
+                last = since
+                for _ in range(MAX_BATCHES):
+                    batch = events_after(session, last, limit=BATCH)
+                    found.extend(batch)
+                    if batch:
+                        last = batch[-1].id
+                    if len(batch) < BATCH:
+                        break
+            need_attention = need_attention or any(_touches_attention(e) for e in found)
+            attention = frozenset(attention_ids(session)) if need_attention else None
+        return _Poll(since, last, found, attention)
+
+    def _apply(self, result: _Poll) -> None:
+        if result.since != self._last_id:
+            return  # read before another poll moved on: already seen
+        self._last_id = result.last_id
+        self._reported = False  # the ledger answered: a new problem will be reported again
+        if result.events:
+            self.eventsArrived.emit(list(result.events))
+        if result.attention is None:
+            return
+        before, self._attention = self._attention, result.attention
+        if before is None or len(before) != len(result.attention):
+            self.attentionCountChanged.emit(len(result.attention))
+        fresh = sorted(result.attention - before) if before is not None else []
+        if fresh:
+            self.newAttention.emit(fresh)
+
+    def _failed(self, message: str) -> None:
+        if not self._reported:
+            self._reported = True
+            self.errorOccurred.emit(message)

@@ -1,0 +1,385 @@
+"""The occurrences table as a Qt model: the filtered count as its rows, pages
+fetched on demand off the GUI thread, never the whole table.
+
+``rowCount`` is the filtered count. A row whose page is not loaded shows "…"
+and asks for its page; when the page arrives, its rows change. At most
+``max_pages`` pages are kept (the least recently shown are dropped). Scrolling
+on from a loaded page continues from its last row (keyset); a jump reads the
+page by its index (:func:`core.ledger.occurrence_pages.occurrence_rows`).
+
+Live: :meth:`follow` connects a :class:`LedgerWatcher`. New or changed
+occurrences trigger a refresh: a new count and the pages in view read again.
+Rows that appeared are inserted where the order puts new positions (at the top
+when newest are first), so the table never resets under the person's eyes.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
+
+from core.ledger.events import EventKind
+from core.ledger.monitor_queries import schedule_zones
+from core.ledger.occurrence_pages import MonitorRow, Order, first_page, occurrence_rows, occurrence_rows_after
+from core.ledger.queries import EventView, OccurrenceFilter, count_occurrences
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.background import Background
+from scheduler_gui.monitor.timetext import local_text, nominal_text, tabular_font, utc_text
+from scheduler_gui.status_style import look
+
+PAGE_SIZE = 100
+MAX_PAGES = 40
+#: Milliseconds of quiet in the event stream before the table is read again.
+REFRESH_DEBOUNCE_MS = 250
+#: Pages read again by a live refresh (the most recently shown ones).
+REFRESH_PAGES = 4
+
+OccurrenceIdRole = Qt.ItemDataRole.UserRole + 1
+StateRole = Qt.ItemDataRole.UserRole + 2
+
+COLUMNS = ("State", "Schedule", "Local time", "UTC", "Attempts", "Last outcome")
+_TIPS = (
+    "Where the occurrence stands in its life (glyph, word and colour)",
+    "The schedule it belongs to",
+    "When it is scheduled, on the schedule's own clock: zone abbreviation and UTC offset",
+    "The same instant in UTC",
+    "How many times it has been started",
+    "How its latest attempt ended",
+)
+_LIVE_KINDS = frozenset(
+    {
+        EventKind.OCCURRENCE_TRANSITIONED.value,
+        EventKind.OCCURRENCE_CREATED.value,
+        EventKind.OCCURRENCES_MATERIALIZED.value,
+        EventKind.SCHEDULE_PUBLISHED.value,
+    }
+)
+
+
+@dataclass(frozen=True)
+class _Reload:
+    total: int
+    rows: list[MonitorRow]
+    zones: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Refresh:
+    total: int
+    pages: dict[int, list[MonitorRow]]
+    zones: dict[str, str]
+
+
+class OccurrencesModel(QAbstractTableModel):
+    """Occurrences of ``ctx.ledger`` under a filter and an order, newest first by default."""
+
+    loaded = Signal()
+    """A new filter's (or order's) count and first page are in."""
+    pageLoaded = Signal(int)
+    """A page (by number) arrived and its rows changed."""
+    refreshed = Signal()
+    """A live refresh finished."""
+    errorOccurred = Signal(str)
+
+    def __init__(
+        self,
+        ctx: AppContext,
+        parent: QObject | None = None,
+        *,
+        page_size: int = PAGE_SIZE,
+        max_pages: int = MAX_PAGES,
+    ) -> None:
+        super().__init__(parent)
+        self._ctx = ctx
+        self._page_size = page_size
+        self._max_pages = max(2, max_pages)
+        self._filter = OccurrenceFilter()
+        self._order = Order.NEWEST_FIRST
+        self._total = 0
+        self._pages: OrderedDict[int, list[MonitorRow]] = OrderedDict()
+        self._pending: set[int] = set()
+        self._zones: dict[str, str] = {}
+        self._generation = 0
+        #: Bumped whenever row indexes may have moved (a live refresh): older page reads are dropped.
+        self._epoch = 0
+        self._ready = False
+        self._background = Background(self)
+        self._font = tabular_font()
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(REFRESH_DEBOUNCE_MS)
+        self._refresh_timer.timeout.connect(self.refresh)
+
+    # --- what it shows -----------------------------------------------------------------------
+
+    @property
+    def filter(self) -> OccurrenceFilter:
+        return self._filter
+
+    @property
+    def order(self) -> Order:
+        return self._order
+
+    @property
+    def page_size(self) -> int:
+        return self._page_size
+
+    @property
+    def ready(self) -> bool:
+        """The current filter's count and first page are in."""
+        return self._ready
+
+    def schedule_ids(self) -> list[str]:
+        """The ledger's schedules (for the filter bar)."""
+        return sorted(self._zones)
+
+    def cached_pages(self) -> list[int]:
+        return sorted(self._pages)
+
+    def set_filter(self, where: OccurrenceFilter) -> None:
+        """Show the occurrences ``where`` selects (counted and read again off the GUI thread)."""
+        self._filter = where
+        self.reload()
+
+    def set_order(self, order: Order) -> None:
+        self._order = order
+        self.reload()
+
+    def follow(self, watcher: Any) -> None:
+        """Follow new and changed occurrences from a watcher's events (without full reloads)."""
+        if watcher is not None:
+            watcher.eventsArrived.connect(self.on_events)
+
+    def on_events(self, events: list[EventView]) -> None:
+        if any(e.kind in _LIVE_KINDS for e in events):
+            self._refresh_timer.start()
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the queued reads are done (their results still arrive through the event loop)."""
+        return self._background.wait(msecs)
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Count and read the first page again, for a new filter or order."""
+        self._generation += 1
+        self._ready = False
+        generation, where, order, size = self._generation, self._filter, self._order, self._page_size
+
+        def work() -> _Reload:
+            with self._ctx.ledger.read() as session:
+                total, rows = first_page(session, where, size, order=order)
+                return _Reload(total, rows, schedule_zones(session))
+
+        self._background.submit("reload", work, lambda r: self._reloaded(generation, r), self._failed)
+
+    def refresh(self) -> None:
+        """Count again and read the pages in view again (live following)."""
+        self._refresh_timer.stop()
+        if not self._ready:
+            return
+        generation, where, order, size = self._generation, self._filter, self._order, self._page_size
+        wanted = list(self._pages)[-REFRESH_PAGES:]
+
+        def work() -> _Refresh:
+            with self._ctx.ledger.read() as session:
+                total = count_occurrences(session, where)
+                pages = {
+                    p: occurrence_rows(session, where, p * size, size, order=order, total=total)
+                    for p in wanted
+                    if p * size < total
+                }
+                if 0 not in pages and total:
+                    pages[0] = occurrence_rows(session, where, 0, size, order=order, total=total)
+                return _Refresh(total, pages, schedule_zones(session))
+
+        self._background.submit("refresh", work, lambda r: self._refreshed(generation, r), self._failed)
+
+    def _fetch(self, page: int) -> None:
+        if page in self._pending or page in self._pages or not self._ready:
+            return
+        self._pending.add(page)
+        generation, where, order, size, total = (
+            (self._generation, self._epoch),
+            self._filter,
+            self._order,
+            self._page_size,
+            self._total,
+        )
+        before = self._pages.get(page - 1)
+        after = self._pages.get(page + 1)
+
+        def work() -> list[MonitorRow]:
+            with self._ctx.ledger.read() as session:
+                if before is not None and len(before) == size:
+                    return occurrence_rows_after(session, where, before[-1].key, size, order=order)
+                if after is not None and after:
+                    return occurrence_rows_after(session, where, after[0].key, size, order=order, before=True)
+                return occurrence_rows(session, where, page * size, size, order=order, total=total)
+
+        self._background.submit(
+            f"page-{page}",
+            work,
+            lambda rows: self._page_in(generation, page, rows),
+            lambda message: self._page_failed(generation, page, message),
+            latest_only=False,
+        )
+
+    def _reloaded(self, generation: int, result: _Reload) -> None:
+        if generation != self._generation:
+            return
+        self.beginResetModel()
+        self._epoch += 1
+        self._total = result.total
+        self._zones = result.zones
+        self._pages.clear()
+        self._pending.clear()
+        if result.rows:
+            self._pages[0] = result.rows
+        self._ready = True
+        self.endResetModel()
+        self.loaded.emit()
+
+    def _refreshed(self, generation: int, result: _Refresh) -> None:
+        if generation != self._generation:
+            return
+        self._zones = result.zones
+        self._epoch += 1
+        old = self._total
+        grown = result.total - old
+        if grown > 0:
+            first = 0 if self._order is Order.NEWEST_FIRST else old
+            self.beginInsertRows(QModelIndex(), first, first + grown - 1)
+            self._total = result.total
+            self._pages.clear()
+            self.endInsertRows()
+        elif grown < 0:
+            self.beginRemoveRows(QModelIndex(), result.total, old - 1)
+            self._total = result.total
+            self._pages.clear()
+            self.endRemoveRows()
+        self._pages.clear()
+        self._pending.clear()
+        for page, rows in sorted(result.pages.items()):
+            self._pages[page] = rows
+        if self._total:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._total - 1, len(COLUMNS) - 1))
+        self.refreshed.emit()
+
+    def _page_in(self, generation: tuple[int, int], page: int, rows: list[MonitorRow]) -> None:
+        if generation != (self._generation, self._epoch):
+            return
+        self._pending.discard(page)
+        self._pages[page] = rows
+        self._pages.move_to_end(page)
+        while len(self._pages) > self._max_pages:
+            self._pages.popitem(last=False)
+        first = page * self._page_size
+        last = min(first + self._page_size, self._total) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(COLUMNS) - 1))
+        self.pageLoaded.emit(page)
+
+    def _page_failed(self, generation: tuple[int, int], page: int, message: str) -> None:
+        if generation == (self._generation, self._epoch):
+            self._pending.discard(page)
+            self.errorOccurred.emit(message)
+
+    def _failed(self, message: str) -> None:
+        self.errorOccurred.emit(message)
+
+    # --- rows ---------------------------------------------------------------------------------------
+
+    def row_at(self, row: int, *, fetch: bool = True) -> MonitorRow | None:
+        """The occurrence shown at ``row``, or None while its page is on its way."""
+        if row < 0 or row >= self._total:
+            return None
+        page, at = divmod(row, self._page_size)
+        rows = self._pages.get(page)
+        if rows is None:
+            if fetch:
+                self._fetch(page)
+            return None
+        self._pages.move_to_end(page)
+        return rows[at] if at < len(rows) else None
+
+    # --- Qt's model interface ---------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self._total
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _TIPS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= self._total or index.column() >= len(COLUMNS):
+            return None
+        item = self.row_at(index.row())
+        column = index.column()
+        if item is None:
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+                return "…" if column == 0 else ""
+            return None
+        occ = item.occurrence
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return self._text(item, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(item)
+        if role == Qt.ItemDataRole.ForegroundRole and column in (0, 5):
+            state = occ.state.value if column == 0 else _outcome_state(item)
+            return look(state).qcolor() if state else None
+        if role == Qt.ItemDataRole.FontRole and column in (2, 3, 4):
+            return self._font
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == 4:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == OccurrenceIdRole:
+            return occ.occurrence_id
+        if role == StateRole:
+            return occ.state.value
+        return None
+
+    def _text(self, item: MonitorRow, column: int) -> str:
+        occ = item.occurrence
+        if column == 0:
+            return look(occ.state.value).label
+        if column == 1:
+            return occ.schedule_id
+        if column == 2:
+            if occ.resolved_utc is None:
+                return f"{nominal_text(occ.nominal_local, occ.fold_ordinal)} (no such time)"
+            return local_text(occ.resolved_utc, self._zones.get(occ.schedule_id, "UTC"))
+        if column == 3:
+            return utc_text(occ.resolved_utc)
+        if column == 4:
+            return str(occ.attempts)
+        last = item.last_attempt
+        if last is None:
+            return "—"
+        state = last.outcome.value if last.outcome is not None else "RUNNING"
+        return f"{look(state).glyph} {last.ending()}"
+
+    def _tooltip(self, item: MonitorRow) -> str:
+        occ = item.occurrence
+        parts = [f"{occ.occurrence_id} · {look(occ.state.value).word}", f"nominal {occ.nominal_local}"]
+        if occ.reason:
+            parts.append(occ.reason)
+        return "\n".join(parts)
+
+
+def _outcome_state(item: MonitorRow) -> str | None:
+    last = item.last_attempt
+    if last is None:
+        return None
+    return last.outcome.value if last.outcome is not None else "RUNNING"

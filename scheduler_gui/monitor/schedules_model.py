@@ -1,0 +1,195 @@
+"""The schedules of the ledger as a Qt model: state, next run, last outcome,
+counts by state and the marks of recent results (for the sparkline delegate).
+
+A thin adapter over :func:`core.ledger.queries.list_schedules` and
+:func:`core.ledger.health_queries.recent_results`, read off the GUI thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QColor
+
+from core.ledger.health_queries import Mark, recent_results
+from core.ledger.queries import EventView, ScheduleSummary, list_schedules
+from core.ledger.states import OccurrenceState, ScheduleState
+from scheduler_gui.background import LatestOnly
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.background import describe_error, ledger_work
+from scheduler_gui.monitor.timetext import local_text, tabular_font, utc_text
+from scheduler_gui.status_style import GREY, ORANGE, look
+
+SPARK_LENGTH = 24
+REFRESH_DEBOUNCE_MS = 400
+
+MarksRole = Qt.ItemDataRole.UserRole + 10
+ScheduleIdRole = Qt.ItemDataRole.UserRole + 11
+
+COLUMNS = ("Schedule", "State", "Next run", "Next run (UTC)", "Last outcome", "Counts", "Recent results")
+_TIPS = (
+    "The schedule's id and title",
+    "Whether the engine runs it: active, paused or disabled",
+    "When it next runs, on its own clock (zone abbreviation and offset)",
+    "The same instant in UTC",
+    "How its most recent occurrence ended",
+    "Its occurrences counted by state",
+    "Its latest results, oldest on the left, newest on the right",
+)
+
+_SCHEDULE_LOOKS: dict[ScheduleState, tuple[str, str | None]] = {
+    ScheduleState.ACTIVE: ("● active", None),
+    ScheduleState.PAUSED: ("⏸ paused", ORANGE),
+    ScheduleState.DISABLED: ("⊘ disabled", GREY),
+}
+
+#: The order of the states in the counts column.
+_COUNT_ORDER = (
+    OccurrenceState.SUCCEEDED,
+    OccurrenceState.FAILED,
+    OccurrenceState.UNKNOWN_EFFECT,
+    OccurrenceState.RUNNING,
+    OccurrenceState.RETRY_WAIT,
+    OccurrenceState.DUE,
+    OccurrenceState.PLANNED,
+    OccurrenceState.MISFIRE_EXPIRED,
+)
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    summary: ScheduleSummary
+    marks: tuple[Mark, ...]
+
+    @property
+    def schedule_id(self) -> str:
+        return self.summary.schedule_id
+
+
+def counts_text(summary: ScheduleSummary) -> str:
+    """``✔ 44 · ✖ 7 · ? 4 · ○ 336``: the states that have occurrences, most telling first."""
+    parts = [f"{look(s.value).glyph} {summary.counts[s]}" for s in _COUNT_ORDER if summary.counts.get(s)]
+    others = sum(n for s, n in summary.counts.items() if s not in _COUNT_ORDER)
+    if others:
+        parts.append(f"⊘ {others}")
+    return " · ".join(parts) or "none yet"
+
+
+class SchedulesModel(QAbstractTableModel):
+    """One row per schedule, by id."""
+
+    loaded = Signal()
+    errorOccurred = Signal(str)
+
+    def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ctx = ctx
+        self._rows: list[ScheduleRow] = []
+        self._background = LatestOnly(self, describe=describe_error)
+        self._background.done.connect(self._loaded)
+        self._background.failed.connect(self.errorOccurred.emit)
+        self._font = tabular_font()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(REFRESH_DEBOUNCE_MS)
+        self._timer.timeout.connect(self.reload)
+
+    def follow(self, watcher: Any) -> None:
+        if watcher is not None:
+            watcher.eventsArrived.connect(self.on_events)
+
+    def on_events(self, events: list[EventView]) -> None:
+        if events:
+            self._timer.start()
+
+    def reload(self) -> None:
+        self._timer.stop()
+
+        def work() -> list[ScheduleRow]:
+            with self._ctx.ledger.read() as session:
+                summaries = list_schedules(session)
+                marks = recent_results(session, limit=SPARK_LENGTH, schedule_ids=[s.schedule_id for s in summaries])
+            return [ScheduleRow(s, marks.get(s.schedule_id, ())) for s in summaries]
+
+        self._background.submit(ledger_work(work))
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        return self._background.wait(msecs)
+
+    def row_at(self, row: int) -> ScheduleRow | None:
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
+    def _loaded(self, rows: list[ScheduleRow]) -> None:
+        same = [r.schedule_id for r in rows] == [r.schedule_id for r in self._rows]
+        if same:
+            self._rows = rows
+            if rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(rows) - 1, len(COLUMNS) - 1))
+        else:
+            self.beginResetModel()
+            self._rows = rows
+            self.endResetModel()
+        self.loaded.emit()
+
+    # --- Qt's model interface --------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _TIPS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows) or index.column() >= len(COLUMNS):
+            return None
+        row = self._rows[index.row()]
+        s, column = row.summary, index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return self._text(row, column, accessible=role == Qt.ItemDataRole.AccessibleTextRole)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == 6:
+                return "\n".join(f"{utc_text(m.position_utc)}  {look(m.state.value).label}" for m in row.marks[::-1])
+            return s.note or s.title or s.schedule_id
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if column == 1:
+                colour = _SCHEDULE_LOOKS[s.state][1]
+                return None if colour is None else QColor(colour)
+            if column == 4 and row.marks:
+                return look(row.marks[-1].state.value).qcolor()
+            return None
+        if role == Qt.ItemDataRole.FontRole and column in (2, 3, 5):
+            return self._font
+        if role == MarksRole:
+            return [m.state.value for m in row.marks]
+        if role == ScheduleIdRole:
+            return s.schedule_id
+        return None
+
+    def _text(self, row: ScheduleRow, column: int, *, accessible: bool) -> str:
+        s = row.summary
+        if column == 0:
+            return f"{s.schedule_id} — {s.title}" if s.title else s.schedule_id
+        if column == 1:
+            return _SCHEDULE_LOOKS[s.state][0]
+        if column == 2:
+            return local_text(s.next_due_at, s.time_zone) if s.next_due_at else "—"
+        if column == 3:
+            return utc_text(s.next_due_at)
+        if column == 4:
+            return look(row.marks[-1].state.value).label if row.marks else "—"
+        if column == 5:
+            return counts_text(s)
+        if accessible:
+            return ", ".join(look(m.state.value).word for m in row.marks) or "no results yet"
+        return ""

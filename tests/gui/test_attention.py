@@ -1,0 +1,187 @@
+"""Needs attention: a hung task lands in the queue, a person decides in the
+window, the ledger records it and ``schedctl`` sees it; failures can be run
+again or acknowledged; a refusal is shown on its card; the tray stays silent
+where there is no tray."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from monitor_support import FAILING_TASK, HANGING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit, QPushButton
+
+from core.cli import main as schedctl
+from core.engine.reconcile import Decision, reconcile
+from core.ledger.monitor_queries import events_of
+from core.ledger.queries import OccurrenceFilter, list_occurrences
+from core.ledger.states import OccurrenceKind
+from core.ledger.states import OccurrenceState as S
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.attention import Action, AttentionView
+from scheduler_gui.monitor.ledger_watch import LedgerWatcher
+from scheduler_gui.monitor.tray import AttentionTray
+
+
+def _cli(capsys: pytest.CaptureFixture[str], ctx: AppContext, *args: str) -> dict:
+    capsys.readouterr()
+    assert schedctl([*args, "--db", str(ctx.ledger_url), "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _view(qtbot, ctx: AppContext, watcher: LedgerWatcher | None = None) -> AttentionView:
+    view = AttentionView(ctx, watcher)
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    return view
+
+
+def _reloaded(qtbot, view: AttentionView) -> None:
+    with qtbot.waitSignal(view.loaded, timeout=20_000):
+        view.reload()
+
+
+def _decide(qtbot, view: AttentionView, occ_id: str, action: str, note: str) -> str:
+    card = view.cards[occ_id]
+    card.note.setText(note)
+    with qtbot.waitSignal(view.decisionRecorded, timeout=30_000) as recorded:
+        qtbot.mouseClick(card.buttons[action], Qt.MouseButton.LeftButton)
+    assert recorded.args[0] == occ_id
+    qtbot.waitUntil(lambda: occ_id not in view.cards or view.cards[occ_id] is not card, timeout=20_000)
+    return str(recorded.args[1])
+
+
+@pytest.fixture
+def hung(qtbot, ctx: AppContext) -> tuple[AppContext, LedgerWatcher, str]:
+    """A non-idempotent task that hangs, killed by its 1 s timeout: UNKNOWN_EFFECT."""
+    put(ctx, interval_spec("inbox", HANGING_TASK))
+    watcher = LedgerWatcher(ctx, interval_ms=3_600_000)
+    watcher.poll_now()
+    run_at(ctx, 5.5)
+    (occ_id,) = ids_in(ctx, "inbox", S.UNKNOWN_EFFECT)
+    yield ctx, watcher, occ_id
+    watcher.stop()
+
+
+def test_a_hung_task_lands_in_attention_and_is_reconciled(qtbot, hung, capsys) -> None:
+    ctx, watcher, occ_id = hung
+    view = _view(qtbot, ctx, watcher)
+    with (
+        qtbot.waitSignal(view.countChanged, timeout=20_000) as counted,
+        qtbot.waitSignal(watcher.newAttention, timeout=20_000) as entered,
+    ):
+        watcher.poll_now()
+    assert entered.args == [[occ_id]]
+    assert counted.args == [1] and view.count == 1
+    card = view.cards[occ_id]
+    assert set(card.buttons) == {Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON}
+    assert [card.buttons[a].text() for a in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON)] == [
+        "It happened",
+        "It did not happen, retry",
+        "Abandon",
+    ]
+    assert card.accessibleName() == f"unknown effect: inbox {occ_id}"
+    for control in [*card.findChildren(QPushButton), *card.findChildren(QLineEdit)]:
+        assert control.accessibleName() and control.toolTip(), control
+    assert view.grab().save(str(ctx.workspace / "attention.png"))
+
+    words = _decide(qtbot, view, occ_id, Action.HAPPENED, "checked the mailbox: synced")
+    assert words == f"{occ_id} is now SUCCEEDED"
+    assert view.count == 0 and view.empty_label.isVisibleTo(view)
+
+    attempts = _cli(capsys, ctx, "attempts", occ_id)
+    assert attempts["state"] == "SUCCEEDED"
+    assert [(a["attemptNumber"], a["errorClass"], a["outcome"]) for a in attempts["attempts"]] == [
+        (1, "timeout", "UNKNOWN_EFFECT")
+    ]
+    rows = _cli(capsys, ctx, "ledger", "--schedule", "inbox", "--state", "SUCCEEDED")["occurrences"]
+    assert [(r["occurrenceId"], r["state"]) for r in rows] == [(occ_id, "SUCCEEDED")]
+    assert rows[0]["reason"] == "reconciled by a person: happened (checked the mailbox: synced)"
+
+
+def test_not_happened_makes_it_due_again(qtbot, hung, capsys) -> None:
+    ctx, watcher, occ_id = hung
+    view = _view(qtbot, ctx, watcher)
+    _reloaded(qtbot, view)
+    _decide(qtbot, view, occ_id, Action.NOT_HAPPENED, "")
+    rows = _cli(capsys, ctx, "ledger", "--schedule", "inbox", "--state", "RETRY_WAIT")["occurrences"]
+    assert [r["occurrenceId"] for r in rows] == [occ_id]
+
+
+def test_a_note_being_typed_survives_a_reload(qtbot, ctx: AppContext) -> None:
+    put(ctx, interval_spec("inbox", HANGING_TASK))
+    put(ctx, interval_spec("backup", FAILING_TASK, retry=NO_RETRY))
+    run_at(ctx, 5.5)
+    (unknown_id,) = ids_in(ctx, "inbox", S.UNKNOWN_EFFECT)
+    (failed_id,) = ids_in(ctx, "backup", S.FAILED)
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    assert list(view.cards) == [unknown_id, failed_id]  # the longest-waiting first
+    card = view.cards[unknown_id]
+    card.note.setText("half-written")
+    _reloaded(qtbot, view)
+    assert view.cards[unknown_id] is card and card.note.text() == "half-written"
+    assert view._list_layout.indexOf(card) == 0
+
+
+def test_a_decision_someone_else_made_first_is_refused_on_the_card(qtbot, hung) -> None:
+    ctx, _watcher, occ_id = hung
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    reconcile(ctx.ledger, occ_id, Decision.ABANDON, ctx.clock, "from the command line")
+    card = view.cards[occ_id]
+    with qtbot.waitSignal(view.errorOccurred, timeout=20_000) as refused:
+        qtbot.mouseClick(card.buttons[Action.HAPPENED], Qt.MouseButton.LeftButton)
+    assert refused.args[0] == f"{occ_id} is FAILED, not UNKNOWN_EFFECT; only an unknown effect needs reconciling"
+    assert card.message.text() == refused.args[0] and card.buttons[Action.HAPPENED].isEnabled()
+
+
+@pytest.fixture
+def failed(ctx: AppContext) -> tuple[AppContext, str]:
+    put(ctx, interval_spec("backup", FAILING_TASK, retry=NO_RETRY))
+    run_at(ctx, 5.5)
+    (occ_id,) = ids_in(ctx, "backup", S.FAILED)
+    return ctx, occ_id
+
+
+def test_a_failure_is_acknowledged_with_a_note(qtbot, failed) -> None:
+    ctx, occ_id = failed
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    card = view.cards[occ_id]
+    assert set(card.buttons) == {Action.RETRY, Action.ACKNOWLEDGE}
+    assert card.item.last_attempt is not None and card.item.last_attempt.stderr_tail == "backup target unreachable\n"
+    words = _decide(qtbot, view, occ_id, Action.ACKNOWLEDGE, "target back online")
+    assert words == f"{occ_id} acknowledged"
+    assert view.count == 0
+    with ctx.ledger.read() as session:
+        last = events_of(session, occ_id)[-1]
+    assert (last.kind, last.data["note"], last.data["action"]) == (
+        "occurrence.acknowledged",
+        "target back online",
+        "acknowledged",
+    )
+
+
+def test_a_failure_runs_again_as_a_backfill(qtbot, failed) -> None:
+    ctx, occ_id = failed
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    words = _decide(qtbot, view, occ_id, Action.RETRY, "one more try")
+    with ctx.ledger.read() as session:
+        (again,) = list_occurrences(session, OccurrenceFilter(kind=OccurrenceKind.BACKFILL)).rows
+    assert words == f"{occ_id} runs again as {again.occurrence_id}"
+    assert again.state is S.DUE and again.nominal_local == "2027-03-01T07:05:00"
+    run_at(ctx, 7, engine(ctx))  # it runs, and fails again: a new card, the old one stays resolved
+    _reloaded(qtbot, view)
+    assert list(view.cards) == [again.occurrence_id]
+
+
+def test_the_tray_is_silent_without_a_system_tray(qtbot, ctx: AppContext) -> None:
+    watcher = LedgerWatcher(ctx, interval_ms=3_600_000)
+    tray = AttentionTray(watcher)
+    assert not tray.available
+    tray.notify(["occ-1"])
+    assert tray.messages == []
+    watcher.stop()

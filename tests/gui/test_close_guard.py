@@ -1,0 +1,87 @@
+"""Closing while tasks run (scheduler_gui.monitor.close_guard): each answer's
+accept path, the offer to install the engine service, and systemd's absence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from core.service import Ran, ServiceResult, ServiceSetup, install_service
+from scheduler_gui.monitor.close_guard import CloseGuardDialog, ask_on_close
+
+
+def host(tasks: int = 2) -> Any:
+    return SimpleNamespace(tasks_running=tasks, ctx=SimpleNamespace(ledger_url="sqlite:////srv/tidemark/ledger.db"))
+
+
+class Installer:
+    def __init__(self, result: ServiceResult) -> None:
+        self.result = result
+        self.asked: list[str | None] = []
+
+    def __call__(self, db: str | None) -> ServiceResult:
+        self.asked.append(db)
+        return self.result
+
+
+OK = ServiceResult(True, ("installed",), Path("/u/tidemark-engine.service"), written=True)
+
+
+def test_nothing_running_closes_without_asking() -> None:
+    assert ask_on_close(host(0)) == "stop"
+
+
+@pytest.mark.parametrize("mode", ["wait", "stop"])
+def test_wait_and_stop_answer_directly(qtbot: Any, mode: str) -> None:
+    installer = Installer(OK)
+    dialog = CloseGuardDialog(host(), installer=installer, installed=lambda: False)
+    qtbot.addWidget(dialog)
+    getattr(dialog, f"{mode}_button").click()
+    assert dialog.choice == mode and installer.asked == []
+
+
+def test_keep_running_installs_the_service_when_missing(qtbot: Any, tmp_path: Path) -> None:
+    installer = Installer(OK)
+    dialog = CloseGuardDialog(host(1), installer=installer, installed=lambda: False)
+    qtbot.addWidget(dialog)
+    assert dialog.install_box.isChecked() and not dialog.install_box.isHidden()
+    dialog.grab().save(str(tmp_path / "close_guard.png"))
+    dialog.detach_button.click()
+    assert dialog.choice == "detach"
+    assert installer.asked == ["sqlite:////srv/tidemark/ledger.db"]
+
+
+def test_keep_running_with_the_service_installed_asks_nothing_more(qtbot: Any) -> None:
+    installer = Installer(OK)
+    dialog = CloseGuardDialog(host(), installer=installer, installed=lambda: True)
+    qtbot.addWidget(dialog)
+    assert dialog.install_box.isHidden()
+    dialog.choose("detach")
+    assert dialog.choice == "detach" and installer.asked == []
+
+
+def test_without_systemd_it_says_so_and_offers_the_command(qtbot: Any, tmp_path: Path) -> None:
+    setup = ServiceSetup(
+        unit_dir=tmp_path, schedctl=("/opt/t/schedctl",), runner=lambda argv: Ran(0), has_systemctl=False
+    )
+    installer = Installer(install_service("/srv/t.db", setup))
+    dialog = CloseGuardDialog(host(), installer=installer, installed=lambda: False)
+    qtbot.addWidget(dialog)
+    dialog.choose("detach")
+    assert dialog.choice is None, "the window stays open: the person picks another answer"
+    assert dialog.problem.text() == "systemd is not available on this machine (no systemctl); nothing was installed"
+    assert dialog.instead.text() == "nohup /opt/t/schedctl engine run --db /srv/t.db >>tidemark-engine.log 2>&1 &"
+    assert not dialog.instead.isHidden()
+    dialog.install_box.setChecked(False)  # keep running headless anyway: the tasks finish, nothing takes over
+    dialog.choose("detach")
+    assert dialog.choice == "detach"
+
+
+def test_cancel_keeps_the_window(qtbot: Any) -> None:
+    dialog = CloseGuardDialog(host(), installer=Installer(OK), installed=lambda: False)
+    qtbot.addWidget(dialog)
+    dialog.cancel_button.click()
+    assert dialog.choice is None

@@ -1,0 +1,79 @@
+"""The detail panel: why an occurrence exists, its attempts with output, its history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monitor_support import FAILING_TASK, engine, ids_in, interval_spec, put, run_at
+
+from core.ledger.monitor_queries import attempts_of
+from core.ledger.states import OccurrenceState as S
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.detail import OccurrenceDetail
+
+
+def _shown(qtbot, detail: OccurrenceDetail, occurrence_id: str) -> str:
+    with qtbot.waitSignal(detail.loaded, timeout=20_000) as shown:
+        detail.show_occurrence(occurrence_id)
+    assert shown.args == [occurrence_id]
+    return detail.text()
+
+
+def test_a_failing_task_shows_its_attempts_and_stderr(qtbot, ctx: AppContext, tmp_path: Path) -> None:
+    put(ctx, interval_spec("backup", FAILING_TASK, retry={"maxAttempts": 2, "initialBackoff": "PT30S"}))
+    eng = engine(ctx)
+    run_at(ctx, 5.5, eng)
+    run_at(ctx, 6.5, eng)  # the retry, after its 30 s backoff
+    (occ_id,) = ids_in(ctx, "backup", S.FAILED)
+    with ctx.ledger.read() as session:
+        first, second = attempts_of(session, occ_id)
+    detail = OccurrenceDetail(ctx)
+    qtbot.addWidget(detail)
+    text = _shown(qtbot, detail, occ_id)
+    assert text.startswith(f"✖ failed {occ_id}")
+    assert "exited with status 3; all 2 attempts used" in text
+    # why it exists
+    assert "backup, revision 1 (scheduled)" in text
+    assert "America/New_York" in text and "Mon 2027-03-01 07:05 EST −05:00 · 2027-03-01 12:05:00Z" in text
+    # its attempts, every field
+    assert "Attempts (2)" in text
+    assert "#1 ↻ exit 3 12:05:30Z → #2 ✖ exit 3 12:06:30Z" in text
+    assert "Attempt 1 · ↻ retry wait · exit 3" in text and "Attempt 2 · ✖ failed · exit 3" in text
+    assert first.worker in text and first.input_digest in text
+    assert f"{second.claim_generation} (execution epoch 1)" in text
+    assert text.count("stderr\nbackup target unreachable\n") == 2
+    assert text.count("stdout\ncopying files\n") == 2
+    # its history
+    assert "History (7 events)" in text
+    assert "○ planned → ◔ due" in text and "▶ running → ✖ failed" in text
+    detail.resize(700, 900)
+    assert detail.grab().save(str(tmp_path / "detail.png"))
+
+
+def test_an_unknown_occurrence_says_so(qtbot, ctx: AppContext) -> None:
+    detail = OccurrenceDetail(ctx)
+    qtbot.addWidget(detail)
+    assert _shown(qtbot, detail, "occ-nothing") == "occ-nothing is not in this ledger."
+    assert detail.occurrence_id == "occ-nothing"
+
+
+def test_a_skipped_occurrence_explains_itself(qtbot, ctx: AppContext) -> None:
+    from conftest import demo_mapping
+
+    from core.ledger.materialize import materialize
+    from core.ledger.publish import publish
+    from core.spec import parse_spec
+
+    mapping = demo_mapping("daily-ops-summary")
+    with ctx.ledger.write() as session:
+        publish(session, parse_spec(mapping), ctx.clock)
+        materialize(session, "daily-ops-summary", ctx.clock)
+    (gap,) = ids_in(ctx, "daily-ops-summary", S.SKIPPED_GAP)
+    detail = OccurrenceDetail(ctx)
+    qtbot.addWidget(detail)
+    text = _shown(qtbot, detail, gap)
+    assert "02:30 does not exist on 2027-03-14 in America/New_York" in text
+    assert "Scheduled\nno such local time" in text
+    assert "Rule\nFREQ=DAILY;BYHOUR=2;BYMINUTE=30" in text
+    assert "Missing time\nSKIP" in text and "Repeated time\nFIRST_ONLY" in text
+    assert "Not started yet." in text

@@ -1,0 +1,130 @@
+"""The occurrences view on a live ledger: an occurrence goes DUE, RUNNING and
+SUCCEEDED under an engine on the fixed clock, and the table follows; the filter
+bar narrows; every control can be reached and named."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from monitor_support import FAILING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QTableView
+
+from core.ledger.publish import pause, resume
+from core.ledger.states import OccurrenceState as S
+from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.ledger_watch import LedgerWatcher
+from scheduler_gui.monitor.occurrences_view import OccurrencesView
+
+
+def _show_only(qtbot, view: OccurrencesView, text: str) -> None:
+    view.text_edit.setText(text)
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.apply_filter()
+
+
+def _state_of_first_row(qtbot, view: OccurrencesView) -> str:
+    qtbot.waitUntil(lambda: view.model.row_at(0) is not None, timeout=20_000)
+    return str(view.model.index(0, 0).data())
+
+
+def test_the_table_follows_due_running_succeeded(qtbot, ctx: AppContext, tmp_path: Path) -> None:
+    gate = tmp_path / "go"
+    script = f"while [ ! -e {gate} ]; do sleep 0.02; done; echo finished"
+    put(ctx, interval_spec("report", {"argv": ["/bin/sh", "-c", script], "timeout": "PT60S"}))
+    with ctx.ledger.write() as session:
+        pause(session, "report", ctx.clock, "not yet")
+    watcher = LedgerWatcher(ctx, interval_ms=3_600_000)
+    watcher.poll_now()
+    view = OccurrencesView(ctx, watcher)
+    qtbot.addWidget(view)
+    eng = run_at(ctx, 5.5)  # paused: promoted to DUE, not claimed
+    (occ_id,) = ids_in(ctx, "report", S.DUE)
+    _show_only(qtbot, view, occ_id)
+    assert view.model.rowCount() == 1
+    assert _state_of_first_row(qtbot, view) == "◔ due"
+
+    with ctx.ledger.write() as session:
+        resume(session, "report", ctx.clock, "go")
+    run_at(ctx, 6, eng, wait=False)
+    qtbot.waitUntil(lambda: ids_in(ctx, "report", S.RUNNING) == [occ_id], timeout=20_000)
+    with qtbot.waitSignal(view.model.refreshed, timeout=20_000):
+        watcher.poll_now()
+    assert _state_of_first_row(qtbot, view) == "▶ running"
+    assert view.model.index(0, 5).data() == "▶ running"
+
+    gate.touch()
+    assert eng.wait_idle(30)
+    with qtbot.waitSignal(view.model.refreshed, timeout=20_000):
+        watcher.poll_now()
+    assert _state_of_first_row(qtbot, view) == "✔ succeeded"
+    assert view.model.index(0, 5).data() == "✔ exit 0"
+    assert view.model.index(0, 4).data() == "1"
+    watcher.stop()
+
+
+def test_filter_bar_and_selection(qtbot, ctx: AppContext) -> None:
+    put(ctx, interval_spec("backup", FAILING_TASK, retry=NO_RETRY))
+    run_at(ctx, 5.5)
+    view = OccurrencesView(ctx)
+    qtbot.addWidget(view)
+    qtbot.waitUntil(lambda: view.model.ready, timeout=20_000)
+    everything = view.model.rowCount()
+    assert everything == 25  # hourly from 12:05 to the horizon, a day after 12:05:30
+    assert view.count_label.text() == "25 occurrences"
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.state_box.setCurrentIndex(view.state_box.findText("Needs attention"))
+    assert view.model.rowCount() == 1
+    (failed,) = ids_in(ctx, "backup", S.FAILED)
+    with qtbot.waitSignal(view.occurrenceSelected, timeout=20_000) as chosen:
+        view.table.selectRow(0)
+    assert chosen.args == [failed]
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.time_box.setCurrentIndex(view.time_box.findText("Next 24 hours"))
+    assert view.model.rowCount() == 0 and view.empty_label.isVisibleTo(view)
+    assert view.current_filter().position_from == ctx.clock.now()
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.state_box.setCurrentIndex(0)
+    assert view.model.rowCount() == 24  # 13:05 to the horizon
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.time_field_box.setCurrentIndex(view.time_field_box.findData("due"))
+    where = view.current_filter()
+    assert (where.position_from, where.due_from, where.due_to) == (
+        None,
+        ctx.clock.now(),
+        ctx.clock.now() + timedelta(hours=24),
+    )
+    assert view.model.rowCount() == 24
+
+
+def test_focus_filter_and_names(qtbot, ctx: AppContext) -> None:
+    view = OccurrencesView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    view.activateWindow()
+    view.focus_filter()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is view.text_edit, timeout=5_000)
+    controls = [w for kind in (QComboBox, QLineEdit, QTableView) for w in view.findChildren(kind)]
+    assert len(controls) >= 6
+    for widget in controls:
+        assert widget.accessibleName(), widget
+        assert widget.toolTip(), widget
+    qtbot.waitUntil(lambda: view.model.ready, timeout=20_000)
+    assert view.empty_label.isVisible()
+
+
+def test_the_view_renders(qtbot, ctx: AppContext, tmp_path: Path) -> None:
+    put(ctx, interval_spec("backup", FAILING_TASK, retry=NO_RETRY))
+    eng = engine(ctx)
+    for minutes in (5.5, 65.5, 125.5):
+        run_at(ctx, minutes, eng)
+    view = OccurrencesView(ctx)
+    qtbot.addWidget(view)
+    view.resize(1100, 500)
+    view.show()
+    qtbot.waitUntil(lambda: view.model.row_at(0, fetch=False) is not None, timeout=20_000)
+    shot = tmp_path / "occurrences.png"
+    assert view.grab().save(str(shot))
+    assert shot.stat().st_size > 0
+    assert view.model.index(0, 2).data().endswith("EST −05:00")
