@@ -42,12 +42,6 @@ NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 SCHEDULES = 20
 TARGET = 1.0
 
-#: The index the occurrences view's order needs (not in the schema yet: see docs/monitor.md).
-PROPOSED_INDEX = (
-    "CREATE INDEX IF NOT EXISTS ix_occurrences_position_order"
-    " ON occurrences (position_utc, nominal_local, fold_ordinal, occurrence_id)"
-)
-
 _FILL = """
 INSERT INTO occurrences (
     occurrence_id, schedule_id, revision, kind, nominal_local, fold_ordinal, resolved_utc, position_utc,
@@ -279,11 +273,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, help="build (or reuse) the ledger at this path")
-    parser.add_argument(
-        "--proposed-index",
-        action="store_true",
-        help="add the index on the table's order (positionUtc, nominalLocal, foldOrdinal, occurrenceId) first",
-    )
     args = parser.parse_args(argv)
     clock = FixedClock(NOW)
     with tempfile.TemporaryDirectory() as tmp:
@@ -292,10 +281,6 @@ def main(argv: list[str] | None = None) -> int:
             spent, _ = timed(lambda: build_ledger(path, args.rows, clock))
             print(f"setup: {args.rows:,} occurrences inserted in {spent:.1f} s")
         ledger = open_ledger(f"sqlite:///{path}", clock)
-        if args.proposed_index:
-            with ledger.engine.begin() as conn:
-                conn.execute(text(PROPOSED_INDEX))
-                conn.execute(text("ANALYZE"))
         try:
             base = baselines(ledger)
             print("baseline (raw SQL): " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in base.items()))

@@ -32,8 +32,14 @@ def pass_summary(report: PassReport, at: datetime) -> str:
     """One line about an engine pass."""
     from core.timefmt import fmt_utc
 
+    expired = f"expired {report.expired:,}"
+    if report.expired_ranges:
+        n = report.expired_ranges
+        expired += (
+            f" (of which a long stretch of missed occurrences recorded as {n:,} expired range{'' if n == 1 else 's'})"
+        )
     counts = (
-        f"materialized {report.materialized:,}, promoted {report.promoted:,}, expired {report.expired:,}, "
+        f"materialized {report.materialized:,}, promoted {report.promoted:,}, {expired}, "
         f"recovered {report.recovered:,}, started {report.started:,}, skipped for overlap {report.skipped_overlap:,}"
     )
     outcomes = ", ".join(f"{state} {n:,}" for state, n in sorted(report.outcomes.items()))

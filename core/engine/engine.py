@@ -428,7 +428,12 @@ class Engine:
 
     def _overlap_while_busy(self, schedule_id: str, ids: list[str], since: datetime, report: PassReport) -> list[str]:
         """Occurrences that came due while this engine runs the schedule's task.
-        Returns the ones to start at once (overlapPolicy ALLOW)."""
+        Returns the ones to start at once (overlapPolicy ALLOW).
+
+        Only what came due after the run started (``due_at > since``) overlaps it:
+        an occurrence due at or before that instant belongs to the run itself,
+        which is about to claim it (its worker may not have got to it yet; on a
+        clock that does not move, ``due_at == since``)."""
         now = self.clock.now()
         with self.ledger.write() as session:
             spec = self._active_spec(session, schedule_id)
@@ -436,7 +441,7 @@ class Engine:
                 o
                 for o in session.scalars(
                     select(Occurrence)
-                    .where(Occurrence.occurrence_id.in_(ids), Occurrence.state == _S.DUE, Occurrence.due_at >= since)
+                    .where(Occurrence.occurrence_id.in_(ids), Occurrence.state == _S.DUE, Occurrence.due_at > since)
                     .order_by(Occurrence.due_at, Occurrence.occurrence_id)
                     .execution_options(populate_existing=True)
                 )

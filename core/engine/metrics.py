@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 
 from core.clock import Clock
 from core.ledger.db import Ledger
+from core.ledger.expired import expired_totals
 from core.ledger.models import Attempt, Occurrence, Schedule
 from core.ledger.states import OccurrenceState, ScheduleState
 
@@ -49,6 +50,13 @@ class LedgerCollector(Collector):
             oldest = session.scalar(
                 select(func.min(Occurrence.updated_at)).where(Occurrence.state == OccurrenceState.UNKNOWN_EFFECT)
             )
+            expired = expired_totals(session)
+
+        # An expired range stands for its occurrences: they count as MISFIRE_EXPIRED like rows do.
+        # A range whose count is unknown adds nothing here; tidemark_expired_ranges still shows it.
+        by_state[OccurrenceState.MISFIRE_EXPIRED] = (
+            by_state.get(OccurrenceState.MISFIRE_EXPIRED, 0) + expired.occurrences
+        )
 
         states = GaugeMetricFamily("tidemark_occurrences", "Occurrences in the ledger by state", labels=["state"])
         for state in OccurrenceState:
@@ -64,6 +72,12 @@ class LedgerCollector(Collector):
             "tidemark_misfires",
             "Occurrences expired by the misfire policy or catchUpWindow",
             value=float(by_state.get(OccurrenceState.MISFIRE_EXPIRED, 0)),
+        )
+        yield GaugeMetricFamily(
+            "tidemark_expired_ranges",
+            "Expired ranges: missed occurrences recorded as one entry each (their counted occurrences are in "
+            "tidemark_misfires)",
+            value=float(expired.ranges),
         )
         attempts = CounterMetricFamily("tidemark_attempts", "Attempts by the state they led to", labels=["outcome"])
         for outcome, count in sorted(by_outcome.items(), key=lambda kv: kv[0].value if kv[0] else ""):

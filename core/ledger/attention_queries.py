@@ -15,6 +15,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from core.ledger.db import lock_for_write
+from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence
 from core.ledger.monitor_queries import AttemptView, id_chunks, last_attempts
 from core.ledger.queries import OccurrenceView, occurrence_view
@@ -27,7 +28,7 @@ ATTENTION_STATES: frozenset[OccurrenceState] = frozenset({_S.UNKNOWN_EFFECT, _S.
 
 #: The event kind that takes a FAILED occurrence out of the attention queue
 #: (a person acknowledged it, or asked for it to run again).
-ACKNOWLEDGED = "occurrence.acknowledged"
+ACKNOWLEDGED: str = EventKind.OCCURRENCE_ACKNOWLEDGED.value
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def acknowledge(
                 "at": at,
                 "schedule_id": occ.schedule_id,
                 "occurrence_id": occurrence_id,
-                "kind": ACKNOWLEDGED,
+                "kind": EventKind.OCCURRENCE_ACKNOWLEDGED.value,
                 "data": payload,
             }
         ],

@@ -45,6 +45,9 @@ class EventKind(StrEnum):
     OCCURRENCE_CREATED = "occurrence.created"
     """An occurrence made outside materialization: run now, backfill, or the next
     appointment of an after_completion schedule; data: kind, reason."""
+    OCCURRENCE_ACKNOWLEDGED = "occurrence.acknowledged"
+    """A person dealt with a FAILED occurrence and it left the attention queue; data:
+    action (acknowledged or retried), note, state."""
     ATTEMPT_IGNORED = "attempt.ignored"
     """A late result of a superseded claim, recorded and otherwise ignored; data: attempt, state."""
     LEDGER_FENCED = "ledger.fenced"

@@ -30,6 +30,8 @@ from sqlalchemy.orm import Session
 
 from core.enums import Kind
 from core.ledger.models import ExpiredRange
+from core.ledger.queries import OccurrenceFilter
+from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.recurrence.compile import CompiledSchedule
 from core.timefmt import fmt_utc
 from core.zones import transitions
@@ -84,6 +86,15 @@ class ExpiredRangeView:
             f"to {fmt_utc(self.to_utc)} expired by {by} (recorded as one range): {self.reason}"
         )
 
+    def line(self) -> str:
+        """``8,760 occurrences of heartbeat expired by misfirePolicy SKIP, 2026-03-01 00:00 … 2027-03-01 00:00 UTC``."""
+        what = f"{self.occurrences:,} occurrences" if self.occurrences is not None else "Every occurrence"
+        by = "catchUpWindow" if self.policy == "catchUpWindow" else f"misfirePolicy {self.policy}"
+        return (
+            f"{what} of {self.schedule_id} expired by {by}, "
+            f"{self.from_utc:%Y-%m-%d %H:%M} … {self.to_utc:%Y-%m-%d %H:%M} UTC"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "rangeId": self.range_id,
@@ -131,6 +142,38 @@ def list_expired_ranges(session: Session, schedule_id: str | None = None) -> lis
     stmt = select(ExpiredRange).order_by(ExpiredRange.schedule_id, ExpiredRange.from_utc, ExpiredRange.id)
     if schedule_id is not None:
         stmt = stmt.where(ExpiredRange.schedule_id == schedule_id)
+    return [
+        ExpiredRangeView(
+            r.id, r.schedule_id, r.revision, r.from_utc, r.to_utc, r.policy, r.reason, r.occurrences, r.created_at
+        )
+        for r in session.scalars(stmt)
+    ]
+
+
+def ranges_matching(session: Session, where: OccurrenceFilter, limit: int = 50) -> list[ExpiredRangeView]:
+    """The expired ranges an occurrence filter would show, were their occurrences rows:
+    same schedule, revision and text; MISFIRE_EXPIRED among the states; positions
+    overlapping the window. They never run, so a window on due times leaves them out."""
+    if where.states is not None and OccurrenceState.MISFIRE_EXPIRED not in where.states:
+        return []
+    if where.kind is not None and where.kind is not OccurrenceKind.SCHEDULED:
+        return []
+    if where.due_from is not None or where.due_to is not None:
+        return []
+    stmt = select(ExpiredRange).order_by(ExpiredRange.from_utc.desc(), ExpiredRange.id.desc()).limit(limit)
+    if where.schedule_id is not None:
+        stmt = stmt.where(ExpiredRange.schedule_id == where.schedule_id)
+    if where.revision is not None:
+        stmt = stmt.where(ExpiredRange.revision == where.revision)
+    if where.position_from is not None:
+        stmt = stmt.where(ExpiredRange.to_utc > where.position_from)
+    if where.position_to is not None:
+        stmt = stmt.where(ExpiredRange.from_utc < where.position_to)
+    if where.text:
+        pattern = f"%{where.text.lower()}%"
+        stmt = stmt.where(
+            func.lower(ExpiredRange.schedule_id).like(pattern) | func.lower(ExpiredRange.reason).like(pattern)
+        )
     return [
         ExpiredRangeView(
             r.id, r.schedule_id, r.revision, r.from_utc, r.to_utc, r.policy, r.reason, r.occurrences, r.created_at

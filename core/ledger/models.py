@@ -181,6 +181,8 @@ class Occurrence(Base):
         ForeignKeyConstraint(["schedule_id", "revision"], ["revisions.schedule_id", "revisions.revision"]),
         Index("ix_occurrences_schedule_id_position_utc", "schedule_id", "position_utc"),
         Index("ix_occurrences_state_due_at", "state", "due_at"),
+        # The monitor's table pages through every occurrence in this order (keyset).
+        Index("ix_occurrences_position_order", "position_utc", "nominal_local", "fold_ordinal", "occurrence_id"),
         # Invariants 1 and 2: one live occurrence per instant of a schedule,
         # across revisions. A cancelled one releases its slot.
         Index(
@@ -267,6 +269,8 @@ class Event(Base):
     __tablename__ = "events"
     __table_args__ = (
         Index("ix_events_schedule_id_id", "schedule_id", "id"),
+        # An occurrence's history (the detail panel) and "was it acknowledged" (the attention queue).
+        Index("ix_events_occurrence_id_id", "occurrence_id", "id"),
         # AUTOINCREMENT: an id is never reused, so "events after N" never misses one.
         {"sqlite_autoincrement": True},
     )

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from core.ledger.models import Event, Occurrence, Revision, Schedule
+from core.ledger.models import Event, ExpiredRange, Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.timefmt import fmt_utc
 
@@ -43,6 +43,17 @@ class ScheduleSummary:
     counts: Mapping[OccurrenceState, int]
     #: The earliest dispatch time among PLANNED, DUE and RETRY_WAIT occurrences.
     next_due_at: datetime | None
+    #: Expired ranges whose occurrences were not counted: MISFIRE_EXPIRED is then
+    #: "at least" its count (the counted ranges are already in ``counts``).
+    uncounted_ranges: int = 0
+
+    def count_text(self, state: OccurrenceState) -> str:
+        """``4,321`` or, with an uncounted expired range, ``12 + a range`` (``+ 2 ranges``)."""
+        text = f"{self.counts.get(state, 0):,}"
+        if state is OccurrenceState.MISFIRE_EXPIRED and self.uncounted_ranges:
+            n = self.uncounted_ranges
+            text += " + a range" if n == 1 else f" + {n:,} ranges"
+        return text
 
 
 def list_schedules(session: Session) -> list[ScheduleSummary]:
@@ -54,6 +65,20 @@ def list_schedules(session: Session) -> list[ScheduleSummary]:
         )
     ):
         counts.setdefault(sid, {})[state] = n
+    # Expired ranges stand for MISFIRE_EXPIRED occurrences that have no row (core.ledger.expired).
+    uncounted: dict[str, int] = {}
+    for sid, known, unknown in session.execute(
+        select(
+            ExpiredRange.schedule_id,
+            func.coalesce(func.sum(ExpiredRange.occurrences), 0),
+            func.count() - func.count(ExpiredRange.occurrences),
+        ).group_by(ExpiredRange.schedule_id)
+    ):
+        if known:
+            by_state = counts.setdefault(sid, {})
+            by_state[OccurrenceState.MISFIRE_EXPIRED] = by_state.get(OccurrenceState.MISFIRE_EXPIRED, 0) + int(known)
+        if unknown:
+            uncounted[sid] = int(unknown)
     next_due: dict[str, datetime | None] = {
         sid: due
         for sid, due in session.execute(
@@ -85,6 +110,7 @@ def list_schedules(session: Session) -> list[ScheduleSummary]:
                 schedule.updated_at,
                 counts.get(schedule.id, {}),
                 next_due.get(schedule.id),
+                uncounted.get(schedule.id, 0),
             )
         )
     return out

@@ -12,9 +12,11 @@ repeated business periods -> the requested window.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from core.durations import human_duration
 from core.enums import Kind, Status
@@ -24,11 +26,14 @@ from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule
 from core.recurrence.resolve import Reading, resolve
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.zones import zone_index
+from core.zones import offset_at, transitions, zone_index
 
-#: How far positions can stray from a nominal wall time read as UTC (offsets up
-#: to about ±16 h in the historic data, plus a gap of up to a day).
+#: How far positions can stray from a nominal wall time read as UTC at most
+#: (offsets up to about ±16 h in the historic data, plus a gap of up to a day):
+#: the bound used where the zone's own offsets are not looked up.
 _DRIFT = timedelta(days=2)
+#: The offsets of a year are read from this much before it to this much after it.
+_YEAR_MARGIN = timedelta(days=3)
 #: Nominal times an expansion may visit before it gives up with a clear error.
 DEFAULT_SCAN_LIMIT = 20_000_000
 
@@ -147,6 +152,27 @@ def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit:
         yield row
 
 
+@functools.lru_cache(maxsize=4096)
+def _offset_bounds(zone: ZoneInfo, year: int) -> tuple[timedelta, timedelta]:
+    """The least and greatest UTC offsets ``zone`` uses from three days before
+    ``year`` to three days after it (zero and zero for UTC).
+
+    Every row's position is its nominal wall time read as UTC minus one of the
+    offsets in force near it (a gap's or a fold's reading uses the offset on one
+    side of the change). So a row at or after ``start`` has a nominal at or after
+    ``start`` plus the least offset near it, and a row whose nominal comes later
+    than ``nominal`` lies at or after ``nominal`` minus the greatest offset near it.
+    """
+    if str(zone.key) == "UTC":
+        return timedelta(0), timedelta(0)
+    if not 1 < year < 9999:
+        return -_DRIFT, _DRIFT
+    lo = datetime(year, 1, 1, tzinfo=UTC) - _YEAR_MARGIN
+    hi = datetime(year + 1, 1, 1, tzinfo=UTC) + _YEAR_MARGIN
+    offsets = {offset_at(zone, lo)} | {tr.offset_after for tr in transitions(zone, lo, hi)}
+    return min(offsets), max(offsets)
+
+
 def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
     """Only the first appointment is known in advance; later ones follow completions."""
     spec = compiled.spec
@@ -159,18 +185,20 @@ def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
         yield row
 
 
-def _ordered(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
+def _ordered(rows: Iterable[Occurrence], zone: ZoneInfo) -> Iterator[Occurrence]:
     """Reorder a nominal-ordered stream by (position, nominalLocal, foldOrdinal)
     and settle collisions: runnable rows on one instant keep one winner.
 
     Rows mostly arrive in order already (they only disagree near a clock
     change), so they are appended to a buffer and only the stragglers are
     inserted by bisection. A row is released once no later nominal time can
-    produce a row before it; rows released on the same position form a group.
+    produce a row before it (the zone's greatest offset near it says how far
+    back that can be); rows released on the same position form a group.
     """
     buf: list[tuple[tuple[datetime, str, int], Occurrence]] = []
     head = 0
-    base = _EPOCH_NAIVE + _DRIFT
+    year = 0
+    base = _EPOCH_NAIVE
     group: list[Occurrence] = []
     for row in rows:
         item = ((row.position, row.nominal_local, row.fold_ordinal), row)
@@ -178,7 +206,10 @@ def _ordered(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
             buf.append(item)
         else:
             bisect.insort(buf, item, lo=head, key=lambda entry: entry[0])
-        # Any later row lies at or after (its nominal read as UTC) - drift.
+        if row.nominal.year != year:
+            year = row.nominal.year
+            base = _EPOCH_NAIVE + _offset_bounds(zone, year)[1]
+        # Any later row lies at or after (its nominal read as UTC) - the greatest offset near it.
         safe = _EPOCH + (row.nominal - base)
         while head < len(buf) and buf[head][0][0] < safe:
             ready = buf[head][1]
@@ -277,15 +308,18 @@ def iter_rows(
     period = spec.business_period
     # Business periods are settled from the schedule's beginning, so that a
     # row's status never depends on where a listing starts.
-    from_utc = None if (start is None or period) else start - _DRIFT
+    from_utc = None if (start is None or period) else start
     if spec.kind is Kind.CALENDAR:
-        from_local = None if from_utc is None else from_utc.replace(tzinfo=None)
+        # A row at or after ``start`` has a nominal at or after ``start`` plus the least offset near it.
+        from_local = None
+        if from_utc is not None:
+            from_local = (from_utc + _offset_bounds(compiled.zone, from_utc.year)[0]).replace(tzinfo=None)
         rows: Iterator[Occurrence] = _calendar_rows(compiled, from_local, scan_limit)
     elif spec.kind is Kind.INTERVAL:
-        rows = _interval_rows(compiled, from_utc, scan_limit)
+        rows = _interval_rows(compiled, from_utc, scan_limit)  # positions are the interval's instants
     else:
         rows = _after_completion_rows(compiled)
-    rows = _ordered(rows)
+    rows = _ordered(rows, compiled.zone)
     if period:
         rows = _periods(rows, period)
     end_utc = compiled.end_utc

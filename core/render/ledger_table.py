@@ -12,7 +12,7 @@ attempts do not hold it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -99,9 +99,12 @@ def safe_text(text: str) -> str:
 # --- schedules ------------------------------------------------------------------------
 
 
-def _counts_text(counts: Mapping[OccurrenceState, int]) -> str:
-    order = list(OccurrenceState)
-    parts = [f"{state.value} {n}" for state, n in sorted(counts.items(), key=lambda kv: order.index(kv[0])) if n]
+def _counts_text(s: ScheduleSummary) -> str:
+    """``SUCCEEDED 12 · MISFIRE_EXPIRED 3 + a range``: states with occurrences, in lifecycle order."""
+    shown = {state for state, n in s.counts.items() if n}
+    if s.uncounted_ranges:
+        shown.add(OccurrenceState.MISFIRE_EXPIRED)
+    parts = [f"{state.value} {s.count_text(state)}" for state in OccurrenceState if state in shown]
     return " · ".join(parts) if parts else "none yet (the engine materializes them)"
 
 
@@ -117,7 +120,7 @@ def schedules_table(rows: Sequence[ScheduleSummary], *, unicode: bool = True) ->
             s.time_zone,
             _local_cell(s.next_due_at, s.time_zone),
             _utc_cell(s.next_due_at),
-            _counts_text(s.counts),
+            _counts_text(s),
         )
         for s in rows
     ]
@@ -137,6 +140,7 @@ def schedule_json(s: ScheduleSummary) -> dict[str, Any]:
         "nextDueLocal": _local_text(s.next_due_at, s.time_zone),
         "nextDueUtc": fmt_utc(s.next_due_at) if s.next_due_at is not None else None,
         "counts": {state.value: n for state, n in sorted(s.counts.items(), key=lambda kv: order.index(kv[0]))},
+        "uncountedRanges": s.uncounted_ranges,
         "note": s.note,
     }
 

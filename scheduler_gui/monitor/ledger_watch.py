@@ -29,6 +29,23 @@ MAX_BATCHES = 20
 
 _ATTENTION_VALUES = frozenset(s.value for s in ATTENTION_STATES)
 
+#: Events that add or change what the occurrences view shows: rows, and expired
+#: ranges (a long outage's missed occurrences recorded as one entry).
+LIVE_KINDS = frozenset(
+    {
+        EventKind.OCCURRENCE_TRANSITIONED.value,
+        EventKind.OCCURRENCE_CREATED.value,
+        EventKind.OCCURRENCES_MATERIALIZED.value,
+        EventKind.OCCURRENCES_EXPIRED.value,
+        EventKind.SCHEDULE_PUBLISHED.value,
+    }
+)
+
+
+def is_live(event: EventView) -> bool:
+    """Whether the occurrences view must be read again after this event."""
+    return event.kind in LIVE_KINDS
+
 
 @dataclass(frozen=True)
 class _Poll:

@@ -21,12 +21,13 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
-from core.ledger.events import EventKind
+from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.monitor_queries import schedule_zones
 from core.ledger.occurrence_pages import MonitorRow, Order, first_page, occurrence_rows, occurrence_rows_after
 from core.ledger.queries import EventView, OccurrenceFilter, count_occurrences
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import Background
+from scheduler_gui.monitor.ledger_watch import is_live
 from scheduler_gui.monitor.timetext import local_text, nominal_text, tabular_font, utc_text
 from scheduler_gui.status_style import look
 
@@ -49,14 +50,6 @@ _TIPS = (
     "How many times it has been started",
     "How its latest attempt ended",
 )
-_LIVE_KINDS = frozenset(
-    {
-        EventKind.OCCURRENCE_TRANSITIONED.value,
-        EventKind.OCCURRENCE_CREATED.value,
-        EventKind.OCCURRENCES_MATERIALIZED.value,
-        EventKind.SCHEDULE_PUBLISHED.value,
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -64,6 +57,7 @@ class _Reload:
     total: int
     rows: list[MonitorRow]
     zones: dict[str, str]
+    ranges: list[ExpiredRangeView]
 
 
 @dataclass(frozen=True)
@@ -71,6 +65,7 @@ class _Refresh:
     total: int
     pages: dict[int, list[MonitorRow]]
     zones: dict[str, str]
+    ranges: list[ExpiredRangeView]
 
 
 class OccurrencesModel(QAbstractTableModel):
@@ -102,6 +97,7 @@ class OccurrencesModel(QAbstractTableModel):
         self._pages: OrderedDict[int, list[MonitorRow]] = OrderedDict()
         self._pending: set[int] = set()
         self._zones: dict[str, str] = {}
+        self._ranges: list[ExpiredRangeView] = []
         self._generation = 0
         #: Bumped whenever row indexes may have moved (a live refresh): older page reads are dropped.
         self._epoch = 0
@@ -136,6 +132,10 @@ class OccurrencesModel(QAbstractTableModel):
         """The ledger's schedules (for the filter bar)."""
         return sorted(self._zones)
 
+    def expired_ranges(self) -> list[ExpiredRangeView]:
+        """The expired ranges the filter selects (their occurrences have no rows), newest first."""
+        return list(self._ranges)
+
     def cached_pages(self) -> list[int]:
         return sorted(self._pages)
 
@@ -154,7 +154,7 @@ class OccurrencesModel(QAbstractTableModel):
             watcher.eventsArrived.connect(self.on_events)
 
     def on_events(self, events: list[EventView]) -> None:
-        if any(e.kind in _LIVE_KINDS for e in events):
+        if any(is_live(e) for e in events):
             self._refresh_timer.start()
 
     def wait(self, msecs: int = 30_000) -> bool:
@@ -172,7 +172,7 @@ class OccurrencesModel(QAbstractTableModel):
         def work() -> _Reload:
             with self._ctx.ledger.read() as session:
                 total, rows = first_page(session, where, size, order=order)
-                return _Reload(total, rows, schedule_zones(session))
+                return _Reload(total, rows, schedule_zones(session), ranges_matching(session, where))
 
         self._background.submit("reload", work, lambda r: self._reloaded(generation, r), self._failed)
 
@@ -194,7 +194,7 @@ class OccurrencesModel(QAbstractTableModel):
                 }
                 if 0 not in pages and total:
                     pages[0] = occurrence_rows(session, where, 0, size, order=order, total=total)
-                return _Refresh(total, pages, schedule_zones(session))
+                return _Refresh(total, pages, schedule_zones(session), ranges_matching(session, where))
 
         self._background.submit("refresh", work, lambda r: self._refreshed(generation, r), self._failed)
 
@@ -235,6 +235,7 @@ class OccurrencesModel(QAbstractTableModel):
         self._epoch += 1
         self._total = result.total
         self._zones = result.zones
+        self._ranges = result.ranges
         self._pages.clear()
         self._pending.clear()
         if result.rows:
@@ -247,6 +248,7 @@ class OccurrencesModel(QAbstractTableModel):
         if generation != self._generation:
             return
         self._zones = result.zones
+        self._ranges = result.ranges
         self._epoch += 1
         old = self._total
         grown = result.total - old

@@ -71,6 +71,8 @@ TIME_CHOICES: tuple[tuple[str, tuple[timedelta, timedelta] | None], ...] = (
 )
 
 TEXT_DEBOUNCE_MS = 300
+#: Expired ranges listed under the table at most (the rest are counted).
+RANGE_LINES = 3
 
 
 class StateChipDelegate(QStyledItemDelegate):
@@ -205,11 +207,19 @@ class OccurrencesView(QWidget):
         self.empty_label.setAccessibleName("No occurrences")
         self.empty_label.hide()
 
+        self.ranges_label = QLabel()
+        self.ranges_label.setObjectName("expiredRangesLabel")
+        self.ranges_label.setWordWrap(True)
+        self.ranges_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.ranges_label.setAccessibleName("Expired ranges")
+        self.ranges_label.hide()
+
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.error_label)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.empty_label, 1)
+        layout.addWidget(self.ranges_label)
         layout.addWidget(self.count_label)
 
         self._text_timer = QTimer(self)
@@ -281,6 +291,25 @@ class OccurrencesView(QWidget):
         for sid in self.model.schedule_ids():
             if sid not in known:
                 self.schedule_box.addItem(sid, sid)
+        self._show_ranges()
+
+    def _show_ranges(self) -> None:
+        """One line per expired range the filter selects, under the table (their occurrences have no rows)."""
+        ranges = self.model.expired_ranges()
+        self.ranges_label.setVisible(bool(ranges))
+        if not ranges:
+            self.ranges_label.clear()
+            return
+        glyph = look("MISFIRE_EXPIRED").glyph
+        lines = [f"{glyph} {r.line()}" for r in ranges[:RANGE_LINES]]
+        if len(ranges) > RANGE_LINES:
+            more = len(ranges) - RANGE_LINES
+            lines.append(f"and {more:,} more expired range{'s' if more != 1 else ''} (schedctl ledger lists them all)")
+        self.ranges_label.setText("\n".join(lines))
+        self.ranges_label.setToolTip(
+            "Missed occurrences recorded as one entry each after a long outage; they have no rows in the table:\n"
+            + "\n".join(r.summary() for r in ranges[:RANGE_LINES])
+        )
 
     def _show_error(self, message: str) -> None:
         self.error_label.setText(message)

@@ -70,7 +70,11 @@ class ScheduleRow:
 
 def counts_text(summary: ScheduleSummary) -> str:
     """``✔ 44 · ✖ 7 · ? 4 · ○ 336``: the states that have occurrences, most telling first."""
-    parts = [f"{look(s.value).glyph} {summary.counts[s]}" for s in _COUNT_ORDER if summary.counts.get(s)]
+    parts = [
+        f"{look(s.value).glyph} {summary.count_text(s)}"
+        for s in _COUNT_ORDER
+        if summary.counts.get(s) or (s is OccurrenceState.MISFIRE_EXPIRED and summary.uncounted_ranges)
+    ]
     others = sum(n for s, n in summary.counts.items() if s not in _COUNT_ORDER)
     if others:
         parts.append(f"⊘ {others}")

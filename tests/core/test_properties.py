@@ -17,16 +17,19 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from itertools import pairwise
 from typing import Any
+from unittest import mock
 from zoneinfo import ZoneInfo
 
+import pytest
 from helpers import make_data, make_interval_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.enums import FoldPolicy, GapPolicy, Status
 from core.occurrence import Occurrence
+from core.recurrence import expand as expand_module
 from core.recurrence.compile import CompiledSchedule, compile_schedule
-from core.recurrence.expand import expand, first_rows
+from core.recurrence.expand import _DRIFT, _offset_bounds, expand, first_rows
 from core.spec import parse_spec
 from core.zones import Transition, get_zone, transitions
 
@@ -330,3 +333,56 @@ def test_interval_expansion_near_real_transitions(case: dict[str, Any]) -> None:
     assert all(a < b for a, b in pairwise(keys))
     b = (case["anchor"] + (hi - case["anchor"]) * case["split"]).replace(microsecond=0)
     assert as_json(expand(compiled, case["anchor"], b)) + as_json(expand(compiled, b, hi)) == as_json(rows)
+
+
+# --- the margins of an expansion follow the zone's own offsets -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("zone", "year", "least", "greatest"),
+    [
+        pytest.param("UTC", 2026, timedelta(0), timedelta(0), id="utc_needs_none"),
+        pytest.param("America/New_York", 2026, timedelta(hours=-5), timedelta(hours=-4), id="new_york_est_edt"),
+        pytest.param("Pacific/Kiritimati", 2026, timedelta(hours=14), timedelta(hours=14), id="kiritimati_plus_14"),
+        pytest.param("Pacific/Apia", 2011, timedelta(hours=-11), timedelta(hours=14), id="apia_skips_a_day_2011"),
+        pytest.param(
+            "Asia/Kolkata", 2026, timedelta(hours=5, minutes=30), timedelta(hours=5, minutes=30), id="kolkata"
+        ),
+    ],
+)
+def test_offset_bounds_of_real_zones(zone: str, year: int, least: timedelta, greatest: timedelta) -> None:
+    assert _offset_bounds(get_zone(zone), year) == (least, greatest)
+
+
+@pytest.mark.parametrize(
+    ("zone", "scan_limit"),
+    [
+        pytest.param("UTC", 5, id="utc_starts_at_start"),
+        pytest.param("Asia/Tokyo", 5, id="positive_offset_starts_after_start"),
+        pytest.param("America/New_York", 5 * 60 + 5, id="new_york_starts_five_hours_back"),
+    ],
+)
+def test_an_expansion_visits_only_what_the_offsets_need(zone: str, scan_limit: int) -> None:
+    """An every-minute rule listed from a start: before, two days of minutes were visited first (2,880)."""
+    compiled = compile_schedule(
+        parse_spec(
+            make_data(scheduleId="prop.margin", timeZone=zone, rule="FREQ=MINUTELY", start="2026-01-01T00:00:00")
+        )
+    )
+    start = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
+    rows = first_rows(compiled, start, 3, scan_limit=scan_limit)
+    assert [r.position for r in rows] == [start + timedelta(minutes=k) for k in range(3)]
+
+
+@SETTINGS
+@given(near_transition())
+def test_narrow_margins_give_what_the_two_day_margin_gave(case: dict[str, Any]) -> None:
+    """The rows listed from any start near a real transition are the same with the zone's own
+    offsets as with the old fixed margin of two days each side."""
+    compiled = build({**case, "period": None})
+    lo = case["start"].replace(tzinfo=UTC) - timedelta(hours=18)
+    at = lo + timedelta(hours=36) * case["later"]
+    narrow = as_json(first_rows(compiled, at, 60))
+    with mock.patch.object(expand_module, "_offset_bounds", lambda _zone, _year: (-_DRIFT, _DRIFT)):
+        wide = as_json(first_rows(compiled, at, 60))
+    assert narrow == wide

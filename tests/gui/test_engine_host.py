@@ -46,9 +46,9 @@ def hourly(task: dict[str, Any], sid: str = "hourly-job") -> dict[str, Any]:
         "every": "PT1H",
         "anchor": "2027-01-01T00:00:00Z",
         "horizon": "PT3H",
-        # ALLOW: on a clock that never moves, the engine would count a run still being claimed
-        # as "busy since now" and skip the occurrence as an overlap under SKIP (see the report).
-        "overlapPolicy": "ALLOW",
+        # SKIP: the engine polls every 50 ms on a clock that never moves; the run a pass is about
+        # to start must not be taken for an overlap of itself (tests/ledger/test_engine_run.py).
+        "overlapPolicy": "SKIP",
         "task": task,
     }
 
@@ -258,3 +258,32 @@ def test_wait_mode_returns_once_the_running_task_is_recorded(
 def test_poll_interval_setting(ctx: AppContext, qtbot: Any, stored: str, seconds: float) -> None:
     ctx.settings.setValue("engine/poll_seconds", stored)
     assert EngineHost(ctx).poll_seconds == seconds
+
+
+def test_detach_lets_the_running_task_finish_and_claims_nothing_more(
+    ctx: AppContext, host: EngineHost, qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Engine.stop() stops the worker's claims: the host needs no patch of its own for that."""
+    from core.engine.admin import run_now
+
+    monkeypatch.setattr(host, "_hand_over", lambda: None)  # no engine service is started from a test
+    flag = tmp_path / "go"
+    put(ctx, hourly({"argv": [PY, "-c", WAIT_FOR_FLAG, str(flag)], "effect": "idempotent"}))
+    host.start()
+    qtbot.waitUntil(lambda: states(ctx)[:1] == ["RUNNING"], timeout=10_000)
+    with ctx.ledger.read() as session:
+        running = session.scalar(select(Occurrence.occurrence_id).where(Occurrence.state == "RUNNING"))
+    manual = run_now(ctx.ledger, "hourly-job", ctx.clock)  # due at once, behind the running one
+    host.shutdown("detach")
+    assert host.state == "stopped"
+    flag.touch()
+
+    def finished() -> bool:
+        with ctx.ledger.read() as session:
+            occ = session.get(Occurrence, running)
+            return occ is not None and occ.state.value == "SUCCEEDED"
+
+    qtbot.waitUntil(finished, timeout=10_000)
+    with ctx.ledger.read() as session:
+        left = session.get(Occurrence, manual)
+        assert left is not None and left.state.value == "DUE" and left.attempt_count == 0

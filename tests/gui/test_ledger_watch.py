@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
 from PySide6.QtCore import QSettings
 from sqlalchemy.exc import OperationalError
@@ -14,10 +15,11 @@ from sqlalchemy.exc import OperationalError
 from core.clock import FixedClock
 from core.errors import LedgerError
 from core.ledger.events import EventKind
+from core.ledger.queries import EventView
 from core.ledger.states import OccurrenceState as S
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import ledger_work
-from scheduler_gui.monitor.ledger_watch import LedgerWatcher
+from scheduler_gui.monitor.ledger_watch import LedgerWatcher, is_live
 
 
 def _recorder(watcher: LedgerWatcher) -> dict[str, list]:
@@ -100,3 +102,23 @@ def test_a_database_complaint_becomes_one_line() -> None:
         ledger_work(locked)()
     assert str(raised.value) == "the ledger is busy (locked by another program); trying again (database is locked)"
     assert ledger_work(lambda: 42)() == 42
+
+
+def _event(kind: str) -> EventView:
+    return EventView(1, NOW, "s", None, kind, {})
+
+
+@pytest.mark.parametrize(
+    ("kind", "live"),
+    [
+        pytest.param(EventKind.OCCURRENCES_EXPIRED.value, True, id="expired_range"),
+        pytest.param(EventKind.OCCURRENCES_MATERIALIZED.value, True, id="materialized"),
+        pytest.param(EventKind.OCCURRENCE_TRANSITIONED.value, True, id="transitioned"),
+        pytest.param(EventKind.OCCURRENCE_CREATED.value, True, id="created"),
+        pytest.param(EventKind.SCHEDULE_PUBLISHED.value, True, id="published"),
+        pytest.param(EventKind.LEDGER_FENCED.value, False, id="fenced"),
+        pytest.param(EventKind.SCHEDULE_PAUSED.value, False, id="paused"),
+    ],
+)
+def test_live_events(kind: str, live: bool) -> None:
+    assert is_live(_event(kind)) is live

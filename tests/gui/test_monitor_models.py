@@ -5,17 +5,19 @@ filtering, evicting pages and following new rows live."""
 from __future__ import annotations
 
 import pytest
+from conftest import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
 
 from core.engine.admin import run_now
 from core.ledger.materialize import materialize
 from core.ledger.occurrence_pages import Order
-from core.ledger.queries import OccurrenceFilter, list_occurrences
+from core.ledger.queries import OccurrenceFilter, ScheduleSummary, list_occurrences
 from core.ledger.states import OccurrenceState as S
+from core.ledger.states import ScheduleState
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.ledger_watch import LedgerWatcher
 from scheduler_gui.monitor.occurrences_model import OccurrenceIdRole, OccurrencesModel
-from scheduler_gui.monitor.schedules_model import MarksRole, SchedulesModel
+from scheduler_gui.monitor.schedules_model import MarksRole, SchedulesModel, counts_text
 
 ROWS = 20_160  # every minute for 14 days
 
@@ -175,3 +177,22 @@ def test_schedules_view_draws_sparklines_and_selects(qtbot, ctx: AppContext, tmp
         view.table.selectRow(0)
     assert chosen.args == ["backup"]
     assert view.table.accessibleName() and view.table.toolTip()
+
+
+def _summary(counts: dict[S, int], uncounted: int) -> ScheduleSummary:
+    return ScheduleSummary(
+        "heartbeat", None, "UTC", "interval", ScheduleState.ACTIVE, 1, 1, None, None, NOW, counts, None, uncounted
+    )
+
+
+@pytest.mark.parametrize(
+    ("counts", "uncounted", "text"),
+    [
+        pytest.param({S.SUCCEEDED: 3}, 0, "✔ 3", id="no_range"),
+        pytest.param({S.SUCCEEDED: 3, S.MISFIRE_EXPIRED: 8772}, 0, "✔ 3 · ⊘ 8,772", id="counted_range_in_count"),
+        pytest.param({S.SUCCEEDED: 3}, 1, "✔ 3 · ⊘ 0 + a range", id="uncounted_range"),
+        pytest.param({S.MISFIRE_EXPIRED: 2}, 2, "⊘ 2 + 2 ranges", id="two_uncounted_ranges"),
+    ],
+)
+def test_schedule_counts_say_a_range(counts: dict[S, int], uncounted: int, text: str) -> None:
+    assert counts_text(_summary(counts, uncounted)) == text

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from conftest import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
 from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QTableView
 
@@ -128,3 +129,52 @@ def test_the_view_renders(qtbot, ctx: AppContext, tmp_path: Path) -> None:
     assert view.grab().save(str(shot))
     assert shot.stat().st_size > 0
     assert view.model.index(0, 2).data().endswith("EST −05:00")
+
+
+def _year_long_outage(ctx: AppContext) -> None:
+    """An hourly heartbeat published a year before the fixture's NOW, under misfirePolicy SKIP."""
+    from core.clock import FixedClock
+    from core.ledger.publish import publish
+    from core.spec import parse_spec
+
+    heartbeat = {
+        **interval_spec("heartbeat", {"argv": ["/bin/true"], "effect": "idempotent"}),
+        "timeZone": "UTC",
+        "anchor": "2026-03-01T00:00:00Z",
+        "misfirePolicy": "SKIP",
+        "horizon": "PT3H",
+    }
+    with ctx.ledger.write() as session:
+        publish(session, parse_spec(heartbeat), FixedClock(NOW - timedelta(days=365, hours=12)))
+
+
+def test_expired_ranges_show_under_the_table_and_follow_the_filter(qtbot, ctx: AppContext) -> None:
+    _year_long_outage(ctx)
+    watcher = LedgerWatcher(ctx, interval_ms=3_600_000)
+    watcher.poll_now()
+    view = OccurrencesView(ctx, watcher)
+    qtbot.addWidget(view)
+    qtbot.waitUntil(lambda: view.model.ready, timeout=20_000)
+    assert not view.ranges_label.isVisibleTo(view)
+    run_at(ctx, 0.5)  # the engine comes back a year later: one range, recorded in one event
+    with qtbot.waitSignal(view.model.refreshed, timeout=20_000):
+        watcher.poll_now()  # occurrences.expired is a live event
+    assert view.ranges_label.isVisibleTo(view)
+    assert view.ranges_label.text() == (
+        "⊘ 8,772 occurrences of heartbeat expired by misfirePolicy SKIP, 2026-03-01 00:00 … 2027-03-01 11:45 UTC"
+    )
+    assert "recorded as one range" in view.ranges_label.toolTip()
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.state_box.setCurrentIndex(view.state_box.findText("Needs attention"))
+    assert not view.ranges_label.isVisibleTo(view)
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.state_box.setCurrentIndex(view.state_box.findText("Not run (skipped, expired, cancelled)"))
+    assert view.ranges_label.isVisibleTo(view)
+    _show_only(qtbot, view, "nothing like it")
+    assert not view.ranges_label.isVisibleTo(view)
+    _show_only(qtbot, view, "HEARTBEAT")
+    assert view.ranges_label.isVisibleTo(view)
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.time_box.setCurrentIndex(view.time_box.findText("Next 24 hours"))
+    assert not view.ranges_label.isVisibleTo(view)
+    watcher.stop()

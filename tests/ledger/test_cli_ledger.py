@@ -190,6 +190,7 @@ def test_a_whole_session(run: Session) -> None:
                 "nextDueLocal": "2026-03-03T02:30:00-05:00",
                 "nextDueUtc": "2026-03-03T07:30:00Z",
                 "counts": {"PLANNED": 3, "SUCCEEDED": 1},
+                "uncountedRanges": 0,
                 "note": None,
             }
         ]
@@ -407,7 +408,7 @@ def test_fence_bumps_the_epoch(run: Session) -> None:
 
 
 def test_db_upgrade(run: Session) -> None:
-    expected = "ledger schema at revision 0003 (the newest this Tidemark knows)\n"
+    expected = "ledger schema at revision 0004 (the newest this Tidemark knows)\n"
     assert run.ok("db", "upgrade") == expected
     assert run.ok("db", "upgrade") == expected
 

@@ -465,3 +465,31 @@ def test_running_engine_applies_overlap_to_what_comes_due_meanwhile(
     seen = states(ledger)
     assert seen["2026-03-02T02:00:00#0"] == "SUCCEEDED"
     assert (seen["2026-03-02T03:00:00#0"], seen["2026-03-02T04:00:00#0"]) == (second, third)
+
+
+def test_a_run_about_to_start_is_not_an_overlap_of_itself(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a clock that does not move, a second pass comes while the first pass's worker
+    has started but not yet claimed: the occurrence it is about to run is not an overlap."""
+    import threading
+
+    put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", overlapPolicy="SKIP")
+    clock.set(utc("2026-03-02T07:30:00Z"))  # exactly 02:30 New York: due now, and the clock stays here
+    engine = Engine(ledger, clock)
+    entered, release = threading.Event(), threading.Event()
+    work = engine._work_schedule
+
+    def slow_start(schedule_id: str, only: list[str] | None, report: Any) -> None:
+        entered.set()
+        assert release.wait(30)
+        work(schedule_id, only, report)
+
+    monkeypatch.setattr(engine, "_work_schedule", slow_start)
+    engine.run_once(wait=False)
+    assert entered.wait(30)
+    second = engine.run_once(wait=False)  # the worker is busy but has not claimed yet
+    release.set()
+    assert engine.wait_idle(timeout=60)
+    assert second.skipped_overlap == 0
+    assert states(ledger)["2026-03-02T02:30:00#0"] == "SUCCEEDED"

@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import select
 
 from core import cli
+from core.cli.engine_commands import pass_summary
 from core.clock import FixedClock
 from core.engine.admin import backfill
 from core.engine.engine import Engine, EngineOptions, PassReport
@@ -27,10 +28,12 @@ from core.ledger.db import Ledger, open_ledger
 from core.ledger.events import EventKind
 from core.ledger.expired import ExpiredRangeView, expired_totals, list_expired_ranges
 from core.ledger.materialize import materialize
-from core.ledger.models import Event, Occurrence, Schedule
+from core.ledger.models import Event, ExpiredRange, Occurrence, Schedule
 from core.ledger.publish import publish
+from core.ledger.queries import list_schedules
 from core.ledger.states import BORN_SKIPPED, OccurrenceKind
 from core.ledger.states import OccurrenceState as S
+from core.render.ledger_table import schedule_json, schedules_table
 from core.spec import parse_spec
 
 from . import utc
@@ -315,3 +318,98 @@ def test_a_range_that_could_not_be_counted_says_every_occurrence() -> None:
         "misfirePolicy SKIP (recorded as one range): missed by more than latenessWindow (PT15M); "
         "misfirePolicy SKIP runs no missed occurrence"
     )
+
+
+# --- what the ranges add to counts: metrics, the pass summary, list_schedules -------------
+
+
+def _scrape(ledger: Ledger, clock: FixedClock) -> dict[str, float]:
+    from prometheus_client import generate_latest
+
+    from core.engine.metrics import registry_for
+
+    body = generate_latest(registry_for(ledger, clock)).decode()
+    return {line.split(" ")[0]: float(line.split(" ")[1]) for line in body.splitlines() if not line.startswith("#")}
+
+
+def test_metrics_count_the_occurrences_of_expired_ranges(ledger: Ledger) -> None:
+    clock, engine = _long_outage(ledger)
+    before = _scrape(ledger, clock)
+    assert before["tidemark_expired_ranges"] == 0.0 and before["tidemark_misfires_total"] == 0.0
+    engine._materialize(PassReport())
+    with ledger.read() as session:
+        rows = len(session.scalars(select(Occurrence).where(Occurrence.state == S.MISFIRE_EXPIRED)).all())
+    metrics = _scrape(ledger, clock)
+    assert metrics["tidemark_expired_ranges"] == 1.0
+    assert metrics["tidemark_misfires_total"] == rows + 4320
+    assert metrics['tidemark_occurrences{state="MISFIRE_EXPIRED"}'] == rows + 4320
+
+
+def test_an_uncounted_range_adds_a_range_but_no_occurrences(ledger: Ledger) -> None:
+    clock, engine = _long_outage(ledger)
+    engine._materialize(PassReport())
+    with ledger.write() as session:
+        session.execute(ExpiredRange.__table__.update().values(occurrences=None))
+    metrics = _scrape(ledger, clock)
+    assert metrics["tidemark_expired_ranges"] == 1.0
+    assert metrics["tidemark_misfires_total"] < 4320
+
+
+@pytest.mark.parametrize(
+    ("ranges", "expired", "words"),
+    [
+        pytest.param(0, 3, "expired 3, recovered", id="no_range_no_words"),
+        pytest.param(
+            1,
+            4321,
+            "expired 4,321 (of which a long stretch of missed occurrences recorded as 1 expired range), recovered",
+            id="one_range",
+        ),
+        pytest.param(
+            2,
+            8760,
+            "expired 8,760 (of which a long stretch of missed occurrences recorded as 2 expired ranges)",
+            id="two_ranges",
+        ),
+    ],
+)
+def test_the_pass_summary_names_expired_ranges(ranges: int, expired: int, words: str) -> None:
+    report = PassReport(expired=expired, expired_ranges=ranges)
+    assert words in pass_summary(report, utc("2026-03-01T12:00:30Z"))
+
+
+def test_list_schedules_counts_the_occurrences_of_ranges(ledger: Ledger) -> None:
+    _, engine = _long_outage(ledger)
+    engine._materialize(PassReport())
+    with ledger.read() as session:
+        rows = len(session.scalars(select(Occurrence).where(Occurrence.state == S.MISFIRE_EXPIRED)).all())
+        [summary] = list_schedules(session)
+    assert summary.counts[S.MISFIRE_EXPIRED] == rows + 4320
+    assert summary.uncounted_ranges == 0
+    assert summary.count_text(S.MISFIRE_EXPIRED) == f"{rows + 4320:,}"
+
+
+def test_list_schedules_says_a_range_when_its_count_is_unknown(ledger: Ledger) -> None:
+    _, engine = _long_outage(ledger)
+    engine._materialize(PassReport())
+    with ledger.write() as session:
+        session.execute(ExpiredRange.__table__.update().values(occurrences=None))
+    with ledger.read() as session:
+        rows = len(session.scalars(select(Occurrence).where(Occurrence.state == S.MISFIRE_EXPIRED)).all())
+        [summary] = list_schedules(session)
+    assert summary.counts.get(S.MISFIRE_EXPIRED, 0) == rows
+    assert summary.uncounted_ranges == 1
+    assert summary.count_text(S.MISFIRE_EXPIRED) == f"{rows:,} + a range"
+    assert summary.count_text(S.SUCCEEDED) == "0"
+
+
+def test_schedctl_schedules_shows_a_range_whose_count_is_unknown(ledger: Ledger) -> None:
+    _, engine = _long_outage(ledger)
+    engine._materialize(PassReport())
+    with ledger.write() as session:
+        session.execute(ExpiredRange.__table__.update().values(occurrences=None))
+    with ledger.read() as session:
+        [summary] = list_schedules(session)
+    table = schedules_table([summary])
+    assert "MISFIRE_EXPIRED" in table and "+ a range" in table
+    assert schedule_json(summary)["uncountedRanges"] == 1
