@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench bench-gui screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,13 +14,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# Until the desktop window exists, `make run` shows what every demo schedule will do.
+# The desktop app. On first start it copies the demo schedules into the workspace
+# (Documents/Tidemark unless --workspace says otherwise), opens the ledger in the
+# user's data folder, publishes the demo schedules to it and starts the engine
+# (Engine > Start the Engine with the App turns that off). Flags go in ARGS:
+# make run ARGS="--workspace ~/schedules --db ~/team-ledger.db"
 run: $(STAMP)
-	@for spec in resources/demo/*.yaml; do \
-		echo; echo "== $$spec"; \
-		$(BIN)/schedctl explain "$$spec" || exit $$?; echo; \
-		$(BIN)/schedctl preview "$$spec" --count 8 || exit $$?; \
-	done
+	$(BIN)/scheduler-gui $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/ruff check core scheduler_gui tests bench
@@ -43,6 +43,19 @@ bench: $(STAMP)
 	$(BIN)/python bench/materialize_bench.py
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/recovery_bench.py --days 1
+
+bench-gui: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py
+
+# The README's pictures, rendered offscreen on a fixed clock and a demo ledger.
+SCREENSHOT_VIEWS := designer preview timeline whatif monitor attention detail health
+screenshots: $(STAMP)
+	mkdir -p docs/screenshots
+	@for view in $(SCREENSHOT_VIEWS); do \
+		echo "docs/screenshots/$$view.png"; \
+		QT_QPA_PLATFORM=offscreen $(BIN)/scheduler-gui --screenshot docs/screenshots/$$view.png --view $$view \
+			|| exit $$?; \
+	done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

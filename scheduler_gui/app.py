@@ -1,21 +1,228 @@
 """Entry point of the desktop app (``scheduler-gui``).
 
-The window itself is the designer issue's work; until it lands this entry
-point says so plainly instead of pretending, and points at ``schedctl``.
+Flags are checked before Qt is loaded, so a mistake costs nothing and says
+one line. The window is shown first; the ledger, the engine and the monitor
+views follow once the event loop runs.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import re
+import signal
 import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+_STARTED = time.perf_counter()
+
+VIEWS = ("designer", "preview", "timeline", "whatif", "monitor", "attention", "detail", "health")
+#: When set, the app prints the milliseconds from import to the first shown window and exits (bench/gui_bench.py).
+EXIT_AFTER_SHOW = "TIDEMARK_EXIT_AFTER_SHOW"
+_SIZE = re.compile(r"^(\d{2,5})x(\d{2,5})$")
+
+
+class UsageError(Exception):
+    """A bad flag or path: one line for the person, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+@dataclass(frozen=True)
+class Options:
+    workspace: Path | None
+    db: str | None
+    screenshot: Path | None
+    view: str
+    spec: Path | None
+    size: tuple[int, int]
+    version: bool
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="scheduler-gui", description="Tidemark: design schedules and watch them run.")
+    p.add_argument("--workspace", metavar="DIR", help="folder of schedule files (default: Documents/Tidemark)")
+    p.add_argument("--db", metavar="URL", help="the ledger: a SQLite file or postgresql+psycopg:// URL")
+    p.add_argument("--screenshot", metavar="PATH", help="render the window offscreen to a PNG and exit")
+    p.add_argument("--view", choices=VIEWS, help="the view to render with --screenshot")
+    p.add_argument("--spec", metavar="FILE", help="the schedule file to open")
+    p.add_argument("--size", metavar="WxH", help="window size for --screenshot (default 1280x800)")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def parse_args(argv: list[str]) -> Options:
+    """The options, or :class:`UsageError` naming the flag that is wrong."""
+    ns = _parser().parse_args(argv)
+    workspace = Path(ns.workspace).expanduser() if ns.workspace is not None else None
+    if workspace is not None and workspace.exists() and not workspace.is_dir():
+        raise UsageError(f"--workspace {ns.workspace}: is a file, not a folder")
+    spec = Path(ns.spec).expanduser() if ns.spec is not None else None
+    if spec is not None:
+        _check_spec(spec, ns.spec)
+    size_text = ns.size or "1280x800"
+    match = _SIZE.match(size_text)
+    if not match:
+        raise UsageError(f"--size {ns.size}: expected WIDTHxHEIGHT, e.g. 1280x800")
+    size = (int(match.group(1)), int(match.group(2)))
+    if not (320 <= size[0] <= 7680 and 240 <= size[1] <= 4320):
+        raise UsageError(f"--size {ns.size}: between 320x240 and 7680x4320")
+    shot = Path(ns.screenshot).expanduser() if ns.screenshot is not None else None
+    if shot is not None:
+        if shot.suffix.lower() != ".png":
+            raise UsageError(f"--screenshot {ns.screenshot}: the file name must end in .png")
+        if not shot.parent.resolve().is_dir():
+            raise UsageError(f"--screenshot {ns.screenshot}: the folder {shot.parent} does not exist")
+    elif ns.view is not None or ns.size is not None:
+        raise UsageError("--view and --size go with --screenshot")
+    db = ns.db if ns.db is not None else os.environ.get("SCHEDULER_DB_URL") or None
+    if db is not None:
+        _check_db(db, "--db" if ns.db is not None else "SCHEDULER_DB_URL")
+    return Options(workspace, db, shot, ns.view or "designer", spec, size, ns.version)
+
+
+def _check_spec(spec: Path, given: str) -> None:
+    """A spec file that cannot be read is a bad flag; one that reads but is invalid opens, to be fixed."""
+    if not spec.is_file():
+        raise UsageError(f"--spec {given}: {'is a folder' if spec.is_dir() else 'no such file'}")
+    from core.errors import UserError
+    from core.specfile import load_text, read_spec_text
+
+    try:
+        data = load_text(read_spec_text(spec), given)
+    except UserError as exc:
+        raise UsageError(f"--spec {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--spec {given}: a spec is a mapping of keys to values")
+
+
+def _check_db(url: str, flag: str) -> None:
+    """Catch a malformed URL now; a ledger that is locked or unreachable is shown in the window."""
+    text = url.strip()
+    if not text:
+        raise UsageError(f"{flag}: empty; give a SQLite file or a postgresql+psycopg:// URL")
+    if "://" not in text:
+        if Path(text).expanduser().is_dir():
+            raise UsageError(f"{flag} {url}: is a folder; give the ledger's file, e.g. {text.rstrip('/')}/ledger.db")
+        return
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        backend = make_url(text).get_backend_name()
+    except ArgumentError:
+        raise UsageError(f"{flag} {url}: not a database URL") from None
+    if backend not in ("sqlite", "postgresql", "postgres"):
+        raise UsageError(f"{flag} {url}: unsupported database {backend!r}; use SQLite or PostgreSQL")
+
+
+def _version() -> str:
+    from scheduler_gui import __version__
+
+    return __version__
+
+
+def build_application(argv0: str = "scheduler-gui") -> object:
+    """The QApplication with Tidemark's name, icon and style (the one already running, if any)."""
+    from PySide6.QtWidgets import QApplication
+
+    from scheduler_gui.context import APPLICATION, ORGANIZATION
+    from scheduler_gui.icons import app_icon
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([argv0])
+    assert isinstance(app, QApplication)
+    app.setApplicationName(APPLICATION)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationDisplayName("Tidemark")
+    app.setApplicationVersion(_version())
+    app.setDesktopFileName("tidemark")
+    app.setWindowIcon(app_icon())
+    # Without a desktop theme the built-in look is dated; Fusion follows the system's light or dark scheme.
+    if app.style().name().lower() in ("windows", ""):
+        app.setStyle("Fusion")
+    return app
+
+
+def _print_time_to_show() -> None:
+    elapsed = (time.perf_counter() - _STARTED) * 1000
+    print(f"shown {elapsed:.1f} ms", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    print(
-        "The Tidemark window is not part of this build yet.\n"
-        "Use `schedctl preview resources/demo/daily-ops-summary.yaml` to see a schedule.",
-        file=sys.stderr,
-    )
-    return 1
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts = parse_args(args)
+    except UsageError as exc:
+        print(f"scheduler-gui: {exc}", file=sys.stderr)
+        return 2
+    if opts.version:
+        from core.zones import tzdb_version
+
+        print(f"scheduler-gui {_version()} (tzdata {tzdb_version()})")
+        return 0
+    if opts.screenshot is not None:
+        from scheduler_gui.screenshot import take_screenshot
+
+        return take_screenshot(opts.screenshot, opts.view, opts.spec, opts.size)
+    return _run(opts)
+
+
+def _run(opts: Options) -> int:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = build_application()
+    assert isinstance(app, QApplication)
+    from core.errors import UserError
+    from scheduler_gui.context import AppContext, default_workspace
+    from scheduler_gui.main_window import MainWindow
+    from scheduler_gui.workspace import seed_workspace
+
+    workspace = opts.workspace or default_workspace()
+    try:
+        seeded = bool(seed_workspace(workspace))
+    except OSError as exc:
+        print(f"scheduler-gui: --workspace {workspace}: cannot be used ({exc.strerror})", file=sys.stderr)
+        return 2
+    ctx = AppContext(workspace=workspace.resolve(), ledger_url=opts.db)
+    window = MainWindow(ctx)
+    first_run = ctx.settings.value("app/seeded") in (None, "", False, "false")
+    try:
+        window.open_initial(opts.spec)
+    except UserError as exc:
+        print(f"scheduler-gui: {exc}", file=sys.stderr)
+        return 2
+    if os.environ.get(EXIT_AFTER_SHOW):
+        window.show()
+        app.processEvents()  # the first paint
+        _print_time_to_show()
+        return 0
+    window.show()
+
+    def after_first_paint() -> None:
+        window.start_monitor(seed=seeded or first_run, start_engine=window.engine_autostart)
+        ctx.settings.setValue("app/seeded", True)
+        window.offer_recovery()
+
+    QTimer.singleShot(0, after_first_paint)
+    # Ctrl+C in the terminal (or a polite kill) closes the window the ordinary way, with its questions.
+    signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.close))
+    signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, window.close))
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)  # Python runs signal handlers only between calls into it
+    wake.start(300)
+    try:
+        return app.exec()
+    finally:
+        ctx.close()
 
 
 if __name__ == "__main__":

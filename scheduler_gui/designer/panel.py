@@ -1,0 +1,270 @@
+"""The designer page: the summary sentence, the "When" form beside the clock
+changes box, the foldable task and recovery sections, and below them the
+preview, timeline and what-if tabs, all on one :class:`SpecDocument`.
+
+The preview and the timeline share one :class:`PreviewService`, so an edit is
+expanded once and both redraw from the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from scheduler_gui.context import AppContext
+from scheduler_gui.document import SpecDocument
+from scheduler_gui.optional import load, placeholder
+from scheduler_gui.preview_service import PreviewService
+
+#: Tab keys, in order, with their titles and tooltips.
+TABS = (
+    ("preview", "Preview", "The next occurrences, with every clock change as a separator row"),
+    ("timeline", "Timeline", "The occurrences on a time axis with the zone's offset periods"),
+    ("whatif", "What-if", "What the misfire policy would do if the computer were off for a while"),
+)
+
+
+def _build(module: str, name: str, what: str, *args: Any) -> QWidget:
+    cls = load(f"scheduler_gui.{module}", name)
+    if cls is None:
+        return placeholder(f"{what} is not available in this build.")
+    widget: QWidget = cls(*args)
+    return widget
+
+
+def _scrolling(widget: QWidget, title: str) -> QScrollArea:
+    """``widget`` filling a scroll area: a narrow window scrolls it sideways instead of clipping it."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setAccessibleName(title)
+    return area
+
+
+class FoldSection(QWidget):
+    """A heading button that shows or hides its content ("Task ▸" / "Task ▾").
+
+    The content is built by ``build`` when the section is first opened: a closed
+    section costs nothing at start-up.
+    """
+
+    toggled = Signal(bool)
+
+    def __init__(self, title: str, detail: str, build: Callable[[], QWidget], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._title = title
+        self._detail = detail
+        self._build = build
+        self._content: QWidget | None = None
+        self.button = QPushButton(self)
+        self.button.setCheckable(True)
+        self.button.setFlat(True)
+        self.button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.button.setStyleSheet("QPushButton { text-align: left; font-weight: bold; padding: 4px 6px; }")
+        self.button.setAccessibleName(title)
+        self.button.setToolTip(f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}")
+        self.button.toggled.connect(self.set_open)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.button)
+        self.set_open(False)
+
+    @property
+    def content(self) -> QWidget:
+        """The section's widget, built now if it was not yet."""
+        if self._content is None:
+            self._content = self._build()
+            self._content.setVisible(self.is_open)
+            layout = self.layout()
+            assert layout is not None
+            layout.addWidget(self._content)
+        return self._content
+
+    @property
+    def built(self) -> bool:
+        return self._content is not None
+
+    @property
+    def is_open(self) -> bool:
+        return self.button.isChecked()
+
+    def set_open(self, open_: bool) -> None:
+        if self.button.isChecked() != open_:
+            self.button.setChecked(open_)
+            return
+        arrow = "▾" if open_ else "▸"
+        extra = f"   {self._detail}" if self._detail and not open_ else ""
+        self.button.setText(f"{self._title} {arrow}{extra}")
+        if open_ or self._content is not None:
+            self.content.setVisible(open_)
+        self.toggled.emit(open_)
+
+
+class DesignerPanel(QWidget):
+    """Everything about one schedule file: what it says, and what it will do."""
+
+    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("designerPanel")
+        self.setAccessibleName("Schedule designer")
+        self.document = document
+        self.ctx = ctx
+        self.service = PreviewService(document, ctx.clock, self)
+
+        self.summary = _build("designer.summary", "SummaryLine", "The summary", document, ctx, self)
+        self.when_form = _build("designer.when_form", "WhenForm", "The schedule form", document, ctx, self)
+        self.clock_changes = _build(
+            "designer.clock_changes", "ClockChangesBox", "The clock-change policies", document, ctx, self
+        )
+        # Folded at first: the task editor and the recovery settings are built when opened.
+        self.task_section = FoldSection(
+            "Task",
+            "command · folder · environment · timeout",
+            lambda: _build("designer.task_editor", "TaskEditor", "The task editor", document, ctx, self),
+        )
+        self.recovery_section = FoldSection(
+            "When things go wrong",
+            "misfire · overlap · retry · jitter",
+            lambda: _build("designer.recovery", "RecoveryPanel", "The recovery settings", document, ctx, self),
+        )
+
+        # The preview is built now; the timeline and the what-if view when first shown (they load more code).
+        self.preview = _build("preview.panel", "PreviewPanel", "The preview table", self.service, ctx)
+        self.timeline: QWidget | None = None
+        self.whatif: QWidget | None = None
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("designerTabs")
+        self.tabs.setAccessibleName("Preview, timeline and what-if")
+        self.tabs.setDocumentMode(True)
+        for key, title, tip in TABS:
+            holder = QWidget()
+            holder.setObjectName(f"{key}Holder")
+            holder_layout = QVBoxLayout(holder)
+            holder_layout.setContentsMargins(0, 0, 0, 0)
+            i = self.tabs.addTab(holder, title)
+            self.tabs.setTabToolTip(i, tip)
+        self._fill_tab(0)
+        self.tabs.currentChanged.connect(self._fill_tab)
+
+        # The forms scroll when the window is short; the tabs keep the rest.
+        forms = QWidget()
+        forms_layout = QVBoxLayout(forms)
+        forms_layout.setContentsMargins(0, 0, 4, 0)
+        side = QHBoxLayout()
+        side.addWidget(self.when_form, 3)
+        side.addWidget(self.clock_changes, 2)
+        forms_layout.addLayout(side)
+        forms_layout.addWidget(self.task_section)
+        forms_layout.addWidget(self.recovery_section)
+        forms_layout.addStretch(1)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidget(forms)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setAccessibleName("Schedule settings")
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.setObjectName("designerSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([330, 330])
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 4)
+        layout.setSpacing(6)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.splitter, 1)
+
+        self.service.refresh_now()
+
+    def _fill_tab(self, index: int) -> None:
+        key, title, _tip = TABS[index]
+        holder = self.tabs.widget(index)
+        layout = holder.layout()
+        if layout.count():
+            return
+        if key == "preview":
+            widget = self.preview
+        elif key == "timeline":
+            widget = self.timeline = _build("preview.timeline", "TimelineView", "The timeline", self.service, self.ctx)
+        else:
+            widget = self.whatif = _build("preview.whatif", "WhatIfView", "The what-if view", self.document, self.ctx)
+        widget.setObjectName(f"{key}Tab")
+        layout.addWidget(_scrolling(widget, title))
+
+    def tab_widget(self, key: str) -> QWidget:
+        """The view in tab ``key``, built now if it was not yet."""
+        keys = [k for k, _t, _tip in TABS]
+        self._fill_tab(keys.index(key))
+        widget = {"preview": self.preview, "timeline": self.timeline, "whatif": self.whatif}[key]
+        assert widget is not None
+        return widget
+
+    def show_tab(self, key: str) -> None:
+        """Bring ``preview``, ``timeline`` or ``whatif`` to the front."""
+        for i, (name, _title, _tip) in enumerate(TABS):
+            if name == key:
+                self.tabs.setCurrentIndex(i)
+                return
+        raise ValueError(f"no tab {key!r}")
+
+    def current_tab(self) -> str:
+        return TABS[self.tabs.currentIndex()][0]
+
+    @property
+    def task_editor(self) -> QWidget:
+        """The task editor (built on first use)."""
+        return self.task_section.content
+
+    @property
+    def recovery(self) -> QWidget:
+        """The misfire, overlap, retry and jitter settings (built on first use)."""
+        return self.recovery_section.content
+
+    def save_layout(self, settings: QSettings) -> None:
+        """Remember the splitter, the tab in front and which sections are open."""
+        settings.setValue("designer/splitter", self.splitter.saveState())
+        settings.setValue("designer/tab", self.current_tab())
+        settings.setValue("designer/taskOpen", self.task_section.is_open)
+        settings.setValue("designer/recoveryOpen", self.recovery_section.is_open)
+
+    def restore_layout(self, settings: QSettings) -> None:
+        """Lay the page out as :meth:`save_layout` left it (the next file opens the way the last one was)."""
+        state = settings.value("designer/splitter")
+        if state is not None:
+            self.splitter.restoreState(state)
+        tab = settings.value("designer/tab")
+        if tab in [key for key, _t, _tip in TABS]:
+            self.show_tab(str(tab))
+        for key, section in (
+            ("designer/taskOpen", self.task_section),
+            ("designer/recoveryOpen", self.recovery_section),
+        ):
+            section.set_open(settings.value(key, False) in (True, "true"))
+
+    def refresh(self) -> None:
+        """Rebuild the preview now (F5)."""
+        self.service.refresh_now()
+
+    def shutdown(self) -> None:
+        """Let a running preview finish before the panel goes away."""
+        self.service.wait(5000)

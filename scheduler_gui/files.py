@@ -1,0 +1,233 @@
+"""Files for the main window: new, new from template, open, save, save as, the
+recent files menu, the unsaved-changes guard and the autosave offered back.
+
+A mixin of :class:`~scheduler_gui.main_window.MainWindow`; it only touches the
+window through the attributes and methods listed on the class.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+
+from core.errors import UserError
+from core.specfile import load_text
+from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace import blank_spec, from_template, list_specs, templates
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
+
+    from scheduler_gui.autosave import Autosaver
+    from scheduler_gui.context import AppContext
+    from scheduler_gui.recent import RecentFiles
+
+
+class FilesMixin:
+    """File handling; the window provides what is declared here."""
+
+    ctx: AppContext
+    document: SpecDocument | None
+    recent: RecentFiles
+    autosaver: Autosaver
+    recent_menu: QMenu
+
+    if TYPE_CHECKING:
+
+        def _set_document(self, doc: SpecDocument) -> None: ...
+        def refresh_sidebar(self) -> None: ...
+        def show_view(self, key: str) -> None: ...
+        def statusBar(self) -> QStatusBar: ...
+        def _update_title(self) -> None: ...
+
+    def _parent(self) -> QWidget:
+        return self  # type: ignore[return-value]
+
+    def maybe_save(self) -> bool:
+        """The unsaved-changes guard: True when it is fine to go on (saved, discarded or clean)."""
+        doc = self.document
+        if doc is None or not doc.dirty:
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self._parent(),
+            "Unsaved changes",
+            f"{doc.display_name} has changes that are not saved. Save them first?",
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            buttons.Save,
+        )
+        if answer == buttons.Save:
+            return self.save()
+        if answer == buttons.Discard:
+            self.autosaver.clear()
+            return True
+        return False
+
+    def new_document(self, data: dict[str, Any] | None = None) -> bool:
+        """File ▸ New: a blank daily schedule (or ``data``), not yet saved anywhere."""
+        if not self.maybe_save():
+            return False
+        doc = SpecDocument(data if data is not None else blank_spec(self.ctx.clock, self.ctx.workspace))
+        self._set_document(doc)
+        return True
+
+    def new_from_template(self, template: Path | None = None) -> bool:
+        """File ▸ New from Template: a copy of a demo schedule under a fresh id."""
+        if template is None:
+            options = templates()
+            labels = [f"{e.label} — {e.title}" if e.title else e.label for e in options]
+            choice, ok = QInputDialog.getItem(self._parent(), "New from template", "Start from:", labels, 0, False)
+            if not ok:
+                return False
+            template = options[labels.index(choice)].path
+        try:
+            data = from_template(template, self.ctx.workspace)
+        except UserError as exc:
+            self._warn("Cannot use this template", str(exc))
+            return False
+        return self.new_document(data)
+
+    def open_dialog(self) -> bool:
+        if not self.maybe_save():
+            return False
+        name, _filter = QFileDialog.getOpenFileName(
+            self._parent(), "Open schedule", str(self.ctx.workspace), "Schedules (*.yaml *.yml *.json);;All files (*)"
+        )
+        return self.open_path(Path(name), ask=False) if name else False
+
+    def open_path(self, path: Path, *, ask: bool = True) -> bool:
+        """Open a spec file (an invalid spec opens, to be fixed; an unreadable file says why)."""
+        path = path.resolve()
+        if self.document is not None and self.document.path == path:
+            self.show_view("designer")
+            return True
+        if ask and not self.maybe_save():
+            self.refresh_sidebar()
+            return False
+        doc = SpecDocument()
+        try:
+            doc.load(path)
+        except UserError as exc:
+            doc.deleteLater()
+            self.recent.remove(path)
+            self._warn("Cannot open the schedule", str(exc))
+            self.refresh_sidebar()
+            return False
+        self.recent.add(path)
+        self._set_document(doc)
+        return True
+
+    def save(self) -> bool:
+        doc = self.document
+        if doc is None:
+            return False
+        if doc.path is None:
+            return self.save_as()
+        return self._write(doc, doc.path)
+
+    def save_as(self, path: Path | None = None) -> bool:
+        doc = self.document
+        if doc is None:
+            return False
+        if path is None:
+            suggested = doc.path or (self.ctx.workspace / doc.display_name)
+            name, _filter = QFileDialog.getSaveFileName(
+                self._parent(), "Save schedule as", str(suggested), "Schedules (*.yaml *.yml)"
+            )
+            if not name:
+                return False
+            path = Path(name)
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            path = path.with_name(path.name + ".yaml")
+        return self._write(doc, path)
+
+    def _write(self, doc: SpecDocument, path: Path) -> bool:
+        if not doc.valid:
+            problems = doc.problems
+            self._warn("Cannot save yet", str(problems[0]) if problems else "the schedule is not complete yet")
+            return False
+        try:
+            saved = doc.save(path)
+        except UserError as exc:
+            self._warn("Cannot save the schedule", str(exc))
+            return False
+        self.recent.add(saved)
+        self.ctx.settings.setValue("files/last", str(saved))
+        self.autosaver.clear()
+        self.statusBar().showMessage(f"Saved {saved}", 5000)
+        self._update_title()
+        self.refresh_sidebar()
+        return True
+
+    def _warn(self, title: str, message: str) -> None:
+        self.statusBar().showMessage(message)
+        QMessageBox.warning(self._parent(), title, message)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        paths = self.recent.existing()
+        for path in paths:
+            act = self.recent_menu.addAction(path.name)
+            act.setToolTip(str(path))
+            act.setStatusTip(str(path))
+            act.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
+        if not paths:
+            none = self.recent_menu.addAction("No recent files")
+            none.setEnabled(False)
+        self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction("Clear the list")
+        clear.setToolTip("Forget the recent files")
+        clear.setEnabled(bool(paths))
+        clear.triggered.connect(self.recent.clear)
+
+    def open_initial(self, spec: Path | None = None) -> None:
+        """The file to show first: ``spec``, else the last one open, else the workspace's first, else a blank one."""
+        candidates: list[Path] = []
+        if spec is not None:
+            candidates.append(spec)
+        last = self.ctx.settings.value("files/last", "")
+        if last:
+            candidates.append(Path(str(last)))
+        candidates += [e.path for e in list_specs(self.ctx.workspace) if e.problem is None]
+        for path in candidates:
+            if path.is_file() and self.open_path(path, ask=False):
+                return
+        self.new_document()
+
+    def offer_recovery(self) -> bool:
+        """Offer back an autosave left by a session that ended without saving; True when restored."""
+        found = self.autosaver.pending()
+        if found is None:
+            return False
+        name = found.original.name if found.original else "a new schedule"
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self._parent(),
+            "Restore unsaved changes?",
+            f"Tidemark closed before the changes to {name} were saved. Restore them?",
+            buttons.Yes | buttons.No,
+            buttons.Yes,
+        )
+        if answer != buttons.Yes:
+            self.autosaver.clear()
+            return False
+        try:
+            recovered = load_text(found.text, "the autosave")
+            if not isinstance(recovered, dict):
+                raise UserError("the autosave is not a schedule")
+        except UserError as exc:
+            self.autosaver.clear()
+            self._warn("Cannot restore the changes", str(exc))
+            return False
+        doc = SpecDocument()
+        if found.original is not None and found.original.is_file():
+            try:
+                doc.load(found.original)
+            except UserError:
+                doc = SpecDocument()
+        keys = set(doc.data) | set(recovered)
+        doc.set_values({k: recovered.get(k) for k in keys}, label="Restore unsaved changes")
+        self._set_document(doc)
+        return True

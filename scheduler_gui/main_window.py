@@ -1,0 +1,458 @@
+"""The main window: menus, toolbar, the sidebar, the designer and monitor pages,
+the status bar and remembered geometry; files come from :mod:`scheduler_gui.files`.
+
+One :class:`SpecDocument` per open file: opening another file builds a new
+document and a new designer page for it, so no view ever shows one file's
+widgets over another file's data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, QFileSystemWatcher, Qt
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QWidget,
+)
+
+from core.zones import tzdb_version
+from scheduler_gui import __version__
+from scheduler_gui.actions import build_actions, build_menus, build_toolbar, refresh_icons
+from scheduler_gui.autosave import Autosaver
+from scheduler_gui.context import AppContext
+from scheduler_gui.designer.panel import DesignerPanel
+from scheduler_gui.document import SpecDocument
+from scheduler_gui.files import FilesMixin
+from scheduler_gui.icons import app_icon
+from scheduler_gui.monitor_hub import MonitorHub
+from scheduler_gui.optional import load, placeholder
+from scheduler_gui.recent import RecentFiles
+from scheduler_gui.sidebar import Sidebar, schedule_rows
+from scheduler_gui.status_bar import StatusLine
+from scheduler_gui.workspace import list_specs
+
+DEFAULT_SIZE = (1280, 800)
+MONITOR_PAGES = ("occurrences", "attention", "health", "schedules")
+
+
+class MainWindow(FilesMixin, QMainWindow):
+    """The Tidemark window. Build it with an :class:`AppContext`; call :meth:`start_monitor` once shown."""
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setObjectName("mainWindow")
+        self.setWindowIcon(app_icon())
+        self.recent = RecentFiles(ctx.settings)
+        self.autosaver = Autosaver(ctx.settings, self)
+        self.hub = MonitorHub(ctx, self)
+        self.document: SpecDocument | None = None
+        self.designer: DesignerPanel | None = None
+        self._doc_links: list[tuple[Any, Callable[..., Any]]] = []
+        self._pages: dict[str, QWidget] = {}
+
+        self.acts = build_actions(self)
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.setToolTipsVisible(True)
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        build_menus(self, self.acts, self.recent_menu)
+        self.toolbar = build_toolbar(self, self.acts)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.toolbar.addWidget(spacer)
+        self.toolbar.addAction(self.acts.engine_toggle)
+
+        self.sidebar = Sidebar(self)
+        self.stack = QStackedWidget(self)
+        self.stack.setAccessibleName("Current view")
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.stack)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([290, DEFAULT_SIZE[0] - 290])
+        self.setCentralWidget(self.splitter)
+        self._designer_slot = placeholder("No schedule open.")
+        self.stack.addWidget(self._designer_slot)
+
+        self.status = StatusLine(self, self.toolbar)
+        self.engine_label = self.status.engine_label
+        self.engine_status = self.status.engine_status
+        self.next_label = self.status.next_label
+        self.ledger_label = self.status.ledger_label
+        self.tzdata_label = self.status.tzdata_label
+        self.counts_label = self.status.counts_label
+
+        self._connect_actions()
+        self._connect_hub()
+        self.sidebar.scheduleActivated.connect(self._on_schedule_activated)
+        self.sidebar.monitorActivated.connect(self.show_view)
+        self.sidebar.newFromTemplateRequested.connect(self.new_from_template)
+
+        self._fs_watch = QFileSystemWatcher(self)
+        if ctx.workspace.is_dir():
+            self._fs_watch.addPath(str(ctx.workspace))
+        self._fs_watch.directoryChanged.connect(self._on_workspace_changed)
+
+        self._restore_geometry()
+        self.refresh_sidebar()
+        self._update_engine()
+        self._update_counts()
+
+    def _on_schedule_activated(self, path: str) -> None:
+        self.open_path(Path(path))
+
+    def _on_workspace_changed(self, _path: str) -> None:
+        self.refresh_sidebar()
+
+    # --- wiring --------------------------------------------------------------
+    def _connect_actions(self) -> None:
+        a = self.acts
+        a.new.triggered.connect(lambda: self.new_document())
+        a.new_from_template.triggered.connect(lambda: self.new_from_template())
+        a.open.triggered.connect(lambda: self.open_dialog())
+        a.save.triggered.connect(lambda: self.save())
+        a.save_as.triggered.connect(lambda: self.save_as())
+        a.quit.triggered.connect(self.close)
+        a.undo.triggered.connect(lambda: self.document and self.document.undo_stack.undo())
+        a.redo.triggered.connect(lambda: self.document and self.document.undo_stack.redo())
+        a.refresh.triggered.connect(self.refresh)
+        a.filter.triggered.connect(self.focus_filter)
+        a.view_designer.triggered.connect(lambda: self.show_view("designer"))
+        a.view_occurrences.triggered.connect(lambda: self.show_view("occurrences"))
+        a.view_attention.triggered.connect(lambda: self.show_view("attention"))
+        a.view_health.triggered.connect(lambda: self.show_view("health"))
+        a.view_schedules.triggered.connect(lambda: self.show_view("schedules"))
+        a.publish.triggered.connect(self.publish)
+        a.pause_schedule.triggered.connect(lambda: self._schedule_action("pause"))
+        a.resume_schedule.triggered.connect(lambda: self._schedule_action("resume"))
+        a.disable_schedule.triggered.connect(lambda: self._schedule_action("disable"))
+        a.run_now.triggered.connect(lambda: self._schedule_action("run_now"))
+        a.backfill.triggered.connect(lambda: self._schedule_action("backfill"))
+        a.engine_toggle.triggered.connect(self.hub.toggle_engine)
+        a.engine_autostart.setChecked(self.engine_autostart)
+        a.engine_autostart.toggled.connect(lambda on: self.ctx.settings.setValue("engine/autostart", bool(on)))
+        a.about.triggered.connect(self.about)
+        for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
+            act.setEnabled(False)
+
+    def _connect_hub(self) -> None:
+        self.hub.ledgerReady.connect(self._on_ledger_ready)
+        self.hub.ledgerFailed.connect(self._on_ledger_failed)
+        self.hub.summariesChanged.connect(self._on_summaries)
+        self.hub.attentionChanged.connect(self._on_attention)
+        self.hub.engineStateChanged.connect(self._on_engine_state)
+        self.hub.message.connect(self._on_hub_message)
+
+    @property
+    def engine_autostart(self) -> bool:
+        value = self.ctx.settings.value("engine/autostart", True)
+        return value not in (False, "false", "0", 0)
+
+    def start_monitor(self, *, seed: bool = False, start_engine: bool = False) -> None:
+        """Open the ledger off the GUI thread; the monitor views appear once it answers."""
+        self.hub.open(seed=seed, start_engine=start_engine)
+
+    def _on_ledger_ready(self) -> None:
+        ledger = self.ctx.ledger
+        self.status.show_ledger(ledger.where)
+        self._rebuild_monitor_pages()
+        self._update_engine()
+        self._update_publish()
+
+    def _on_ledger_failed(self, message: str) -> None:
+        self.status.show_ledger_failed(message)
+        self.statusBar().showMessage(message)
+        self._rebuild_monitor_pages()
+        self._update_engine()
+
+    def _rebuild_monitor_pages(self) -> None:
+        for key in list(self._pages):
+            page = self._pages.pop(key)
+            was_current = self.stack.currentWidget() is page
+            self.stack.removeWidget(page)
+            page.deleteLater()
+            if was_current:
+                self.show_view(key)
+
+    def _on_summaries(self, _summaries: list[Any]) -> None:
+        self.refresh_sidebar()
+        self._update_counts()
+
+    def _on_hub_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 15_000)
+
+    def _on_engine_state(self, _state: str) -> None:
+        self._update_engine()
+
+    def _on_attention(self, count: int) -> None:
+        self.sidebar.monitor.set_attention(count)
+        self._update_counts()
+
+    # --- views ---------------------------------------------------------------
+    def current_view(self) -> str:
+        if self.stack.currentWidget() is self._designer_slot or self.stack.currentWidget() is self.designer:
+            return "designer"
+        for key, page in self._pages.items():
+            if page is self.stack.currentWidget():
+                return key
+        return "designer"
+
+    def page(self, key: str) -> QWidget:
+        """The monitor page ``key``, built on first use (its modules load only then)."""
+        if key not in self._pages:
+            if self.hub.state in ("closed", "opening"):
+                page: QWidget = placeholder("Opening the ledger…")
+            else:
+                page = self.hub.make_view(key)
+            page.setObjectName(f"{key}Page")
+            self._pages[key] = page
+            self.stack.addWidget(page)
+            selected = getattr(page, "scheduleSelected", None)
+            if selected is not None:
+                selected.connect(self.show_schedule_occurrences)
+        return self._pages[key]
+
+    def show_view(self, key: str) -> None:
+        """Show a view: ``designer``, ``preview``, ``timeline`` or ``whatif`` (the designer with that tab), or a
+        monitor page: ``occurrences`` (also ``monitor``), ``attention``, ``health``, ``schedules``."""
+        if key == "monitor":
+            key = "occurrences"
+        if key in ("designer", "preview", "timeline", "whatif"):
+            self.stack.setCurrentWidget(self.designer or self._designer_slot)
+            if self.designer is not None and key != "designer":
+                self.designer.show_tab(key)
+            self.sidebar.select_path(self.document.path if self.document else None)
+            key = "designer"
+        elif key in MONITOR_PAGES:
+            self.stack.setCurrentWidget(self.page(key))
+            self.sidebar.select_monitor(key)
+        else:
+            raise ValueError(f"no view {key!r}")
+        for name, act in (
+            ("designer", self.acts.view_designer),
+            ("occurrences", self.acts.view_occurrences),
+            ("attention", self.acts.view_attention),
+            ("health", self.acts.view_health),
+            ("schedules", self.acts.view_schedules),
+        ):
+            act.setChecked(name == key)
+
+    def show_schedule_occurrences(self, schedule_id: str) -> None:
+        """The occurrences of one schedule (from the Schedules page)."""
+        self.show_view("occurrences")
+        view = getattr(self._pages["occurrences"], "view", None)
+        narrow = getattr(view, "set_schedule", None)
+        if callable(narrow):
+            narrow(schedule_id)
+
+    def focus_filter(self) -> None:
+        """Ctrl+F: the occurrences view's filter."""
+        self.show_view("occurrences")
+        page = self._pages["occurrences"]
+        view = getattr(page, "view", page)
+        focus = getattr(view, "focus_filter", None)
+        if callable(focus):
+            focus()
+
+    def refresh(self) -> None:
+        """F5: the workspace list, the preview and the ledger views again."""
+        self.refresh_sidebar()
+        if self.designer is not None:
+            self.designer.refresh()
+        if self.hub.state == "failed":
+            self.status.show_opening()
+            self.hub.retry()
+        self.hub.refresh_summaries()
+        for page in self._pages.values():
+            for target in (page, getattr(page, "view", None), getattr(page, "detail", None)):
+                refresh = getattr(target, "refresh", None)
+                if callable(refresh):
+                    refresh()
+
+    def refresh_sidebar(self) -> None:
+        summaries = {s.schedule_id: s for s in self.hub.summaries}
+        rows = schedule_rows(list_specs(self.ctx.workspace), summaries)
+        self.sidebar.set_rows(rows, self.document.path if self.document and self.current_view() == "designer" else None)
+
+    # --- status --------------------------------------------------------------
+    def _update_engine(self) -> None:
+        self.status.show_engine(self.hub, self.acts.engine_toggle)
+
+    def _update_counts(self) -> None:
+        self.status.show_counts(self.hub)
+        self._update_engine()
+
+    def _update_title(self) -> None:
+        doc = self.document
+        name = doc.display_name if doc is not None else "no schedule"
+        dirty = doc is not None and doc.dirty
+        self.setWindowTitle(f"Tidemark — {name}{' ●' if dirty else ''}")
+
+    def _update_save(self) -> None:
+        doc = self.document
+        valid = doc is not None and doc.valid
+        self.acts.save.setEnabled(valid)
+        self.acts.save_as.setEnabled(valid)
+        if doc is not None and not doc.valid:
+            problems = doc.problems
+            reason = str(problems[0]) if problems else "the schedule is not complete yet"
+            tip = f"Cannot save while the schedule has a problem: {reason}"
+            self.statusBar().showMessage(tip)
+        else:
+            tip = "Save the schedule (Ctrl+S)"
+            self.statusBar().clearMessage()
+        self.acts.save.setToolTip(tip)
+        self.acts.save_as.setToolTip(tip if not valid else "Save the schedule to another file (Ctrl+Shift+S)")
+        self._update_publish()
+
+    def _update_publish(self) -> None:
+        doc = self.document
+        ok = doc is not None and doc.valid and self.hub.state == "open"
+        self.acts.publish.setEnabled(ok)
+
+    # --- documents -----------------------------------------------------------
+    def _set_document(self, doc: SpecDocument) -> None:
+        """Show ``doc`` in a new designer page, replacing the current one."""
+        for signal, slot in self._doc_links:
+            signal.disconnect(slot)
+        self._doc_links.clear()
+        old_doc, old_panel = self.document, self.designer
+        self.document = doc
+        doc.setParent(self)
+        self.designer = DesignerPanel(doc, self.ctx)
+        if old_panel is not None:
+            old_panel.save_layout(self.ctx.settings)
+        self.designer.restore_layout(self.ctx.settings)
+        self.stack.addWidget(self.designer)
+        if old_panel is not None:
+            self.stack.removeWidget(old_panel)
+            old_panel.shutdown()
+            old_panel.deleteLater()
+        if old_doc is not None:
+            old_doc.deleteLater()
+        stack = doc.undo_stack
+        self._link(stack.canUndoChanged, self.acts.undo.setEnabled)
+        self._link(stack.canRedoChanged, self.acts.redo.setEnabled)
+        self._link(stack.undoTextChanged, self._on_undo_text)
+        self._link(stack.redoTextChanged, self._on_redo_text)
+        self._link(doc.dirtyChanged, self._on_dirty)
+        self._link(doc.pathChanged, self._on_path)
+        self._link(doc.validityChanged, self._on_validity)
+        self.acts.undo.setEnabled(stack.canUndo())
+        self.acts.redo.setEnabled(stack.canRedo())
+        self.autosaver.watch(doc)
+        self.show_view("designer")  # a file just opened or started is what the person wants to see
+        self._update_title()
+        self._update_save()
+        self.refresh_sidebar()
+        if doc.path is not None:
+            self.ctx.settings.setValue("files/last", str(doc.path))
+
+    def _on_undo_text(self, text: str) -> None:
+        self.acts.undo.setToolTip(f"Undo {text} (Ctrl+Z)" if text else "Undo the last edit (Ctrl+Z)")
+
+    def _on_redo_text(self, text: str) -> None:
+        self.acts.redo.setToolTip(f"Redo {text} (Ctrl+Shift+Z)" if text else "Redo the edit just undone (Ctrl+Shift+Z)")
+
+    def _on_dirty(self, _dirty: bool) -> None:
+        self._update_title()
+
+    def _on_path(self, _path: str) -> None:
+        self._update_title()
+        self.refresh_sidebar()
+
+    def _on_validity(self, _valid: bool) -> None:
+        self._update_save()
+
+    def _link(self, signal: Any, slot: Callable[..., Any]) -> None:
+        signal.connect(slot)
+        self._doc_links.append((signal, slot))
+
+    # --- schedule and engine actions ----------------------------------------
+    def publish(self) -> None:
+        doc = self.document
+        if doc is None or doc.spec is None:
+            return
+        dialog_cls = load("scheduler_gui.monitor.publish_dialog", "PublishDialog")
+        if dialog_cls is None:
+            self.statusBar().showMessage("Publishing is not available in this build.", 5000)
+            return
+        dialog = dialog_cls(self.ctx, doc.spec, self)
+        if dialog.exec():
+            self.hub.refresh_summaries()
+
+    def _schedule_action(self, name: str) -> None:
+        doc = self.document
+        sid = str(doc.value("scheduleId") or "") if doc is not None else ""
+        func = load("scheduler_gui.monitor.schedule_actions", name)
+        if func is None or not sid or self.hub.state != "open":
+            self.statusBar().showMessage("This needs an open ledger and a published schedule.", 5000)
+            return
+        func(self.ctx, sid, self)
+        self.hub.refresh_summaries()
+
+    def about(self) -> None:
+        where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")
+        QMessageBox.about(
+            self,
+            "About Tidemark",
+            f"Tidemark {__version__}\nA schedule designer and monitor that tells the truth about time.\n\n"
+            f"Time zone data: tzdata {tzdb_version()}\nLedger: {where}",
+        )
+
+    # --- geometry and closing ----------------------------------------------
+    def _restore_geometry(self) -> None:
+        s = self.ctx.settings
+        geometry = s.value("window/geometry")
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(*DEFAULT_SIZE)
+        state = s.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+        splitter = s.value("window/splitter")
+        if splitter is not None:
+            self.splitter.restoreState(splitter)
+
+    def save_settings(self) -> None:
+        s = self.ctx.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("window/splitter", self.splitter.saveState())
+        if self.designer is not None:
+            self.designer.save_layout(s)
+        s.sync()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            refresh_icons(self.acts)  # light ↔ dark: the icons follow the text colour
+        super().changeEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.maybe_save():
+            event.ignore()
+            return
+        mode = "stop"
+        engine = self.hub.engine
+        if engine is not None and getattr(engine, "tasks_running", 0):
+            ask = load("scheduler_gui.monitor.close_guard", "ask_on_close")
+            answer = ask(engine, self) if ask is not None else "wait"
+            if answer is None:  # keep the window open
+                event.ignore()
+                return
+            mode = answer
+        self.save_settings()
+        self.hub.shutdown(mode)
+        if self.designer is not None:
+            self.designer.shutdown()
+        event.accept()

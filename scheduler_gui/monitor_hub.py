@@ -1,0 +1,285 @@
+"""The window's link to the ledger: opened off the GUI thread after the first
+paint, then the watcher, the embedded engine and the monitor views on it.
+
+A ledger that cannot be opened (locked, damaged, unreachable) leaves its
+message in :attr:`MonitorHub.error`; the designer keeps working without it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtWidgets import QSplitter, QWidget
+
+from core.errors import UserError
+from scheduler_gui.context import AppContext
+from scheduler_gui.optional import load, placeholder
+
+if TYPE_CHECKING:
+    # The ledger package loads SQLAlchemy and Alembic: imported on the pool thread when the ledger opens.
+    from core.ledger.queries import ScheduleSummary
+
+#: Milliseconds to gather ledger events before the schedule summaries are read again
+#: (they count occurrences per state: cheap on a small ledger, not on a million rows).
+SUMMARY_DEBOUNCE_MS = 1500
+
+
+class _Relay(QObject):
+    done = Signal(str, object)
+    failed = Signal(str, str)
+
+
+class _Job(QRunnable):
+    """Runs ``work`` on a pool thread; reports its result (or a user-facing error) by name."""
+
+    def __init__(self, name: str, work: Callable[[], Any], relay: _Relay) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._name = name
+        self._work = work
+        self._relay = relay
+
+    def run(self) -> None:
+        try:
+            result = self._work()
+        except UserError as exc:
+            self._relay.failed.emit(self._name, str(exc))
+            return
+        except Exception as exc:  # a bug: shown, never swallowed silently
+            self._relay.failed.emit(self._name, f"unexpected error: {type(exc).__name__}: {exc}")
+            return
+        self._relay.done.emit(self._name, result)
+
+
+class MonitorHub(QObject):
+    """Owns the ledger's lifecycle for the window, and the monitor pieces that need it."""
+
+    ledgerReady = Signal()
+    ledgerFailed = Signal(str)
+    summariesChanged = Signal(list)
+    attentionChanged = Signal(int)
+    engineStateChanged = Signal(str)
+    message = Signal(str)
+    """Something the person should read in the status bar (an engine or watcher error)."""
+
+    def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.state = "closed"  # closed → opening → open | failed
+        self.error: str | None = None
+        self.summaries: list[ScheduleSummary] = []
+        self.attention = 0
+        self.watcher: Any = None
+        self.engine: Any = None
+        self.tray: Any = None
+        self._start_engine = False
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+        self._summary_timer = QTimer(self)
+        self._summary_timer.setSingleShot(True)
+        self._summary_timer.setInterval(SUMMARY_DEBOUNCE_MS)
+        self._summary_timer.timeout.connect(self.refresh_summaries)
+        self._summaries_running = False
+        self._summaries_again = False
+
+    # --- opening -------------------------------------------------------------
+    def open(self, *, seed: bool = False, start_engine: bool = False) -> None:
+        """Open the ledger on a pool thread (and seed the demo schedules into it when asked)."""
+        if self.state != "closed":
+            return
+        self.state = "opening"
+        self._start_engine = start_engine
+        self._pool.start(_Job("open", lambda: self._open_work(seed), self._relay))
+
+    def retry(self) -> None:
+        """Try a ledger that could not be used again (F5): it may have been unlocked or moved back."""
+        if self.state == "failed":
+            self.state = "closed"
+            self.error = None
+            self.open(start_engine=self._start_engine)
+
+    def wait(self, msecs: int = 60_000) -> bool:
+        """Block until the ledger work in flight is done (screenshots and tests)."""
+        return self._pool.waitForDone(msecs)
+
+    def _open_work(self, seed: bool) -> list[ScheduleSummary]:
+        from core.ledger.queries import list_schedules
+
+        ledger = self.ctx.ledger
+        if seed:
+            seed_demo = load("scheduler_gui.monitor.first_run", "seed_demo_ledger")
+            if seed_demo is not None:
+                try:
+                    seed_demo(self.ctx)
+                except UserError as exc:
+                    # The ledger itself is fine: say why the demo is missing and go on.
+                    self._relay.failed.emit("seed", f"The demo schedules were not published: {exc}")
+        with ledger.read() as session:
+            return list_schedules(session)
+
+    def _on_done(self, name: str, result: Any) -> None:
+        if name == "open":
+            self.state = "open"
+            self._set_summaries(result)
+            try:
+                self._wire()
+            except Exception as exc:  # a bug in a monitor module: report it, keep the window and the designer
+                traceback.print_exc()
+                self.message.emit(f"The monitor could not start ({type(exc).__name__}: {exc}); this is a bug")
+            self.ledgerReady.emit()
+        elif name == "summaries":
+            self._set_summaries(result)
+            self._summaries_done()
+
+    def _on_failed(self, name: str, message: str) -> None:
+        if name == "open":
+            self.state = "failed"
+            self.error = message
+            self.ledgerFailed.emit(message)
+        elif name == "seed":
+            self.message.emit(message)
+        elif name == "summaries":
+            self._summaries_done()
+        # A failed summary read keeps the last one; the views show their own errors.
+
+    def _wire(self) -> None:
+        watcher_cls = load("scheduler_gui.monitor.ledger_watch", "LedgerWatcher")
+        if watcher_cls is not None:
+            self.watcher = watcher_cls(self.ctx, self)
+            self.watcher.eventsArrived.connect(lambda _events: self._summary_timer.start())
+            self.watcher.attentionCountChanged.connect(self._set_attention)
+            if hasattr(self.watcher, "errorOccurred"):
+                self.watcher.errorOccurred.connect(self.message)
+            tray_cls = load("scheduler_gui.monitor.tray", "AttentionTray")
+            if tray_cls is not None:
+                self.tray = tray_cls(self.watcher, self)
+        host_cls = load("scheduler_gui.monitor.engine_host", "EngineHost")
+        if host_cls is not None:
+            self.engine = host_cls(self.ctx, self)
+            self.engine.stateChanged.connect(self.engineStateChanged)
+            for name in ("errorOccurred", "otherEngineSeen"):
+                signal = getattr(self.engine, name, None)
+                if signal is not None:
+                    signal.connect(self.message)
+            outlook = getattr(self.engine, "outlookChanged", None)
+            if outlook is not None:
+                outlook.connect(lambda _o: self.engineStateChanged.emit(str(self.engine.state)))
+            if self._start_engine:
+                self.engine.start()
+            self.engineStateChanged.emit(str(self.engine.state))
+
+    # --- summaries -----------------------------------------------------------
+    def refresh_summaries(self) -> None:
+        """Read the schedules' summaries again, off the GUI thread."""
+        if self.state != "open":
+            return
+        if self._summaries_running:  # one read at a time; one more after it, however many were asked for
+            self._summaries_again = True
+            return
+        self._summaries_running = True
+
+        def work() -> list[ScheduleSummary]:
+            from core.ledger.queries import list_schedules
+
+            with self.ctx.ledger.read() as session:
+                return list_schedules(session)
+
+        self._pool.start(_Job("summaries", work, self._relay))
+
+    def _summaries_done(self) -> None:
+        self._summaries_running = False
+        if self._summaries_again:
+            self._summaries_again = False
+            self.refresh_summaries()
+
+    def _set_summaries(self, summaries: list[ScheduleSummary]) -> None:
+        self.summaries = list(summaries)
+        if self.watcher is None:
+            self._set_attention(self.count("UNKNOWN_EFFECT", "FAILED"))
+        self.summariesChanged.emit(self.summaries)
+
+    def _set_attention(self, count: int) -> None:
+        self.attention = int(count)
+        self.attentionChanged.emit(self.attention)
+
+    def count(self, *states: str) -> int:
+        """Occurrences in any of ``states`` (``OccurrenceState`` values) across every schedule."""
+        return sum(s.counts.get(state, 0) for s in self.summaries for state in states)
+
+    def next_due(self) -> ScheduleSummary | None:
+        due = [s for s in self.summaries if s.next_due_at is not None]
+        return min(due, key=lambda s: s.next_due_at) if due else None  # type: ignore[arg-type, return-value]
+
+    # --- views ---------------------------------------------------------------
+    def make_view(self, key: str) -> QWidget:
+        """The monitor page ``occurrences`` (with its detail panel), ``attention``, ``health`` or ``schedules``."""
+        if self.state == "failed":
+            return placeholder(f"The ledger cannot be used.\n{self.error}")
+        if key == "occurrences":
+            return self._occurrences_page()
+        names = {
+            "attention": ("attention", "AttentionView"),
+            "health": ("health", "HealthView"),
+            "schedules": ("schedules_view", "SchedulesView"),
+        }
+        module, cls_name = names[key]
+        cls = load(f"scheduler_gui.monitor.{module}", cls_name)
+        if cls is None:
+            return placeholder(f"The {key} view is not available in this build.")
+        view: QWidget = cls(self.ctx, self.watcher)
+        return view
+
+    def _occurrences_page(self) -> QWidget:
+        view_cls = load("scheduler_gui.monitor.occurrences_view", "OccurrencesView")
+        detail_cls = load("scheduler_gui.monitor.detail", "OccurrenceDetail")
+        if view_cls is None:
+            return placeholder("The occurrences view is not available in this build.")
+        page = QSplitter()
+        page.setObjectName("occurrencesSplitter")
+        page.setChildrenCollapsible(False)
+        view = view_cls(self.ctx, self.watcher)
+        page.addWidget(view)
+        page.view = view  # type: ignore[attr-defined]
+        page.detail = None  # type: ignore[attr-defined]
+        if detail_cls is not None:
+            detail = detail_cls(self.ctx)
+            page.addWidget(detail)
+            page.detail = detail  # type: ignore[attr-defined]
+            page.setStretchFactor(0, 3)
+            page.setStretchFactor(1, 2)
+            page.setSizes([600, 400])
+            selected = getattr(view, "occurrenceSelected", None)
+            if selected is not None:
+                selected.connect(detail.show_occurrence)
+        return page
+
+    # --- engine --------------------------------------------------------------
+    @property
+    def engine_state(self) -> str:
+        if self.engine is None:
+            return {"closed": "off", "opening": "waiting"}.get(self.state, "unavailable")
+        return str(self.engine.state)
+
+    def toggle_engine(self) -> None:
+        if self.engine is None:
+            return
+        if str(self.engine.state) == "running":
+            self.engine.pause()
+        else:
+            self.engine.start()
+
+    def shutdown(self, mode: str) -> None:
+        """Stop what runs on the ledger (``detach``, ``wait`` or ``stop`` for the engine)."""
+        self._summary_timer.stop()
+        if self.engine is not None:
+            self.engine.shutdown(mode)
+        stop = getattr(self.watcher, "stop", None)
+        if callable(stop):
+            stop()
+        self._pool.waitForDone(10_000)

@@ -1,0 +1,156 @@
+"""``scheduler-gui --screenshot PATH --view V``: the window rendered offscreen
+at a fixed size, on a fixed clock, with a temporary copy of the demo workspace
+and, for the monitor views, a demo ledger. Used for the README's images.
+
+Nothing waits on the wall clock: the preview is built and waited for, and the
+event queue is drained until the views have nothing left to do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+#: Just before the 2027 spring change in New York, so the preview shows a gap.
+SCREENSHOT_NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+DEFAULT_SPEC = "daily-ops-summary.yaml"
+MONITOR_VIEWS = ("monitor", "attention", "detail", "health")
+
+
+def _drain(rounds: int = 20) -> None:
+    """Deliver queued signals and let pool threads finish, until both are quiet."""
+    from PySide6.QtCore import QCoreApplication, QThreadPool
+
+    for _ in range(rounds):
+        QCoreApplication.processEvents()
+        QThreadPool.globalInstance().waitForDone(5000)
+        QCoreApplication.sendPostedEvents()
+    QCoreApplication.processEvents()
+
+
+def render(window: object, view: str, size: tuple[int, int], path: Path) -> bool:
+    """Show ``view`` in ``window`` at ``size``, wait until it is drawn from real data, save a PNG."""
+    from scheduler_gui.main_window import MainWindow
+
+    assert isinstance(window, MainWindow)
+    window.resize(*size)
+    window.show()
+    if view in MONITOR_VIEWS:
+        window.hub.wait()
+        _drain()
+        window.show_view("occurrences" if view in ("monitor", "detail") else view)
+        if view == "detail":
+            _select_first_occurrence(window)
+    else:
+        window.show_view(view)
+    if window.designer is not None:
+        window.designer.service.refresh_now()
+        window.designer.service.wait()
+    for _ in range(2):
+        window.hub.wait()
+        _drain()
+        _wait_for_views(window)
+    if view == "preview" and window.designer is not None:
+        # The preview's picture shows a clock change, the reason the table exists.
+        jump = getattr(window.designer.preview, "next_transition", None)
+        if callable(jump):
+            jump()
+            _drain(2)
+    return window.grab().save(str(path), "PNG")
+
+
+def _wait_for_views(window: object) -> None:
+    """Let the shown monitor page (and its detail panel) finish loading from the ledger."""
+    from PySide6.QtCore import QCoreApplication
+
+    page = window.stack.currentWidget()  # type: ignore[attr-defined]
+    view = getattr(page, "view", None)
+    targets = [page, view, getattr(page, "detail", None)]
+    for widget in (page, view):
+        model = getattr(widget, "model", None)
+        if model is not None and not callable(model):  # a model held as an attribute, not Qt's model() method
+            targets.append(model)
+    for target in targets:
+        wait = getattr(target, "wait", None)
+        if callable(wait):
+            wait()
+            QCoreApplication.processEvents()  # deliver the result; it may queue the next read
+            wait()
+    QCoreApplication.processEvents()
+
+
+def _select_first_occurrence(window: object) -> None:
+    """Open the detail panel on the demo ledger's most interesting occurrence (unknown effect, else failed)."""
+    from core.ledger.queries import OccurrenceFilter, list_occurrences
+    from core.ledger.states import OccurrenceState
+
+    page = window.page("occurrences")  # type: ignore[attr-defined]
+    detail = getattr(page, "detail", None)
+    if detail is None:
+        return
+    ctx = window.ctx  # type: ignore[attr-defined]
+    with ctx.ledger.read() as session:
+        for state in (OccurrenceState.UNKNOWN_EFFECT, OccurrenceState.FAILED, OccurrenceState.SUCCEEDED):
+            rows = list_occurrences(session, OccurrenceFilter(states=frozenset({state})), limit=1).rows
+            if rows:
+                detail.show_occurrence(rows[0].occurrence_id)
+                return
+
+
+def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, int]) -> int:
+    """The ``--screenshot`` command: 0 when the PNG is written, 1 when it could not be."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtCore import QSettings
+
+    from core.clock import FixedClock
+    from core.errors import UserError
+    from scheduler_gui.app import build_application
+    from scheduler_gui.context import AppContext
+    from scheduler_gui.main_window import MainWindow
+    from scheduler_gui.optional import load
+    from scheduler_gui.workspace import seed_workspace
+
+    build_application()
+    with tempfile.TemporaryDirectory(prefix="tidemark-shot-") as tmp:
+        root = Path(tmp)
+        workspace = root / "workspace"
+        seed_workspace(workspace)
+        if spec is not None:
+            target = workspace / spec.name
+            if not target.exists():
+                shutil.copyfile(spec, target)
+            spec = target
+        else:
+            spec = workspace / DEFAULT_SPEC
+        ctx = AppContext(
+            clock=FixedClock(SCREENSHOT_NOW),
+            workspace=workspace,
+            ledger_url=f"sqlite:///{root / 'ledger.db'}",
+            settings=QSettings(str(root / "settings.ini"), QSettings.Format.IniFormat),
+        )
+        try:
+            populate = load("scheduler_gui.monitor.demo_ledger", "populate_demo_ledger")
+            if populate is not None:
+                populate(ctx)
+            window = MainWindow(ctx)
+            window.open_initial(spec)
+            window.start_monitor()
+            ok = render(window, view, size, path)
+            window.hub.shutdown("stop")
+            if window.designer is not None:
+                window.designer.shutdown()
+            window.deleteLater()
+            _drain(2)
+        except UserError as exc:
+            print(f"scheduler-gui: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            ctx.close()
+    if not ok:
+        print(f"scheduler-gui: --screenshot {path}: the image could not be written", file=sys.stderr)
+        return 1
+    return 0

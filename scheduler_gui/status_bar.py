@@ -1,0 +1,122 @@
+"""What the window says about the engine and the ledger: the engine's state
+beside its toolbar button, and in the status bar the engine, the next due
+occurrence, the ledger's location, the tzdata version and the counts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QFontDatabase
+from PySide6.QtWidgets import QLabel, QMainWindow, QToolBar
+
+from core.zones import tzdb_version
+from scheduler_gui.sidebar import fmt_next
+
+if TYPE_CHECKING:
+    from scheduler_gui.monitor_hub import MonitorHub
+
+#: The engine's states (``EngineHost.state``, and the hub's own before there is an engine) in words.
+ENGINE_WORDS = {
+    "running": "● running",
+    "paused": "◐ paused",
+    "stopped": "○ stopped",
+    "off": "○ off",
+    "waiting": "○ waiting for the ledger…",
+    "unavailable": "○ not available",
+    "other-engine": "◎ another engine dispatches",
+    "error": "⚠ error",
+}
+
+
+def status_label(name: str, tip: str) -> QLabel:
+    """A label in tabular digits with its tooltip and accessible name."""
+    label = QLabel()
+    label.setObjectName(name)
+    label.setToolTip(tip)
+    label.setAccessibleName(tip)
+    label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    label.setContentsMargins(6, 0, 6, 0)
+    return label
+
+
+def next_due(hub: MonitorHub) -> tuple[datetime | None, str | None, str]:
+    """The next due instant, its schedule and that schedule's zone: the engine's outlook, else the summaries."""
+    engine = hub.engine
+    when = getattr(engine, "next_due", None) if engine is not None else None
+    sid = getattr(engine, "next_due_schedule", None) if engine is not None else None
+    if when is None:
+        nxt = hub.next_due()
+        if nxt is None or nxt.next_due_at is None:
+            return None, None, "UTC"
+        when, sid = nxt.next_due_at, nxt.schedule_id
+    zone = next((s.time_zone for s in hub.summaries if s.schedule_id == sid), "UTC")
+    return when, sid, zone
+
+
+class StatusLine:
+    """The labels; :meth:`show_engine`, :meth:`show_counts` and the ledger methods fill them in."""
+
+    def __init__(self, window: QMainWindow, toolbar: QToolBar) -> None:
+        self.engine_label = status_label("engineState", "The embedded engine's state and its next due occurrence")
+        toolbar.addWidget(self.engine_label)
+        self.engine_status = status_label("engineStatus", "The embedded engine's state")
+        self.next_label = status_label("nextDue", "The next occurrence due, in its schedule's zone and in UTC")
+        self.ledger_label = status_label("ledgerLocation", "Where the ledger is")
+        self.tzdata_label = status_label("tzdataVersion", "The time zone data every time is computed with")
+        self.counts_label = status_label("ledgerCounts", "Occurrences due now, and those that need a decision")
+        self.tzdata_label.setText(f"tzdata {tzdb_version()}")
+        self.show_opening()
+        bar = window.statusBar()
+        for label in (self.engine_status, self.next_label, self.ledger_label, self.tzdata_label, self.counts_label):
+            bar.addPermanentWidget(label)
+        bar.setAccessibleName("Status bar")
+
+    def show_opening(self) -> None:
+        self.ledger_label.setText("Ledger: opening…")
+        self.ledger_label.setToolTip("The ledger is being opened")
+
+    def show_ledger(self, where: str) -> None:
+        self.ledger_label.setText(f"Ledger {where}")
+        self.ledger_label.setToolTip(f"The ledger in use: {where}")
+
+    def show_ledger_failed(self, message: str) -> None:
+        self.ledger_label.setText("Ledger ⚠ cannot be used")
+        self.ledger_label.setToolTip(message)
+
+    def show_engine(self, hub: MonitorHub, toggle: QAction) -> None:
+        """The engine's state and next due occurrence, and the toggle's words to match."""
+        state = hub.engine_state
+        word = ENGINE_WORDS.get(state, state)
+        when, sid, zone = next_due(hub)
+        compact = f" · next {fmt_next(when, zone, compact=True)}" if when is not None else ""
+        self.engine_label.setText(f"Engine {word}{compact}")
+        self.engine_status.setText(f"Engine {word}")
+        if when is not None:
+            self.next_label.setText(f"Next {sid}: {fmt_next(when, zone)}")
+        else:
+            self.next_label.setText("Nothing due" if hub.state == "open" else "")
+        engine = hub.engine
+        toggle.setEnabled(engine is not None)
+        toggle.setText("Pause &Engine" if state == "running" else "Start &Engine")
+        toggle.setIconText("Pause engine" if state == "running" else "Start engine")
+        if engine is None:
+            tip = "The embedded engine is not available" + (f": {hub.error}" if hub.error else "")
+        elif state == "running":
+            tip = "Pause the embedded engine: running tasks finish, nothing new starts"
+        else:
+            tip = "Start the embedded engine"
+            other = engine.describe_other() if hasattr(engine, "describe_other") else None
+            if other:
+                tip += f" ({other})"
+            if state == "error" and getattr(engine, "last_error", None):
+                tip += f"; last error: {engine.last_error}"
+        toggle.setToolTip(tip)
+        self.engine_label.setToolTip(tip)
+        self.engine_status.setToolTip(tip)
+
+    def show_counts(self, hub: MonitorHub) -> None:
+        if hub.state != "open":
+            self.counts_label.setText("")
+            return
+        self.counts_label.setText(f"{hub.count('DUE')} due · {hub.attention} need attention")

@@ -1,0 +1,173 @@
+"""The workspace folder: which schedules it holds, the demo templates, and a new
+blank schedule. Plain Python (no Qt), so the sidebar's model stays thin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.clock import Clock
+from core.errors import UserError
+from core.specfile import load_text, read_spec_text
+from core.zones import get_zone, is_location_zone
+
+#: The demo schedules shipped with the app; they double as templates.
+DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class SpecEntry:
+    """One spec file of the workspace, as much as could be read of it."""
+
+    path: Path
+    schedule_id: str | None
+    title: str | None
+    kind: str | None
+    #: Why the file could not be read, or None.
+    problem: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.schedule_id or self.path.stem
+
+
+#: Entries already read, by path, with the file's (mtime, size) when read.
+_ENTRIES: dict[Path, tuple[tuple[int, int], SpecEntry]] = {}
+
+
+def read_entry(path: Path) -> SpecEntry:
+    """The headline of one spec file; an unreadable file is listed with its problem.
+
+    A file unchanged since it was last read (same modification time and size) is not parsed again.
+    """
+    try:
+        info = path.stat()
+        stamp = (info.st_mtime_ns, info.st_size)
+    except OSError:
+        stamp = (-1, -1)
+    known = _ENTRIES.get(path)
+    if known is not None and known[0] == stamp and stamp != (-1, -1):
+        return known[1]
+    entry = _read_entry(path)
+    _ENTRIES[path] = (stamp, entry)
+    return entry
+
+
+def _read_entry(path: Path) -> SpecEntry:
+    try:
+        data = load_text(read_spec_text(path), path.name)
+    except UserError as exc:
+        return SpecEntry(path, None, None, None, str(exc))
+    if not isinstance(data, dict):
+        return SpecEntry(path, None, None, None, f"{path.name}: not a mapping of keys to values")
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        return str(value) if value is not None else None
+
+    return SpecEntry(path, text("scheduleId"), text("title"), text("kind"))
+
+
+def list_specs(folder: Path) -> list[SpecEntry]:
+    """The spec files directly in ``folder``, by file name; a missing folder has none."""
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SPEC_SUFFIXES and p.is_file())
+    except OSError:
+        return []
+    return [read_entry(p) for p in files if not p.name.startswith(".")]
+
+
+def templates() -> list[SpecEntry]:
+    """The demo schedules offered by New from template."""
+    return list_specs(DEMO_DIR)
+
+
+def seed_workspace(folder: Path) -> list[Path]:
+    """Copy the demo schedules into ``folder`` when it holds no spec yet; returns what was copied."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if list_specs(folder):
+        return []
+    copied = []
+    for entry in templates():
+        target = folder / entry.path.name
+        shutil.copyfile(entry.path, target)
+        copied.append(target)
+    return copied
+
+
+def system_zone() -> str:
+    """The IANA name of this computer's zone, or UTC when it cannot be told."""
+    candidates: list[str] = []
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz:
+        candidates.append(tz)
+    with contextlib.suppress(OSError):
+        candidates.append(Path("/etc/timezone").read_text(encoding="utf-8").strip())
+    try:
+        target = os.readlink("/etc/localtime")
+        if "zoneinfo/" in target:
+            candidates.append(target.split("zoneinfo/", 1)[1])
+    except OSError:
+        pass
+    for name in candidates:
+        if name in ("UTC", "Etc/UTC"):
+            return "UTC"
+        if is_location_zone(name):
+            return name
+    return "UTC"
+
+
+_ID_SAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+def unique_id(folder: Path, base: str = "new-schedule") -> str:
+    """A schedule id (and file stem) not yet used in ``folder``."""
+    base = _ID_SAFE.sub("-", base.lower()).strip("-") or "schedule"
+    taken = {p.stem for p in folder.glob("*.y*ml")} if folder.is_dir() else set()
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def blank_spec(clock: Clock, folder: Path, zone: str | None = None) -> dict[str, Any]:
+    """A new calendar schedule: every day at 09:00 in the system zone, from today.
+
+    The clock-change policies are pre-selected (the contract has no silent
+    default): a missing 09:00 moves to the next valid time, a repeated one runs once.
+    """
+    zone = zone or system_zone()
+    today = clock.now().astimezone(get_zone(zone)).date()
+    start = datetime(today.year, today.month, today.day, 9, 0)
+    return {
+        "schema": "scheduleSpec.v1",
+        "scheduleId": unique_id(folder),
+        "revision": 1,
+        "title": "New schedule",
+        "timeZone": zone,
+        "kind": "calendar",
+        "rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
+        "start": start.strftime("%Y-%m-%dT%H:%M:%S"),
+        "gapPolicy": "SHIFT_FORWARD",
+        "foldPolicy": "FIRST_ONLY",
+    }
+
+
+def from_template(template: Path, folder: Path) -> dict[str, Any]:
+    """A template's mapping with a schedule id not yet used in ``folder``."""
+    data = load_text(read_spec_text(template), template.name)
+    if not isinstance(data, dict):
+        raise UserError(f"{template.name}: not a mapping of keys to values")
+    data["scheduleId"] = unique_id(folder, str(data.get("scheduleId") or template.stem))
+    data["revision"] = 1
+    return data
