@@ -229,34 +229,25 @@ class MonitorHub(QObject):
             "schedules": ("schedules_view", "SchedulesView"),
         }
         module, cls_name = names[key]
-        cls = load(f"scheduler_gui.monitor.{module}", cls_name)
-        if cls is None:
-            return placeholder(f"The {key} view is not available in this build.")
-        view: QWidget = cls(self.ctx, self.watcher)
+        view: QWidget = load(f"scheduler_gui.monitor.{module}", cls_name)(self.ctx, self.watcher)
         return view
 
     def _occurrences_page(self) -> QWidget:
         view_cls = load("scheduler_gui.monitor.occurrences_view", "OccurrencesView")
         detail_cls = load("scheduler_gui.monitor.detail", "OccurrenceDetail")
-        if view_cls is None:
-            return placeholder("The occurrences view is not available in this build.")
         page = QSplitter()
         page.setObjectName("occurrencesSplitter")
         page.setChildrenCollapsible(False)
         view = view_cls(self.ctx, self.watcher)
         page.addWidget(view)
+        detail = detail_cls(self.ctx)
+        page.addWidget(detail)
         page.view = view  # type: ignore[attr-defined]
-        page.detail = None  # type: ignore[attr-defined]
-        if detail_cls is not None:
-            detail = detail_cls(self.ctx)
-            page.addWidget(detail)
-            page.detail = detail  # type: ignore[attr-defined]
-            page.setStretchFactor(0, 3)
-            page.setStretchFactor(1, 2)
-            page.setSizes([600, 400])
-            selected = getattr(view, "occurrenceSelected", None)
-            if selected is not None:
-                selected.connect(detail.show_occurrence)
+        page.detail = detail  # type: ignore[attr-defined]
+        page.setStretchFactor(0, 3)
+        page.setStretchFactor(1, 2)
+        page.setSizes([600, 400])
+        view.occurrenceSelected.connect(detail.show_occurrence)
         return page
 
     # --- engine --------------------------------------------------------------

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
-from scheduler_gui.optional import load, placeholder
+from scheduler_gui.optional import load
 from scheduler_gui.preview_service import PreviewService
 
 #: Tab keys, in order, with their titles and tooltips.
@@ -38,10 +38,7 @@ TABS = (
 
 
 def _build(module: str, name: str, what: str, *args: Any) -> QWidget:
-    cls = load(f"scheduler_gui.{module}", name)
-    if cls is None:
-        return placeholder(f"{what} is not available in this build.")
-    widget: QWidget = cls(*args)
+    widget: QWidget = load(f"scheduler_gui.{module}", name)(*args)
     return widget
 
 

@@ -1,45 +1,16 @@
 """The chooser of the preview's second zone: the designer's searchable zone
-picker when this build has it (a plain editable list otherwise), and a clear
-button, since "no second zone" is a choice too. Names are checked by the
+picker and a clear button, since "no second zone" is a choice too. Names are checked by the
 model, which reports a bad one beside the field."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from core.clock import Clock
-from core.zones import available_zones, is_location_zone
-from scheduler_gui import optional
+from scheduler_gui.designer.zone_picker import ZonePicker
 
 NO_ZONE = ""
-
-
-class _PlainChoice(QComboBox):
-    """An editable list of location zones with a contains-completer."""
-
-    zoneChosen = Signal(str)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setEditable(True)
-        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.addItem(NO_ZONE)
-        self.addItems([z for z in available_zones() if is_location_zone(z)])
-        self.setMinimumContentsLength(16)
-        completer = QCompleter(self.model(), self)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.setCompleter(completer)
-        editor = self.lineEdit()
-        assert editor is not None  # an editable combo always has one
-        editor.setPlaceholderText("none")
-        editor.editingFinished.connect(lambda: self.zoneChosen.emit(self.currentText().strip()))
-        self.activated.connect(lambda _i: self.zoneChosen.emit(self.currentText().strip()))
-
-    def choose(self, name: str) -> None:
-        self.setEditText(name)
-        self.zoneChosen.emit(name)
 
 
 class ZoneChoice(QWidget):
@@ -49,8 +20,7 @@ class ZoneChoice(QWidget):
 
     def __init__(self, clock: Clock | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        picker_class = optional.load("scheduler_gui.designer.zone_picker", "ZonePicker")
-        self.picker: QWidget = picker_class(clock) if picker_class is not None else _PlainChoice()
+        self.picker = ZonePicker(clock)
         self.clear_button = QToolButton()
         self.clear_button.setText("×")
         self.clear_button.setToolTip("No second zone")
@@ -68,27 +38,19 @@ class ZoneChoice(QWidget):
     def setToolTip(self, text: str) -> None:
         super().setToolTip(text)
         self.picker.setToolTip(text)
-        edit = getattr(self.picker, "edit", None)
-        if isinstance(edit, QWidget):
-            edit.setToolTip(text)
+        self.picker.edit.setToolTip(text)
 
     def setAccessibleName(self, name: str) -> None:
         super().setAccessibleName(name)
         self.picker.setAccessibleName(name)
-        edit = getattr(self.picker, "edit", None)
-        if isinstance(edit, QWidget):
-            edit.setAccessibleName(name)
+        self.picker.edit.setAccessibleName(name)
 
     def zone(self) -> str:
         return self._last
 
     def set_zone(self, name: str) -> None:
         """Choose ``name`` ('' for none) as if the person did, and announce it."""
-        if name == NO_ZONE and hasattr(self.picker, "set_zone"):
-            self.picker.set_zone(NO_ZONE)
-            self._announce(NO_ZONE)
-            return
-        self.picker.choose(name)  # type: ignore[attr-defined]
+        self.picker.set_zone(name)
         self._announce(name)
 
     def _announce(self, name: str) -> None:
