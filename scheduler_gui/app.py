@@ -13,6 +13,7 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -172,7 +173,23 @@ def main(argv: list[str] | None = None) -> int:
         from scheduler_gui.screenshot import take_screenshot
 
         return take_screenshot(opts.screenshot, opts.view, opts.spec, opts.size)
+    missing = missing_display(os.environ, sys.platform)
+    if missing:
+        print(f"scheduler-gui: {missing}", file=sys.stderr)
+        return 1
     return _run(opts)
+
+
+def missing_display(env: Mapping[str, str], platform: str) -> str | None:
+    """Why the window cannot be shown here, or None. Qt itself would abort without a word a person can use."""
+    if not platform.startswith("linux") or env.get("QT_QPA_PLATFORM"):
+        return None
+    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    return (
+        "no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set). "
+        "Start it from a desktop session, or render a view to a file with --screenshot PATH."
+    )
 
 
 def _run(opts: Options) -> int:

@@ -120,3 +120,33 @@ def test_launch_shows_the_window_in_a_separate_process(tmp_path: Path) -> None:
     # First start: the demo schedules were copied into the empty workspace.
     assert (workspace / "daily-ops-summary.yaml").is_file()
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "platform", "refused"),
+    [
+        pytest.param({}, "linux", True, id="headless_linux"),
+        pytest.param({"DISPLAY": ":0"}, "linux", False, id="x11"),
+        pytest.param({"WAYLAND_DISPLAY": "wayland-0"}, "linux", False, id="wayland"),
+        pytest.param({"QT_QPA_PLATFORM": "offscreen"}, "linux", False, id="platform_chosen"),
+        pytest.param({}, "darwin", False, id="macos_has_its_own"),
+    ],
+)
+def test_missing_display_is_said_in_words(env: dict[str, str], platform: str, refused: bool) -> None:
+    from scheduler_gui.app import missing_display
+
+    reason = missing_display(env, platform)
+    assert (reason is not None) == refused
+    if refused:
+        assert reason is not None and "DISPLAY" in reason and "--screenshot" in reason
+
+
+def test_headless_launch_exits_1_with_one_line(monkeypatch, capsys) -> None:
+    from scheduler_gui.app import main
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no display" in err
