@@ -456,7 +456,7 @@ def semantic_problems(spec: ScheduleSpec) -> list[Problem]:
 
 # --- canonical form ----------------------------------------------------------------
 
-_ORDER = [
+KEY_ORDER = [
     "schema",
     "scheduleId",
     "revision",
@@ -510,7 +510,7 @@ def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fi
         raw["rule"] = normalize_rule_text(raw["rule"])
     _, forbidden = KIND_KEYS[kind]
     out: dict[str, Any] = {}
-    for key in _ORDER:
+    for key in KEY_ORDER:
         if key in forbidden:
             continue
         if kind is Kind.INTERVAL and key in ("invalidDatePolicy",):

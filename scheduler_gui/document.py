@@ -18,40 +18,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from core.errors import Problem, SpecError, SpecFileError, UserError
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import KEY_ORDER, ScheduleSpec, parse_spec
 from core.specfile import dump_yaml, load_text, read_spec_text
-
-#: Keys written first when saving, in this order; others follow as they are.
-_SAVE_ORDER = [
-    "schema",
-    "scheduleId",
-    "revision",
-    "title",
-    "timeZone",
-    "tzdbVersion",
-    "kind",
-    "rule",
-    "start",
-    "every",
-    "anchor",
-    "delay",
-    "end",
-    "exclude",
-    "gapPolicy",
-    "foldPolicy",
-    "invalidDatePolicy",
-    "misfirePolicy",
-    "maxCatchUp",
-    "latenessWindow",
-    "catchUpWindow",
-    "jitter",
-    "overlapPolicy",
-    "retry",
-    "cutoverAt",
-    "horizon",
-    "businessPeriod",
-    "task",
-]
 
 _MISSING = object()
 
@@ -240,7 +208,7 @@ class SpecDocument(QObject):
         self.replace(self.read_mapping(p), p.resolve())
 
     def to_yaml(self) -> str:
-        ordered = {k: self._data[k] for k in _SAVE_ORDER if k in self._data}
+        ordered = {k: self._data[k] for k in KEY_ORDER if k in self._data}
         ordered.update({k: v for k, v in self._data.items() if k not in ordered})
         return dump_yaml(ordered)
 

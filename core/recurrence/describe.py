@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from core.recurrence.rules import WEEKDAYS, ParsedRule
+from core.recurrence.rules import WEEKDAYS, ParsedRule, number_runs
 from core.timefmt import fmt_clock
 
 DAY_NAMES = {
@@ -89,19 +89,7 @@ def ordinal(n: int) -> str:
 
 def _ranges(numbers: Iterable[int]) -> list[str]:
     """Runs of consecutive numbers as ``9–17``; lone numbers as they are."""
-    values = sorted(set(numbers))
-    out: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        if j - i >= 2:
-            out.append(f"{values[i]}–{values[j]}")
-        else:
-            out.extend(str(v) for v in values[i : j + 1])
-        i = j + 1
-    return out
+    return [str(a) if a == b else f"{a}–{b}" for a, b in number_runs(numbers)]
 
 
 def _codes(parsed: ParsedRule) -> list[str]:

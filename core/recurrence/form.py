@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Literal
 
 from core.errors import UserError
-from core.recurrence.rules import WEEKDAYS, ParsedRule, RuleError, normalize_rule_text, parse_rule
+from core.recurrence.rules import WEEKDAYS, ParsedRule, RuleError, normalize_rule_text, number_runs, parse_rule
 
 #: Frequencies from the finest to the coarsest.
 FREQUENCIES = ("MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY")
@@ -331,18 +331,7 @@ def parse_numbers(text: str, lo: int, hi: int, what: str) -> tuple[int, ...]:
 
 def format_numbers(values: tuple[int, ...]) -> str:
     """``1, 15`` or ``9-16`` (runs of three or more as a range)."""
-    parts: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{values[i]}-{values[j]}")
-        else:
-            parts.extend(str(v) for v in values[i : j + 1])
-        i = j + 1
-    return ", ".join(parts)
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in number_runs(values))
 
 
 def parse_times(text: str) -> tuple[tuple[int, int], ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
@@ -246,3 +247,21 @@ def build_rrule(
     if until is not None:
         rule = rule.replace(until=until)
     return rule
+
+
+def number_runs(values: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted distinct ``values`` as runs ``(first, last)`` of three or more consecutive numbers,
+    and ``(n, n)`` for the rest: ``[1, 2, 3, 5]`` gives ``[(1, 3), (5, 5)]``."""
+    ordered = sorted(set(values))
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append((ordered[i], ordered[j]))
+        else:
+            out.extend((v, v) for v in ordered[i : j + 1])
+        i = j + 1
+    return out

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.recurrence.describe import MONTH_NAMES
 from core.recurrence.form import (
     FREQUENCIES,
     NTH_CHOICES,
@@ -63,20 +64,6 @@ UNIT_WORDS = {
     "YEARLY": "years",
 }
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 _NTH_WORDS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last"}
 _MODE_WORDS = (
     ("day", "on day(s)"),
@@ -142,7 +129,7 @@ class CalendarForm(QWidget):
             button = QToolButton(months)
             button.setCheckable(True)
             button.setText(locale.monthName(m, locale.FormatType.ShortFormat))
-            tip(button, _MONTH_NAMES[m - 1], f"Run in {_MONTH_NAMES[m - 1]}")
+            tip(button, MONTH_NAMES[m], f"Run in {MONTH_NAMES[m]}")
             button.setProperty("month", m)
             button.toggled.connect(self._on_months)
             months_layout.addWidget(button)
