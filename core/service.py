@@ -174,8 +174,9 @@ def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]
     if not has:
         return "systemd is not available on this machine (no systemctl)", []
     argv, ran = _systemctl(setup, "is-system-running")
-    # is-system-running exits non-zero for "degraded" too; only no answer at all means no user manager.
-    if ran.returncode != 0 and not ran.stdout.strip():
+    # is-system-running exits non-zero for "degraded" too; no answer, or "offline" (systemctl is there
+    # but no user manager answers on the bus), means there is nothing to install into.
+    if ran.returncode != 0 and ran.stdout.strip() in ("", "offline", "unknown"):
         return f"there is no systemd user session here ({_first_line(ran)})", [argv]
     return None, [argv]
 
@@ -193,7 +194,8 @@ def install_service(db: str | None, setup: ServiceSetup | None = None) -> Servic
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     text = unit_text(engine_argv(setup, pinned), pinned)
-    changed = path.exists() and path.read_text(encoding="utf-8") != text
+    previous = path.read_text(encoding="utf-8") if path.exists() else None
+    changed = previous is not None and previous != text
     temporary = path.with_suffix(".tmp")
     temporary.write_text(text, encoding="utf-8")
     temporary.chmod(0o600)  # a PostgreSQL URL may hold a password
@@ -205,13 +207,18 @@ def install_service(db: str | None, setup: ServiceSetup | None = None) -> Servic
         argv, ran = _systemctl(setup, *args)
         calls.append(argv)
         if ran.returncode != 0:
+            # Leave things as they were: the old unit back, or none.
+            if previous is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_text(previous, encoding="utf-8")
             return ServiceResult(
                 False,
-                (f"wrote {path}, but `{' '.join(argv)}` failed: {_first_line(ran)}",),
+                (f"`{' '.join(argv)}` failed: {_first_line(ran)}; nothing was installed",),
                 path,
                 tuple(calls),
                 instead=manual_command(setup, pinned),
-                written=True,
+                written=False,
             )
     return ServiceResult(
         True,

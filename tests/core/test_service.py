@@ -91,6 +91,12 @@ def test_relative_and_default_ledgers_are_pinned(tmp_path: Path, monkeypatch: py
             "there is no systemd user session here (Failed to connect to bus: No medium found)",
             id="no_user_bus",
         ),
+        pytest.param(
+            True,
+            {"is-system-running": Ran(1, "offline\n", "")},
+            "there is no systemd user session here (offline)",
+            id="user_manager_offline",
+        ),
     ],
 )
 def test_without_systemd_nothing_is_written_and_the_command_is_offered(
@@ -113,14 +119,25 @@ def test_a_degraded_session_still_counts(tmp_path: Path) -> None:
     assert install_service("/srv/t.db", setup(tmp_path, runner)).ok
 
 
-def test_enable_failing_is_reported(tmp_path: Path) -> None:
+def test_enable_failing_is_reported_and_leaves_no_unit(tmp_path: Path) -> None:
     runner = Recorder({"enable": Ran(1, "", "Failed to enable unit: Access denied\n")})
     result = install_service("/srv/t.db", setup(tmp_path, runner))
-    assert not result.ok and result.written
+    assert not result.ok and not result.written
     assert result.lines == (
-        f"wrote {result.unit_path}, but `systemctl --user enable --now {UNIT_NAME}` failed: "
-        "Failed to enable unit: Access denied",
+        f"`systemctl --user enable --now {UNIT_NAME}` failed: "
+        "Failed to enable unit: Access denied; nothing was installed",
     )
+    assert not result.unit_path.exists()
+
+
+def test_a_failed_reinstall_keeps_the_unit_that_was_there(tmp_path: Path) -> None:
+    assert install_service("/srv/old.db", setup(tmp_path, Recorder())).ok
+    unit = setup(tmp_path, Recorder()).unit_path
+    before = unit.read_text(encoding="utf-8")
+    failing = Recorder({"daemon-reload": Ran(1, "", "Failed to reload\n")})
+    result = install_service("/srv/new.db", setup(tmp_path, failing))
+    assert not result.ok
+    assert unit.read_text(encoding="utf-8") == before and "/srv/old.db" in before
 
 
 def test_uninstall_stops_removes_and_reloads(tmp_path: Path) -> None:
