@@ -384,11 +384,16 @@ class MainWindow(FilesMixin, QMainWindow):
         doc = self.document
         if doc is None or doc.spec is None:
             return
-        dialog_cls = load("scheduler_gui.monitor.publish_dialog", "PublishDialog")
-        if dialog_cls is None:
-            self.statusBar().showMessage("Publishing is not available in this build.", 5000)
+        if self.hub.state != "open":
+            why = self.hub.error or "it is still opening"
+            self.statusBar().showMessage(f"Publishing needs an open ledger: {why}", 5000)
             return
-        dialog = dialog_cls(self.ctx, doc.spec, self)
+        from scheduler_gui.designer.trust import ensure_trusted
+
+        if doc.spec.task is not None and not ensure_trusted(doc, self.ctx.settings, self):
+            self.statusBar().showMessage("Not published: this file's task is not trusted.", 5000)
+            return
+        dialog = load("scheduler_gui.monitor.publish_dialog", "PublishDialog")(self.ctx, doc.spec, self)
         if dialog.exec():
             self.hub.refresh_summaries()
 
@@ -396,7 +401,7 @@ class MainWindow(FilesMixin, QMainWindow):
         doc = self.document
         sid = str(doc.value("scheduleId") or "") if doc is not None else ""
         func = load("scheduler_gui.monitor.schedule_actions", name)
-        if func is None or not sid or self.hub.state != "open":
+        if not sid or self.hub.state != "open":
             self.statusBar().showMessage("This needs an open ledger and a published schedule.", 5000)
             return
         func(self.ctx, sid, self)
@@ -445,8 +450,7 @@ class MainWindow(FilesMixin, QMainWindow):
         mode = "stop"
         engine = self.hub.engine
         if engine is not None and getattr(engine, "tasks_running", 0):
-            ask = load("scheduler_gui.monitor.close_guard", "ask_on_close")
-            answer = ask(engine, self) if ask is not None else "wait"
+            answer = load("scheduler_gui.monitor.close_guard", "ask_on_close")(engine, self)
             if answer is None:  # keep the window open
                 event.ignore()
                 return

@@ -399,6 +399,20 @@ def test_publish_and_schedule_actions_open_their_dialogs(window: MainWindow, qtb
     assert opened == [("publish", "daily-ops-summary"), ("pause", "daily-ops-summary")]
 
 
+def test_publish_asks_for_trust_and_stops_when_refused(window: MainWindow, qtbot, monkeypatch) -> None:
+    import scheduler_gui.designer.trust as trust
+    import scheduler_gui.monitor.publish_dialog as publish_dialog
+
+    with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
+        window.start_monitor()
+    asked: list[str] = []
+    monkeypatch.setattr(trust, "ensure_trusted", lambda doc, settings, parent: asked.append(doc.display_name) or False)
+    monkeypatch.setattr(publish_dialog, "PublishDialog", lambda *a: pytest.fail("published an untrusted task"))
+    window.acts.publish.trigger()
+    assert asked == ["daily-ops-summary.yaml"]
+    assert "not trusted" in window.statusBar().currentMessage()
+
+
 def test_sidebar_is_keyboard_navigable(window: MainWindow, qtbot, monkeypatch) -> None:
     answer(monkeypatch, QMessageBox.StandardButton.Discard)
     view = window.sidebar.schedule_view
