@@ -8,13 +8,13 @@ message in :attr:`MonitorHub.error`; the designer keeps working without it.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from core.errors import UserError
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.optional import load, placeholder
 
@@ -25,33 +25,6 @@ if TYPE_CHECKING:
 #: Milliseconds to gather ledger events before the schedule summaries are read again
 #: (they count occurrences per state: cheap on a small ledger, not on a million rows).
 SUMMARY_DEBOUNCE_MS = 1500
-
-
-class _Relay(QObject):
-    done = Signal(str, object)
-    failed = Signal(str, str)
-
-
-class _Job(QRunnable):
-    """Runs ``work`` on a pool thread; reports its result (or a user-facing error) by name."""
-
-    def __init__(self, name: str, work: Callable[[], Any], relay: _Relay) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self._name = name
-        self._work = work
-        self._relay = relay
-
-    def run(self) -> None:
-        try:
-            result = self._work()
-        except UserError as exc:
-            self._relay.failed.emit(self._name, str(exc))
-            return
-        except Exception as exc:  # a bug: shown, never swallowed silently
-            self._relay.failed.emit(self._name, f"unexpected error: {type(exc).__name__}: {exc}")
-            return
-        self._relay.done.emit(self._name, result)
 
 
 class MonitorHub(QObject):
@@ -76,11 +49,13 @@ class MonitorHub(QObject):
         self.engine: Any = None
         self.tray: Any = None
         self._start_engine = False
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done)
-        self._relay.failed.connect(self._on_failed)
+        # One worker opens the ledger, another reads the summaries: each delivers its own answers.
+        self._opener = LatestOnly(self)
+        self._opener.done.connect(self._on_opened)
+        self._opener.failed.connect(self._on_open_failed)
+        self._reader = LatestOnly(self)
+        self._reader.done.connect(self._on_summaries)
+        self._reader.failed.connect(lambda _message: self._summaries_done())
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.setInterval(SUMMARY_DEBOUNCE_MS)
@@ -95,7 +70,7 @@ class MonitorHub(QObject):
             return
         self.state = "opening"
         self._start_engine = start_engine
-        self._pool.start(_Job("open", lambda: self._open_work(seed), self._relay))
+        self._opener.submit(lambda: self._open_work(seed))
 
     def retry(self) -> None:
         """Try a ledger that could not be used again (F5): it may have been unlocked or moved back."""
@@ -106,73 +81,64 @@ class MonitorHub(QObject):
 
     def wait(self, msecs: int = 60_000) -> bool:
         """Block until the ledger work in flight is done (screenshots and tests)."""
-        return self._pool.waitForDone(msecs)
+        return self._opener.wait(msecs) and self._reader.wait(msecs)
 
-    def _open_work(self, seed: bool) -> list[ScheduleSummary]:
+    def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None]:
+        """Open (and seed) the ledger; the summaries, and why the demo is missing when seeding failed."""
         from core.ledger.queries import list_schedules
+        from scheduler_gui.monitor.first_run import seed_demo_ledger
 
         ledger = self.ctx.ledger
+        seed_problem = None
         if seed:
-            seed_demo = load("scheduler_gui.monitor.first_run", "seed_demo_ledger")
-            if seed_demo is not None:
-                try:
-                    seed_demo(self.ctx)
-                except UserError as exc:
-                    # The ledger itself is fine: say why the demo is missing and go on.
-                    self._relay.failed.emit("seed", f"The demo schedules were not published: {exc}")
-        with ledger.read() as session:
-            return list_schedules(session)
-
-    def _on_done(self, name: str, result: Any) -> None:
-        if name == "open":
-            self.state = "open"
-            self._set_summaries(result)
             try:
-                self._wire()
-            except Exception as exc:  # a bug in a monitor module: report it, keep the window and the designer
-                traceback.print_exc()
-                self.message.emit(f"The monitor could not start ({type(exc).__name__}: {exc}); this is a bug")
-            self.ledgerReady.emit()
-        elif name == "summaries":
-            self._set_summaries(result)
-            self._summaries_done()
+                seed_demo_ledger(self.ctx)
+            except UserError as exc:
+                # The ledger itself is fine: say why the demo is missing and go on.
+                seed_problem = f"The demo schedules were not published: {exc}"
+        with ledger.read() as session:
+            return list_schedules(session), seed_problem
 
-    def _on_failed(self, name: str, message: str) -> None:
-        if name == "open":
-            self.state = "failed"
-            self.error = message
-            self.ledgerFailed.emit(message)
-        elif name == "seed":
-            self.message.emit(message)
-        elif name == "summaries":
-            self._summaries_done()
-        # A failed summary read keeps the last one; the views show their own errors.
+    def _on_opened(self, result: tuple[list[ScheduleSummary], str | None]) -> None:
+        summaries, seed_problem = result
+        self.state = "open"
+        if seed_problem is not None:
+            self.message.emit(seed_problem)
+        self._set_summaries(summaries)
+        try:
+            self._wire()
+        except Exception as exc:  # a bug in a monitor module: report it, keep the window and the designer
+            traceback.print_exc()
+            self.message.emit(f"The monitor could not start ({type(exc).__name__}: {exc}); this is a bug")
+        self.ledgerReady.emit()
+
+    def _on_open_failed(self, message: str) -> None:
+        self.state = "failed"
+        self.error = message
+        self.ledgerFailed.emit(message)
+
+    def _on_summaries(self, summaries: list[ScheduleSummary]) -> None:
+        self._set_summaries(summaries)
+        self._summaries_done()
 
     def _wire(self) -> None:
-        watcher_cls = load("scheduler_gui.monitor.ledger_watch", "LedgerWatcher")
-        if watcher_cls is not None:
-            self.watcher = watcher_cls(self.ctx, self)
-            self.watcher.eventsArrived.connect(lambda _events: self._summary_timer.start())
-            self.watcher.attentionCountChanged.connect(self._set_attention)
-            if hasattr(self.watcher, "errorOccurred"):
-                self.watcher.errorOccurred.connect(self.message)
-            tray_cls = load("scheduler_gui.monitor.tray", "AttentionTray")
-            if tray_cls is not None:
-                self.tray = tray_cls(self.watcher, self)
-        host_cls = load("scheduler_gui.monitor.engine_host", "EngineHost")
-        if host_cls is not None:
-            self.engine = host_cls(self.ctx, self)
-            self.engine.stateChanged.connect(self.engineStateChanged)
-            for name in ("errorOccurred", "otherEngineSeen"):
-                signal = getattr(self.engine, name, None)
-                if signal is not None:
-                    signal.connect(self.message)
-            outlook = getattr(self.engine, "outlookChanged", None)
-            if outlook is not None:
-                outlook.connect(lambda _o: self.engineStateChanged.emit(str(self.engine.state)))
-            if self._start_engine:
-                self.engine.start()
-            self.engineStateChanged.emit(str(self.engine.state))
+        from scheduler_gui.monitor.engine_host import EngineHost
+        from scheduler_gui.monitor.ledger_watch import LedgerWatcher
+        from scheduler_gui.monitor.tray import AttentionTray
+
+        self.watcher = LedgerWatcher(self.ctx, self)
+        self.watcher.eventsArrived.connect(lambda _events: self._summary_timer.start())
+        self.watcher.attentionCountChanged.connect(self._set_attention)
+        self.watcher.errorOccurred.connect(self.message)
+        self.tray = AttentionTray(self.watcher, self)
+        self.engine = EngineHost(self.ctx, self)
+        self.engine.stateChanged.connect(self.engineStateChanged)
+        self.engine.errorOccurred.connect(self.message)
+        self.engine.otherEngineSeen.connect(self.message)
+        self.engine.outlookChanged.connect(lambda _o: self.engineStateChanged.emit(str(self.engine.state)))
+        if self._start_engine:
+            self.engine.start()
+        self.engineStateChanged.emit(str(self.engine.state))
 
     # --- summaries -----------------------------------------------------------
     def refresh_summaries(self) -> None:
@@ -190,7 +156,7 @@ class MonitorHub(QObject):
             with self.ctx.ledger.read() as session:
                 return list_schedules(session)
 
-        self._pool.start(_Job("summaries", work, self._relay))
+        self._reader.submit(work)
 
     def _summaries_done(self) -> None:
         self._summaries_running = False
@@ -270,7 +236,6 @@ class MonitorHub(QObject):
         self._summary_timer.stop()
         if self.engine is not None:
             self.engine.shutdown(mode)
-        stop = getattr(self.watcher, "stop", None)
-        if callable(stop):
-            stop()
-        self._pool.waitForDone(10_000)
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.wait(10_000)

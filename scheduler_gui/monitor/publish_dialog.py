@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 
 from core.ledger.future_diff import DiffRow, FutureDiff, Move, future_diff
 from core.spec import ScheduleSpec
-from scheduler_gui.monitor.schedule_actions import OffThread, error_label, problem_text, zone_time
+from scheduler_gui.background import LatestOnly
+from scheduler_gui.monitor.schedule_actions import error_label, problem_text, zone_time
 from scheduler_gui.preview.text import tabular_font, utc_text
 from scheduler_gui.status_style import BLUISH_GREEN, GREY, ORANGE, look
 
@@ -119,8 +120,8 @@ class PublishDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
-        self._reader = OffThread(self)
-        self._reader.ready.connect(self.show_diff)
+        self._reader = LatestOnly(self, describe=problem_text)
+        self._reader.done.connect(self.show_diff)
         self._reader.failed.connect(self._on_failed)
         self.refresh()
 

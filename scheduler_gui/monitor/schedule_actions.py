@@ -10,11 +10,10 @@ and return whether it was done.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QDate, QDateTime, QObject, QRunnable, QThreadPool, QTime, QTimer, QTimeZone, Signal
+from PySide6.QtCore import QDate, QDateTime, QTime, QTimer, QTimeZone
 from PySide6.QtWidgets import (
     QDateTimeEdit,
     QDialog,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import UserError
 from core.zones import get_zone
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.preview.text import offset_text, tabular_font, utc_text, wall_in_zone
 from scheduler_gui.status_style import VERMILLION
 
@@ -38,59 +38,6 @@ if TYPE_CHECKING:
 _FLOATING = QTimeZone(QTimeZone.Initialization.UTC)
 #: Milliseconds of quiet before the backfill preview is recounted.
 PREVIEW_DEBOUNCE_MS = 250
-
-
-# --- off the GUI thread ------------------------------------------------------------
-
-
-class _Relay(QObject):
-    done = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class _Job(QRunnable):
-    def __init__(self, ticket: int, work: Callable[[], Any], relay: _Relay) -> None:
-        super().__init__()
-        self.ticket, self.work, self.relay = ticket, work, relay
-
-    def run(self) -> None:
-        try:
-            result = self.work()
-        except Exception as exc:
-            self.relay.failed.emit(self.ticket, problem_text(exc))
-        else:
-            self.relay.done.emit(self.ticket, result)
-
-
-class OffThread(QObject):
-    """Runs one read at a time on a pool thread; only the newest request's answer is delivered."""
-
-    ready = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done)
-        self._relay.failed.connect(self._on_failed)
-        self._ticket = 0
-
-    def submit(self, work: Callable[[], Any]) -> None:
-        self._ticket += 1
-        self._pool.start(_Job(self._ticket, work, self._relay))
-
-    def wait(self, msecs: int = 30_000) -> bool:
-        return self._pool.waitForDone(msecs)
-
-    def _on_done(self, ticket: int, result: object) -> None:
-        if ticket == self._ticket:
-            self.ready.emit(result)
-
-    def _on_failed(self, ticket: int, message: str) -> None:
-        if ticket == self._ticket:
-            self.failed.emit(message)
 
 
 def problem_text(exc: BaseException) -> str:
@@ -281,8 +228,8 @@ class BackfillDialog(_ActionDialog):
         self.preview.setToolTip("How many occurrences of the range the backfill would run, and leave alone")
         self.form.addRow("Would run", self.preview)
         self.finish_layout()
-        self._reader = OffThread(self)
-        self._reader.ready.connect(self._on_preview)
+        self._reader = LatestOnly(self, describe=problem_text)
+        self._reader.done.connect(self._on_preview)
         self._reader.failed.connect(self._on_preview_failed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
