@@ -13,7 +13,11 @@ were materialized:
   occurrence, end to end;
 * baseline: ``subprocess.run(["true"])`` in a loop, as many times; and the
   runner's ``run_command`` alone, for the cost of the runner's own spawning
-  (its own session, pipes for the output tails).
+  (its own session, pipes for the output tails);
+* SQLite's own part: the statements and commits the no-op worker sent to the
+  driver, recorded as they went and replayed with plain ``sqlite3`` on an
+  identical fresh ledger (same pragmas, ``synchronous = FULL``). What the
+  engine costs beyond that is its own Python.
 
 Run by hand: ``.venv/bin/python bench/engine_bench.py [--count N]``. Prints
 occurrences per second and ratios. Target: the engine with ``true`` at least
@@ -27,8 +31,10 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -92,15 +98,126 @@ class TimedEngine(TimingEngine):
 SPENT: dict[str, float] = {}
 
 
+class Recorder:
+    """What an engine pass sends to SQLite, call by call, while ``recording``:
+    ("execute", sql, params), ("executemany", sql, rows), ("commit",) or
+    ("rollback",), each with whether a worker's dispatch sent it (``local.on``)."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self.calls: list[tuple[bool, tuple[Any, ...]]] = []
+        self.local = threading.local()
+
+    def note(self, *call: Any) -> None:
+        if self.recording:
+            self.calls.append((getattr(self.local, "on", False), call))
+
+    def connect(self, connect: Callable[..., sqlite3.Connection]) -> Callable[..., sqlite3.Connection]:
+        """``sqlite3.connect`` making connections whose calls are noted."""
+        recorder = self
+
+        class Cursor(sqlite3.Cursor):
+            def execute(self, sql: str, params: Any = (), /) -> Any:
+                recorder.note("execute", sql, params)
+                return super().execute(sql, params)
+
+            def executemany(self, sql: str, rows: Any, /) -> Any:
+                rows = list(rows)
+                recorder.note("executemany", sql, rows)
+                return super().executemany(sql, rows)
+
+        class Connection(sqlite3.Connection):
+            def cursor(self, factory: Any = Cursor) -> Any:  # type: ignore[override]
+                return super().cursor(factory)
+
+            def execute(self, sql: str, params: Any = (), /) -> Any:
+                return self.cursor().execute(sql, params)
+
+            def executemany(self, sql: str, rows: Any, /) -> Any:
+                return self.cursor().executemany(sql, rows)
+
+            def commit(self) -> None:
+                recorder.note("commit")
+                super().commit()
+
+            def rollback(self) -> None:
+                recorder.note("rollback")
+                super().rollback()
+
+        def connect_recorded(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            return connect(*args, **kwargs, factory=Connection)
+
+        return connect_recorded
+
+
+class RecordedEngine(TimedEngine):
+    """The timed engine, its dispatch noted by ``recorder``."""
+
+    recorder: Recorder
+
+    def _work_queue(self, schedule_id: str, only: Any, report: Any) -> None:
+        self.recorder.local.on = True
+        try:
+            super()._work_queue(schedule_id, only, report)
+        finally:
+            self.recorder.local.on = False
+
+
+def _ledger_with_due_rows(path: Path, count: int, clock: FixedClock) -> Any:
+    ledger = open_ledger(str(path), clock)
+    with ledger.write() as session:
+        publish(session, _spec(count), clock)
+    with ledger.write() as session:
+        materialize_all(session, clock)
+    return ledger
+
+
+def sqlite_floor(count: int) -> tuple[float, int]:
+    """Seconds for plain sqlite3 to replay what a no-op dispatch of ``count`` sent it."""
+    clock = FixedClock(T0 + timedelta(minutes=count - 1, seconds=30))
+    recorder = Recorder()
+    with tempfile.TemporaryDirectory(prefix="tidemark-engine-bench-") as tmp:
+        # SQLAlchemy connects through sqlite3.dbapi2.
+        with (
+            mock.patch.object(sqlite3.dbapi2, "connect", recorder.connect(sqlite3.dbapi2.connect)),
+            _ledger_with_due_rows(Path(tmp) / "recorded.db", count, clock) as ledger,
+            mock.patch.object(engine_module, "run_command", instant_success),
+        ):
+            engine = RecordedEngine(ledger, clock, EngineOptions(max_workers=1))
+            engine.recorder = recorder
+            recorder.recording = True
+            report = engine.run_once()
+            recorder.recording = False
+        assert report.outcomes["SUCCEEDED"] == count
+        # The whole pass is replayed in order (the pass's own steps bring the rows to
+        # where the dispatch found them); only the dispatch's calls are timed.
+        fresh = Path(tmp) / "replayed.db"
+        _ledger_with_due_rows(fresh, count, clock).close()
+        seconds = 0.0
+        with closing(sqlite3.connect(fresh, isolation_level=None)) as con:
+            for pragma in ("foreign_keys = ON", "synchronous = FULL"):
+                con.execute(f"PRAGMA {pragma}")
+            for timed, call in recorder.calls:
+                start = time.perf_counter()
+                if call[0] == "execute":
+                    con.execute(call[1], call[2]).fetchall()
+                elif call[0] == "executemany":
+                    con.executemany(call[1], call[2])
+                elif call[0] == "commit":
+                    con.commit()
+                else:
+                    con.rollback()
+                if timed:
+                    seconds += time.perf_counter() - start
+            done = con.execute("SELECT count(*) FROM occurrences WHERE state = 'SUCCEEDED'").fetchone()[0]
+    return seconds, done
+
+
 def engine_pass(count: int, *, no_op: bool) -> tuple[float, int]:
     """Seconds for one run_once over ``count`` due occurrences, and how many succeeded."""
     with tempfile.TemporaryDirectory(prefix="tidemark-engine-bench-") as tmp:
         clock = FixedClock(T0 + timedelta(minutes=count - 1, seconds=30))
-        with open_ledger(str(Path(tmp) / "ledger.db"), clock) as ledger:
-            with ledger.write() as session:
-                publish(session, _spec(count), clock)
-            with ledger.write() as session:
-                materialize_all(session, clock)
+        with _ledger_with_due_rows(Path(tmp) / "ledger.db", count, clock) as ledger:
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=1))
             patch = mock.patch.object(engine_module, "run_command", instant_success) if no_op else None
             if patch is not None:
@@ -150,14 +267,15 @@ def main() -> None:
     args = parser.parse_args()
     n = args.count
     print(f"{n} occurrences, best of {RUNS} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")
-    no_op, engine_true, direct, runner = best(
+    no_op, engine_true, direct, runner, floor = best(
         RUNS,
         lambda: engine_pass(n, no_op=True),
         lambda: engine_pass(n, no_op=False),
         lambda: direct_spawn(n),
         lambda: runner_alone(n),
+        lambda: sqlite_floor(n),
     )
-    for _seconds, done in (no_op, engine_true):
+    for _seconds, done in (no_op, engine_true, floor):
         assert done == n, f"{done} of {n} succeeded"
 
     def rate(result: tuple[float, int]) -> float:
@@ -168,6 +286,7 @@ def main() -> None:
     steps = {name: spent for name, spent in SPENT.items() if name != "total"}
     for name, spent in steps.items():
         print(f"      {name:<30} {spent / n * 1000:7.2f} ms")
+    print(f"    of which SQLite's own work       {floor[0] / n * 1000:7.2f} ms  (the same calls replayed with sqlite3)")
     print(f"  engine, `true` end to end          {engine_true[0]:7.3f} s  {rate(engine_true):9,.0f} occ/s")
     print(f"  baseline: subprocess.run(['true']) {direct[0]:7.3f} s  {rate(direct):9,.0f} occ/s")
     print(f"  the runner's run_command alone     {runner[0]:7.3f} s  {rate(runner):9,.0f} occ/s")

@@ -46,6 +46,8 @@ DEFAULT_BUSY_TIMEOUT = 5.0
 WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger write").digest()[:8], "big", signed=True)
 _WRITE_OPTION = "tidemark_write"
 _LOCKED = "tidemark_write_locked"
+#: Where a held writer's session keeps its driver connection during a transaction.
+DRIVER = "tidemark_driver"
 #: Seconds to wait for a PostgreSQL server before giving up (unless the URL says).
 CONNECT_TIMEOUT = 10
 
@@ -172,7 +174,10 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
     def _on_begin(conn: Connection) -> None:
         # A writer takes the write lock up front. A deferred transaction that
         # read first could not upgrade to a writer once another one committed.
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE_OPTION) else "BEGIN")
+        # On the driver's connection: a begin is no statement SQLAlchemy needs to see.
+        conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+            "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE_OPTION) else "BEGIN"
+        )
 
     return engine
 
@@ -296,15 +301,26 @@ class Ledger:
         """Many units of work on one held connection and session, for a loop that
         writes often (an engine worker): yields a factory of ``write()``-like
         transactions, each committed when its block ends. Saves checking a
-        connection out of the pool and building a session for every one."""
-        with self._write() as session:
+        connection out of the pool, setting up a session and looking up the
+        driver's connection for every one. Objects loaded in one transaction are
+        forgotten at its end: read again, never reused stale."""
+        with self.engine.execution_options(**{_WRITE_OPTION: True}).connect() as connection:
+            # The session joins each transaction of the held connection and leaves
+            # committing it to the connection: no pool checkout, no session set-up
+            # per transaction.
+            session = Session(bind=connection, expire_on_commit=False, join_transaction_mode="rollback_only")
 
             @contextmanager
             def transaction() -> Iterator[Session]:
-                with self._writers or contextlib.nullcontext(), session.begin():
-                    session.connection()  # begin now, so that the write lock is taken first
-                    lock_for_write(session)
-                    yield session
+                with self._writers or contextlib.nullcontext(), connection.begin():
+                    session.info[DRIVER] = connection.connection.driver_connection
+                    try:
+                        lock_for_write(session)
+                        yield session
+                        session.flush()
+                    finally:
+                        session.info.pop(DRIVER, None)
+                        session.close()  # forgets loaded rows; the connection stays
 
             yield transaction
 

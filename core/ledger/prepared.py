@@ -23,9 +23,16 @@ from typing import Any
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import Compiled
 
+from core.ledger.db import DRIVER
+
+#: Types SQLite takes as they are (the common case, looked up first).
+_PLAIN = frozenset({str, int, float, bytes, type(None)})
+
 
 def _sqlite_value(value: Any) -> Any:
     """A bound value as the ledger's column types store it on SQLite."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
@@ -117,5 +124,7 @@ class Prepared:
 
 
 def _driver(session: Session) -> Any:
-    """The driver's connection of the session's transaction (begun already by Ledger.write)."""
-    return session.connection().connection.driver_connection
+    """The driver's connection of the session's transaction (begun already by Ledger.write);
+    a held writer (``Ledger.writer``) keeps it at hand for the whole transaction."""
+    held = session.info.get(DRIVER)
+    return held if held is not None else session.connection().connection.driver_connection

@@ -1,0 +1,65 @@
+"""``Ledger.writer``: a worker's many write transactions on one held connection,
+on both backends. Each commits on its own, a failed one changes nothing, and
+nothing loaded in one is reused stale in the next."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select, update
+
+from core.ledger.db import DRIVER, Ledger
+from core.ledger.models import LedgerMeta
+
+
+def _epoch(ledger: Ledger) -> int:
+    with ledger.read() as session:
+        return int(session.scalar(select(LedgerMeta.execution_epoch)) or 0)
+
+
+def test_each_transaction_commits_when_its_block_ends(ledger: Ledger) -> None:
+    start = _epoch(ledger)
+    with ledger.writer() as transaction:
+        with transaction() as session:
+            session.execute(update(LedgerMeta).values(execution_epoch=LedgerMeta.execution_epoch + 1))
+        assert _epoch(ledger) == start + 1  # visible to others before the writer is done
+        with transaction() as session:
+            session.execute(update(LedgerMeta).values(execution_epoch=LedgerMeta.execution_epoch + 1))
+        assert _epoch(ledger) == start + 2
+
+
+def test_a_failed_transaction_changes_nothing_and_the_next_one_works(ledger: Ledger) -> None:
+    start = _epoch(ledger)
+    with ledger.writer() as transaction:
+        with pytest.raises(RuntimeError, match="half way"), transaction() as session:
+            session.execute(update(LedgerMeta).values(execution_epoch=99))
+            raise RuntimeError("half way")
+        assert _epoch(ledger) == start
+        with transaction() as session:
+            meta = session.get(LedgerMeta, 1)
+            assert meta is not None
+            meta.execution_epoch = start + 5  # an ORM change, flushed before the commit
+    assert _epoch(ledger) == start + 5
+
+
+def test_rows_loaded_in_one_transaction_are_read_again_in_the_next(ledger: Ledger) -> None:
+    with ledger.writer() as transaction:
+        with transaction() as session:
+            first = session.get(LedgerMeta, 1)
+            assert first is not None
+            seen = first.execution_epoch
+        with ledger.write() as other:  # another writer changes the row in between
+            other.execute(update(LedgerMeta).values(execution_epoch=seen + 3))
+        with transaction() as session:
+            again = session.get(LedgerMeta, 1)
+            assert again is not None
+            assert again.execution_epoch == seen + 3
+
+
+def test_the_driver_connection_is_at_hand_only_inside_a_transaction(ledger: Ledger) -> None:
+    with ledger.writer() as transaction:
+        with transaction() as session:
+            assert session.info[DRIVER] is session.connection().connection.driver_connection
+        assert DRIVER not in session.info
+        with pytest.raises(KeyError), transaction() as session:
+            raise KeyError("boom")
+        assert DRIVER not in session.info
