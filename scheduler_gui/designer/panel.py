@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from scheduler_gui.context import AppContext
+from scheduler_gui.designer.trust import TrustStore
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
 from scheduler_gui.preview_service import PreviewService
@@ -257,6 +258,9 @@ class DesignerPanel(QWidget):
             ("designer/recoveryOpen", self.recovery_section),
         ):
             section.set_open(settings.value(key, False) in (True, "true"))
+        if TrustStore(self.ctx.settings).needs_trust(self.document):
+            # What the file would run, and the button to trust it, are in there.
+            self.task_section.set_open(True)
 
     def refresh(self) -> None:
         """Rebuild the preview now (F5)."""

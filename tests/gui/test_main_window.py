@@ -533,3 +533,19 @@ def test_folded_sections_are_built_when_first_opened(window: MainWindow) -> None
     task.set_open(True)
     assert not editor.isHidden() and type(editor).__name__ == "TaskEditor"
     assert type(window.designer.recovery).__name__ == "RecoveryPanel"
+
+
+def test_a_file_that_needs_trust_opens_with_its_task_showing(window: MainWindow, tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.yaml"
+    demo = (window.ctx.workspace / "mel-sync.yaml").read_text(encoding="utf-8")
+    foreign.write_text(demo.replace("revision: 1", "revision: 7"), encoding="utf-8")  # not the demo's bytes
+    assert not window.designer.task_section.is_open
+    assert window.open_path(foreign)
+    assert window.designer.task_section.is_open
+    prompt = window.designer.task_editor.trust_prompt
+    assert prompt.isVisibleTo(window.designer)  # the banner with what it runs and the trust button
+    assert window.open_path(window.ctx.workspace / "mel-sync.yaml")  # a trusted demo: left as it was
+    assert window.designer.task_section.is_open
+    window.designer.task_section.set_open(False)
+    assert window.open_path(window.ctx.workspace / "mel-sync.yaml", ask=False)
+    assert not window.designer.task_section.is_open
