@@ -298,16 +298,34 @@ class Ledger:
 
     @contextmanager
     def writer(self) -> Iterator[Callable[[], AbstractContextManager[Session]]]:
-        """Many units of work on one held connection and session, for a loop that
-        writes often (an engine worker): yields a factory of ``write()``-like
-        transactions, each committed when its block ends. Saves checking a
-        connection out of the pool, setting up a session and looking up the
-        driver's connection for every one. Objects loaded in one transaction are
-        forgotten at its end: read again, never reused stale."""
+        """Many units of work for a loop that writes often (an engine worker):
+        yields a factory of ``write()``-like transactions, each committed when its
+        block ends. Objects loaded in one transaction are forgotten at its end:
+        read again, never reused stale.
+
+        On SQLite the loop holds one connection, which saves a pool checkout,
+        a session set-up and the lookup of the driver's connection per
+        transaction. A server's connection is not held: it could drop while a
+        long task runs, and the task's outcome must still reach the ledger, so
+        each transaction takes one from the pool, checked first."""
+        if self.dialect != "sqlite":
+            with self._write() as pooled:
+
+                @contextmanager
+                def pooled_transaction() -> Iterator[Session]:
+                    try:
+                        with pooled.begin():
+                            pooled.connection()  # begin now, so that the write lock is taken first
+                            lock_for_write(pooled)
+                            yield pooled
+                    finally:
+                        pooled.close()  # the connection goes back to the pool, loaded rows are forgotten
+
+                yield pooled_transaction
+            return
         with self.engine.execution_options(**{_WRITE_OPTION: True}).connect() as connection:
             # The session joins each transaction of the held connection and leaves
-            # committing it to the connection: no pool checkout, no session set-up
-            # per transaction.
+            # committing it to the connection.
             session = Session(bind=connection, expire_on_commit=False, join_transaction_mode="rollback_only")
 
             @contextmanager
@@ -315,7 +333,6 @@ class Ledger:
                 with self._writers or contextlib.nullcontext(), connection.begin():
                     session.info[DRIVER] = connection.connection.driver_connection
                     try:
-                        lock_for_write(session)
                         yield session
                         session.flush()
                     finally:

@@ -5,7 +5,8 @@ nothing loaded in one is reused stale in the next."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import create_engine, select, text, update
+from sqlalchemy.pool import NullPool
 
 from core.ledger.db import DRIVER, Ledger
 from core.ledger.models import LedgerMeta
@@ -55,11 +56,30 @@ def test_rows_loaded_in_one_transaction_are_read_again_in_the_next(ledger: Ledge
             assert again.execution_epoch == seen + 3
 
 
-def test_the_driver_connection_is_at_hand_only_inside_a_transaction(ledger: Ledger) -> None:
+def test_sqlite_keeps_the_driver_connection_at_hand_inside_a_transaction(ledger: Ledger) -> None:
     with ledger.writer() as transaction:
         with transaction() as session:
-            assert session.info[DRIVER] is session.connection().connection.driver_connection
+            held = session.info.get(DRIVER)
+            assert (held is session.connection().connection.driver_connection) == (ledger.dialect == "sqlite")
         assert DRIVER not in session.info
         with pytest.raises(KeyError), transaction() as session:
             raise KeyError("boom")
         assert DRIVER not in session.info
+
+
+def test_a_server_connection_that_dropped_between_transactions_is_replaced(ledger: Ledger) -> None:
+    """A task can run for hours between two transactions of a worker; its outcome
+    must still be recorded if the server closed the connection meanwhile."""
+    if ledger.dialect == "sqlite":
+        pytest.skip("a SQLite connection is a file: nothing to drop")
+    start = _epoch(ledger)
+    with ledger.writer() as transaction:
+        with transaction() as session:
+            pid = session.scalar(text("SELECT pg_backend_pid()"))
+        admin = create_engine(ledger.engine.url, poolclass=NullPool)  # not a pooled one: it could be that very one
+        with admin.connect() as other:  # the server ends that connection
+            assert other.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        admin.dispose()
+        with transaction() as session:
+            session.execute(update(LedgerMeta).values(execution_epoch=LedgerMeta.execution_epoch + 1))
+    assert _epoch(ledger) == start + 1
