@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from importlib import metadata
+from functools import cache
 
-try:
-    __version__ = metadata.version("tidemark")
-except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+source"
+
+@cache
+def version() -> str:
+    """The installed version (read when first asked: reading package metadata costs start-up time)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tidemark")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0+source"

@@ -124,9 +124,9 @@ def _check_db(url: str, flag: str) -> None:
 
 
 def _version() -> str:
-    from scheduler_gui import __version__
+    from scheduler_gui import version
 
-    return __version__
+    return version()
 
 
 def build_application(argv0: str = "scheduler-gui") -> object:
@@ -143,7 +143,7 @@ def build_application(argv0: str = "scheduler-gui") -> object:
     app.setApplicationName(APPLICATION)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationDisplayName("Tidemark")
-    app.setApplicationVersion(_version())
+    # No setApplicationVersion: nothing reads it, and package metadata costs start-up time.
     app.setDesktopFileName("tidemark")
     app.setWindowIcon(app_icon())
     # Without a desktop theme the built-in look is dated; Fusion follows the system's light or dark scheme.

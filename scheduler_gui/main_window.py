@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.zones import tzdb_version
-from scheduler_gui import __version__
+from scheduler_gui import version
 from scheduler_gui.actions import build_actions, build_menus, build_toolbar, refresh_icons
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
@@ -412,7 +412,7 @@ class MainWindow(FilesMixin, QMainWindow):
         QMessageBox.about(
             self,
             "About Tidemark",
-            f"Tidemark {__version__}\nA schedule designer and monitor that tells the truth about time.\n\n"
+            f"Tidemark {version()}\nA schedule designer and monitor that tells the truth about time.\n\n"
             f"Time zone data: tzdata {tzdb_version()}\nLedger: {where}",
         )
 

@@ -34,9 +34,6 @@ from PySide6.QtWidgets import (
 
 from core.errors import UserError
 from core.preview import Preview
-from core.render.csvfmt import render_csv
-from core.render.ics import render_ics
-from core.render.jsonfmt import render_json
 from scheduler_gui.context import AppContext
 from scheduler_gui.preview.model import Column, CopyRole, PreviewModel
 from scheduler_gui.preview.text import tabular_font
@@ -332,11 +329,18 @@ class PreviewPanel(QWidget):
         if preview is None:
             self._notify("Nothing to export yet: the preview has no rows.")
             return None
+        # Imported here: the iCalendar library alone costs a tenth of the start-up.
         if fmt == "csv":
+            from core.render.csvfmt import render_csv
+
             content = render_csv(preview)
         elif fmt == "json":
+            from core.render.jsonfmt import render_json
+
             content = render_json(preview)
         elif fmt == "ics":
+            from core.render.ics import render_ics
+
             content = render_ics(preview, stamp=self._ctx.clock.now())
         else:
             raise ValueError(f"unknown export format {fmt!r}")

@@ -13,6 +13,8 @@ from shell_fixtures import answer, window_fixture  # noqa: F401
 
 from core.ledger.queries import ScheduleSummary
 from core.ledger.states import OccurrenceState, ScheduleState
+from core.zones import tzdb_version
+from scheduler_gui import version
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.sidebar import MonitorListModel, ScheduleListModel, fmt_next, schedule_rows
@@ -549,3 +551,11 @@ def test_a_file_that_needs_trust_opens_with_its_task_showing(window: MainWindow,
     window.designer.task_section.set_open(False)
     assert window.open_path(window.ctx.workspace / "mel-sync.yaml", ask=False)
     assert not window.designer.task_section.is_open
+
+
+def test_about_names_the_version_the_zone_data_and_the_ledger(window: MainWindow, monkeypatch) -> None:
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "about", lambda _parent, _title, text: shown.append(text))
+    window.about()
+    assert shown and shown[0].startswith(f"Tidemark {version()}\n")
+    assert f"tzdata {tzdb_version()}" in shown[0] and "Ledger: " in shown[0]
