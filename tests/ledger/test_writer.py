@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import create_engine, select, text, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import NullPool
 
 from core.ledger.db import DRIVER, Ledger
@@ -80,6 +81,20 @@ def test_a_server_connection_that_dropped_between_transactions_is_replaced(ledge
         with admin.connect() as other:  # the server ends that connection
             assert other.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         admin.dispose()
+        with transaction() as session:
+            session.execute(update(LedgerMeta).values(execution_epoch=LedgerMeta.execution_epoch + 1))
+    assert _epoch(ledger) == start + 1
+
+
+def test_a_write_the_database_refuses_rolls_back_and_the_next_one_works(ledger: Ledger) -> None:
+    start = _epoch(ledger)
+    with ledger.writer() as transaction:
+        with pytest.raises(IntegrityError), transaction() as session:
+            meta = session.get(LedgerMeta, 1)
+            assert meta is not None
+            meta.execution_epoch = start + 9
+            session.add(LedgerMeta(id=2, ledger_id="x", created_at=meta.created_at))  # one row only: refused
+        assert _epoch(ledger) == start
         with transaction() as session:
             session.execute(update(LedgerMeta).values(execution_epoch=LedgerMeta.execution_epoch + 1))
     assert _epoch(ledger) == start + 1
