@@ -5,7 +5,8 @@ the cutover on: the occurrences that appear, vanish and move (local time with
 its zone and offset, UTC beside it), and the running or uncertain ones the
 cutover leaves alone, each group with its count. The diff is worked out off
 the GUI thread (``core.ledger.future_diff``); Publish writes through
-``core.ledger.publish.publish`` in one ``ctx.ledger.write()``. Whether the
+``core.ledger.publish.publish`` in one ``ctx.ledger.write()``, off the GUI
+thread too. Whether the
 task may be trusted is the caller's question, asked before this dialog.
 """
 
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 from core.ledger.future_diff import DiffRow, FutureDiff, Move, future_diff
 from core.spec import ScheduleSpec
 from scheduler_gui.background import LatestOnly
-from scheduler_gui.monitor.schedule_actions import error_label, problem_text, zone_time
+from scheduler_gui.monitor.schedule_actions import DialogWrite, error_label, problem_text, zone_time
 from scheduler_gui.preview.text import tabular_font, utc_text
 from scheduler_gui.status_style import BLUISH_GREEN, GREY, ORANGE, look
 
@@ -123,6 +124,7 @@ class PublishDialog(QDialog):
         self._reader = LatestOnly(self, describe=problem_text)
         self._reader.done.connect(self.show_diff)
         self._reader.failed.connect(self._on_failed)
+        self._write = DialogWrite(self.buttons, self._published, self._refused, self)
         self.refresh()
 
     # --- the diff ---------------------------------------------------------------
@@ -200,21 +202,39 @@ class PublishDialog(QDialog):
         self.problem.show()
 
     # --- publishing ---------------------------------------------------------------
+    @property
+    def writing(self) -> bool:
+        """Publishing is under way (off the GUI thread)."""
+        return self._write.busy
+
     def accept(self) -> None:
         """Publish the revision; a refusal is shown here and nothing is written."""
         from core.ledger.publish import publish
 
-        try:
-            with self.ctx.ledger.write() as session:
-                self.result_value = publish(session, self.spec, self.ctx.clock)
-        except Exception as exc:
-            self.problem.setText(problem_text(exc))
-            self.problem.show()
-            return
+        ledger, spec, clock = self.ctx.ledger, self.spec, self.ctx.clock
+
+        def write() -> PublishResult:
+            with ledger.write() as session:
+                return publish(session, spec, clock)
+
+        self.problem.hide()
+        self._write.start(write)
+
+    def _published(self, result: Any) -> None:
+        self.result_value = result
         super().accept()
+
+    def _refused(self, message: str) -> None:
+        self.problem.setText(message)
+        self.problem.show()
+
+    def reject(self) -> None:
+        if not self.writing:  # a publish under way finishes first
+            super().reject()
 
     def done(self, result: int) -> None:
         self._reader.wait()
+        self._write.wait()
         super().done(result)
 
 

@@ -2,19 +2,22 @@
 run now, and backfill a past range with a preview of how many would run.
 
 Each action is a small dialog whose Accept calls the core
-(``core.ledger.publish`` gates, ``core.engine.admin``); a refusal is shown in
-words next to the field it concerns and the dialog stays open, having changed
-nothing. ``pause(ctx, schedule_id, parent)`` and its siblings open the dialog
-and return whether it was done.
+(``core.ledger.publish`` gates, ``core.engine.admin``) off the GUI thread
+(:class:`DialogWrite`); a refusal is shown in words next to the field it
+concerns and the dialog stays open, having changed nothing.
+``pause(ctx, schedule_id, parent)`` and its siblings open the dialog and
+return whether it was done.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QDate, QDateTime, QTime, QTimer, QTimeZone
+from PySide6.QtCore import QDate, QDateTime, QObject, QTime, QTimer, QTimeZone
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDateTimeEdit,
     QDialog,
     QDialogButtonBox,
@@ -84,6 +87,50 @@ def error_label() -> QLabel:
     return label
 
 
+class DialogWrite(QObject):
+    """A dialog's write to the ledger, run off the GUI thread.
+
+    While it runs the dialog's buttons are disabled (a locked ledger can make
+    it wait seconds, and the window must not freeze meanwhile); then ``done``
+    gets what the write returned, or ``failed`` one line saying why nothing
+    was written, and the buttons are as they were.
+    """
+
+    def __init__(
+        self,
+        buttons: QDialogButtonBox,
+        done: Callable[[object], None],
+        failed: Callable[[str], None],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._buttons = buttons
+        self._were: list[tuple[QAbstractButton, bool]] = []
+        self._worker = LatestOnly(self, describe=problem_text)
+        self._worker.done.connect(lambda value: self._end(done, value))
+        self._worker.failed.connect(lambda message: self._end(failed, message))
+
+    @property
+    def busy(self) -> bool:
+        return self._worker.busy
+
+    def start(self, work: Callable[[], object]) -> None:
+        if self.busy:
+            return
+        self._were = [(button, button.isEnabled()) for button in self._buttons.buttons()]
+        for button, _ in self._were:
+            button.setEnabled(False)
+        self._worker.submit(work)
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        return self._worker.wait(msecs)
+
+    def _end(self, then: Callable[[Any], None], answer: object) -> None:
+        for button, was in self._were:
+            button.setEnabled(was)
+        then(answer)
+
+
 class _ActionDialog(QDialog):
     """A title, what the action does, a note field, a problem line and OK / Cancel."""
 
@@ -113,6 +160,7 @@ class _ActionDialog(QDialog):
         cancel.setAccessibleName("Cancel")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        self._write = DialogWrite(self.buttons, self._written, self.show_problem, self)
         #: What the core returned when the action was done.
         self.result_value: object = None
 
@@ -128,16 +176,37 @@ class _ActionDialog(QDialog):
     def note_text(self) -> str | None:
         return self.note.text().strip() or None
 
-    def perform(self) -> object:  # pragma: no cover - each dialog defines it
+    @property
+    def writing(self) -> bool:
+        """The action's write is running (off the GUI thread)."""
+        return self._write.busy
+
+    def planned_write(self) -> Callable[[], object]:  # pragma: no cover - each dialog defines it
+        """Check the fields (a UserError names what is wrong) and return the write to run."""
         raise NotImplementedError
 
     def accept(self) -> None:
-        try:
-            self.result_value = self.perform()
-        except Exception as exc:
-            self.show_problem(problem_text(exc))
+        if self.writing:
             return
+        try:
+            work = self.planned_write()
+        except UserError as exc:
+            self.show_problem(str(exc))
+            return
+        self.problem.hide()
+        self._write.start(work)
+
+    def _written(self, value: object) -> None:
+        self.result_value = value
         super().accept()
+
+    def reject(self) -> None:
+        if not self.writing:  # a write under way finishes first: it cannot be taken back half done
+            super().reject()
+
+    def done(self, result: int) -> None:
+        self._write.wait()
+        super().done(result)
 
 
 class GateDialog(_ActionDialog):
@@ -165,7 +234,7 @@ class GateDialog(_ActionDialog):
             self.note.setToolTip("Required: why the schedule is disabled (recorded in the ledger)")
         self.finish_layout()
 
-    def perform(self) -> object:
+    def planned_write(self) -> Callable[[], object]:
         from core.ledger.publish import disable, pause, resume
 
         note = self.note_text()
@@ -173,8 +242,13 @@ class GateDialog(_ActionDialog):
             self.note.setFocus()
             raise UserError("Note: required to disable a schedule; say why it is disabled")
         func = {"pause": pause, "resume": resume, "disable": disable}[self.action]
-        with self.ctx.ledger.write() as session:
-            return func(session, self.schedule_id, self.ctx.clock, note)
+        ledger, sid, clock = self.ctx.ledger, self.schedule_id, self.ctx.clock
+
+        def write() -> object:
+            with ledger.write() as session:
+                return func(session, sid, clock, note)
+
+        return write
 
 
 class RunNowDialog(_ActionDialog):
@@ -191,10 +265,11 @@ class RunNowDialog(_ActionDialog):
         self.ctx, self.schedule_id = ctx, schedule_id
         self.finish_layout()
 
-    def perform(self) -> object:
+    def planned_write(self) -> Callable[[], object]:
         from core.engine.admin import run_now
 
-        return run_now(self.ctx.ledger, self.schedule_id, self.ctx.clock, self.note_text())
+        ledger, sid, clock, note = self.ctx.ledger, self.schedule_id, self.ctx.clock, self.note_text()
+        return lambda: run_now(ledger, sid, clock, note)
 
 
 class BackfillDialog(_ActionDialog):
@@ -303,11 +378,12 @@ class BackfillDialog(_ActionDialog):
         self.preview.setText("—")
         self.show_problem(message)
 
-    def perform(self) -> object:
+    def planned_write(self) -> Callable[[], object]:
         from core.engine.admin import backfill
 
         start, end = self.span()
-        return backfill(self.ctx.ledger, self.schedule_id, start, end, self.ctx.clock, self.note_text())
+        ledger, sid, clock, note = self.ctx.ledger, self.schedule_id, self.ctx.clock, self.note_text()
+        return lambda: backfill(ledger, sid, start, end, clock, note)
 
     def done(self, result: int) -> None:
         self._timer.stop()

@@ -88,6 +88,7 @@ def test_moving_0230_to_0330_lists_moves_the_new_gap_day_and_the_running_one(
     dialog.grab().save(str(tmp_path / "publish.png"))
 
     dialog.accept()
+    qtbot.waitUntil(lambda: not dialog.writing, timeout=10_000)
     assert dialog.result() == QDialog.DialogCode.Accepted
     assert dialog.result_value is not None and dialog.result_value.revision == 2
     with live.ledger.read() as session:
@@ -111,6 +112,7 @@ def test_a_new_schedule_only_appears(ctx: AppContext, qtbot: Any) -> None:
 def test_a_refused_publish_is_shown_and_writes_nothing(ctx: AppContext, qtbot: Any) -> None:
     dialog = opened(ctx, demo_spec(task={"argv": ["/no/such/program"]}), qtbot)
     dialog.accept()
+    qtbot.waitUntil(lambda: not dialog.writing, timeout=10_000)
     assert dialog.result() != QDialog.DialogCode.Accepted
     assert dialog.problem.text() == ("daily-ops-summary revision 1: task.argv[0]: '/no/such/program' does not exist")
     with ctx.ledger.read() as session:

@@ -4,6 +4,7 @@ field and changes nothing."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,12 @@ def published(ctx: AppContext) -> AppContext:
     return ctx
 
 
+def confirm(dialog: Any, qtbot: Any) -> None:
+    """Press OK and wait for the write it starts off the GUI thread."""
+    dialog.accept()
+    qtbot.waitUntil(lambda: not dialog.writing, timeout=10_000)
+
+
 def schedule(ctx: AppContext) -> Schedule:
     with ctx.ledger.read() as session:
         found = session.get(Schedule, SID)
@@ -58,7 +65,7 @@ def test_gates_write_the_ledger(
     qtbot.addWidget(dialog)
     if note:
         dialog.note.setText(note)
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.result() == QDialog.DialogCode.Accepted
     row = schedule(published)
     assert (row.state, row.note) == (state, note)
@@ -68,7 +75,7 @@ def test_disable_needs_a_note(published: AppContext, qtbot: Any) -> None:
     dialog = GateDialog(published, SID, "disable")
     qtbot.addWidget(dialog)
     dialog.note.setText("   ")
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.result() != QDialog.DialogCode.Accepted
     assert dialog.problem.text() == "Note: required to disable a schedule; say why it is disabled"
     assert not dialog.problem.isHidden()
@@ -78,14 +85,14 @@ def test_disable_needs_a_note(published: AppContext, qtbot: Any) -> None:
 def test_a_refused_gate_says_why_and_changes_nothing(published: AppContext, qtbot: Any) -> None:
     first = GateDialog(published, SID, "disable")
     first.note.setText("gone")
-    first.accept()
+    confirm(first, qtbot)
     dialog = GateDialog(published, SID, "pause")
     qtbot.addWidget(dialog)
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.problem.text() == f"{SID}: the schedule is disabled; resume it before pausing it"
     assert schedule(published).state is ScheduleState.DISABLED
     resume = GateDialog(published, SID, "resume")
-    resume.accept()
+    confirm(resume, qtbot)
     assert schedule(published).state is ScheduleState.ACTIVE
 
 
@@ -93,7 +100,7 @@ def test_run_now_creates_a_manual_occurrence(published: AppContext, qtbot: Any) 
     dialog = RunNowDialog(published, SID)
     qtbot.addWidget(dialog)
     dialog.note.setText("customer asked")
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.result() == QDialog.DialogCode.Accepted
     with published.ledger.read() as session:
         occ = session.get(Occurrence, dialog.result_value)
@@ -106,11 +113,34 @@ def test_run_now_creates_a_manual_occurrence(published: AppContext, qtbot: Any) 
 
 
 def test_run_now_on_a_paused_schedule_is_refused(published: AppContext, qtbot: Any) -> None:
-    GateDialog(published, SID, "pause").accept()
+    confirm(GateDialog(published, SID, "pause"), qtbot)
     dialog = RunNowDialog(published, SID)
     qtbot.addWidget(dialog)
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.problem.text() == f"{SID} is paused; resume it first"
+
+
+def test_the_write_waits_for_a_locked_ledger_off_the_gui_thread(published: AppContext, qtbot: Any) -> None:
+    dialog = GateDialog(published, SID, "pause")
+    qtbot.addWidget(dialog)
+    closed: list[int] = []
+    dialog.finished.connect(closed.append)
+    holder = sqlite3.connect(published.ledger.where, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another program in the middle of a write
+    try:
+        dialog.accept()  # returns at once: the write waits on its own thread
+        assert dialog.writing
+        assert not any(button.isEnabled() for button in dialog.buttons.buttons())
+        dialog.reject()  # a write under way is not abandoned half done
+        assert dialog.writing and closed == []
+        assert schedule(published).state is ScheduleState.ACTIVE
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    qtbot.waitUntil(lambda: not dialog.writing, timeout=10_000)
+    assert closed == [QDialog.DialogCode.Accepted] and dialog.result() == QDialog.DialogCode.Accepted
+    assert all(button.isEnabled() for button in dialog.buttons.buttons())
+    assert schedule(published).state is ScheduleState.PAUSED
 
 
 def pick(dialog: BackfillDialog, which: str, local: str) -> None:
@@ -137,7 +167,7 @@ def test_backfill_previews_then_runs_what_never_ran(published: AppContext, qtbot
     dialog.resize(640, dialog.sizeHint().height())
     dialog.grab().save(str(tmp_path / "backfill.png"))
     dialog.note.setText("missed during the move")
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.result() == QDialog.DialogCode.Accepted
     result: Any = dialog.result_value
     assert len(result.queued) == 3 and result.left
@@ -154,7 +184,7 @@ def test_backfill_of_the_future_is_refused_in_words(published: AppContext, qtbot
     pick(dialog, "to", "2027-03-02T00:00")
     qtbot.waitUntil(lambda: not dialog.problem.isHidden(), timeout=10_000)
     assert dialog.problem.text() == "the end is in the future; a backfill runs a past range"
-    dialog.accept()
+    confirm(dialog, qtbot)
     assert dialog.result() != QDialog.DialogCode.Accepted
     assert dialog.problem.text() == "--to 2027-03-02T05:00:00Z is in the future; a backfill runs a past range"
     with published.ledger.read() as session:
