@@ -9,13 +9,14 @@ timeline) listens to :attr:`PreviewService.ready`.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from core.clock import Clock
 from core.preview import Preview, build_preview
-from scheduler_gui.background import LatestOnly
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.spec_follower import SpecFollower
 
 #: Milliseconds of quiet after the last edit before a preview is built.
 DEBOUNCE_MS = 120
@@ -38,15 +39,15 @@ class PreviewService(QObject):
         self._start: datetime | None = None
         self._count = DEFAULT_COUNT
         self._latest: Preview | None = None
-        self._worker = LatestOnly(self)
-        self._worker.busyChanged.connect(self.busyChanged)
-        self._worker.done.connect(self._on_done)
-        self._worker.failed.connect(self.failed)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.refresh_now)
-        document.changed.connect(self.schedule_refresh)
+        self._follow = SpecFollower(
+            document, lambda spec: partial(build_preview, spec, self.start, count=self._count), DEBOUNCE_MS, self
+        )
+        self._follow.busyChanged.connect(self.busyChanged)
+        self._follow.done.connect(self._on_done)
+        self._follow.failed.connect(self.failed)
+        self._follow.incomplete.connect(
+            lambda first: self.failed.emit(str(first) if first is not None else "the schedule is not complete yet")
+        )
 
     @property
     def clock(self) -> Clock:
@@ -76,29 +77,20 @@ class PreviewService(QObject):
 
     def schedule_refresh(self) -> None:
         """Ask for a new preview after the debounce interval."""
-        self._timer.start()
+        self._follow.schedule_refresh()
 
     def refresh_now(self) -> None:
         """Start building a preview of the document as it is now."""
-        self._timer.stop()
-        spec = self._doc.spec
-        if spec is None:
-            self._worker.cancel()
-            problems = self._doc.problems
-            first = problems[0] if problems else None
-            self.failed.emit(str(first) if first is not None else "the schedule is not complete yet")
-            return
-        start, count = self.start, self._count
-        self._worker.submit(lambda: build_preview(spec, start, count=count))
+        self._follow.refresh_now()
 
     @property
     def busy(self) -> bool:
         """True while a preview is being built for the newest request."""
-        return self._worker.busy
+        return self._follow.busy
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until running jobs finish (tests and screenshots)."""
-        return self._worker.wait(msecs)
+        return self._follow.wait(msecs)
 
     def _on_done(self, preview: object) -> None:
         assert isinstance(preview, Preview)

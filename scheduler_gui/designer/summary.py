@@ -8,14 +8,16 @@ words ("Not complete: choose a gap policy").
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from functools import partial
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.errors import Problem
 from core.explain import explain
-from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.spec_follower import SpecFollower
 
 #: Milliseconds of quiet after an edit before the words are rebuilt.
 DEBOUNCE_MS = 60
@@ -67,31 +69,21 @@ class SummaryLine(QLabel):
         font.setPointSizeF(font.pointSizeF() * 1.1)
         self.setFont(font)
         self.setMargin(4)
-        self._worker = LatestOnly(self)
-        self._worker.done.connect(self._show)
-        self._worker.failed.connect(self._show_problem_text)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.refresh_now)
-        document.changed.connect(self._timer.start)
+        self._follow = SpecFollower(document, lambda spec: partial(explain, spec, ctx.clock.now()), DEBOUNCE_MS, self)
+        self._follow.done.connect(self._show)
+        self._follow.failed.connect(self._show_problem_text)
+        self._follow.incomplete.connect(
+            lambda first: self._show_problem_text(problem_in_words(first) if first is not None else "Not complete.")
+        )
         self.refresh_now()
 
     def refresh_now(self) -> None:
         """Rebuild the words for the document as it is now."""
-        self._timer.stop()
-        spec = self._doc.spec
-        if spec is None:
-            self._worker.cancel()
-            problems = self._doc.problems
-            self._show_problem_text(problem_in_words(problems[0]) if problems else "Not complete.")
-            return
-        now = self._ctx.clock.now()
-        self._worker.submit(lambda: explain(spec, now))
+        self._follow.refresh_now()
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the words being built are ready (tests, screenshots)."""
-        return self._worker.wait(msecs)
+        return self._follow.wait(msecs)
 
     def _show(self, text: object) -> None:
         self.setProperty("incomplete", False)

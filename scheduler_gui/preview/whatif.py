@@ -8,7 +8,9 @@ question is answered off the GUI thread; a newer question drops an older answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import (
@@ -18,7 +20,6 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     QTimeZone,
     Signal,
 )
@@ -40,11 +41,11 @@ from core.engine.misfire import Action
 from core.spec import ScheduleSpec
 from core.whatif import WhatIfRow, what_if
 from core.zones import get_zone
-from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview import text
 from scheduler_gui.preview.model import row_tooltip
+from scheduler_gui.spec_follower import SpecFollower
 from scheduler_gui.status_style import ORANGE, Look, look
 
 #: Milliseconds of quiet after the last change before the question is asked again.
@@ -161,13 +162,10 @@ class WhatIfView(QWidget):
         self.setObjectName("whatIf")
         self._doc = document
         self._ctx = ctx
-        self._worker = LatestOnly(self)
-        self._worker.done.connect(self._on_done)
-        self._worker.failed.connect(self._on_failed)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.refresh_now)
+        self._follow = SpecFollower(document, self._question, DEBOUNCE_MS, self)
+        self._follow.done.connect(self._on_done)
+        self._follow.failed.connect(self._on_failed)
+        self._follow.incomplete.connect(self._on_incomplete)
         self.model = WhatIfModel(self)
 
         now = ctx.clock.now()
@@ -223,7 +221,6 @@ class WhatIfView(QWidget):
 
         self.from_edit.dateTimeChanged.connect(self.schedule_refresh)
         self.to_edit.dateTimeChanged.connect(self.schedule_refresh)
-        document.changed.connect(self.schedule_refresh)
         self.refresh_now()
 
     def _editor(self, name: str, tip: str) -> QDateTimeEdit:
@@ -246,24 +243,24 @@ class WhatIfView(QWidget):
         self.refresh_now()
 
     def schedule_refresh(self) -> None:
-        self._timer.start()
+        self._follow.schedule_refresh()
 
     def refresh_now(self) -> None:
-        self._timer.stop()
-        spec = self._doc.spec
-        if spec is None:
-            self._worker.cancel()
-            problems = self._doc.problems
-            first = str(problems[0]) if problems else "the schedule is not complete yet"
-            self._show_message(f"⚠ Nothing can be worked out until this is fixed:\n{first}")
-            return
-        off_from, off_to = self.outage()
-        self._describe_range(spec, off_from, off_to)
-        self._worker.submit(lambda: what_if(spec, off_from, off_to))
+        self._follow.refresh_now()
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the running question is answered (tests, screenshots)."""
-        return self._worker.wait(msecs)
+        return self._follow.wait(msecs)
+
+    def _question(self, spec: ScheduleSpec) -> Callable[[], object]:
+        """The outage as the fields say it now, shown in the schedule's zone; the work that answers it."""
+        off_from, off_to = self.outage()
+        self._describe_range(spec, off_from, off_to)
+        return partial(what_if, spec, off_from, off_to)
+
+    def _on_incomplete(self, first: object) -> None:
+        problem = str(first) if first is not None else "the schedule is not complete yet"
+        self._show_message(f"⚠ Nothing can be worked out until this is fixed:\n{problem}")
 
     def _describe_range(self, spec: ScheduleSpec, off_from: datetime, off_to: datetime) -> None:
         zone = get_zone(spec.time_zone)
