@@ -93,6 +93,8 @@ class SpecDocument(QObject):
     validityChanged = Signal(bool)
     pathChanged = Signal(str)
     dirtyChanged = Signal(bool)
+    problemsChanged = Signal()
+    """The problems changed: the spec's own, or a field's text that is not yet a value (see :meth:`blocking`)."""
 
     def __init__(self, data: Mapping[str, Any] | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -102,6 +104,8 @@ class SpecDocument(QObject):
         self._path: Path | None = None
         self._spec: ScheduleSpec | None = None
         self._problems: list[Problem] = []
+        #: Text in a field that is not (yet) a value, by field: it never reached the mapping.
+        self._field_problems: dict[str, Problem] = {}
         self._validate()
 
     def _on_clean_changed(self, clean: bool) -> None:
@@ -129,6 +133,49 @@ class SpecDocument(QObject):
     @property
     def problems(self) -> list[Problem]:
         return list(self._problems)
+
+    @property
+    def field_problems(self) -> list[Problem]:
+        """Fields whose text is not a value yet, in the order they went wrong."""
+        return list(self._field_problems.values())
+
+    def set_field_problem(self, field: str, message: str | None, *, key: str | None = None) -> None:
+        """Say that the field ``field`` holds text that is not a value (``message`` says why), or with None
+        that it no longer does. While any field does, the document cannot be saved or published.
+
+        ``key`` is the spec key the message names (default: ``field``). Nothing in the mapping changes.
+        """
+        old = self._field_problems.get(field)
+        if message:
+            new = Problem(key if key is not None else field, message)
+            if old == new:
+                return
+            self._field_problems[field] = new
+        else:
+            if old is None:
+                return
+            del self._field_problems[field]
+        self.problemsChanged.emit()
+
+    def clear_field_problems(self) -> None:
+        """Forget every field's unreadable text (the fields were rebuilt or reset)."""
+        if self._field_problems:
+            self._field_problems.clear()
+            self.problemsChanged.emit()
+
+    @property
+    def can_save(self) -> bool:
+        """True when the spec is valid and no field holds text that is not a value."""
+        return self._spec is not None and not self._field_problems
+
+    def blocking(self) -> Problem | None:
+        """Why the document cannot be saved now, or None when it can: a field's unreadable text first
+        (what the person is typing), else the spec's first problem."""
+        if self._field_problems:
+            return next(iter(self._field_problems.values()))
+        if self._spec is None:
+            return self._problems[0] if self._problems else Problem("", "the schedule is not complete yet")
+        return None
 
     def problems_for(self, path: str) -> list[str]:
         """Messages for ``path`` and anything under it (``task`` covers ``task.argv``)."""
@@ -181,12 +228,14 @@ class SpecDocument(QObject):
             self._problems = [Problem("", str(exc))]
         if was != (self._spec is not None):
             self.validityChanged.emit(self._spec is not None)
+        self.problemsChanged.emit()
 
     # --- files ---------------------------------------------------------------
     def replace(self, data: Mapping[str, Any], path: Path | None = None) -> None:
         """Load new content as a fresh document: clears undo history, marks clean."""
         self._data = copy.deepcopy(dict(data))
         self._path = path
+        self._field_problems.clear()
         self.undo_stack.clear()
         self.undo_stack.setClean()
         self._validate()

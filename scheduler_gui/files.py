@@ -144,9 +144,9 @@ class FilesMixin:
         return self._write(doc, path)
 
     def _write(self, doc: SpecDocument, path: Path) -> bool:
-        if not doc.valid:
-            problems = doc.problems
-            self._warn("Cannot save yet", str(problems[0]) if problems else "the schedule is not complete yet")
+        blocked = doc.blocking()
+        if blocked is not None:
+            self._warn("Cannot save yet", str(blocked))
             return False
         try:
             saved = doc.save(path)

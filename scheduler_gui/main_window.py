@@ -59,6 +59,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self.designer: DesignerPanel | None = None
         self._doc_links: list[tuple[Any, Callable[..., Any]]] = []
         self._pages: dict[str, QWidget] = {}
+        self._blocked_tip: str | None = None
 
         self.acts = build_actions(self)
         self.recent_menu = QMenu("Open &Recent", self)
@@ -300,25 +301,29 @@ class MainWindow(FilesMixin, QMainWindow):
         self.setWindowTitle(f"Tidemark — {name}{' ●' if dirty else ''}")
 
     def _update_save(self) -> None:
+        """Save and Publish follow the document: enabled only when it can be saved, and the reason
+        shown is always the current first problem (a field's unreadable text, else the spec's)."""
         doc = self.document
-        valid = doc is not None and doc.valid
-        self.acts.save.setEnabled(valid)
-        self.acts.save_as.setEnabled(valid)
-        if doc is not None and not doc.valid:
-            problems = doc.problems
-            reason = str(problems[0]) if problems else "the schedule is not complete yet"
-            tip = f"Cannot save while the schedule has a problem: {reason}"
+        ok = doc is not None and doc.can_save
+        self.acts.save.setEnabled(ok)
+        self.acts.save_as.setEnabled(ok)
+        problem = doc.blocking() if doc is not None else None
+        if problem is not None:
+            tip = f"Cannot save while the schedule has a problem: {problem}"
             self.statusBar().showMessage(tip)
+            self._blocked_tip = tip
         else:
             tip = "Save the schedule (Ctrl+S)"
-            self.statusBar().clearMessage()
+            if self._blocked_tip is not None and self.statusBar().currentMessage() == self._blocked_tip:
+                self.statusBar().clearMessage()
+            self._blocked_tip = None
         self.acts.save.setToolTip(tip)
-        self.acts.save_as.setToolTip(tip if not valid else "Save the schedule to another file (Ctrl+Shift+S)")
+        self.acts.save_as.setToolTip(tip if not ok else "Save the schedule to another file (Ctrl+Shift+S)")
         self._update_publish()
 
     def _update_publish(self) -> None:
         doc = self.document
-        ok = doc is not None and doc.valid and self.hub.state == "open"
+        ok = doc is not None and doc.can_save and self.hub.state == "open"
         self.acts.publish.setEnabled(ok)
 
     # --- documents -----------------------------------------------------------
@@ -348,7 +353,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._link(stack.redoTextChanged, self._on_redo_text)
         self._link(doc.dirtyChanged, self._on_dirty)
         self._link(doc.pathChanged, self._on_path)
-        self._link(doc.validityChanged, self._on_validity)
+        self._link(doc.problemsChanged, self._update_save)
         self.acts.undo.setEnabled(stack.canUndo())
         self.acts.redo.setEnabled(stack.canRedo())
         self.autosaver.watch(doc)
@@ -372,9 +377,6 @@ class MainWindow(FilesMixin, QMainWindow):
         self._update_title()
         self.refresh_sidebar()
 
-    def _on_validity(self, _valid: bool) -> None:
-        self._update_save()
-
     def _link(self, signal: Any, slot: Callable[..., Any]) -> None:
         signal.connect(slot)
         self._doc_links.append((signal, slot))
@@ -383,6 +385,10 @@ class MainWindow(FilesMixin, QMainWindow):
     def publish(self) -> None:
         doc = self.document
         if doc is None or doc.spec is None:
+            return
+        blocked = doc.blocking()
+        if blocked is not None:
+            self.statusBar().showMessage(f"Cannot publish while the schedule has a problem: {blocked}", 5000)
             return
         if self.hub.state != "open":
             why = self.hub.error or "it is still opening"

@@ -45,6 +45,40 @@ def test_invalid_value_names_its_key_and_blocks(document: SpecDocument, qtbot) -
     assert not document.problems_for("rule")
 
 
+def test_a_field_problem_blocks_saving_without_touching_the_mapping(document: SpecDocument, qtbot) -> None:
+    before = dict(document.data)
+    with qtbot.waitSignal(document.problemsChanged):
+        document.set_field_problem("times", "25:61 is not a time of day", key="rule")
+    assert document.valid and not document.can_save
+    assert str(document.blocking()) == "rule: 25:61 is not a time of day"
+    assert document.data == before and document.undo_stack.count() == 0
+    # A second field going wrong does not take the first one's place; the first fixed, the second shows.
+    document.set_field_problem("start", "2027-02-30 is not a date")
+    assert document.blocking() is not None and document.blocking().key == "rule"
+    document.set_field_problem("times", None)
+    assert str(document.blocking()) == "start: 2027-02-30 is not a date"
+    document.set_field_problem("start", None)
+    assert document.can_save and document.blocking() is None
+
+
+def test_blocking_is_the_current_spec_problem(document: SpecDocument) -> None:
+    document.set_value("timeZone", "EST")
+    first = document.blocking()
+    assert first is not None and first.key == "timeZone"
+    document.set_value("timeZone", "America/New_York")
+    document.set_value("rule", "FREQ=SOMETIMES")
+    now = document.blocking()
+    assert now is not None and now.key == "rule"
+
+
+def test_loading_forgets_field_problems(document: SpecDocument, tmp_path: Path) -> None:
+    document.set_field_problem("times", "not a time")
+    target = tmp_path / "copy.yaml"
+    document.save(target)
+    document.load(target)
+    assert document.can_save
+
+
 def test_nested_paths_create_and_prune(document: SpecDocument) -> None:
     document.set_value("retry.maxAttempts", 5)
     assert get_path(document.data, "retry") == {"maxAttempts": 5}
