@@ -56,11 +56,6 @@ class ZoneChoice:
     country: str = ""
     comment: str = ""
 
-    @property
-    def search_text(self) -> str:
-        """Lower-case text a search matches against: the name with spaces, country and comment."""
-        return " ".join((self.name.replace("_", " "), self.name, self.country, self.comment, self.abbreviation)).lower()
-
 
 @lru_cache(maxsize=1)
 def country_names() -> dict[str, str]:
@@ -117,19 +112,6 @@ def zone_choices(now: datetime) -> list[ZoneChoice]:
         label = f"{name} — {offset_label(abbreviation, offset)}"
         out.append(ZoneChoice(name, abbreviation, offset, label, country, comment))
     return out
-
-
-def search_zones(choices: list[ZoneChoice], text: str) -> list[ZoneChoice]:
-    """The choices matching every word of ``text`` (case-insensitive; ``new york`` finds America/New_York).
-
-    Names that contain the words in order come first.
-    """
-    words = text.lower().replace("_", " ").replace("/", " ").split()
-    if not words:
-        return list(choices)
-    hits = [c for c in choices if all(w in c.search_text for w in words)]
-    phrase = " ".join(words)
-    return sorted(hits, key=lambda c: (phrase not in c.name.lower().replace("_", " ").replace("/", " "), c.name))
 
 
 # --- yearly pattern -----------------------------------------------------------------
