@@ -56,14 +56,10 @@ class ZoneChoice:
     country: str = ""
     comment: str = ""
 
-    @property
-    def search_text(self) -> str:
-        """Lower-case text a search matches against: the name with spaces, country and comment."""
-        return " ".join((self.name.replace("_", " "), self.name, self.country, self.comment, self.abbreviation)).lower()
-
 
 @lru_cache(maxsize=1)
-def _countries() -> dict[str, str]:
+def country_names() -> dict[str, str]:
+    """ISO 3166 code → the tz database's English name of the country (``iso3166.tab``)."""
     text = resources.files("tzdata").joinpath("zoneinfo", "iso3166.tab").read_text(encoding="utf-8")
     out: dict[str, str] = {}
     for line in text.splitlines():
@@ -74,18 +70,24 @@ def _countries() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
-def _zone_table() -> tuple[tuple[str, str, str], ...]:
-    """(name, country, comment) for every location in the tzdata ``zone.tab``, plus UTC."""
+def zone_tab() -> tuple[tuple[str, str, str], ...]:
+    """(country code, zone name, comment) for every row of the tzdata ``zone.tab``, in file order."""
     text = resources.files("tzdata").joinpath("zoneinfo", "zone.tab").read_text(encoding="utf-8")
-    countries = _countries()
-    rows: list[tuple[str, str, str]] = [("UTC", "", "Coordinated Universal Time")]
+    rows: list[tuple[str, str, str]] = []
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
         fields = line.split("\t")
-        code, name = fields[0], fields[2]
-        comment = fields[3] if len(fields) > 3 else ""
-        rows.append((name, countries.get(code, code), comment))
+        rows.append((fields[0], fields[2], fields[3] if len(fields) > 3 else ""))
+    return tuple(rows)
+
+
+@lru_cache(maxsize=1)
+def zone_table() -> tuple[tuple[str, str, str], ...]:
+    """(name, country, comment) for every location in the tzdata ``zone.tab``, plus UTC."""
+    countries = country_names()
+    rows: list[tuple[str, str, str]] = [("UTC", "", "Coordinated Universal Time")]
+    rows.extend((name, countries.get(code, code), comment) for code, name, comment in zone_tab())
     return tuple(sorted(rows, key=lambda row: row[0]))
 
 
@@ -95,14 +97,14 @@ def choice_for(name: str, now: datetime) -> ZoneChoice:
     local = now.astimezone(zone)
     offset = local.utcoffset() or timedelta(0)
     abbreviation = local.tzname() or ""
-    country, comment = next(((c, m) for n, c, m in _zone_table() if n == name), ("", ""))
+    country, comment = next(((c, m) for n, c, m in zone_table() if n == name), ("", ""))
     return ZoneChoice(name, abbreviation, offset, f"{name} — {offset_label(abbreviation, offset)}", country, comment)
 
 
 def zone_choices(now: datetime) -> list[ZoneChoice]:
     """Every location zone (tzdata's ``zone.tab``, plus UTC) with its offset and abbreviation at ``now``."""
     out = []
-    for name, country, comment in _zone_table():
+    for name, country, comment in zone_table():
         zone = get_zone(name)
         local = now.astimezone(zone)
         offset = local.utcoffset() or timedelta(0)
@@ -110,19 +112,6 @@ def zone_choices(now: datetime) -> list[ZoneChoice]:
         label = f"{name} — {offset_label(abbreviation, offset)}"
         out.append(ZoneChoice(name, abbreviation, offset, label, country, comment))
     return out
-
-
-def search_zones(choices: list[ZoneChoice], text: str) -> list[ZoneChoice]:
-    """The choices matching every word of ``text`` (case-insensitive; ``new york`` finds America/New_York).
-
-    Names that contain the words in order come first.
-    """
-    words = text.lower().replace("_", " ").replace("/", " ").split()
-    if not words:
-        return list(choices)
-    hits = [c for c in choices if all(w in c.search_text for w in words)]
-    phrase = " ".join(words)
-    return sorted(hits, key=lambda c: (phrase not in c.name.lower().replace("_", " ").replace("/", " "), c.name))
 
 
 # --- yearly pattern -----------------------------------------------------------------
