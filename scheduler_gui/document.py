@@ -67,6 +67,7 @@ class _Edit(QUndoCommand):
         self._after = {k: copy.deepcopy(v) for k, v in changes.items()}
         self._before = {k: copy.deepcopy(get_path(doc.data, k)) for k in changes}
         self._merge_key = merge_key
+        self._pushed = False
 
     def id(self) -> int:
         # Typing into one field merges into one undo step; other edits never merge.
@@ -79,9 +80,15 @@ class _Edit(QUndoCommand):
         return True
 
     def redo(self) -> None:
+        # The first redo is the push itself; a later one steps through the history, like undo: text
+        # half-typed in a field belongs to neither state, so every field shows the document again.
+        if self._pushed:
+            self._doc.clear_field_problems()
+        self._pushed = True
         self._doc._apply(self._after)
 
     def undo(self) -> None:
+        self._doc.clear_field_problems()
         self._doc._apply(self._before)
 
 
@@ -158,7 +165,8 @@ class SpecDocument(QObject):
         self.problemsChanged.emit()
 
     def clear_field_problems(self) -> None:
-        """Forget every field's unreadable text (the fields were rebuilt or reset)."""
+        """Forget every field's unreadable text (the fields were rebuilt or reset; undo and redo do it too:
+        a field whose problem is forgotten shows the document's value again)."""
         if self._field_problems:
             self._field_problems.clear()
             self.problemsChanged.emit()

@@ -6,10 +6,17 @@ start). It is derived from the rule text on every change
 (``core.recurrence.form``), and every edit writes the rule text back, so the
 text (``rule_field``), the form, undo and redo can never disagree. A rule the
 form cannot show leaves the form disabled.
+
+The typed fields (repeat every, days of the month, times of day, minutes,
+hours, the start) write the rule only when their whole text is a value the
+rule can hold; until then the message sits on the line under the field and
+Save waits (:mod:`scheduler_gui.designer.field_problem`). Times of day are
+complete as ``H:MM`` or ``HH:MM``: "2" on the way to "25:61" is no time yet.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +26,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QToolButton,
     QWidget,
 )
@@ -40,18 +46,10 @@ from core.recurrence.form import (
     times_parts,
 )
 from core.recurrence.rules import WEEKDAYS, RuleError
-from core.timefmt import fmt_local
 from core.zone_info import wall_time_hint
-from scheduler_gui.designer.when_fields import (
-    WallTimeEdit,
-    add_row,
-    as_local,
-    field_row,
-    form_layout,
-    row_label,
-    stack,
-    tip,
-)
+from scheduler_gui.designer.field_problem import FieldProblem, TypedField
+from scheduler_gui.designer.typed_inputs import CountSpin, DateTimeField
+from scheduler_gui.designer.when_fields import add_row, as_local, field_row, form_layout, row_label, stack, tip
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
 
@@ -73,6 +71,18 @@ _MODE_WORDS = (
 )
 
 
+_COMPLETE_TIME = re.compile(r"\d{1,2}:\d{2}")
+
+
+def read_times(text: str) -> tuple[tuple[int, int], ...]:
+    """Times of day typed as ``H:MM`` or ``HH:MM``, separated by commas; an item without its two
+    minute digits ("2", "14:3") is not a time yet, and ValueError says so."""
+    for item in (i.strip() for i in text.replace(";", ",").split(",")):
+        if item and not _COMPLETE_TIME.fullmatch(item):
+            raise ValueError(f"{item!r} is not a time of day yet; write it as H:MM or HH:MM, like 02:30 or 14:05")
+    return parse_times(text)
+
+
 def _button_row(parent: QWidget, spacing: int) -> tuple[QWidget, QHBoxLayout]:
     box = QWidget(parent)
     layout = QHBoxLayout(box)
@@ -92,17 +102,26 @@ class CalendarForm(QWidget):
         self.cal_form = form = form_layout(self)
         locale = self.locale()
 
-        self.interval = QSpinBox(self)
-        self.interval.setRange(1, 1000)
+        self.interval = CountSpin("the repeat interval", 1, 1000, self)
         self.interval.setPrefix("every ")
         tip(self.interval, "Repeat every", "Repeat every this many units (every 2 weeks = every other week)")
-        self.interval.valueChanged.connect(self._on_interval)
         self.freq = QComboBox(self)
         for freq in reversed(FREQUENCIES):
             self.freq.addItem(UNIT_WORDS[freq], freq)
         tip(self.freq, "Repeat unit", "Minutes, hours, days, weeks, months or years")
         self.freq.activated.connect(self._on_freq)
-        self.row_repeats = add_row(form, "Repeats", field_row(self.interval, self.freq))
+        repeat_line = state.error_line(None, self, "Repeat every")
+        self.row_repeats = add_row(form, "Repeats", stack(field_row(self.interval, self.freq), repeat_line))
+        self._interval = state.typed_spin(
+            "repeatEvery",
+            "rule",
+            repeat_line,
+            self.interval,
+            parse=self._read_interval,
+            current=lambda: self._part("interval"),
+            write=lambda value: self._write("Repeat every", "form:interval", interval=value),
+        )
+        self._freq_problem = state.problem("repeatUnit", "rule", repeat_line)
 
         self.weekday_buttons: list[QToolButton] = []
         days, days_layout = _button_row(self, 2)
@@ -120,8 +139,10 @@ class CalendarForm(QWidget):
         days_layout.addWidget(self.weekday_hint)
         days_layout.addStretch(1)
         self.weekday_label = row_label("On")
-        form.addRow(self.weekday_label, days)
+        weekdays_line = state.error_line(None, self, "Weekdays")
+        form.addRow(self.weekday_label, stack(days, weekdays_line))
         self.row_weekdays = form.rowCount() - 1
+        self._weekdays_problem = state.problem("weekdays", "rule", weekdays_line)
 
         self.month_buttons: list[QToolButton] = []
         months, months_layout = _button_row(self, 1)
@@ -135,7 +156,9 @@ class CalendarForm(QWidget):
             months_layout.addWidget(button)
             self.month_buttons.append(button)
         months_layout.addStretch(1)
-        self.row_months = add_row(form, "In", months)
+        months_line = state.error_line(None, self, "Months")
+        self.row_months = add_row(form, "In", stack(months, months_line))
+        self._months_problem = state.problem("months", "rule", months_line)
 
         self.month_mode = QComboBox(self)
         for value, words in _MODE_WORDS:
@@ -146,7 +169,6 @@ class CalendarForm(QWidget):
         self.month_days.setPlaceholderText("1, 15")
         self.month_days.setMaximumWidth(110)
         tip(self.month_days, "Days of the month", "Day numbers 1-31, separated by commas (1, 15) or as a range")
-        self.month_days.textEdited.connect(self._on_month_days)
         self.nth = QComboBox(self)
         for n in NTH_CHOICES:
             self.nth.addItem(_NTH_WORDS[n], n)
@@ -157,43 +179,68 @@ class CalendarForm(QWidget):
             self.nth_weekday.addItem(locale.dayName(i + 1, locale.FormatType.LongFormat), code)
         tip(self.nth_weekday, "Weekday of the month", "The weekday counted in the month")
         self.nth_weekday.activated.connect(self._on_nth)
-        self.row_day = add_row(form, "Day", field_row(self.month_mode, self.month_days, self.nth, self.nth_weekday))
+        day_line = state.error_line(None, self, "Days of the month")
+        self.row_day = add_row(
+            form, "Day", stack(field_row(self.month_mode, self.month_days, self.nth, self.nth_weekday), day_line)
+        )
+        self._month_days = self._numbers(
+            self.month_days, "monthDays", day_line, "month_days", (1, 31, "days of the month"), "Days of the month"
+        )
+        self._day_problem = state.problem("dayOfMonth", "rule", day_line)
 
         self.times = QLineEdit(self)
         self.times.setObjectName("timesOfDay")
         self.times.setFont(tabular(self.times.font()))
         self.times.setPlaceholderText("02:30")
         self.times.setMaximumWidth(220)
-        tip(self.times, "Times of day", "Local wall-clock times, separated by commas (09:00, 17:00)")
-        self.times.textEdited.connect(self._on_times)
+        tip(self.times, "Times of day", "Local wall-clock times as H:MM or HH:MM, separated by commas (09:00, 17:00)")
         self.add_time = QPushButton("+ another", self)
         tip(self.add_time, "Add a time of day", "Add another time of day, an hour after the last one")
         self.add_time.clicked.connect(self._on_add_time)
-        self.row_times = add_row(form, "At", field_row(self.times, self.add_time))
+        times_line = state.error_line(None, self, "Times of day")
+        self.row_times = add_row(form, "At", stack(field_row(self.times, self.add_time), times_line))
+        self._times = state.typed(
+            "times",
+            "rule",
+            times_line,
+            self.times,
+            parse=self._read_times,
+            current=lambda: self._form.times if self._form is not None else None,
+            write=self._write_times,
+            show=lambda times: self.times.setText(format_times(times or ())),
+        )
 
         self.minutes = QLineEdit(self)
         self.minutes.setPlaceholderText("0, 30")
         self.minutes.setMaximumWidth(110)
         tip(self.minutes, "Minutes past the hour", "Minutes past each hour, 0-59, separated by commas")
-        self.minutes.textEdited.connect(self._on_minutes)
-        self.row_minutes = add_row(form, "At", field_row(self.minutes, QLabel("minutes past the hour")))
+        minutes_line = state.error_line(None, self, "Minutes past the hour")
+        self.row_minutes = add_row(
+            form, "At", stack(field_row(self.minutes, QLabel("minutes past the hour")), minutes_line)
+        )
+        self._minutes = self._numbers(
+            self.minutes, "minutes", minutes_line, "minutes", (0, 59, "minutes"), "Minutes past the hour"
+        )
 
         self.hours = QLineEdit(self)
         self.hours.setPlaceholderText("every hour")
         self.hours.setMaximumWidth(110)
         tip(self.hours, "Only in hours", "Run only in these hours of the day (9-17); empty means every hour")
-        self.hours.textEdited.connect(self._on_hours)
-        self.row_hours = add_row(form, "Hours", field_row(self.hours, QLabel("empty: every hour")))
+        hours_line = state.error_line(None, self, "Only in hours")
+        self.row_hours = add_row(form, "Hours", stack(field_row(self.hours, QLabel("empty: every hour")), hours_line))
+        self._hours = self._numbers(self.hours, "hours", hours_line, "hours", (0, 23, "hours"), "Hours of the day")
 
-        self.start = WallTimeEdit(self)
-        tip(self.start, "Starts", "The first local date and time the rule counts from (DTSTART)")
-        self.start.dateTimeChanged.connect(self._on_start)
+        self.start = DateTimeField(
+            "Starts", "The first local date and time the rule counts from (DTSTART)", self, with_time=True
+        )
         self.start_hint = QLabel(self)
         self.start_hint.setFont(tabular(self.start_hint.font()))
         self.start_hint.setAccessibleName("Start in UTC")
-        add_row(form, "Starts", stack(field_row(self.start, self.start_hint), state.error_line("start", self)))
-        self.form_error = state.error_line("form", self)
-        form.addRow(self.form_error)
+        start_line = state.error_line("start", self, "Starts")
+        add_row(form, "Starts", stack(field_row(self.start, self.start_hint), start_line))
+        self._start = state.typed_start("start", start_line, self.start, "Start")
+        self._typed_rule_fields = (self._interval, self._month_days, self._times, self._minutes, self._hours)
+        self._choice_problems = (self._freq_problem, self._weekdays_problem, self._months_problem, self._day_problem)
         self._controls = [
             self.interval,
             self.freq,
@@ -209,19 +256,36 @@ class CalendarForm(QWidget):
             self.hours,
         ]
 
+    def _numbers(
+        self, edit: QLineEdit, field: str, line: Any, part: str, bounds: tuple[int, int, str], label: str
+    ) -> TypedField:
+        """A typed list of numbers (days, minutes, hours) for one part of the form."""
+        return self._state.typed(
+            field,
+            "rule",
+            line,
+            edit,
+            parse=lambda text: self._read_numbers(text, part, bounds),
+            current=lambda: self._part(part),
+            write=lambda values: self._write(label, f"form:{part}", **{part: values}),
+            show=lambda values: edit.setText(format_numbers(values or ())),
+        )
+
     def current_form(self) -> RuleForm | None:
         """The form shown, or None while the rule is invalid or beyond the form."""
         return self._form if self.interval.isEnabled() else None
+
+    def _part(self, name: str) -> Any:
+        return getattr(self._form, name) if self._form is not None else None
 
     # --- showing the document -----------------------------------------------------------------
     def show_document(self) -> None:
         """Show the document's rule and start; a rule the form cannot show disables the fields."""
         state = self._state
-        start = state.start_value()
-        self.start.set_naive(start)
+        self._start.show_document()
         self.start_hint.setText(wall_time_hint(as_local(state.doc.value("start")), state.zone_name()))
         try:
-            form = form_from_rule(state.rule_value(), start)
+            form = form_from_rule(state.rule_value(), state.start_value())
             parse_error = None
         except RuleError as exc:
             form, parse_error = None, str(exc)
@@ -229,6 +293,7 @@ class CalendarForm(QWidget):
         for control in self._controls:
             control.setEnabled(form is not None)
         if form is None:
+            self.forget_rule_fields()
             if self._form is None:
                 # Nothing sensible to show yet: keep only the (disabled) frequency row.
                 for row in (self.row_weekdays, self.row_months, self.row_day, self.row_times):
@@ -239,88 +304,131 @@ class CalendarForm(QWidget):
         self._form = form
         self._show_form(form)
 
+    def forget_rule_fields(self) -> None:
+        """The rule's fields are not in use (another kind, a rule beyond the form): their unfinished text
+        must not hold the schedule back."""
+        for field in self._typed_rule_fields:
+            field.forget()
+        for problem in self._choice_problems:
+            problem.clear()
+
+    def forget(self) -> None:
+        """The whole form is not in use (another kind of schedule)."""
+        self.forget_rule_fields()
+        self._start.forget()
+
     def _show_form(self, form: RuleForm) -> None:
-        self.interval.setValue(form.interval)
+        self._interval.show_document()
         for i in range(self.freq.count()):
             words = UNIT_WORDS[str(self.freq.itemData(i))]
             self.freq.setItemText(i, words if form.interval != 1 else words[:-1])
-        self.freq.setCurrentIndex(self.freq.findData(form.freq))
+        if not self._freq_problem.holds(form.freq):
+            self.freq.setCurrentIndex(self.freq.findData(form.freq))
         daily_or_finer = form.freq in ("MINUTELY", "HOURLY", "DAILY")
         self.cal_form.setRowVisible(self.row_weekdays, not form.uses_days_of_month)
         self.weekday_label.setText("Only on" if daily_or_finer else "On")
         self.weekday_hint.setVisible(daily_or_finer)
-        for button in self.weekday_buttons:
-            button.setChecked(button.property("weekday") in form.weekdays)
-        self.cal_form.setRowVisible(self.row_months, form.freq == "YEARLY")
-        for button in self.month_buttons:
-            button.setChecked(button.property("month") in form.months)
+        if form.uses_days_of_month:
+            self._weekdays_problem.clear()
+        if not self._weekdays_problem.holds(form.weekdays):
+            for button in self.weekday_buttons:
+                button.setChecked(button.property("weekday") in form.weekdays)
+        yearly = form.freq == "YEARLY"
+        self.cal_form.setRowVisible(self.row_months, yearly)
+        if not yearly:
+            self._months_problem.clear()
+        if not self._months_problem.holds(form.months):
+            for button in self.month_buttons:
+                button.setChecked(button.property("month") in form.months)
         self.cal_form.setRowVisible(self.row_day, form.uses_days_of_month)
-        self.month_mode.setCurrentIndex(self.month_mode.findData(form.month_mode))
+        if not form.uses_days_of_month:
+            self._day_problem.clear()
+        if not self._day_problem.holds((form.month_mode, form.nth, form.nth_weekday)):
+            self.month_mode.setCurrentIndex(self.month_mode.findData(form.month_mode))
+            self.nth.setCurrentIndex(self.nth.findData(form.nth))
+            self.nth_weekday.setCurrentIndex(self.nth_weekday.findData(form.nth_weekday))
+        by_number = form.uses_days_of_month and form.month_mode == "day"
         self.month_days.setVisible(form.month_mode == "day")
         self.nth.setVisible(form.month_mode == "nth_weekday")
         self.nth_weekday.setVisible(form.month_mode == "nth_weekday")
-        self._set_if_different(self.month_days, format_numbers(form.month_days), "days of the month", 1, 31)
-        self.nth.setCurrentIndex(self.nth.findData(form.nth))
-        self.nth_weekday.setCurrentIndex(self.nth_weekday.findData(form.nth_weekday))
         coarse = form.freq not in ("MINUTELY", "HOURLY")
         self.cal_form.setRowVisible(self.row_times, coarse)
-        if coarse:
-            try:
-                same = parse_times(self.times.text()) == form.times
-            except ValueError:
-                same = False
-            if not same:
-                self.times.setText(format_times(form.times))
         self.cal_form.setRowVisible(self.row_minutes, form.freq == "HOURLY")
-        self._set_if_different(self.minutes, format_numbers(form.minutes), "minutes", 0, 59)
         self.cal_form.setRowVisible(self.row_hours, not coarse)
-        self._set_if_different(self.hours, format_numbers(form.hours), "hours", 0, 23)
+        for field, shown in (
+            (self._month_days, by_number),
+            (self._times, coarse),
+            (self._minutes, form.freq == "HOURLY"),
+            (self._hours, not coarse),
+        ):
+            if not shown:
+                field.forget()
+            field.show_document()
 
-    @staticmethod
-    def _set_if_different(edit: QLineEdit, text: str, what: str, lo: int, hi: int) -> None:
-        """Leave what the person typed alone when it already means the document's value."""
-        try:
-            same = parse_numbers(edit.text(), lo, hi, what) == parse_numbers(text, lo, hi, what)
-        except ValueError:
-            same = False
-        if not same:
-            edit.setText(text)
+    # --- reading what is typed ------------------------------------------------------------------
+    def _checked(self, **changes: Any) -> RuleForm:
+        """The form with ``changes``, if a rule can hold it (FormError says why not)."""
+        assert self._form is not None
+        changed = replace(self._form, **changes)
+        rule_text(changed)
+        return changed
+
+    def _read_interval(self, text: str) -> int:
+        value = self.interval.number(text)
+        self._checked(interval=value)
+        return value
+
+    def _read_numbers(self, text: str, part: str, bounds: tuple[int, int, str]) -> tuple[int, ...]:
+        values = parse_numbers(text, *bounds)
+        self._checked(**{part: values})
+        return values
+
+    def _read_times(self, text: str) -> tuple[tuple[int, int], ...]:
+        times = read_times(text)
+        hours, minutes = times_parts(times)
+        self._checked(hours=hours, minutes=minutes)
+        return times
 
     # --- writing the rule ---------------------------------------------------------------------
-    def _commit(self, form: RuleForm, label: str, merge_key: str | None = None) -> None:
+    def _write(self, label: str, merge_key: str | None = None, **changes: Any) -> None:
+        """Write the form with ``changes`` (already checked) as the rule."""
+        self._state.doc.set_values({"rule": rule_text(self._checked(**changes))}, label=label, merge_key=merge_key)
+
+    def _write_times(self, times: tuple[tuple[int, int], ...]) -> None:
+        hours, minutes = times_parts(times)
+        self._write("Times of day", "form:times", hours=hours, minutes=minutes)
+
+    def _choose(self, problem: FieldProblem, basis: Any, label: str, **changes: Any) -> None:
+        """A choice (button, menu) made: written when a rule can hold it; otherwise its problem."""
         try:
-            text = rule_text(form)
+            self._checked(**changes)
         except FormError as exc:
-            self._state.set_local_error("form", str(exc))
+            problem.set(str(exc), basis)
             return
-        self._state.set_local_error("form", None)
-        self._state.doc.set_values({"rule": text}, label=label, merge_key=merge_key)
+        problem.clear()
+        self._write(label, **changes)
 
     def _editable(self) -> RuleForm | None:
         return None if self._state.updating or not self.interval.isEnabled() else self._form
-
-    def _on_interval(self, value: int) -> None:
-        form = self._editable()
-        if form is not None:
-            self._commit(replace(form, interval=value), "Repeat every", merge_key="form:interval")
 
     def _on_freq(self, index: int) -> None:
         form = self._editable()
         if form is not None:
             freq = str(self.freq.itemData(index))
-            self._commit(switch_frequency(form, freq, self._state.start_value()), f"Repeat in {UNIT_WORDS[freq]}")
+            changed = switch_frequency(form, freq, self._state.start_value())
+            self._choose(self._freq_problem, form.freq, f"Repeat in {UNIT_WORDS[freq]}", **_fields_of(changed))
 
     def _on_weekdays(self) -> None:
         form = self._editable()
         if form is not None:
             days = tuple(str(b.property("weekday")) for b in self.weekday_buttons if b.isChecked())
-            self._commit(replace(form, weekdays=days), "Weekdays")
+            self._choose(self._weekdays_problem, form.weekdays, "Weekdays", weekdays=days)
 
     def _on_months(self) -> None:
         form = self._editable()
         if form is not None:
             months = tuple(int(b.property("month")) for b in self.month_buttons if b.isChecked())
-            self._commit(replace(form, months=months), "Months")
+            self._choose(self._months_problem, form.months, "Months", months=months)
 
     def _on_month_mode(self, index: int) -> None:
         form = self._editable()
@@ -328,40 +436,15 @@ class CalendarForm(QWidget):
             mode = self.month_mode.itemData(index)
             days = form.month_days or (self._state.start_value().day,)
             months = form.months[:1] if mode == "last_weekday" else form.months
-            self._commit(replace(form, month_mode=mode, month_days=days, months=months), "Day of the month")
-
-    def _on_month_days(self, text: str) -> None:
-        self._on_numbers(text, "month_days", (1, 31, "days of the month"), "Days of the month")
-
-    def _on_numbers(self, text: str, field: str, bounds: tuple[int, int, str], label: str) -> None:
-        """A typed list of numbers (days, minutes, hours) into one form field; unreadable text changes nothing."""
-        form = self._editable()
-        if form is None:
-            return
-        try:
-            values = parse_numbers(text, *bounds)
-        except ValueError as exc:
-            self._state.set_local_error("form", str(exc))
-            return
-        changes: dict[str, Any] = {field: values}
-        self._commit(replace(form, **changes), label, merge_key=f"form:{field}")
+            basis = (form.month_mode, form.nth, form.nth_weekday)
+            self._choose(self._day_problem, basis, "Day of the month", month_mode=mode, month_days=days, months=months)
 
     def _on_nth(self) -> None:
         form = self._editable()
         if form is not None:
             nth, weekday = int(self.nth.currentData()), str(self.nth_weekday.currentData())
-            self._commit(replace(form, nth=nth, nth_weekday=weekday), "Weekday of the month")
-
-    def _on_times(self, text: str) -> None:
-        form = self._editable()
-        if form is None:
-            return
-        try:
-            hours, minutes = times_parts(parse_times(text))
-        except (ValueError, FormError) as exc:
-            self._state.set_local_error("form", str(exc))
-            return
-        self._commit(replace(form, hours=hours, minutes=minutes), "Times of day", merge_key="form:times")
+            basis = (form.month_mode, form.nth, form.nth_weekday)
+            self._choose(self._day_problem, basis, "Weekday of the month", nth=nth, nth_weekday=weekday)
 
     def _on_add_time(self) -> None:
         form = self._editable()
@@ -372,15 +455,10 @@ class CalendarForm(QWidget):
             return
         after = [h for h in free if h > form.hours[-1]]
         hour = after[0] if after else free[0]
-        self._commit(replace(form, hours=tuple(sorted((*form.hours, hour)))), "Add a time of day")
+        self._choose(self._times.problem, form.times, "Add a time of day", hours=tuple(sorted((*form.hours, hour))))
         self.times.setFocus()
 
-    def _on_minutes(self, text: str) -> None:
-        self._on_numbers(text, "minutes", (0, 59, "minutes"), "Minutes past the hour")
 
-    def _on_hours(self, text: str) -> None:
-        self._on_numbers(text, "hours", (0, 23, "hours"), "Hours of the day")
-
-    def _on_start(self) -> None:
-        if not self._state.updating:
-            self._state.doc.set_value("start", fmt_local(self.start.naive()), label="Start", merge=True)
+def _fields_of(form: RuleForm) -> dict[str, Any]:
+    """Every field of ``form``, to replace a whole form through :meth:`CalendarForm._choose`."""
+    return {name: getattr(form, name) for name in RuleForm.__dataclass_fields__}

@@ -1,6 +1,7 @@
 """A duration typed as a person would say it ("15 min", "1 h 30 min", "2 days")
 or in ISO 8601 ("PT15M"): the parser, the words shown for a stored value, and
-the text field that writes the ISO form to the document.
+the text field that writes the ISO form to the document once the whole text
+is a duration (see :mod:`scheduler_gui.designer.field_problem`).
 
 (The "When" forms use :class:`scheduler_gui.designer.when_fields.DurationField`
 instead: a number and a unit for an interval, with no free text.)
@@ -12,10 +13,10 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
 from core.durations import format_duration, human_duration, parse_duration
+from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.notes import problem_label, show_problems
 from scheduler_gui.document import SpecDocument
 
@@ -48,7 +49,7 @@ EXAMPLES = "15 min, 1 h 30 min, 2 days or PT15M"
 
 
 def parse_friendly_duration(text: str) -> timedelta:
-    """``15 min``, ``1 h 30 min``, ``90s``, ``2 days``, ``0`` or ISO 8601 (``PT15M``).
+    """``15 min``, ``1 h 30 min``, ``90s``, ``2 days``, ``0`` or ISO 8601 (``PT15M``), in whole seconds.
 
     Raises ``ValueError`` with a message a person can act on.
     """
@@ -57,9 +58,10 @@ def parse_friendly_duration(text: str) -> timedelta:
         raise ValueError("empty")
     if value[0] in "Pp":
         try:
-            return parse_duration(value)
+            length = parse_duration(value)
         except ValueError as exc:
             raise ValueError(f"{exc}; words such as {EXAMPLES} work too") from None
+        return _whole_seconds(value, length)
     if re.fullmatch(r"0+(\.0+)?", value):
         return timedelta(0)
     cleaned = re.sub(r"\s*(,|\band\b)\s*", " ", value.lower())
@@ -75,7 +77,14 @@ def parse_friendly_duration(text: str) -> timedelta:
         pos = match.end()
     if pos == 0 or cleaned[pos:].strip():
         raise ValueError(f"{value!r} is not a length of time; write e.g. {EXAMPLES}")
-    return timedelta(seconds=total)
+    return _whole_seconds(value, timedelta(seconds=total))
+
+
+def _whole_seconds(text: str, length: timedelta) -> timedelta:
+    """``length`` when it is a whole number of seconds, as every duration of a spec is."""
+    if length.microseconds:
+        raise ValueError(f"{text!r} is not a whole number of seconds; durations are counted in whole seconds")
+    return length
 
 
 def friendly(value: Any) -> str:
@@ -88,14 +97,29 @@ def friendly(value: Any) -> str:
         return str(value)
 
 
+def read_duration(text: str) -> str | None:
+    """What a duration field's text stores: the ISO form, or None for an empty field (the key's
+    default applies). ValueError says why the text is not a duration."""
+    if not text.strip():
+        return None
+    return format_duration(parse_friendly_duration(text))
+
+
+def _canonical(value: Any) -> Any:
+    """A stored duration in its canonical ISO form, so equal lengths compare equal."""
+    try:
+        return format_duration(parse_duration(value)) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
 class DurationField(QWidget):
     """A duration typed in words or ISO 8601, written to ``key`` as ISO; its problem under it.
 
     Empty text removes the key (its documented default applies). Text that is
-    not a duration is written as typed, so the document is invalid and says so.
+    not (yet) a duration stays in the field with its message under it; the
+    document keeps its value and cannot be saved meanwhile.
     """
-
-    edited = Signal()
 
     def __init__(
         self,
@@ -109,8 +133,6 @@ class DurationField(QWidget):
         super().__init__(parent)
         self._doc = document
         self.key = key
-        self._local_error: str | None = None
-        self._writing = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(1)
@@ -122,42 +144,27 @@ class DurationField(QWidget):
         layout.addWidget(self.edit)
         self.problem = problem_label(self, f"{name}: problem")
         layout.addWidget(self.problem)
-        self.edit.textEdited.connect(self._typed)
+        self.field = TypedField(
+            FieldProblem(document, key, key, self._show_problem),
+            self.edit,
+            parse=read_duration,
+            current=lambda: _canonical(document.value(key)),
+            write=lambda value: document.set_value(key, value, label=f"Edit {key}", merge=True),
+            show=lambda value: self.edit.setText(friendly(value)),
+        )
         self.edit.editingFinished.connect(self._finished)
         self.sync()
 
-    def _typed(self, text: str) -> None:
-        if not text.strip():
-            self._local_error = None
-            value: str | None = None
-        else:
-            try:
-                value = format_duration(parse_friendly_duration(text))
-                self._local_error = None
-            except ValueError as exc:
-                self._local_error = str(exc)
-                value = text  # as typed: the document refuses it and names the key
-        self._writing = True
-        try:
-            self._doc.set_value(self.key, value, label=f"Edit {self.key}", merge=True)
-        finally:
-            self._writing = False
-        self._show_problem()
-        self.edited.emit()
-
     def _finished(self) -> None:
-        if self._local_error is None:
-            self.edit.setText(friendly(self._doc.value(self.key)))
+        # A duration read in full is shown again in the words the app uses ("90s" → "1 min 30 s").
+        if self.field.problem.message is None:
+            self.field.reset()
 
     def sync(self) -> None:
-        """Show the document's value, unless it came from typing in this field (no feedback loop)."""
-        if not self._writing:
-            value = self._doc.value(self.key)
-            self.edit.setText(friendly(value))
-            if value is None or friendly(value) != str(value):
-                self._local_error = None
+        """Show the document's value, unless the text already means it or is still being fixed."""
+        self.field.show_document()
         self._show_problem()
 
     def _show_problem(self) -> None:
-        problems = self._doc.problems_for(self.key)
-        show_problems(self.problem, [self._local_error] if self._local_error and problems else problems)
+        own = self.field.problem.message
+        show_problems(self.problem, [own] if own else self._doc.problems_for(self.key))

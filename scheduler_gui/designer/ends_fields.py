@@ -8,6 +8,9 @@ date, with a note; choosing a date then moves it to ``end``.
 
 **Except** takes local dates or date-times for ``exclude``; a date can also be
 picked and added with one click.
+
+The count, the end date and the exclusions reach the document only when their
+whole text is a value; until then the message sits under the field.
 """
 
 from __future__ import annotations
@@ -16,35 +19,18 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import QDate
-from PySide6.QtWidgets import (
-    QButtonGroup,
-    QDateEdit,
-    QLabel,
-    QLineEdit,
-    QRadioButton,
-    QSpinBox,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QButtonGroup, QLabel, QLineEdit, QRadioButton, QToolButton, QVBoxLayout, QWidget
 
 from core.errors import ZoneError
 from core.recurrence.form import rule_without_end, with_count
 from core.recurrence.rules import RuleError, parse_rule
 from core.timefmt import fmt_local, parse_instant, parse_local_or_date
 from core.zones import get_zone
+from scheduler_gui.designer.field_problem import NOT_A_VALUE, ProblemLine
+from scheduler_gui.designer.typed_inputs import CountSpin, DateTimeField
 from scheduler_gui.designer.when_fields import field_row, tip
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
-
-
-def _date_edit(parent: QWidget) -> QDateEdit:
-    edit = QDateEdit(parent)
-    edit.setDisplayFormat("yyyy-MM-dd")
-    edit.setCalendarPopup(True)
-    edit.setFont(tabular(edit.font()))
-    return edit
 
 
 def _column(parent: QWidget) -> QVBoxLayout:
@@ -82,63 +68,99 @@ class EndsField(QWidget):
         tip(self.end_never, "Ends: never", "The schedule keeps running")
         self.end_count_radio = QRadioButton("after", self)
         tip(self.end_count_radio, "Ends after a number of runs", "Stop after this many occurrences (COUNT)")
-        self.end_count = QSpinBox(self)
-        self.end_count.setRange(1, 100000)
+        self.end_count = CountSpin("the number of occurrences", 1, 100000, self)
         self.end_count.setSuffix(" times")
         tip(self.end_count, "Number of occurrences", "How many occurrences in all (COUNT in the rule)")
         self.end_date_radio = QRadioButton("on", self)
         tip(self.end_date_radio, "Ends on a date", "The last day the schedule runs, included (the spec's end)")
-        self.end_date = _date_edit(self)
-        tip(self.end_date, "End date", "The last local day on which the schedule runs (included)")
+        self.end_date = DateTimeField(
+            "End date", "The last local day on which the schedule runs (included)", self, with_time=False
+        )
         self.end_group = QButtonGroup(self)
         for button in (self.end_never, self.end_count_radio, self.end_date_radio):
             self.end_group.addButton(button)
         self.end_group.buttonClicked.connect(self._on_choice)
-        self.end_count.valueChanged.connect(self._on_count)
-        self.end_date.dateChanged.connect(self._on_date)
         self.end_hint = QLabel(self)
         self.end_hint.setWordWrap(True)
         self.end_hint.setEnabled(False)
         row = field_row(self.end_never, self.end_count_radio, self.end_count, self.end_date_radio, self.end_date)
+        count_line = state.error_line(None, self, "Number of occurrences")
+        date_line = state.error_line("end", self, "End date")
+        self._count = state.typed_spin(
+            "endCount",
+            "rule",
+            count_line,
+            self.end_count,
+            current=self._rule_count,
+            write=self._write_count,
+            show=lambda count: self.end_count.setValue(count or 10),
+        )
+        self._date = state.typed(
+            "endDate",
+            "end",
+            date_line,
+            self.end_date.edit,
+            parse=self.end_date.parse,
+            current=self._shown_end,
+            write=self._write_date,
+            show=self._show_date,
+        )
         layout = _column(self)
         layout.addWidget(row)
+        layout.addWidget(count_line)
         layout.addWidget(self.end_hint)
-        layout.addWidget(state.error_line("end", self))
+        layout.addWidget(date_line)
+
+    # --- the document's end ---------------------------------------------------------------------
+    def _rule_end(self) -> tuple[int | None, date | None]:
+        """COUNT and the UNTIL day of a calendar rule, when it has them."""
+        if not self._state.is_calendar():
+            return None, None
+        try:
+            parsed = parse_rule(self._state.rule_value())
+            count = int(parsed.parts["COUNT"]) if "COUNT" in parsed.parts else None
+            until = parsed.parts.get("UNTIL")
+            return count, datetime.strptime(until[:8], "%Y%m%d").date() if until else None
+        except (RuleError, ValueError):
+            return None, None
+
+    def _rule_count(self) -> int | None:
+        return self._rule_end()[0]
+
+    def _shown_end(self) -> date | None:
+        """The end date shown: the spec's end or the rule's UNTIL, whichever comes first."""
+        until_day = self._rule_end()[1]
+        days = [d for d in (self.end_day(), until_day) if d is not None]
+        return min(days) if days else None
+
+    def _show_date(self, day: date | None) -> None:
+        # With no end, the field offers a year after the start, to be picked with "on".
+        self.end_date.set_value(day or (self._state.start_value() + timedelta(days=365)).date())
 
     def show_document(self, calendar: bool) -> None:
         """Show the document's end; the count only for calendar rules."""
-        count: int | None = None
-        until_day: date | None = None
-        if calendar:
-            try:
-                parsed = parse_rule(self._state.rule_value())
-                count = int(parsed.parts["COUNT"]) if "COUNT" in parsed.parts else None
-                until = parsed.parts.get("UNTIL")
-                until_day = datetime.strptime(until[:8], "%Y%m%d").date() if until else None
-            except (RuleError, ValueError):
-                pass
-        end_day = self.end_day()
+        count, until_day = self._rule_end()
         end_value = self._state.doc.value("end")
         self.end_count_radio.setVisible(calendar)
         self.end_count.setVisible(calendar)
         hint = ""
         if count is not None:
             self.end_count_radio.setChecked(True)
-            self.end_count.setValue(count)
-        elif end_day is not None or until_day is not None:
+        elif self._shown_end() is not None:
             self.end_date_radio.setChecked(True)
-            shown = min(d for d in (end_day, until_day) if d is not None)
-            self.end_date.setDate(QDate(shown.year, shown.month, shown.day))
             if until_day is not None:
                 hint = "The end comes from UNTIL in the rule; choosing a date here moves it to the spec's end."
             elif isinstance(end_value, str) and end_value.upper().endswith("Z"):
                 hint = f"The spec ends at the instant {end_value}."
         else:
             self.end_never.setChecked(True)
-            later = self._state.start_value() + timedelta(days=365)
-            self.end_date.setDate(QDate(later.year, later.month, later.day))
+        # A field the person cannot type into holds no unfinished text.
         if count is None:
-            self.end_count.setValue(10)
+            self._count.forget()
+        if not self.end_date_radio.isChecked():
+            self._date.forget()
+        self._count.show_document()
+        self._date.show_document()
         self.end_count.setEnabled(count is not None)
         self.end_date.setEnabled(self.end_date_radio.isChecked())
         self.end_hint.setText(hint)
@@ -166,6 +188,7 @@ class EndsField(QWidget):
             return None
         return found.date() if isinstance(found, datetime) else found
 
+    # --- writing ----------------------------------------------------------------------------------
     def _on_choice(self) -> None:
         state = self._state
         if state.updating:
@@ -181,7 +204,7 @@ class EndsField(QWidget):
         elif self.end_count_radio.isChecked():
             changes["end"] = None
             if calendar and rule:
-                changes["rule"] = with_count(rule, self.end_count.value())
+                changes["rule"] = with_count(rule, self._typed_count())
             label = "Ends after a number of runs"
         else:
             day = self.end_day() or (state.start_value() + timedelta(days=365)).date()
@@ -189,17 +212,23 @@ class EndsField(QWidget):
             label = "Ends on a date"
         state.doc.set_values(changes, label=label)
 
-    def _on_count(self, value: int) -> None:
-        if self._state.updating or not self.end_count_radio.isChecked():
-            return
-        text = with_count(self._state.rule_value(), value)
-        self._state.doc.set_values({"rule": text}, label="Number of occurrences", merge_key="form:count")
+    def _typed_count(self) -> int:
+        """The count in the box when it is one, else 10."""
+        try:
+            return self.end_count.number(self.end_count.text())
+        except NOT_A_VALUE:
+            return 10
 
-    def _on_date(self, value: QDate) -> None:
+    def _write_count(self, count: int) -> None:
+        if self.end_count_radio.isChecked():
+            text = with_count(self._state.rule_value(), count)
+            self._state.doc.set_values({"rule": text}, label="Number of occurrences", merge_key="form:count")
+
+    def _write_date(self, day: date) -> None:
         state = self._state
-        if state.updating or not self.end_date_radio.isChecked():
+        if not self.end_date_radio.isChecked():
             return
-        changes: dict[str, Any] = {"end": date(value.year(), value.month(), value.day()).isoformat()}
+        changes: dict[str, Any] = {"end": day.isoformat()}
         rule = state.rule_value()
         if state.is_calendar() and rule:
             changes["rule"] = rule_without_end(rule)
@@ -221,43 +250,51 @@ class ExclusionsField(QWidget):
             "Local dates (2026-12-25) or local date-times (2026-12-25T02:30) on which the schedule does not run, "
             "separated by commas",
         )
-        self.exclude.textEdited.connect(self._on_text)
-        self.exclude_day = _date_edit(self)
-        tip(self.exclude_day, "Date to skip", "Pick a local date, then press 'skip' to add it to the exclusions")
+        self.exclude_day = DateTimeField(
+            "Date to skip", "A local date to add to the exclusions with 'skip'", self, with_time=False
+        )
         self.exclude_add = QToolButton(self)
         self.exclude_add.setText("+ skip")
-        tip(self.exclude_add, "Add the date to skip", "Add the picked date to the exclusions")
+        tip(self.exclude_add, "Add the date to skip", "Add the date beside it to the exclusions")
         self.exclude_add.clicked.connect(self._on_add)
         tomorrow = state.clock.now().date() + timedelta(days=1)
-        self.exclude_day.setDate(QDate(tomorrow.year, tomorrow.month, tomorrow.day))
+        self.exclude_day.set_value(tomorrow)
+        # The date to skip is not part of the schedule until added: its problem only keeps "skip" waiting.
+        self.exclude_day_line = ProblemLine("Date to skip", self)
+        self.exclude_day.edit.textChanged.connect(self._check_day)
+        line = state.error_line("exclude", self, "Exclusions")
+        self._exclude = state.typed(
+            "exclude",
+            "exclude",
+            line,
+            self.exclude,
+            parse=parse_exclusions,
+            current=lambda: _exclusion_items(self._state.doc.value("exclude")),
+            write=lambda items: state.doc.set_value("exclude", items or None, label="Exclusions", merge=True),
+            show=lambda items: self.exclude.setText(", ".join(items)),
+        )
         layout = _column(self)
         layout.addWidget(field_row(self.exclude, self.exclude_day, self.exclude_add, stretch_last=True))
-        layout.addWidget(state.error_line("exclude", self))
+        layout.addWidget(line)
+        layout.addWidget(self.exclude_day_line)
 
     def show_document(self) -> None:
-        """Show the document's exclusions, unless the text typed already means them."""
-        items = _exclusion_items(self._state.doc.value("exclude"))
-        try:
-            same = parse_exclusions(self.exclude.text()) == items
-        except ValueError:
-            same = False
-        if not same:
-            self.exclude.setText(", ".join(items))
+        """Show the document's exclusions, unless the text typed already means them (or is being fixed)."""
+        self._exclude.show_document()
 
-    def _on_text(self, text: str) -> None:
-        if self._state.updating:
-            return
+    def _check_day(self) -> None:
         try:
-            items = parse_exclusions(text)
+            self.exclude_day.parse(self.exclude_day.edit.text())
+            message = None
         except ValueError as exc:
-            self._state.set_local_error("exclude", str(exc))
-            return
-        self._state.set_local_error("exclude", None)
-        self._state.doc.set_value("exclude", items or None, label="Exclusions", merge=True)
+            message = str(exc)
+        self.exclude_day_line.set_messages([message] if message else [])
+        self.exclude_add.setEnabled(message is None)
 
     def _on_add(self) -> None:
-        d = self.exclude_day.date()
-        day = date(d.year(), d.month(), d.day()).isoformat()
+        day = self.exclude_day.value()
+        if not isinstance(day, date):
+            return
         items = _exclusion_items(self._state.doc.value("exclude"))
-        if day not in items:
-            self._state.doc.set_value("exclude", [*items, day], label=f"Skip {day}")
+        if day.isoformat() not in items:
+            self._state.doc.set_value("exclude", [*items, day.isoformat()], label=f"Skip {day.isoformat()}")

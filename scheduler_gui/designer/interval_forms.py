@@ -4,26 +4,24 @@ An interval schedule runs every fixed amount of elapsed time from an anchor:
 the anchor is edited as a wall time in the schedule's zone and stored as the
 UTC instant it is. An after-completion schedule runs a delay after the
 previous run finished, from a first run given as a local start.
+
+Each field writes the document only when its text is a value (a number of at
+least 1, a whole date and time); until then its message sits under it.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core.timefmt import fmt_local, fmt_utc, parse_instant
+from core.durations import format_duration, parse_duration
+from core.timefmt import fmt_utc, parse_instant
 from core.zone_info import wall_time_hint
-from scheduler_gui.designer.when_fields import (
-    DurationField,
-    WallTimeEdit,
-    as_local,
-    field_row,
-    form_layout,
-    row_label,
-    stack,
-    tip,
-)
+from scheduler_gui.designer.field_problem import ProblemLine, TypedField
+from scheduler_gui.designer.typed_inputs import DateTimeField
+from scheduler_gui.designer.when_fields import DurationField, as_local, field_row, form_layout, row_label, stack
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
 
@@ -35,6 +33,30 @@ def _hint_label(parent: QWidget, name: str) -> QLabel:
     return label
 
 
+def _canonical(value: Any) -> Any:
+    """A stored duration in its canonical ISO form (``PT60M`` → ``PT1H``), so equal lengths compare equal."""
+    try:
+        return format_duration(parse_duration(value)) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def duration_typed(state: WhenState, field: DurationField, key: str, line: ProblemLine, label: str) -> TypedField:
+    """Couple a number-and-unit field to the document's ``key``."""
+    typed = state.typed_spin(
+        key,
+        key,
+        line,
+        field.number,
+        parse=field.read,
+        current=lambda: _canonical(state.doc.value(key)),
+        write=lambda value: state.doc.set_value(key, value, label=label, merge=True),
+        show=field.set_value,
+    )
+    field.unit.activated.connect(lambda _index: None if state.updating else typed.check())
+    return typed
+
+
 class IntervalForm(QWidget):
     """``every`` as a number and a unit, and the anchor on the zone's wall clock."""
 
@@ -43,40 +65,46 @@ class IntervalForm(QWidget):
         self._state = state
         self.setAccessibleName("Interval form")
         form = form_layout(self)
-        self.every = DurationField("Every", "How much elapsed time between runs", self)
-        self.every.number.valueChanged.connect(self._on_every)
-        self.every.unit.activated.connect(self._on_every)
-        form.addRow(row_label("Every"), stack(self.every, state.error_line("every", self)))
-        self.anchor = WallTimeEdit(self)
-        tip(self.anchor, "Anchor", "The first run, on the zone's wall clock; later runs are whole intervals after it")
-        self.anchor.dateTimeChanged.connect(self._on_anchor)
+        self.every = DurationField("Every", "the interval", "How much elapsed time between runs", self)
+        every_line = state.error_line("every", self, "Every")
+        form.addRow(row_label("Every"), stack(self.every, every_line))
+        self._every = duration_typed(state, self.every, "every", every_line, "Every")
+        self.anchor = DateTimeField(
+            "Anchor", "The first run, on the zone's wall clock; later runs are whole intervals after it", self
+        )
         self.anchor_hint = _hint_label(self, "Anchor in UTC")
-        form.addRow(
-            row_label("From"), stack(field_row(self.anchor, self.anchor_hint), state.error_line("anchor", self))
+        anchor_line = state.error_line("anchor", self, "Anchor")
+        form.addRow(row_label("From"), stack(field_row(self.anchor, self.anchor_hint), anchor_line))
+        self._anchor = state.typed_date(
+            "anchor", "anchor", anchor_line, self.anchor, current=self._anchor_local, write=self._write_anchor
         )
 
-    def show_document(self) -> None:
-        doc = self._state.doc
-        self.every.set_value(doc.value("every"))
-        anchor: datetime | None = None
-        value = doc.value("anchor")
+    def _anchor_instant(self) -> datetime | None:
+        value = self._state.doc.value("anchor")
         try:
-            anchor = parse_instant(value) if isinstance(value, str) else None
+            return parse_instant(value) if isinstance(value, str) else None
         except ValueError:
-            anchor = None
-        local = anchor.astimezone(self._state.zone()).replace(tzinfo=None) if anchor else self._state.now_local()
-        self.anchor.set_naive(local)
-        self.anchor_hint.setText(wall_time_hint(local, self._state.zone_name()) if anchor else "")
+            return None
 
-    def _on_every(self) -> None:
-        if not self._state.updating:
-            self._state.doc.set_value("every", self.every.value(), label="Every", merge=True)
+    def _anchor_local(self) -> datetime:
+        """The anchor on the zone's wall clock; now while there is none."""
+        anchor = self._anchor_instant()
+        return anchor.astimezone(self._state.zone()).replace(tzinfo=None) if anchor else self._state.now_local()
 
-    def _on_anchor(self) -> None:
-        if self._state.updating:
-            return
-        instant = self.anchor.naive().replace(tzinfo=self._state.zone()).astimezone(UTC)
+    def _write_anchor(self, local: datetime) -> None:
+        instant = local.replace(tzinfo=self._state.zone()).astimezone(UTC)
         self._state.doc.set_value("anchor", fmt_utc(instant), label="Anchor", merge=True)
+
+    def show_document(self) -> None:
+        self._every.show_document()
+        self._anchor.show_document()
+        anchor = self._anchor_instant()
+        self.anchor_hint.setText(wall_time_hint(self._anchor_local(), self._state.zone_name()) if anchor else "")
+
+    def forget(self) -> None:
+        """Not an interval schedule: the fields' unfinished text must not hold it back."""
+        self._every.forget()
+        self._anchor.forget()
 
 
 class AfterCompletionForm(QWidget):
@@ -87,26 +115,24 @@ class AfterCompletionForm(QWidget):
         self._state = state
         self.setAccessibleName("After completion form")
         form = form_layout(self)
-        self.delay = DurationField("Delay", "How long after the previous run finished the next one is due", self)
-        self.delay.number.valueChanged.connect(self._on_delay)
-        self.delay.unit.activated.connect(self._on_delay)
-        form.addRow(row_label("Delay"), stack(self.delay, state.error_line("delay", self)))
-        self.first = WallTimeEdit(self)
-        tip(self.first, "First run", "The first appointment, on the zone's wall clock")
-        self.first.dateTimeChanged.connect(self._on_first)
+        self.delay = DurationField(
+            "Delay", "the delay", "How long after the previous run finished the next one is due", self
+        )
+        delay_line = state.error_line("delay", self, "Delay")
+        form.addRow(row_label("Delay"), stack(self.delay, delay_line))
+        self._delay = duration_typed(state, self.delay, "delay", delay_line, "Delay")
+        self.first = DateTimeField("First run", "The first appointment, on the zone's wall clock", self)
         self.first_hint = _hint_label(self, "First run in UTC")
-        form.addRow(row_label("First"), stack(field_row(self.first, self.first_hint), state.error_line("start", self)))
+        first_line = state.error_line("start", self, "First run")
+        form.addRow(row_label("First"), stack(field_row(self.first, self.first_hint), first_line))
+        self._first = state.typed_start("first", first_line, self.first, "First run")
 
     def show_document(self) -> None:
-        doc = self._state.doc
-        self.delay.set_value(doc.value("delay"))
-        self.first.set_naive(self._state.start_value())
-        self.first_hint.setText(wall_time_hint(as_local(doc.value("start")), self._state.zone_name()))
+        self._delay.show_document()
+        self._first.show_document()
+        self.first_hint.setText(wall_time_hint(as_local(self._state.doc.value("start")), self._state.zone_name()))
 
-    def _on_delay(self) -> None:
-        if not self._state.updating:
-            self._state.doc.set_value("delay", self.delay.value(), label="Delay", merge=True)
-
-    def _on_first(self) -> None:
-        if not self._state.updating:
-            self._state.doc.set_value("start", fmt_local(self.first.naive()), label="First run", merge=True)
+    def forget(self) -> None:
+        """Not an after-completion schedule: the fields' unfinished text must not hold it back."""
+        self._delay.forget()
+        self._first.forget()

@@ -3,7 +3,9 @@ comes due (overlap), failed runs (retry) and spread-out starts (jitter).
 
 Each setting has a one-line meaning in words under it. Durations are typed as a
 person would say them (see :mod:`scheduler_gui.designer.duration_text`); the
-document always receives the ISO form the spec file holds.
+document always receives the ISO form the spec file holds. Every typed value
+reaches the document only once its whole text is one (a 0 in "Attempts at
+most" says it must be at least 1 instead of turning back into 1).
 """
 
 from __future__ import annotations
@@ -12,24 +14,16 @@ from datetime import timedelta
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDoubleSpinBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from core.durations import human_duration
 from core.engine.backoff import backoff
 from core.enums import MisfirePolicy, OverlapPolicy
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
+from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
+from scheduler_gui.designer.typed_inputs import CountSpin, RatioSpin
 from scheduler_gui.document import SpecDocument
 
 MISFIRE_CHOICES = (
@@ -67,8 +61,7 @@ class RecoveryPanel(QWidget):
             self.misfire.addItem(words, value)
         self.misfire.setAccessibleName("Missed runs policy")
         self.misfire.setToolTip("What happens to runs that were missed while nothing was running (misfirePolicy)")
-        self.max_catch_up = QSpinBox(box)
-        self.max_catch_up.setRange(1, 1000)
+        self.max_catch_up = CountSpin("the number of missed runs to make up", 1, 1000, box)
         self.max_catch_up.setAccessibleName("How many missed runs to make up")
         self.max_catch_up.setToolTip("The newest this many missed runs are made up; older ones expire (maxCatchUp)")
         row = QHBoxLayout()
@@ -76,6 +69,15 @@ class RecoveryPanel(QWidget):
         row.addWidget(QLabel("newest", box))
         row.addWidget(self.max_catch_up)
         form.addRow("After an outage", row)
+        self.max_catch_up_problem = problem_label(box, "How many missed runs to make up: problem")
+        form.addRow(self.max_catch_up_problem)
+        self._catch_up = self._typed(
+            self.max_catch_up,
+            "maxCatchUp",
+            self.max_catch_up_problem,
+            current=self._catch_up_value,
+            write=self._write_catch_up,
+        )
         self.lateness = DurationField(
             document,
             "latenessWindow",
@@ -116,11 +118,19 @@ class RecoveryPanel(QWidget):
         # Retry -------------------------------------------------------------------
         box = QGroupBox("A run fails", self)
         form = QFormLayout(box)
-        self.max_attempts = QSpinBox(box)
-        self.max_attempts.setRange(1, 100)
+        self.max_attempts = CountSpin("the number of attempts", 1, 100, box)
         self.max_attempts.setAccessibleName("Attempts at most")
         self.max_attempts.setToolTip("How many times a run is tried in all, the first included (retry.maxAttempts)")
         form.addRow("Attempts at most", self.max_attempts)
+        self.max_attempts_problem = problem_label(box, "Attempts at most: problem")
+        form.addRow(self.max_attempts_problem)
+        self._attempts = self._typed(
+            self.max_attempts,
+            "retry.maxAttempts",
+            self.max_attempts_problem,
+            current=lambda: self._number("retry.maxAttempts", 3),
+            write=lambda v: self._write("retry.maxAttempts", v, "Edit attempts at most", merge=True),
+        )
         self.initial_backoff = DurationField(
             document,
             "retry.initialBackoff",
@@ -130,13 +140,21 @@ class RecoveryPanel(QWidget):
             box,
         )
         form.addRow("First wait", self.initial_backoff)
-        self.multiplier = QDoubleSpinBox(box)
-        self.multiplier.setRange(1.0, 100.0)
+        self.multiplier = RatioSpin("the wait multiplier", 1.0, 100.0, box)
         self.multiplier.setSingleStep(0.5)
         self.multiplier.setDecimals(1)
         self.multiplier.setAccessibleName("Wait multiplier")
         self.multiplier.setToolTip("Each wait is this many times the one before (retry.multiplier)")
         form.addRow("Each wait ×", self.multiplier)
+        self.multiplier_problem = problem_label(box, "Wait multiplier: problem")
+        form.addRow(self.multiplier_problem)
+        self._multiplier = self._typed(
+            self.multiplier,
+            "retry.multiplier",
+            self.multiplier_problem,
+            current=lambda: float(self._number("retry.multiplier", 2.0)),
+            write=lambda v: self._write("retry.multiplier", round(v, 1), "Edit wait multiplier", merge=True),
+        )
         self.max_backoff = DurationField(
             document,
             "retry.maxBackoff",
@@ -170,30 +188,37 @@ class RecoveryPanel(QWidget):
         layout.addStretch(1)
 
         self.misfire.activated.connect(self._misfire_chosen)
-        self.max_catch_up.valueChanged.connect(self._max_catch_up_changed)
         self.overlap.activated.connect(self._overlap_chosen)
-        self.max_attempts.valueChanged.connect(
-            lambda v: self._write("retry.maxAttempts", v, "Edit attempts at most", merge=True)
-        )
-        self.multiplier.valueChanged.connect(
-            lambda v: self._write("retry.multiplier", round(v, 1), "Edit wait multiplier", merge=True)
-        )
         document.changed.connect(self.sync)
         self.sync()
+
+    def _typed(self, spin: CountSpin | RatioSpin, key: str, line: QLabel, *, current: Any, write: Any) -> TypedField:
+        """A number box that writes ``key`` only when its text is a number it may hold; else says why on ``line``."""
+        problem = FieldProblem(self._doc, key, key, lambda: show_problems(line, [m for m in [problem.message] if m]))
+        return TypedField.for_spin(problem, spin, current=current, write=write, busy=lambda: self._syncing)
+
+    def _number(self, key: str, default: float) -> float:
+        """The document's number at ``key``; ``default`` while it holds none of the right kind."""
+        value = self._doc.value(key, default)
+        kinds = (int,) if isinstance(default, int) else (int, float)
+        return value if isinstance(value, kinds) and not isinstance(value, bool) else default
 
     # --- writing ------------------------------------------------------------------
     def _write(self, key: str, value: Any, label: str, *, merge: bool = False) -> None:
         if not self._syncing:
             self._doc.set_value(key, value, label=label, merge=merge)
 
+    def _catch_up_value(self) -> int:
+        return int(self._number("maxCatchUp", 1))
+
     def _misfire_chosen(self, index: int) -> None:
         value = self.misfire.itemData(index)
         bounded = value == MisfirePolicy.CATCH_UP_BOUNDED.value
         # maxCatchUp belongs to the bounded policy only: set it with it, drop it otherwise.
-        changes = {"misfirePolicy": value, "maxCatchUp": self.max_catch_up.value() if bounded else None}
+        changes = {"misfirePolicy": value, "maxCatchUp": self._catch_up_value() if bounded else None}
         self._doc.set_values(changes, label=f"Missed runs: {self.misfire.itemText(index)}")
 
-    def _max_catch_up_changed(self, value: int) -> None:
+    def _write_catch_up(self, value: int) -> None:
         if self._syncing:
             return
         self._doc.set_values(
@@ -215,17 +240,15 @@ class RecoveryPanel(QWidget):
             self._select(self.misfire, misfire)
             bounded = misfire == MisfirePolicy.CATCH_UP_BOUNDED.value
             self.max_catch_up.setEnabled(bounded)
-            catch_up = doc.value("maxCatchUp", 1)
-            self.max_catch_up.setValue(catch_up if isinstance(catch_up, int) else 1)
+            if not bounded:
+                self._catch_up.forget()  # a box that cannot be typed into holds no unfinished text
             self._select(self.overlap, doc.value("overlapPolicy", OverlapPolicy.SKIP.value))
-            attempts = doc.value("retry.maxAttempts", 3)
-            self.max_attempts.setValue(attempts if isinstance(attempts, int) else 3)
-            multiplier = doc.value("retry.multiplier", 2.0)
-            self.multiplier.setValue(float(multiplier) if isinstance(multiplier, int | float) else 2.0)
+            for number in (self._catch_up, self._attempts, self._multiplier):
+                number.show_document()
         finally:
             self._syncing = False
-        for field in (self.lateness, self.catch_up_window, self.initial_backoff, self.max_backoff, self.jitter):
-            field.sync()
+        for duration in (self.lateness, self.catch_up_window, self.initial_backoff, self.max_backoff, self.jitter):
+            duration.sync()
         show_problems(self.misfire_problem, doc.problems_for("misfirePolicy") + doc.problems_for("maxCatchUp"))
         retry = [m for k in ("retry.maxAttempts", "retry.multiplier") for m in doc.problems_for(k)]
         show_problems(self.retry_problem, retry)

@@ -12,6 +12,7 @@ keeps them in step with the document.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,9 @@ from core.enums import Effect
 from core.spec import Task
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
+from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import problem_label, show_problems
-from scheduler_gui.designer.task_fields import EFFECTS, ArgvList, EnvTable
+from scheduler_gui.designer.task_fields import EFFECTS, ArgvList, EnvTable, read_argv, read_env
 from scheduler_gui.designer.trial_run import TrialRun, sample_identity
 from scheduler_gui.designer.trust import TrustKeeper, TrustPrompt, TrustStore
 from scheduler_gui.document import SpecDocument
@@ -130,10 +132,23 @@ class TaskEditor(QWidget):
         self.trial.runStarted.connect(self.testRunStarted)
         self.trial.runEnded.connect(self._update_run_button)
         self.trial.runFinished.connect(self.testRunFinished)
-        self.argv.edited.connect(lambda values: self._write("task.argv", values, "Edit command"))
-        self.verify.edited.connect(lambda values: self._write("task.verify", values or None, "Edit verify probe"))
+        # The lists reach the document only when every row is a value (see task_fields.read_argv, read_env).
+        self._argv_problem = FieldProblem(document, "task.argv", "task.argv", self._show_problems)
+        self._verify_problem = FieldProblem(document, "task.verify", "task.verify", self._show_problems)
+        self._env_problem = FieldProblem(document, "task.env", "task.env", self._show_problems)
+        self.argv.edited.connect(
+            lambda values: self._edited(self._argv_problem, lambda: read_argv(values, required=True), "Edit command")
+        )
+        self.verify.edited.connect(
+            lambda values: self._edited(
+                self._verify_problem, lambda: read_argv(values, required=False), "Edit verify probe"
+            )
+        )
+        self.env_table.edited.connect(
+            lambda rows: self._edited(self._env_problem, lambda: read_env(rows), "Edit environment")
+        )
+        # Any folder name is a value (one that is not a folder here gets a note, not a refusal).
         self.cwd.textEdited.connect(lambda text: self._write("task.cwd", text or None, "Edit working folder", True))
-        self.env_table.edited.connect(lambda env: self._write("task.env", env or None, "Edit environment"))
         self.effect.activated.connect(
             lambda i: self._write("task.effect", self.effect.itemData(i), f"Effect: {self.effect.itemText(i)}")
         )
@@ -147,6 +162,18 @@ class TaskEditor(QWidget):
         if self._syncing:
             return
         self._doc.set_value(key, value, label=label, merge=merge)
+
+    def _edited(self, problem: FieldProblem, read: Callable[[], Any], label: str) -> None:
+        """A list changed here: written when it is a value, else its problem under it."""
+        if self._syncing:
+            return
+        try:
+            value = read()
+        except ValueError as exc:
+            problem.set(str(exc), self._doc.value(problem.key))
+            return
+        problem.clear()
+        self._write(problem.key, value, label)
 
     def _env_add(self) -> None:
         self.env_table.add()
@@ -164,15 +191,19 @@ class TaskEditor(QWidget):
         doc = self._doc
         self._syncing = True
         try:
-            argv = doc.value("task.argv") or []
-            self.argv.set_values([str(a) for a in argv] if isinstance(argv, list) else [str(argv)])
-            verify = doc.value("task.verify") or []
-            self.verify.set_values([str(a) for a in verify] if isinstance(verify, list) else [str(verify)])
+            # A list still being fixed keeps its rows while the document holds the value it was made from.
+            argv = doc.value("task.argv")
+            if not self._argv_problem.holds(argv):
+                self.argv.set_values(_as_list(argv))
+            verify = doc.value("task.verify")
+            if not self._verify_problem.holds(verify):
+                self.verify.set_values(_as_list(verify))
             cwd = doc.value("task.cwd") or ""
             if self.cwd.text() != str(cwd):
                 self.cwd.setText(str(cwd))
-            env = doc.value("task.env") or {}
-            self.env_table.set_pairs([(str(k), str(v)) for k, v in env.items()] if isinstance(env, dict) else [])
+            env = doc.value("task.env")
+            if not self._env_problem.holds(env):
+                self.env_table.set_pairs([(str(k), str(v)) for k, v in env.items()] if isinstance(env, dict) else [])
             effect = doc.value("task.effect", Effect.NON_IDEMPOTENT.value)
             index = self.effect.findData(effect)
             self.effect.setCurrentIndex(index if index >= 0 else 2)
@@ -181,13 +212,23 @@ class TaskEditor(QWidget):
         self.timeout.sync()
         meaning = next((m for v, _w, m in EFFECTS if v == self.effect.currentData()), "")
         self.effect_meaning.setText(meaning)
-        show_problems(self.argv_problem, doc.problems_for("task.argv") + doc.problems_for("task.kind"))
+        self._show_problems()
+
+    def _show_problems(self) -> None:
+        """Each list's own problem, else the document's problems for its key; the run button follows."""
+        doc = self._doc
+
+        def lines(problem: FieldProblem, *keys: str) -> list[str]:
+            return [problem.message] if problem.message else [m for k in keys for m in doc.problems_for(k)]
+
+        show_problems(self.argv_problem, lines(self._argv_problem, "task.argv", "task.kind"))
+        cwd = doc.value("task.cwd") or ""
         cwd_notes = doc.problems_for("task.cwd")
         if cwd and not cwd_notes and not Path(str(cwd)).is_dir():
             cwd_notes = [f"{cwd} is not a folder on this computer; the command will not start here"]
         show_problems(self.cwd_problem, cwd_notes)
-        show_problems(self.env_problem, doc.problems_for("task.env"))
-        show_problems(self.verify_problem, doc.problems_for("task.verify"))
+        show_problems(self.env_problem, lines(self._env_problem, "task.env"))
+        show_problems(self.verify_problem, lines(self._verify_problem, "task.verify"))
         self._update_run_button()
 
     def _update_run_button(self) -> None:
@@ -211,7 +252,11 @@ class TaskEditor(QWidget):
         )
 
     def _task(self) -> Task | str:
-        """The document's task, validated on its own (the rest of the schedule may be unfinished)."""
+        """The document's task, validated on its own (the rest of the schedule may be unfinished); while a
+        task field holds text that is not a value, what the person sees is not what would run: why not."""
+        for problem in (self._argv_problem, self._env_problem, self._verify_problem, self.timeout.field.problem):
+            if problem.message:
+                return f"{problem.key}: {problem.message}"
         raw = self._doc.value("task")
         if raw is None:
             return "there is no command"
@@ -248,3 +293,10 @@ class TaskEditor(QWidget):
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the test run has ended (tests, screenshots)."""
         return self.trial.wait(msecs)
+
+
+def _as_list(value: Any) -> list[str]:
+    """A stored argv (or anything in its place) as the rows to show."""
+    if value is None:
+        return []
+    return [str(a) for a in value] if isinstance(value, list) else [str(value)]

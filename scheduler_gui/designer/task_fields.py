@@ -1,10 +1,13 @@
 """The list fields of the task editor: an argv list (one argument per row,
 never a shell string) and a table of environment variables, each with buttons
-to add, remove and reorder; plus the choices of the task's effect.
+to add, remove and reorder; the readings that say when their rows are a value
+the task can hold (:func:`read_argv`, :func:`read_env`); plus the choices of
+the task's effect.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -43,6 +46,46 @@ EFFECTS = (
         "blindly; the verify probe decides, or a person does.",
     ),
 )
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def read_argv(values: list[str], *, required: bool) -> list[str] | None:
+    """An argv list as the task stores it; None for an empty optional one (no verify probe).
+
+    An empty row is a row not typed yet, not an empty argument: ValueError names it, as it does a
+    missing or empty program.
+    """
+    if not values:
+        if required:
+            raise ValueError("the command is empty: add the program to run")
+        return None
+    if not values[0].strip():
+        raise ValueError("the program (first row) is empty")
+    for number, value in enumerate(values, start=1):
+        if not value:
+            raise ValueError(f"row {number} is empty: type the argument or remove the row")
+    return list(values)
+
+
+def read_env(rows: list[tuple[str, str]]) -> dict[str, str] | None:
+    """Environment rows as the task stores them (None when there are none); rows left wholly empty are
+    ignored. ValueError names a row without a name, a name that is not one, or a name given twice."""
+    env: dict[str, str] = {}
+    for number, (name, value) in enumerate(rows, start=1):
+        if not name and not value:
+            continue
+        if not name:
+            raise ValueError(f"row {number} has a value but no name")
+        if not _ENV_NAME.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not a valid environment variable name: letters, digits and _, not starting with a digit"
+            )
+        if name in env:
+            raise ValueError(f"{name} is given twice")
+        env[name] = value
+    return env or None
 
 
 def mono(widget: QWidget) -> None:
@@ -162,8 +205,8 @@ class ArgvList(QWidget):
 class EnvTable(QWidget):
     """Environment variables as a two-column table (name, value) with Add and Remove."""
 
-    edited = Signal(dict)
-    """The variables with a name, after a change made here."""
+    edited = Signal(list)
+    """Every row as (name, value) after a change made here (see :func:`read_env`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -235,4 +278,4 @@ class EnvTable(QWidget):
             self._emit()
 
     def _emit(self) -> None:
-        self.edited.emit(self.values())
+        self.edited.emit(self.rows())

@@ -1,6 +1,7 @@
 """Small pieces the forms of the "When" box are built from: the field layouts
-(labels of one width, so the parts line up as one form), a wall-time field, a
-duration field (number and unit), and the conversions behind them.
+(labels of one width, so the parts line up as one form), a duration field
+(number and unit), and the conversions behind them. The date and time fields
+are :class:`scheduler_gui.designer.typed_inputs.DateTimeField`.
 """
 
 from __future__ import annotations
@@ -8,21 +9,12 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import QDate, QDateTime, Qt, QTime, QTimeZone
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDateTimeEdit,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from core.durations import format_duration, parse_duration
 from core.timefmt import parse_local
-from scheduler_gui.designer.zone_picker import tabular
+from scheduler_gui.designer.typed_inputs import CountSpin
 
 #: Duration units for the interval and delay fields, largest first.
 DURATION_UNITS = (("days", 86400), ("hours", 3600), ("minutes", 60), ("seconds", 1))
@@ -126,36 +118,14 @@ def add_row(form: QFormLayout, label: str, field: QWidget) -> int:
 # --- fields -------------------------------------------------------------------------------
 
 
-class WallTimeEdit(QDateTimeEdit):
-    """A date-time field for a naive wall time: no system time zone gets in the way (no gap, no fold)."""
-
-    def __init__(self, parent: QWidget | None = None, *, with_time: bool = True) -> None:
-        super().__init__(parent)
-        self.setTimeZone(QTimeZone(QTimeZone.Initialization.UTC))
-        self.setDisplayFormat("yyyy-MM-dd HH:mm" if with_time else "yyyy-MM-dd")
-        self.setCalendarPopup(True)
-        self.setFont(tabular(self.font()))
-        self.setMinimumDate(QDate(1900, 1, 1))
-
-    def naive(self) -> datetime:
-        d, t = self.date(), self.time()
-        return datetime(d.year(), d.month(), d.day(), t.hour(), t.minute())
-
-    def set_naive(self, value: datetime) -> None:
-        qdt = QDateTime(QDate(value.year, value.month, value.day), QTime(value.hour, value.minute))
-        qdt.setTimeZone(QTimeZone(QTimeZone.Initialization.UTC))
-        if self.dateTime() != qdt:
-            self.setDateTime(qdt)
-
-
 class DurationField(QWidget):
-    """A number and a unit (seconds … days) for an ISO 8601 duration."""
+    """A number and a unit (seconds … days) for an ISO 8601 duration; a typed 0 is kept and reported
+    (see :meth:`read`). ``what`` names the number in messages ("the interval")."""
 
-    def __init__(self, name: str, tooltip: str, parent: QWidget | None = None) -> None:
+    def __init__(self, name: str, what: str, tooltip: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.number = QSpinBox(self)
-        self.number.setRange(1, 100000)
-        self.number.setFont(tabular(self.number.font()))
+        self.name = name
+        self.number = CountSpin(what, 1, 100000, self)
         tip(self.number, f"{name}: how many", tooltip)
         self.unit = QComboBox(self)
         for unit, _ in reversed(DURATION_UNITS):
@@ -169,8 +139,9 @@ class DurationField(QWidget):
         layout.addStretch(1)
         self.setFocusProxy(self.number)
 
-    def value(self) -> str:
-        return join_duration(self.number.value(), str(self.unit.currentData()))
+    def read(self, text: str) -> str:
+        """The duration the number's text ``text`` and the unit make; ValueError while it is none."""
+        return join_duration(self.number.number(text), str(self.unit.currentData()))
 
     def set_value(self, text: Any) -> None:
         number, unit = split_duration(text)

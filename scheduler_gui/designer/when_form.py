@@ -155,7 +155,7 @@ class WhenForm(QGroupBox):
         self.month_buttons, self.month_mode, self.month_days = cal.month_buttons, cal.month_mode, cal.month_days
         self.nth, self.nth_weekday = cal.nth, cal.nth_weekday
         self.times, self.add_time, self.minutes, self.hours = cal.times, cal.add_time, cal.minutes, cal.hours
-        self.start, self.start_hint, self.form_error = cal.start, cal.start_hint, cal.form_error
+        self.start, self.start_hint = cal.start, cal.start_hint
         self.row_repeats, self.row_weekdays, self.row_months = cal.row_repeats, cal.row_weekdays, cal.row_months
         self.row_day, self.row_times, self.row_minutes, self.row_hours = (
             cal.row_day,
@@ -208,13 +208,21 @@ class WhenForm(QGroupBox):
                 self.zone.set_zone(zone)
             calendar = kind == Kind.CALENDAR.value
             self._shared.setRowVisible(self.rule_field, calendar)
+            # Only the page shown can hold unfinished text: the others' problems must not block Save.
             if calendar:
                 self.calendar.show_document()
                 self.rule_field.show_document(shown_in_form=self.calendar.current_form() is not None)
-            elif kind == Kind.INTERVAL.value:
+            else:
+                self.calendar.forget()
+                self.rule_field.forget()
+            if kind == Kind.INTERVAL.value:
                 self.interval_form.show_document()
             else:
+                self.interval_form.forget()
+            if kind == Kind.AFTER_COMPLETION.value:
                 self.after_completion_form.show_document()
+            else:
+                self.after_completion_form.forget()
             self.ends.show_document(calendar)
             self.exclusions.show_document()
             state.show_problems()
@@ -230,7 +238,6 @@ class WhenForm(QGroupBox):
         if kind == state.kind_value() and "kind" in self._doc.data:
             return
         changes = kind_switch_changes(self._doc.data, kind, self._clock.now())
-        state.clear_local_errors()
         self._doc.set_values(changes, label=f"Make it {self.kind.itemText(index).lower()}")
 
     def _on_zone(self, name: str) -> None:
@@ -247,5 +254,5 @@ class WhenForm(QGroupBox):
         return self.calendar.current_form()
 
     def error_text(self, key: str) -> str:
-        """The message shown next to the field of ``key`` (``rule``, ``start``, ``form``…)."""
+        """The messages shown on the lines of the spec key ``key`` (``rule``, ``start``, ``exclude``…)."""
         return self._state.error_text(key)

@@ -1,22 +1,27 @@
 """What the parts of the "When" box share: the document and the clock, the
-document's values read the way every part needs them, the messages shown
-beside fields, and whether the box is showing the document (while it is, no
-field writes back, so showing a value never becomes an undo step).
+document's values read the way every part needs them, the message lines under
+fields with the typed fields that report to them, and whether the box is
+showing the document (while it is, no field writes back, so showing a value
+never becomes an undo step).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QWidget
 
 from core.clock import Clock
 from core.enums import Kind
 from core.errors import ZoneError
+from core.timefmt import fmt_local
 from core.zones import get_zone
+from scheduler_gui.designer.field_problem import FieldProblem, ProblemLine, TypedField
+from scheduler_gui.designer.typed_inputs import DateTimeField
 from scheduler_gui.designer.when_fields import as_local
-from scheduler_gui.designer.zone_picker import ErrorLine
 from scheduler_gui.document import SpecDocument
 
 _KIND_VALUES = frozenset(kind.value for kind in Kind)
@@ -31,9 +36,9 @@ class WhenState:
         self.updating = False
         """True while the box shows the document; edits made then are not written back."""
         self.rule_parse_error: str | None = None
-        """Why the rule text cannot be read, shown under it until the document says more."""
-        self._local_errors: dict[str, str] = {}
-        self._lines: dict[str, list[ErrorLine]] = {}
+        """Why the document's rule text cannot be read, shown under it until the document says more."""
+        self._lines: list[ProblemLine] = []
+        self._by_key: dict[str, list[ProblemLine]] = {}
 
     # --- the document's values --------------------------------------------------------------
     def zone_name(self) -> str:
@@ -67,34 +72,67 @@ class WhenState:
         return value if isinstance(value, str) else ""
 
     # --- messages beside fields -------------------------------------------------------------
-    def error_line(self, key: str, parent: QWidget) -> ErrorLine:
-        """A new message line for the field of ``key``; ``show_problems`` fills it."""
-        line = ErrorLine(parent)
-        line.setObjectName(f"error_{key}")
-        self._lines.setdefault(key, []).append(line)
+    def error_line(self, key: str | None, parent: QWidget, name: str | None = None) -> ProblemLine:
+        """A new message line under a field: the document's problems for ``key`` (if any), and the
+        problems of the typed fields attached to it (:meth:`typed`, :meth:`problem`)."""
+        messages = (lambda: self._messages(key)) if key else None
+        line = ProblemLine(name or key or "field", parent, document_messages=messages)
+        if key:
+            line.setObjectName(f"error_{key}")
+            self._by_key.setdefault(key, []).append(line)
+        self._lines.append(line)
         return line
 
-    def set_local_error(self, key: str, message: str | None) -> None:
-        """Show (or with None, clear) a message about text that could not be read, then every message."""
-        if message:
-            self._local_errors[key] = message
-        else:
-            self._local_errors.pop(key, None)
-        self.show_problems()
+    def _messages(self, key: str) -> list[str]:
+        messages = self.doc.problems_for(key)
+        if key == "rule" and not messages and self.is_calendar() and self.rule_parse_error:
+            messages = [self.rule_parse_error]
+        return messages
 
-    def clear_local_errors(self) -> None:
-        self._local_errors.clear()
+    def problem(self, field: str, key: str, line: ProblemLine) -> FieldProblem:
+        """The problem of the field named ``field`` (its text is not a value), shown on ``line``."""
+        problem = FieldProblem(self.doc, field, key, line.refresh)
+        line.attach(problem)
+        return problem
+
+    def typed(self, field: str, key: str, line: ProblemLine, edit: QLineEdit, **how: Any) -> TypedField:
+        """A typed field of the box (see :class:`TypedField` for ``how``); it writes nothing while the
+        box shows the document."""
+        return TypedField(self.problem(field, key, line), edit, busy=lambda: self.updating, **how)
+
+    def typed_spin(self, field: str, key: str, line: ProblemLine, spin: QAbstractSpinBox, **how: Any) -> TypedField:
+        """A number box of the box as a typed field (see :meth:`TypedField.for_spin` for ``how``)."""
+        return TypedField.for_spin(self.problem(field, key, line), spin, busy=lambda: self.updating, **how)
+
+    def typed_date(
+        self,
+        field: str,
+        key: str,
+        line: ProblemLine,
+        box: DateTimeField,
+        *,
+        current: Callable[[], Any],
+        write: Callable[[Any], None],
+    ) -> TypedField:
+        """A date (and time) field of the box as a typed field."""
+        return self.typed(field, key, line, box.edit, parse=box.parse, current=current, write=write, show=box.set_value)
+
+    def typed_start(self, field: str, line: ProblemLine, box: DateTimeField, label: str) -> TypedField:
+        """The local start (``start``) typed into ``box``; edits are undone as ``label``."""
+        return self.typed_date(
+            field,
+            "start",
+            line,
+            box,
+            current=self.start_value,
+            write=lambda value: self.doc.set_value("start", fmt_local(value), label=label, merge=True),
+        )
 
     def show_problems(self) -> None:
-        """Each line shows its own unreadable-text message, then the document's problems for its key."""
-        for key, lines in self._lines.items():
-            messages = self.doc.problems_for(key)
-            if key == "rule" and not messages and self.is_calendar():
-                messages = [self.rule_parse_error] if self.rule_parse_error else []
-            local = self._local_errors.get(key)
-            for line in lines:
-                line.set_messages(([local] if local else []) + messages)
+        """Every line shows its fields' problems, else the document's problems for its key."""
+        for line in self._lines:
+            line.refresh()
 
     def error_text(self, key: str) -> str:
-        """The messages shown beside the fields of ``key``."""
-        return "\n".join(line.message() for line in self._lines.get(key, []) if line.message())
+        """The messages shown on the lines of ``key``."""
+        return "\n".join(line.message() for line in self._by_key.get(key, []) if line.message())

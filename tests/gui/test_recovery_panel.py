@@ -77,15 +77,15 @@ def test_words_are_stored_as_iso(panel: RecoveryPanel, document: SpecDocument, q
     assert "up to 5 min after its time" in panel.jitter_meaning.text()
 
 
-def test_bad_duration_shows_its_message_and_invalidates(panel: RecoveryPanel, document: SpecDocument, qtbot) -> None:
+def test_bad_duration_shows_its_message_and_waits(panel: RecoveryPanel, document: SpecDocument, qtbot) -> None:
     qtbot.keyClicks(panel.catch_up_window.edit, "soon")
-    assert not document.valid
-    assert document.problems_for("catchUpWindow")
+    assert "catchUpWindow" not in document.data and not document.can_save
+    assert str(document.blocking()).startswith("catchUpWindow: 'soon' is not a length of time")
     assert panel.catch_up_window.problem.isVisible()
     assert "'soon' is not a length of time" in panel.catch_up_window.problem.text()
     panel.catch_up_window.edit.clear()
     qtbot.keyClicks(panel.catch_up_window.edit, "1 day")
-    assert document.valid
+    assert document.can_save
     assert document.value("catchUpWindow") == "P1D"
     assert not panel.catch_up_window.problem.isVisible()
     assert "Nothing older than 1 day" in panel.misfire_meaning.text()
@@ -141,3 +141,20 @@ def test_controls_are_named_and_explained(panel: RecoveryPanel) -> None:
             continue
         assert widget.accessibleName(), widget
         assert widget.toolTip() or isinstance(widget.parent(), QSpinBox), widget
+
+
+def test_a_zero_count_is_reported_until_the_box_is_not_in_use(
+    panel: RecoveryPanel, document: SpecDocument, qtbot
+) -> None:
+    panel.max_catch_up.setFocus()
+    panel.max_catch_up.selectAll()
+    qtbot.keyClicks(panel.max_catch_up, "0")
+    qtbot.keyClick(panel.max_catch_up, Qt.Key.Key_Tab)
+    assert panel.max_catch_up.text() == "0" and document.value("maxCatchUp") == 1
+    assert panel.max_catch_up_problem.text() == "⚠ the number of missed runs to make up must be at least 1"
+    assert not document.can_save
+    # Skipping missed runs leaves nothing to make up: the box is greyed out and holds the schedule back no more.
+    panel.misfire.setCurrentIndex(panel.misfire.findData("SKIP"))
+    panel.misfire.activated.emit(panel.misfire.currentIndex())
+    assert not panel.max_catch_up.isEnabled() and panel.max_catch_up_problem.isHidden()
+    assert document.can_save and "maxCatchUp" not in document.data

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget, QPushButton, QTableWidget
 
 from scheduler_gui.context import AppContext
@@ -52,14 +53,16 @@ def test_argv_is_edited_as_a_list(editor: TaskEditor, document: SpecDocument) ->
     assert editor.argv.values() == ["/bin/echo", "--quiet words with spaces", "operating summary for {period}"]
 
 
-def test_empty_command_shows_the_cores_message(editor: TaskEditor, document: SpecDocument) -> None:
+def test_an_empty_command_stays_in_the_list_and_says_why(editor: TaskEditor, document: SpecDocument) -> None:
     for _ in range(2):
         editor.argv.list.setCurrentRow(0)
         editor.argv.remove()
-    assert document.value("task.argv") == []
-    assert not document.valid
-    assert editor.argv_problem.text().startswith("⚠")
+    # The list with its last row left is a command (an odd one); the empty list is none.
+    assert document.value("task.argv") == ["operating summary for {period}"]
+    assert editor.argv.values() == [] and not document.can_save
+    assert editor.argv_problem.text() == "⚠ the command is empty: add the program to run"
     assert not editor.run_button.isEnabled()
+    assert "the command is empty" in editor.run_button.toolTip()
 
 
 def test_folder_environment_effect_and_verify(
@@ -90,7 +93,7 @@ def test_folder_environment_effect_and_verify(
 def test_bad_environment_name_is_refused_next_to_the_table(editor: TaskEditor, document: SpecDocument) -> None:
     editor._env_add()
     editor.env.item(0, 0).setText("2BAD")
-    assert not document.valid
+    assert "env" not in document.value("task") and not document.can_save
     assert "'2BAD' is not a valid environment variable name" in editor.env_problem.text()
 
 
@@ -140,3 +143,73 @@ def test_controls_are_named_and_explained(editor: TaskEditor) -> None:
             continue
         assert widget.accessibleName(), widget
         assert widget.toolTip(), widget
+
+
+def _show(qtbot, widget) -> None:
+    widget.show()
+    widget.activateWindow()
+    qtbot.waitActive(widget)
+
+
+def _row_editor(view) -> QLineEdit | None:
+    editors = [e for e in view.viewport().findChildren(QLineEdit) if e.isVisible()]
+    return editors[0] if editors else None
+
+
+def _type_into_row(qtbot, view, item, text: str) -> None:
+    """Open the row's editor as a person would (F2), type over its text, and press Enter."""
+    view.setFocus()
+    view.setCurrentItem(item)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    editor = _row_editor(view)
+    assert editor is not None
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: _row_editor(view) is None)  # the view commits and closes the editor queued
+
+
+def test_a_new_argument_reaches_the_command_once_typed(editor: TaskEditor, document: SpecDocument, qtbot) -> None:
+    _show(qtbot, editor)
+    before = document.value("task.argv")
+    qtbot.mouseClick(editor.argv.add_button, Qt.MouseButton.LeftButton)
+    # The row is there to be typed into; it is not an empty argument of the command.
+    assert document.value("task.argv") == before and document.undo_stack.count() == 0
+    assert editor.argv_problem.text() == "⚠ row 3 is empty: type the argument or remove the row"
+    assert not document.can_save and not editor.run_button.isEnabled()
+    row_editor = _row_editor(editor.argv.list)  # Add opened it
+    assert row_editor is not None
+    qtbot.keyClicks(row_editor, "--loud")
+    qtbot.keyClick(row_editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: _row_editor(editor.argv.list) is None)
+    assert document.value("task.argv") == [*before, "--loud"] and document.undo_stack.count() == 1
+    assert editor.argv_problem.isHidden() and document.can_save and editor.run_button.isEnabled()
+
+
+def test_an_environment_row_is_written_once_it_has_a_good_name(
+    editor: TaskEditor, document: SpecDocument, qtbot
+) -> None:
+    _show(qtbot, editor)
+    qtbot.mouseClick(editor.env_table.add_button, Qt.MouseButton.LeftButton)
+    name_editor = _row_editor(editor.env)  # Add opened it; leave it empty for now
+    assert name_editor is not None
+    qtbot.keyClick(name_editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: _row_editor(editor.env) is None)
+    _type_into_row(qtbot, editor.env, editor.env.item(0, 1), "full")
+    assert editor.env_problem.text() == "⚠ row 1 has a value but no name"
+    assert "env" not in document.value("task") and not document.can_save
+    _type_into_row(qtbot, editor.env, editor.env.item(0, 0), "2BAD")
+    assert "'2BAD' is not a valid environment variable name" in editor.env_problem.text()
+    _type_into_row(qtbot, editor.env, editor.env.item(0, 0), "REPORT_MODE")
+    assert document.value("task.env") == {"REPORT_MODE": "full"} and document.undo_stack.count() == 1
+    assert editor.env_problem.isHidden() and document.can_save
+
+
+def test_undo_gives_the_lists_back(editor: TaskEditor, document: SpecDocument, qtbot) -> None:
+    editor.effect.setCurrentIndex(editor.effect.findData("non_idempotent"))
+    editor.effect.activated.emit(editor.effect.currentIndex())
+    for _ in range(2):
+        editor.verify.add("")
+    assert not document.can_save and "the program (first row) is empty" in editor.verify_problem.text()
+    document.undo_stack.undo()
+    assert editor.verify.values() == [] and editor.verify_problem.isHidden() and document.can_save
