@@ -48,9 +48,25 @@ class FilesMixin:
     def maybe_save(self) -> bool:
         """The unsaved-changes guard: True when it is fine to go on (saved, discarded or clean)."""
         doc = self.document
-        if doc is None or not doc.dirty:
+        if doc is None or not (doc.dirty or doc.field_problems):
             return True
         buttons = QMessageBox.StandardButton
+        unfinished = doc.field_problems
+        if unfinished:
+            # Text typed into a field that is not a value yet cannot be saved: say what it is, and offer
+            # to go back to it (the default) or to let it go with every other unsaved change.
+            answer = QMessageBox.question(
+                self._parent(),
+                "Unfinished field",
+                f"{doc.display_name} has a field whose text is not a value yet, so it cannot be saved: "
+                f"{unfinished[0]}. Discard it{' and the other unsaved changes' if doc.dirty else ''}?",
+                buttons.Discard | buttons.Cancel,
+                buttons.Cancel,
+            )
+            if answer == buttons.Discard:
+                self.autosaver.clear()
+                return True
+            return False
         answer = QMessageBox.question(
             self._parent(),
             "Unsaved changes",

@@ -24,6 +24,7 @@ def window_fixture(ctx: AppContext, qtbot, monkeypatch: pytest.MonkeyPatch) -> I
     # Closed here, after the edits are marked saved, so the unsaved-changes guard stays quiet.
     if w.document is not None:
         w.document.undo_stack.setClean()
+        w.document.clear_field_problems()
     w.close()
     w.deleteLater()
 

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
 from shell_fixtures import answer, window_fixture  # noqa: F401
+from typing_support import named, retype
 
 from core.ledger.queries import ScheduleSummary
 from core.ledger.states import OccurrenceState, ScheduleState
@@ -153,6 +154,23 @@ def test_switching_schedule_in_sidebar_asks_when_dirty(window: MainWindow, monke
     answer(monkeypatch, QMessageBox.StandardButton.Discard)
     window.sidebar.schedule_view.activated.emit(index)
     assert window.document.path.name == "mel-sync.yaml"
+
+
+def test_closing_with_a_half_typed_field_asks_first(window: MainWindow, monkeypatch, qtbot) -> None:
+    """Unfinished text in a field is not in the document, but it is the person's work: closing asks."""
+    asked = answer(monkeypatch, QMessageBox.StandardButton.Cancel)
+    window.show()
+    doc = window.document
+    assert not doc.dirty
+    at = named(window.designer, "Times of day")
+    retype(qtbot, at, "25:61")
+    assert not doc.dirty and doc.field_problems
+    window.close()
+    assert len(asked) == 1 and "25:61" in asked[0] and "cannot be saved" in asked[0]
+    assert window.isVisible() and at.text() == "25:61"
+    answer(monkeypatch, QMessageBox.StandardButton.Discard)
+    window.close()
+    assert not window.isVisible()
 
 
 def test_views_switch_and_tabs_follow(window: MainWindow) -> None:
