@@ -98,6 +98,7 @@ class PolicyGroup(QWidget):
         self.line.setAccessibleName(f"{title}: what the chosen policy does")
         self.line.setToolTip("Computed from the zone data for this rule")
         layout.addWidget(self.line)
+        self.part: Part | None = None
         self.problem = QLabel(self)
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet(f"color: {VERMILLION};")
@@ -137,6 +138,7 @@ class PolicyGroup(QWidget):
 
         ``fold_away``: with nothing to say and the default chosen, the choices are hidden.
         """
+        self.part = part
         self.set_choices_visible(not (fold_away and part is None and self.chosen() == self.default))
         if part is None or not part.outcomes:
             text = part.line() if part is not None else empty
@@ -144,10 +146,10 @@ class PolicyGroup(QWidget):
             for choice in self.choices:
                 self.buttons[choice.value].setToolTip(f"{choice.meaning} ({self.key} {choice.value})")
             return
-        lines = {policy.value: part.line(policy) for policy in part.outcomes}  # type: ignore[arg-type]
+        lines = {choice.value: part.line(choice.value) for choice in self.choices}
         for choice in self.choices:
             self.buttons[choice.value].setToolTip(
-                f"{choice.meaning}\n{lines.get(choice.value, '')}\n({self.key} {choice.value})"
+                f"{choice.meaning}\n{lines[choice.value]}\n({self.key} {choice.value})"
             )
         chosen = self.chosen()
         if chosen is not None:
@@ -157,6 +159,7 @@ class PolicyGroup(QWidget):
             self.line.setText(f"→ Not chosen yet. {each}")
 
     def show_message(self, text: str) -> None:
+        self.part = None
         self.line.setText(f"→ {text}")
 
 
@@ -164,7 +167,7 @@ def _outcome_text(part: Part, value: str) -> str:
     for policy, outcome in part.outcomes.items():
         if policy.value == value:
             return outcome.text
-    return ""
+    return "touches none of its times from now on"
 
 
 class ClockChangesBox(QGroupBox):

@@ -83,7 +83,11 @@ def test_month_end_invoice_missing_date(document: SpecDocument, box: ClockChange
     assert box.invalid_date.line.text().endswith("runs Fri 2027-04-30 18:00 BST (17:00 UTC)")
     box.invalid_date.buttons["FORWARD"].click()
     assert document.value("invalidDatePolicy") == "FORWARD"
-    qtbot.waitUntil(lambda: "Sat 2027-05-01 18:00 BST" in box.invalid_date.line.text(), timeout=5000)
+    # Moved forward, 2027-02-31 runs on 2027-03-01 at 18:00: still ahead of now (12:00 UTC that day).
+    qtbot.waitUntil(lambda: "Mon 2027-03-01 18:00 GMT" in box.invalid_date.line.text(), timeout=5000)
+    assert box.invalid_date.line.text() == (
+        "→ Next missing date: 2027-02-31 does not exist; runs Mon 2027-03-01 18:00 GMT (18:00 UTC)"
+    )
 
 
 def test_interval_schedules_hide_the_choices(document: SpecDocument, box: ClockChangesBox, qtbot) -> None:
@@ -108,7 +112,10 @@ def test_missing_date_choices_fold_away_when_the_rule_cannot_miss(
     document.set_value("rule", "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=2;BYMINUTE=30")
     qtbot.waitUntil(lambda: box.invalid_date.buttons["OMIT"].isVisible(), timeout=5000)
     assert box.invalid_date.buttons["OMIT"].isChecked()
-    assert box.invalid_date.line.text() == "→ Next missing date: 2027-04-31 does not exist; no run for it that month"
+    assert box.invalid_date.line.text() == (
+        "→ Next missing date: 2027-04-31 does not exist; no run takes its place; "
+        "the next run is Mon 2027-05-31 02:30 EDT (06:30 UTC)"
+    )
 
 
 def test_after_completion_speaks_of_its_first_run(document: SpecDocument, box: ClockChangesBox, qtbot) -> None:
