@@ -5,11 +5,14 @@ date does not exist (day 31 of a 30-day month).
 Each choice is a radio button in plain words, followed by a consequence line
 computed by the core (``core.consequences``) for this rule in this zone, with
 the next real date; the other choices say what they would do in their tooltips.
+The lines are seen from the instant the preview starts from (its From, or
+"now"), and each names a row the preview built with that choice lists.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -22,6 +25,7 @@ from core.spec import parse_spec
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.preview_service import PreviewService
 from scheduler_gui.status_style import VERMILLION
 
 DEBOUNCE_MS = 60
@@ -173,10 +177,17 @@ def _outcome_text(part: Part, value: str) -> str:
 class ClockChangesBox(QGroupBox):
     """Gap, repeat and missing-date policies with their live consequences."""
 
-    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        document: SpecDocument,
+        ctx: AppContext,
+        parent: QWidget | None = None,
+        preview: PreviewService | None = None,
+    ) -> None:
         super().__init__("Clock changes", parent)
         self._doc = document
         self._ctx = ctx
+        self._preview = preview
         self.setAccessibleName("Clock changes")
         self.setToolTip("What this schedule does when the clocks jump or fall back, and on dates a month lacks")
         layout = QVBoxLayout(self)
@@ -206,8 +217,19 @@ class ClockChangesBox(QGroupBox):
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh_now)
         document.changed.connect(self._on_changed)
+        if preview is not None:
+            preview.startChanged.connect(self._timer.start)
         self._on_changed()
         self.refresh_now()
+
+    def now(self) -> datetime:
+        """The instant the consequences are seen from: the preview's start, else the clock's now."""
+        return self._preview.start if self._preview is not None else self._ctx.clock.now()
+
+    @property
+    def pending(self) -> bool:
+        """True from an edit until its consequences are shown (tests, screenshots)."""
+        return self._timer.isActive() or self._worker.busy
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the consequences being computed are ready (tests, screenshots)."""
@@ -252,7 +274,7 @@ class ClockChangesBox(QGroupBox):
             self._worker.cancel()
             self._show_failure("Complete the schedule above to see what each choice does.")
             return
-        now = self._ctx.clock.now()
+        now = self.now()
         self._worker.submit(lambda: consequences(spec, now))
 
     def _show(self, result: object) -> None:
