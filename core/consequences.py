@@ -306,10 +306,32 @@ def _describe(rows: Sequence[Occurrence], repeat: bool) -> tuple[tuple[Run, ...]
     return runs, text
 
 
-def _touches(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> bool:
-    """Whether the rule names a wall time in ``[lo, hi)``: a cheap test before expanding rows."""
-    nxt = next(compiled.nominals(lo), None)
-    return nxt is not None and nxt[0] < hi
+def _named(compiled: CompiledSchedule, changes: Sequence[Transition]) -> list[Transition]:
+    """The changes (in order) in whose wall times the rule names one: a cheap test before expanding rows."""
+    if compiled.parsed is None:
+        # An after-completion schedule has no rule, only its first appointment near these changes.
+        return list(changes)
+    if compiled.month_days is None:
+        # The rule resumes near any wall time, so each change is asked about on its own.
+        out = []
+        for tr in changes:
+            lo, hi = wall_range(tr)
+            nxt = next(compiled.nominals(lo), None)
+            if nxt is not None and nxt[0] < hi:
+                out.append(tr)
+        return out
+    # Moved month days are expanded from the rule's start: walk them once for all the changes.
+    if not changes:
+        return []
+    walls = (when for when, _ in compiled.nominals(wall_range(changes[0])[0]))
+    out, current = [], next(walls, None)
+    for tr in changes:
+        lo, hi = wall_range(tr)
+        while current is not None and current < lo:
+            current = next(walls, None)
+        if current is not None and current < hi:
+            out.append(tr)
+    return out
 
 
 def first_touch(
@@ -342,9 +364,8 @@ def _change(
         return None
     kind = changes[0].kind
     next_change = next((t for t in changes if t.utc >= after), changes[0])
-    # Whether the rule names a wall time in a change does not depend on the policies: test it once
-    # (an after-completion schedule has no rule, only its first appointment, near these changes).
-    named = [tr for tr in changes if compiled.parsed is None or _touches(compiled, *wall_range(tr))]
+    # Whether the rule names a wall time in a change does not depend on the policies: test it once.
+    named = _named(compiled, changes)
     outcomes: dict[Policy, Outcome] = {}
     for policy in policies:
         found = first_touch(_variant(compiled, attribute, policy), named, now) if named else None
@@ -428,11 +449,19 @@ def _missing_date(moved: datetime, policy: InvalidDatePolicy, plan: MonthDayPlan
 def _moved(compiled: CompiledSchedule, plan: MonthDayPlan, now: datetime) -> Outcome | None:
     """BACKWARD or FORWARD: the first row at or after ``now`` that the policy moved."""
     policy = compiled.spec.invalid_date_policy
+    window: tuple[datetime, datetime] | None = None
+    by_wall: dict[datetime, list[Occurrence]] = {}
     for when, note in itertools.islice(compiled.nominals(_wall(compiled, now) - _BEFORE), _NOMINAL_SCAN_LIMIT):
         if note is None:
             continue
+        # A row lies within a day or so of its wall time read as UTC: one expansion serves a run of them.
         guess = when.replace(tzinfo=UTC)
-        rows = tuple(r for r in expand(compiled, max(now, guess - _BEFORE), guess + _BEFORE) if r.nominal == when)
+        if window is None or max(now, guess - _BEFORE) < window[0] or guess + _BEFORE > window[1]:
+            window = (max(now, guess - _BEFORE), guess + 2 * _BEFORE)
+            by_wall = {}
+            for row in expand(compiled, *window):
+                by_wall.setdefault(row.nominal, []).append(row)
+        rows = tuple(by_wall.get(when, ()))
         if not rows:
             continue  # moved to a time already past
         runs = _runs(rows)
