@@ -1,105 +1,75 @@
-"""A schedule in one paragraph of plain words: the rule, the zone, and what each
-policy does at the zone's next gap and fold, with dates.
+"""A schedule in plain words: one short sentence saying what it does and when,
+then one sentence per policy (the next gap and fold that touch it, the next
+date its month lacks, missed runs and overlap).
 
-Everything said about clock changes is read off the core: the zone's next
-transitions come from the zone data and the schedule's rows around them are
-expanded, so the paragraph says what the expansion will actually do.
+``schedctl explain`` prints them as one paragraph (:func:`explain`); the
+designer shows the sentence on a line of its own and each policy on its own
+line (:func:`summarize`). What is said about clock changes and missing dates
+comes from :func:`core.consequences.consequences`: the rows the preview shows
+from the same instant, with the chosen policies.
 """
 
 from __future__ import annotations
 
-import calendar
-import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from core.change_words import clocks, day_label, jump_words, transition_day, wall_range, zone_word
+from core.consequences import LOOKAHEAD, Consequences, consequences
 from core.durations import human_duration
 from core.enums import InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, Status
 from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.describe import describe_bounds, describe_rule, join_words
 from core.recurrence.expand import expand, iter_rows
-from core.recurrence.invalid_dates import plan_for
-from core.recurrence.rules import build_rrule
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.zones import Transition, format_offset, next_transition
+from core.zones import Transition, next_transition
 
-#: How far ahead to look for the zone's next gap and fold.
-LOOKAHEAD = timedelta(days=3660)
-_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-#: Months scanned for the next date that does not exist (a missing 29 February can be 8 years away).
-_MONTH_SCAN_LIMIT = 12 * 1200
+
+@dataclass(frozen=True)
+class Summary:
+    """A schedule in words: ``headline`` says what it does and when, in one short
+    sentence; ``lines`` say what each policy does, one sentence each."""
+
+    headline: str
+    lines: tuple[str, ...]
+
+    def paragraph(self) -> str:
+        """Everything as one paragraph (``schedctl explain``)."""
+        return " ".join((self.headline, *self.lines))
 
 
 def explain(spec: ScheduleSpec, now: datetime) -> str:
     """One paragraph describing ``spec`` as seen from the instant ``now`` (aware).
 
-    The gap and fold described are the zone's first ones at or after ``now``, or
-    after the schedule's first row when that is later.
+    The gap and fold described are the first ones from ``now`` on (or from the
+    schedule's first row when that is later) that touch one of its rows.
     """
+    return summarize(spec, now).paragraph()
+
+
+def summarize(spec: ScheduleSpec, now: datetime) -> Summary:
+    """The words of :func:`explain`, the sentence apart from the policies' lines."""
     compiled = compile_schedule(spec)
     first = next(iter_rows(compiled), None)
     after = max(now, first.position) if first is not None else now
+    lines: list[str]
     if spec.kind is Kind.INTERVAL:
-        sentences = [_interval(compiled, after)]
+        headline, lines = _interval(compiled, after)
     elif spec.kind is Kind.AFTER_COMPLETION:
-        sentences = [_after_completion(compiled)]
+        headline, lines = _after_completion(compiled)
     else:
-        sentences = [_calendar_what(compiled, now) + "."]
-        sentences += _calendar_changes(compiled, after)
-        sentences += _invalid_dates(compiled, after)
-    sentences.append(_misfire_and_overlap(spec))
+        found = consequences(spec, now)
+        headline = _calendar_what(compiled, now) + "."
+        lines = _calendar_changes(compiled, found) + _invalid_dates(found)
+    lines.append(_misfire_and_overlap(spec))
     if spec.jitter > timedelta(0):
-        sentences.append(
+        lines.append(
             f"Each run starts up to {human_duration(spec.jitter)} late, by a fixed delay derived from its id (jitter)."
         )
-    return " ".join(sentences)
-
-
-# --- words for times -------------------------------------------------------------------
-
-
-def day_label(value: datetime) -> str:
-    """``Sun 2027-03-14``: English weekday names, whatever the locale."""
-    return f"{_WEEKDAYS[value.weekday()]} {value:%Y-%m-%d}"
-
-
-def zone_word(abbr: str, offset: timedelta, other: str) -> str:
-    """The abbreviation, or the offset when the abbreviation is numeric or says nothing new."""
-    if not abbr or abbr[0] in "+-" or abbr == other:
-        return "UTC" + format_offset(offset)
-    return abbr
-
-
-def jump_words(tr: Transition, day: datetime) -> str:
-    """``clocks jump from 02:00 EST to 03:00 EDT``; a side on another date than ``day`` names its date."""
-    verb = "jump" if tr.kind == "gap" else "fall back"
-
-    def side(local: datetime, abbr: str, offset: timedelta, other: str) -> str:
-        clock = fmt_clock(local) if local.date() == day.date() else f"{day_label(local)} {fmt_clock(local)}"
-        return f"{clock} {zone_word(abbr, offset, other)}"
-
-    before = side(tr.local_before, tr.abbr_before, tr.offset_before, tr.abbr_after)
-    after = side(tr.local_after, tr.abbr_after, tr.offset_after, tr.abbr_before)
-    return f"clocks {verb} from {before} to {after}"
-
-
-def transition_day(tr: Transition) -> datetime:
-    """The day a transition is told under: where its skipped or repeated wall times begin."""
-    return tr.local_before if tr.kind == "gap" else tr.local_after
-
-
-def _clocks(values: Sequence[datetime], day: datetime) -> str:
-    """Wall times as a short list; the date is added to those on another day."""
-
-    def one(v: datetime) -> str:
-        return fmt_clock(v) if v.date() == day.date() else f"{v:%Y-%m-%d} {fmt_clock(v)}"
-
-    distinct = sorted(set(values))
-    if len(distinct) <= 4:
-        return join_words([one(v) for v in distinct])
-    return f"the {len(distinct)} times from {one(distinct[0])} to {one(distinct[-1])}"
+    return Summary(headline, tuple(lines))
 
 
 def _elapsed(delta: timedelta) -> str:
@@ -133,18 +103,22 @@ def _calendar_what(compiled: CompiledSchedule, now: datetime) -> str:
     return text
 
 
-def _after_completion(compiled: CompiledSchedule) -> str:
+def _after_completion(compiled: CompiledSchedule) -> tuple[str, list[str]]:
     spec = compiled.spec
     assert spec.start is not None and spec.delay is not None
-    first = f"First run at {day_label(spec.start)} {fmt_clock(spec.start)} in {spec.time_zone}"
+    headline = (
+        f"First run at {day_label(spec.start)} {fmt_clock(spec.start)} in {spec.time_zone}; "
+        f"then each run is due {_elapsed(spec.delay)} after the previous one finishes."
+    )
     rows = list(iter_rows(compiled))
     runs = [r for r in rows if r.runnable]
-    gap_note = f"a time that does not exist that day, so it {{}} (gapPolicy {compiled.gap_policy.value})"
+    gap_note = f"The first run's time does not exist that day, so it {{}} (gapPolicy {compiled.gap_policy.value})."
+    lines = []
     if any(r.status is Status.SKIPPED_GAP for r in rows):
-        first += ", " + gap_note.format("is skipped")
+        lines.append(gap_note.format("is skipped"))
     elif runs and runs[0].status is Status.SHIFTED and (moved := runs[0].resolved_local) is not None:
         label = zone_word(runs[0].abbreviation or "", runs[0].offset or timedelta(0), "")
-        first += ", " + gap_note.format(f"runs at {fmt_clock(moved)} {label}")
+        lines.append(gap_note.format(f"runs at {fmt_clock(moved)} {label}"))
     elif len(rows) == 2:
         if len(runs) == 2:
             which = "both readings"
@@ -152,52 +126,55 @@ def _after_completion(compiled: CompiledSchedule) -> str:
             which = f"the {'first' if runs[0].fold_ordinal == 0 else 'second'} reading only"
         else:
             which = "neither reading"
-        first += (
-            f", a time that happens twice that day, so it runs at {which} (foldPolicy {compiled.fold_policy.value})"
+        lines.append(
+            f"The first run's time happens twice that day, so it runs at {which} "
+            f"(foldPolicy {compiled.fold_policy.value})."
         )
-    return (
-        f"{first}; then each run is due {_elapsed(spec.delay)} after the previous one finishes, "
-        "and clock changes do not move these runs, since they follow elapsed time."
-    )
+    lines.append("Clock changes do not move the later runs, since they follow elapsed time.")
+    return headline, lines
 
 
 # --- clock changes, calendar schedules ----------------------------------------------------
 
 
-def _calendar_changes(compiled: CompiledSchedule, after: datetime) -> list[str]:
-    zone, name = compiled.zone, compiled.spec.time_zone
-    gap = next_transition(zone, after, "gap", within=LOOKAHEAD)
-    fold = next_transition(zone, after, "fold", within=LOOKAHEAD)
-    if gap is None and fold is None:
+def _calendar_changes(compiled: CompiledSchedule, found: Consequences) -> list[str]:
+    """The gap and fold sentences: the first change that touches one of the schedule's rows
+    under the chosen policy (the consequence lines' own), else the zone's next one."""
+    name = compiled.spec.time_zone
+    if found.gap is None and found.fold is None:
         return [f"{name} has no clock changes ahead, so no wall time is ever skipped or repeated."]
     out = []
-    for tr, kind in ((gap, "gap"), (fold, "fold")):
-        if tr is None:
+    for part, kind in ((found.gap, "gap"), (found.fold, "fold")):
+        if part is None:
             out.append(f"{name} has no {kind} in the next ten years.")
             continue
-        effect = _gap_effect(compiled, tr) if kind == "gap" else _fold_effect(compiled, tr)
-        out.append(f"Next {kind}: {day_label(transition_day(tr))}, {jump_words(tr, transition_day(tr))}; {effect}.")
+        outcome = part.outcome
+        if outcome is None or outcome.transition is None:
+            tr = part.next_change
+            where = f"{day_label(transition_day(tr))}, {jump_words(tr, transition_day(tr))}"
+            out.append(f"Next {kind}: {where}; this schedule's times are not affected.")
+            continue
+        tr = outcome.transition
+        policy = part.chosen.value
+        effect = _gap_effect(tr, outcome.window, policy) if kind == "gap" else _fold_effect(tr, outcome.window, policy)
+        # The zone's next change may leave the schedule alone; then the one that does not is named.
+        lead = f"Next {kind}" if tr.utc <= part.next_change.utc else f"Next {kind} that touches this schedule"
+        out.append(f"{lead}: {day_label(transition_day(tr))}, {jump_words(tr, transition_day(tr))}; {effect}.")
     return out
-
-
-def rows_near(compiled: CompiledSchedule, tr: Transition) -> list[Occurrence]:
-    """Rows positioned within one transition length of it, on either side."""
-    pad = tr.delta + timedelta(seconds=1)
-    return expand(compiled, tr.utc - pad, tr.utc + pad)
 
 
 def _pronoun(rows: Sequence[Occurrence]) -> str:
     return "it" if len(rows) == 1 else "them"
 
 
-def _gap_effect(compiled: CompiledSchedule, tr: Transition) -> str:
-    policy = compiled.gap_policy.value
-    window = rows_near(compiled, tr)
-    # The wall times the gap removes: from the old offset's reading of the change to the new one's.
-    affected = [r for r in window if tr.local_before <= r.nominal < tr.local_after]
-    if not affected:
-        return "this schedule's times are not affected"
-    times = _clocks([r.nominal for r in affected], tr.local_before)
+def _touched(tr: Transition, window: Sequence[Occurrence]) -> list[Occurrence]:
+    lo, hi = wall_range(tr)
+    return [r for r in window if lo <= r.nominal < hi]
+
+
+def _gap_effect(tr: Transition, window: Sequence[Occurrence], policy: str) -> str:
+    affected = _touched(tr, window)
+    times = clocks([r.nominal for r in affected], tr.local_before)
     verb = "does" if len({r.nominal for r in affected}) == 1 else "do"
     clauses = []
     skipped = [r for r in affected if r.status is Status.SKIPPED_GAP]
@@ -209,7 +186,7 @@ def _gap_effect(compiled: CompiledSchedule, tr: Transition) -> str:
     if shifted:
         moved = [r.resolved_local for r in shifted if r.resolved_local is not None]
         label = zone_word(shifted[0].abbreviation or "", tr.offset_after, tr.abbr_before)
-        clauses.append(f"runs {_pronoun(shifted)} at {_clocks(moved, tr.local_before)} {label} instead")
+        clauses.append(f"runs {_pronoun(shifted)} at {clocks(moved, tr.local_before)} {label} instead")
     if duplicates:
         holders = {r.resolved for r in window if r.runnable}
         if all(r.position in holders for r in duplicates):
@@ -222,15 +199,11 @@ def _gap_effect(compiled: CompiledSchedule, tr: Transition) -> str:
     return f"{times} {verb} not exist that day and this schedule {join_words(clauses)} (gapPolicy {policy})"
 
 
-def _fold_effect(compiled: CompiledSchedule, tr: Transition) -> str:
-    policy = compiled.fold_policy.value
-    # Wall times read twice: from the new offset's reading of the change up to the old one's.
-    affected = [r for r in rows_near(compiled, tr) if tr.local_after <= r.nominal < tr.local_before]
-    if not affected:
-        return "this schedule's times are not affected"
+def _fold_effect(tr: Transition, window: Sequence[Occurrence], policy: str) -> str:
+    affected = _touched(tr, window)
     first = [r for r in affected if r.fold_ordinal == 0]
     second = [r for r in affected if r.fold_ordinal == 1]
-    times = _clocks([r.nominal for r in affected], tr.local_after)
+    times = clocks([r.nominal for r in affected], tr.local_after)
     verb = "happens" if len({r.nominal for r in affected}) == 1 else "happen"
     runs_first = any(r.runnable for r in first)
     runs_second = any(r.runnable for r in second)
@@ -256,18 +229,18 @@ def _fold_effect(compiled: CompiledSchedule, tr: Transition) -> str:
 # --- clock changes, interval schedules ----------------------------------------------------
 
 
-def _interval(compiled: CompiledSchedule, after: datetime) -> str:
+def _interval(compiled: CompiledSchedule, after: datetime) -> tuple[str, list[str]]:
     spec = compiled.spec
     assert spec.every is not None and spec.anchor is not None
-    head = (
+    headline = (
         f"Every {_elapsed(spec.every)} of elapsed time from {fmt_utc(spec.anchor)}, "
-        f"shown on the wall clock of {spec.time_zone}"
+        f"shown on the wall clock of {spec.time_zone}."
     )
     zone = compiled.zone
     gap = next_transition(zone, after, "gap", within=LOOKAHEAD)
     fold = next_transition(zone, after, "fold", within=LOOKAHEAD)
     if gap is None and fold is None:
-        return f"{head}; {spec.time_zone} has no clock changes ahead."
+        return headline, [f"{spec.time_zone} has no clock changes ahead."]
     parts = []
     if gap is not None:
         where = f"{day_label(transition_day(gap))}, {jump_words(gap, transition_day(gap))}"
@@ -275,7 +248,7 @@ def _interval(compiled: CompiledSchedule, after: datetime) -> str:
     if fold is not None:
         where = f"{day_label(transition_day(fold))}, {jump_words(fold, transition_day(fold))}"
         parts.append(f"at the next fold ({where}) {_interval_fold(compiled, fold)}")
-    return f"{head}; clock changes do not move it: {'; '.join(parts)}."
+    return headline, [f"Clock changes do not move it: {'; '.join(parts)}."]
 
 
 def _interval_gap(compiled: CompiledSchedule, tr: Transition) -> str:
@@ -297,7 +270,7 @@ def _interval_fold(compiled: CompiledSchedule, tr: Transition) -> str:
     repeats = [r for r in expand(compiled, tr.utc, tr.utc + tr.delta) if r.fold_ordinal == 1]
     if not repeats:
         return "no run falls in the repeated wall times"
-    times = _clocks([r.nominal for r in repeats], tr.local_after)
+    times = clocks([r.nominal for r in repeats], tr.local_after)
     runs = "run" if len(repeats) == 1 else "runs"
     return (
         f"the {runs} at {times} {tr.abbr_after} repeat wall times already shown in {tr.abbr_before} "
@@ -308,44 +281,26 @@ def _interval_fold(compiled: CompiledSchedule, tr: Transition) -> str:
 # --- dates that do not exist ------------------------------------------------------------
 
 
-def _invalid_dates(compiled: CompiledSchedule, after: datetime) -> list[str]:
-    spec = compiled.spec
-    parsed = compiled.parsed
-    assert parsed is not None and spec.start is not None
-    # plan_for says whether the rule names month days that some months lack (it answers None
-    # for OMIT, so ask as if the policy moved them), and which months the rule visits.
-    plan = plan_for(parsed, spec.start, InvalidDatePolicy.BACKWARD)
-    if plan is None:
+def _invalid_dates(found: Consequences) -> list[str]:
+    """The chosen invalid-date policy's consequence, the one its consequence line names."""
+    part = found.invalid_date
+    outcome = part.outcome if part is not None else None
+    if part is None or outcome is None or outcome.missing is None:
         return []
-    one_time = {**plan.overrides, "BYHOUR": None, "BYMINUTE": None, "BYSECOND": None}
-    months = build_rrule(parsed, spec.start.replace(day=1), until=None, overrides=one_time)
-    wall_after = after.astimezone(compiled.zone).replace(tzinfo=None)
-    found: tuple[datetime, int] | None = None
-    for first in itertools.islice(months, _MONTH_SCAN_LIMIT):
-        if compiled.until is not None and first > compiled.until:
-            break
-        length = calendar.monthrange(first.year, first.month)[1]
-        missing = [d for d in plan.days if d > length]
-        last_day = first.replace(day=length)
-        if missing and last_day.date() >= wall_after.date():
-            found = (last_day, missing[0])
-            break
-    if found is None:
-        return []
-    last_day, missing_day = found
-    missing_date = f"{last_day:%Y-%m}-{missing_day:02d}"
-    policy = spec.invalid_date_policy
+    missing = outcome.missing
+    policy = part.chosen
     if policy is InvalidDatePolicy.OMIT:
-        return [f"Dates that do not exist get no run: the next is {missing_date} (invalidDatePolicy OMIT)."]
+        return [f"Dates that do not exist get no run: the next is {missing} (invalidDatePolicy OMIT)."]
+    assert outcome.wall is not None
+    moved = f"{outcome.wall:%Y-%m-%d}"
+    where = f"runs on {moved}" if outcome.runs else f"moves to {moved}, and there this schedule {outcome.text}"
     if policy is InvalidDatePolicy.BACKWARD:
         return [
-            f"Dates that do not exist move back to the last day of the month: {missing_date} runs on "
-            f"{last_day:%Y-%m-%d} (invalidDatePolicy BACKWARD)."
+            f"Dates that do not exist move back to the last day of the month: {missing} {where} "
+            "(invalidDatePolicy BACKWARD)."
         ]
-    forward = last_day + timedelta(days=1)
     return [
-        f"Dates that do not exist move forward to the first day after: {missing_date} runs on "
-        f"{forward:%Y-%m-%d} (invalidDatePolicy FORWARD)."
+        f"Dates that do not exist move forward to the first day after: {missing} {where} (invalidDatePolicy FORWARD)."
     ]
 
 

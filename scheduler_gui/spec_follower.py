@@ -58,6 +58,11 @@ class SpecFollower(QObject):
         """True while the newest request waits for its answer."""
         return self._worker.busy
 
+    @property
+    def pending(self) -> bool:
+        """True from an edit until its answer arrives: waiting for the edits to pause, or for the work."""
+        return self._timer.isActive() or self._worker.busy
+
     def schedule_refresh(self) -> None:
         """Work it out again once the edits pause."""
         self._timer.start()

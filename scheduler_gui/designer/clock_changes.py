@@ -5,11 +5,14 @@ date does not exist (day 31 of a 30-day month).
 Each choice is a radio button in plain words, followed by a consequence line
 computed by the core (``core.consequences``) for this rule in this zone, with
 the next real date; the other choices say what they would do in their tooltips.
+The lines are seen from the instant the preview starts from (its From, or
+"now"), and each names a row the preview built with that choice lists.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -22,6 +25,7 @@ from core.spec import parse_spec
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.preview_service import PreviewService
 from scheduler_gui.status_style import VERMILLION
 
 DEBOUNCE_MS = 60
@@ -98,6 +102,7 @@ class PolicyGroup(QWidget):
         self.line.setAccessibleName(f"{title}: what the chosen policy does")
         self.line.setToolTip("Computed from the zone data for this rule")
         layout.addWidget(self.line)
+        self.part: Part | None = None
         self.problem = QLabel(self)
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet(f"color: {VERMILLION};")
@@ -137,6 +142,7 @@ class PolicyGroup(QWidget):
 
         ``fold_away``: with nothing to say and the default chosen, the choices are hidden.
         """
+        self.part = part
         self.set_choices_visible(not (fold_away and part is None and self.chosen() == self.default))
         if part is None or not part.outcomes:
             text = part.line() if part is not None else empty
@@ -144,10 +150,10 @@ class PolicyGroup(QWidget):
             for choice in self.choices:
                 self.buttons[choice.value].setToolTip(f"{choice.meaning} ({self.key} {choice.value})")
             return
-        lines = {policy.value: part.line(policy) for policy in part.outcomes}  # type: ignore[arg-type]
+        lines = {choice.value: part.line(choice.value) for choice in self.choices}
         for choice in self.choices:
             self.buttons[choice.value].setToolTip(
-                f"{choice.meaning}\n{lines.get(choice.value, '')}\n({self.key} {choice.value})"
+                f"{choice.meaning}\n{lines[choice.value]}\n({self.key} {choice.value})"
             )
         chosen = self.chosen()
         if chosen is not None:
@@ -157,6 +163,7 @@ class PolicyGroup(QWidget):
             self.line.setText(f"→ Not chosen yet. {each}")
 
     def show_message(self, text: str) -> None:
+        self.part = None
         self.line.setText(f"→ {text}")
 
 
@@ -164,16 +171,23 @@ def _outcome_text(part: Part, value: str) -> str:
     for policy, outcome in part.outcomes.items():
         if policy.value == value:
             return outcome.text
-    return ""
+    return "touches none of its times from now on"
 
 
 class ClockChangesBox(QGroupBox):
     """Gap, repeat and missing-date policies with their live consequences."""
 
-    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        document: SpecDocument,
+        ctx: AppContext,
+        parent: QWidget | None = None,
+        preview: PreviewService | None = None,
+    ) -> None:
         super().__init__("Clock changes", parent)
         self._doc = document
         self._ctx = ctx
+        self._preview = preview
         self.setAccessibleName("Clock changes")
         self.setToolTip("What this schedule does when the clocks jump or fall back, and on dates a month lacks")
         layout = QVBoxLayout(self)
@@ -203,8 +217,19 @@ class ClockChangesBox(QGroupBox):
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh_now)
         document.changed.connect(self._on_changed)
+        if preview is not None:
+            preview.startChanged.connect(self._timer.start)
         self._on_changed()
         self.refresh_now()
+
+    def now(self) -> datetime:
+        """The instant the consequences are seen from: the preview's start, else the clock's now."""
+        return self._preview.start if self._preview is not None else self._ctx.clock.now()
+
+    @property
+    def pending(self) -> bool:
+        """True from an edit until its consequences are shown (tests, screenshots)."""
+        return self._timer.isActive() or self._worker.busy
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the consequences being computed are ready (tests, screenshots)."""
@@ -249,7 +274,7 @@ class ClockChangesBox(QGroupBox):
             self._worker.cancel()
             self._show_failure("Complete the schedule above to see what each choice does.")
             return
-        now = self._ctx.clock.now()
+        now = self.now()
         self._worker.submit(lambda: consequences(spec, now))
 
     def _show(self, result: object) -> None:

@@ -124,10 +124,11 @@ class DesignerPanel(QWidget):
         self.ctx = ctx
         self.service = PreviewService(document, ctx.clock, self)
 
-        self.summary = _build("designer.summary", "SummaryLine", "The summary", document, ctx, self)
+        # The summary and the consequences look from the preview's own instant (its From, or "now").
+        self.summary = _build("designer.summary", "SummaryLine", "The summary", document, ctx, self, self.service)
         self.when_form = _build("designer.when_form", "WhenForm", "The schedule form", document, ctx, self)
         self.clock_changes = _build(
-            "designer.clock_changes", "ClockChangesBox", "The clock-change policies", document, ctx, self
+            "designer.clock_changes", "ClockChangesBox", "The clock-change policies", document, ctx, self, self.service
         )
         # Folded at first: the task editor and the recovery settings are built when opened.
         self.task_section = FoldSection(

@@ -1,22 +1,28 @@
-"""The summary: the whole schedule in one short paragraph of plain words, always
-visible above the designer, rewritten after every edit.
+"""The summary: the whole schedule in plain words, always visible above the
+designer, rewritten after every edit. One short sentence first (what and when,
+in bold), then each policy on a line of its own.
 
-The words are the core's own (``core.explain.explain``), computed off the GUI
-thread; while the document is invalid the first problem is shown instead, in
-words ("Not complete: choose a gap policy").
+The words are the core's own (``core.explain.summarize``, whose sentences
+``schedctl explain`` prints as one paragraph), computed off the GUI thread from
+the instant the preview starts from (its From, or "now"), so that the dates
+they name are those of the preview's rows. While the document is invalid the
+first problem is shown instead, in words ("Not complete: choose a gap policy").
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import partial
+from html import escape
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.errors import Problem
-from core.explain import explain
+from core.explain import Summary, summarize
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.preview_service import PreviewService
 from scheduler_gui.spec_follower import SpecFollower
 
 #: Milliseconds of quiet after an edit before the words are rebuilt.
@@ -49,51 +55,82 @@ def problem_in_words(problem: Problem) -> str:
 
 
 class SummaryLine(QLabel):
-    """The schedule in words; the first problem in words while the spec is invalid."""
+    """The schedule in words; the first problem in words while the spec is invalid.
+
+    ``preview``: the designer's preview service, whose start the words are seen
+    from (without one, the clock's now).
+    """
 
     updated = Signal(str)
-    """The text now shown."""
+    """The text now shown, as plain text (one line each)."""
 
-    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        document: SpecDocument,
+        ctx: AppContext,
+        parent: QWidget | None = None,
+        preview: PreviewService | None = None,
+    ) -> None:
         super().__init__(parent)
         self._doc = document
         self._ctx = ctx
+        self._preview = preview
+        self.summary: Summary | None = None
+        self._plain = ""
         self.setObjectName("summaryLine")
         self.setWordWrap(True)
-        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setTextFormat(Qt.TextFormat.RichText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         self.setAccessibleName("Schedule summary")
         self.setToolTip("What this schedule will do, in words; it follows every edit")
-        font = self.font()
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        self.setFont(font)
         self.setMargin(4)
-        self._follow = SpecFollower(document, lambda spec: partial(explain, spec, ctx.clock.now()), DEBOUNCE_MS, self)
+        self._follow = SpecFollower(document, lambda spec: partial(summarize, spec, self.now()), DEBOUNCE_MS, self)
         self._follow.done.connect(self._show)
         self._follow.failed.connect(self._show_problem_text)
         self._follow.incomplete.connect(
             lambda first: self._show_problem_text(problem_in_words(first) if first is not None else "Not complete.")
         )
+        if preview is not None:
+            preview.startChanged.connect(self._follow.schedule_refresh)
         self.refresh_now()
+
+    def now(self) -> datetime:
+        """The instant the words are seen from: the preview's start, else the clock's now."""
+        return self._preview.start if self._preview is not None else self._ctx.clock.now()
+
+    def plain_text(self) -> str:
+        """What is shown, without markup: the sentence, then one line per policy."""
+        return self._plain
 
     def refresh_now(self) -> None:
         """Rebuild the words for the document as it is now."""
         self._follow.refresh_now()
 
+    @property
+    def pending(self) -> bool:
+        """True from an edit until its words are shown (tests, screenshots)."""
+        return self._follow.pending
+
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the words being built are ready (tests, screenshots)."""
         return self._follow.wait(msecs)
 
-    def _show(self, text: object) -> None:
+    def _show(self, result: object) -> None:
+        assert isinstance(result, Summary)
+        self.summary = result
         self.setProperty("incomplete", False)
-        self._set(str(text))
+        lines = "".join(f"<br>{escape(line)}" for line in result.lines)
+        self._set(f"<b>{escape(result.headline)}</b>{lines}", "\n".join((result.headline, *result.lines)))
 
     def _show_problem_text(self, text: str) -> None:
+        self.summary = None
         self.setProperty("incomplete", True)
-        self._set(text if text.startswith("Not complete") else f"Not complete: {text}")
+        plain = text if text.startswith("Not complete") else f"Not complete: {text}"
+        self._set(escape(plain), plain)
 
-    def _set(self, text: str) -> None:
-        self.setText(text)
-        self.setAccessibleDescription(text)
-        self.updated.emit(text)
+    def _set(self, html: str, plain: str) -> None:
+        self._plain = plain
+        self.setText(html)
+        self.setAccessibleDescription(plain)
+        self.updated.emit(plain)

@@ -4,6 +4,12 @@ From (now, or a chosen instant), how many rows, jump to the next clock change,
 a second zone, export and copy. The rows come from :class:`PreviewService`,
 which builds them off the GUI thread; this panel only shows what it reports:
 the rows, the spec's problem in place of the table, or an empty state.
+
+After an edit the table is back at its first row. "Next transition" (F6) goes
+to the next clock change among the rows, or has the service build the rows on
+to the zone's next change and goes there when they arrive. The Why column takes
+the width the others leave (a long reason is cut short, whole in its tooltip);
+the id columns are shown from the header's menu, and Ctrl+C copies ids either way.
 """
 
 from __future__ import annotations
@@ -32,15 +38,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.change_words import day_label, transition_day
 from core.errors import UserError
 from core.preview import Preview
 from scheduler_gui.context import AppContext
-from scheduler_gui.preview.model import Column, CopyRole, PreviewModel
+from scheduler_gui.preview.model import Column, CopyRole, PreviewModel, transition_words
 from scheduler_gui.preview.text import tabular_font
 from scheduler_gui.preview.zone_choice import ZoneChoice
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview_service import MAX_ROWS, REACH_LIMIT, Answer, PreviewService
 
-MIN_ROWS, MAX_ROWS = 10, 5000
+MIN_ROWS = 10
+#: Columns shown only when asked for from the header's menu.
+HIDDEN_AT_FIRST = (Column.OCCURRENCE_ID, Column.SLOT_ID)
 
 #: format key -> (menu label, file filter, suffix)
 EXPORTS = {
@@ -93,7 +102,7 @@ class PreviewPanel(QWidget):
 
         # --- controls ---------------------------------------------------------------------
         self.from_choice = QComboBox()
-        self.from_choice.addItems(["now", "a chosen time (UTC)"])
+        self.from_choice.addItems(["now", "a chosen time"])
         _labelled(self.from_choice, "Preview from", "Show rows from now, or from a date and time you choose")
         self.from_edit = QDateTimeEdit()
         self.from_edit.setTimeZone(QTimeZone.utc())
@@ -108,12 +117,23 @@ class PreviewPanel(QWidget):
         self.count_spin.setSingleStep(10)
         self.count_spin.setValue(min(max(service.count, MIN_ROWS), MAX_ROWS))
         self.count_spin.setAccelerated(True)
-        _labelled(self.count_spin, "Rows", f"How many rows to show ({MIN_ROWS}–{MAX_ROWS})")
+        _labelled(
+            self.count_spin,
+            "Rows",
+            f"How many rows to show ({MIN_ROWS}–{MAX_ROWS}); more are added, up to {REACH_LIMIT} in all, "
+            "to reach the zone's next clock change",
+        )
         self.next_button = QPushButton("Next transition ⤓")
-        _labelled(self.next_button, "Next transition", "Scroll to the next clock change (F6)")
+        _labelled(
+            self.next_button,
+            "Next transition",
+            f"Scroll to the next clock change; when it is not among the rows, they are extended to it "
+            f"(up to {MAX_ROWS} rows) (F6)",
+        )
         self.next_button.setShortcut(QKeySequence(Qt.Key.Key_F6))
         self.zone_choice = ZoneChoice(ctx.clock)
-        self.zone_choice.setMinimumWidth(QFontMetrics(self.font()).horizontalAdvance("America/Argentina/Buenos_Aires"))
+        # Narrow enough for the toolbar to fit a 1280-pixel window; the field scrolls a long name.
+        self.zone_choice.setMinimumWidth(QFontMetrics(self.font()).horizontalAdvance("America/New_York"))
         _labelled(self.zone_choice, "Second zone", "Also show every time in another zone (leave empty for none)")
         self.zone_error = QLabel()
         self.zone_error.setObjectName("fieldError")
@@ -128,10 +148,14 @@ class PreviewPanel(QWidget):
             action = menu.addAction(label)
             action.triggered.connect(lambda _checked=False, f=fmt: self.choose_export(f))
         self.export_button.setMenu(menu)
+        # A thin bar under the toolbar: it takes no room from the controls and moves nothing when it shows.
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
-        self.busy.setMaximumWidth(80)
+        self.busy.setFixedHeight(3)
         self.busy.setTextVisible(False)
+        policy = self.busy.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.busy.setSizePolicy(policy)
         self.busy.setVisible(False)
         _labelled(self.busy, "Building preview", "The preview is being built")
 
@@ -153,7 +177,6 @@ class PreviewPanel(QWidget):
         bar.addWidget(caption)
         bar.addWidget(self.zone_choice, 1)
         bar.addWidget(self.export_button)
-        bar.addWidget(self.busy)
 
         # --- table and its stand-ins ----------------------------------------------------------
         self.table = _Table()
@@ -164,8 +187,19 @@ class PreviewPanel(QWidget):
         self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(QFontMetrics(tabular_font()).height() + 8)
-        self.table.horizontalHeader().setStretchLastSection(False)
-        self.table.horizontalHeader().setHighlightSections(False)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setHighlightSections(False)
+        self._shown_ids: set[Column] = set()
+        self.column_actions: dict[Column, QAction] = {}
+        for column in HIDDEN_AT_FIRST:
+            action = QAction(f"Show {column.value.lower()}", header)
+            action.setCheckable(True)
+            action.toggled.connect(lambda on, c=column: self.show_column(c, on))
+            header.addAction(action)
+            self.column_actions[column] = action
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        header.setToolTip("Right-click to show the occurrence and slot ids")
         _labelled(self.table, "Preview rows", "The schedule's upcoming rows; clock changes are separator rows")
         copy = QAction("Copy ids", self.table)
         copy.setShortcut(QKeySequence.StandardKey.Copy)
@@ -192,6 +226,7 @@ class PreviewPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
+        layout.addWidget(self.busy)
         layout.addWidget(self.zone_error)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.notice)
@@ -212,6 +247,7 @@ class PreviewPanel(QWidget):
         service.ready.connect(self.show_preview)
         service.failed.connect(self.show_failure)
         service.busyChanged.connect(self.busy.setVisible)
+        self._jump_pending = False
         self._size_columns()
         if service.latest is not None:
             self.show_preview(service.latest)
@@ -223,6 +259,8 @@ class PreviewPanel(QWidget):
 
     # --- service results --------------------------------------------------------------------
     def show_preview(self, preview: Preview) -> None:
+        """Show ``preview``: at its first row, or, when it was built for "Next transition",
+        at the clock change it reached for."""
         self.model.set_preview(preview)
         if preview.rows:
             self.stack.setCurrentWidget(self.table)
@@ -231,6 +269,17 @@ class PreviewPanel(QWidget):
                 "No occurrences from this point on.\n"
                 "The schedule may have ended: check its end date, or preview from an earlier time."
             )
+        answer = self._service.answer
+        asked = answer is not None and answer.asked and answer.preview is preview
+        if self._jump_pending and asked and answer is not None:
+            self._jump_pending = False
+            self._arrive(answer)
+            return
+        self._jump_pending = False
+        # New rows (an edit, another From or row count): start from the first, not where the old rows were.
+        self.table.scrollToTop()
+        if self.notice.property("reach"):
+            self.notice.setVisible(False)
 
     def show_failure(self, message: str) -> None:
         """The spec's problem, in place of the table (rows of an invalid spec would mislead)."""
@@ -273,13 +322,53 @@ class PreviewPanel(QWidget):
         self._size_columns()
 
     def next_transition(self) -> int | None:
-        """Select and scroll to the first separator row after the current row (wrapping); its row."""
-        separators = self.model.separator_rows()
-        if not separators:
-            self._notify("No clock change among these rows.")
-            return None
+        """Select and scroll to the first separator row after the current row; its row.
+
+        When there is none after it, the rows are built again on to the zone's next
+        clock change (:meth:`PreviewService.reach_next_change`) and the table goes
+        there when they arrive; None is returned then.
+        """
         current = self.table.currentIndex().row()
-        target = next((r for r in separators if r > current), separators[0])
+        later = [r for r in self.model.separator_rows() if r > current]
+        if later:
+            return self._go_to(later[0])
+        if self.model.preview is None or not self.model.preview.rows:
+            self._notify("No rows to look through: the preview is empty.")
+            return None
+        self._jump_pending = True
+        self._service.reach_next_change()
+        return None
+
+    def _arrive(self, answer: Answer) -> None:
+        """Go to the clock change the rows were built to reach, or say why they could not reach it."""
+        reach, preview = answer.reach, answer.preview
+        change = reach.change
+        row = None
+        if change is not None and reach.reached:
+            row = next((r for r in self.model.separator_rows() if self.model.item(r) == change), None)
+        if row is not None:
+            self._go_to(row)
+            self._notify(f"Showing {len(preview.rows):,} rows, to reach the clock change.", reach=True)
+            return
+        # Not reached: back to the first clock change among the rows, if any, else the first row.
+        separators = self.model.separator_rows()
+        if separators:
+            self._go_to(separators[0])
+        else:
+            self.table.scrollToTop()
+        if change is None:
+            self._notify(f"{preview.spec.time_zone} has no clock change in the ten years after these rows.")
+            return
+        when = f"{day_label(transition_day(change))} ({transition_words(change)})"
+        if reach.too_far:
+            self._notify(
+                f"The next clock change, {when}, is more than {MAX_ROWS:,} rows away: "
+                "preview from a chosen time near it to see it."
+            )
+        else:
+            self._notify(f"The schedule has no rows after the next clock change, {when}.")
+
+    def _go_to(self, target: int) -> int:
         index = self.model.index(target, 0)
         self.table.setCurrentIndex(index)
         self.table.selectionModel().select(
@@ -353,9 +442,22 @@ class PreviewPanel(QWidget):
         self._notify(f"Exported {len(preview.rows)} rows to {target}.")
         return target
 
-    def _notify(self, text: str) -> None:
+    def _notify(self, text: str, *, reach: bool = False) -> None:
+        """A line under the table; ``reach`` marks one about extended rows, which new rows take away."""
         self.notice.setText(text)
+        self.notice.setProperty("reach", reach)
         self.notice.setVisible(True)
+
+    def show_column(self, column: Column, shown: bool) -> None:
+        """Show or hide one of the id columns (the header's menu)."""
+        if shown:
+            self._shown_ids.add(column)
+        else:
+            self._shown_ids.discard(column)
+        action = self.column_actions[column]
+        if action.isChecked() != shown:
+            action.setChecked(shown)
+        self._size_columns()
 
     # --- layout -----------------------------------------------------------------------------
     def _apply_spans(self) -> None:
@@ -371,11 +473,13 @@ class PreviewPanel(QWidget):
         plain = QFontMetrics(self.font())
         header = self.table.horizontalHeader()
         for i, column in enumerate(self.model.columns()):
+            self.table.setColumnHidden(i, column in HIDDEN_AT_FIRST and column not in self._shown_ids)
             sample = _SAMPLE[column]
             if not sample:
-                header.setSectionResizeMode(i, QHeaderView.ResizeMode.Interactive)
-                self.table.setColumnWidth(i, 360)
+                # Why takes what the others leave; the view cuts a long reason short (whole in the tooltip).
+                header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
                 continue
+            header.setSectionResizeMode(i, QHeaderView.ResizeMode.Interactive)
             metrics = plain if column is Column.STATUS else fixed
             width = max(metrics.horizontalAdvance(sample), plain.horizontalAdvance(column.value)) + 16
             self.table.setColumnWidth(i, width)

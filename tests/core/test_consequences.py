@@ -3,6 +3,7 @@ missing date that touch a schedule, read from real zones with a fixed ``now``.""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,9 +12,13 @@ from helpers import BASE_INTERVAL, DROP, make_data, make_spec, utc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.consequences import Consequences, consequences
+from core.consequences import Consequences, Outcome, consequences
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
+from core.occurrence import Occurrence
+from core.preview import build_preview
+from core.recurrence.resolve import candidates
 from core.spec import parse_spec
+from core.zones import get_zone
 
 NOW = utc("2027-03-01T12:00:00Z")
 
@@ -190,7 +195,8 @@ INVALID_CASES = [
         "2027-01-05T00:00:00Z",
         "2027-02-31",
         {
-            InvalidDatePolicy.OMIT: "Next missing date: 2027-02-31 does not exist; no run for it that month",
+            InvalidDatePolicy.OMIT: "Next missing date: 2027-02-31 does not exist; no run takes its place; "
+            "the next run is Wed 2027-03-31 18:00 BST (17:00 UTC)",
             InvalidDatePolicy.BACKWARD: "Next missing date: 2027-02-31 does not exist; "
             "runs Sun 2027-02-28 18:00 GMT (18:00 UTC)",
             InvalidDatePolicy.FORWARD: "Next missing date: 2027-02-31 does not exist; "
@@ -299,3 +305,233 @@ def test_gap_outcomes_land_after_the_gap_and_fold_runs_in_order(hour: int, minut
         assert first.utc < second.utc and first.local == second.local
         assert found.fold.outcomes[FoldPolicy.FIRST_ONLY].runs == (first,)
         assert found.fold.outcomes[FoldPolicy.SECOND_ONLY].runs == (second,)
+
+
+# --- every consequence names a row of the preview built with its choice -----------------------
+
+#: Which spec key and which part of :class:`Consequences` each policy value belongs to.
+_KEYS = {
+    **{p.value: ("gapPolicy", "gap", GapPolicy) for p in GapPolicy},
+    **{p.value: ("foldPolicy", "fold", FoldPolicy) for p in FoldPolicy},
+    **{p.value: ("invalidDatePolicy", "invalid_date", InvalidDatePolicy) for p in InvalidDatePolicy},
+}
+_NONE = {"SKIP": None, "SHIFT_FORWARD": None, "SHIFT_BY_GAP": None, "FIRST_ONLY": None, "SECOND_ONLY": None}
+_NONE_ALL = _NONE | {"BOTH": None}
+MONTHLY_31 = "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0"
+
+#: (spec overrides, now, {policy: (date of the row its line names, the missing date it names) or None}).
+#: For OMIT the row is the run that follows the date it leaves out. Written out by hand.
+AGREEMENT = [
+    pytest.param(
+        dict(rule="FREQ=DAILY;BYHOUR=2;BYMINUTE=30"),
+        "2027-03-01T12:00:00Z",
+        {
+            "SKIP": ("2027-03-14", None),
+            "SHIFT_FORWARD": ("2027-03-14", None),
+            "SHIFT_BY_GAP": ("2027-03-14", None),
+            "FIRST_ONLY": None,
+            "SECOND_ONLY": None,
+            "BOTH": None,
+        },
+        id="new_york_spring_gap_0230",
+    ),
+    pytest.param(
+        dict(rule="FREQ=DAILY;BYHOUR=2;BYMINUTE=30"),
+        # 07:15Z: the clocks jumped at 07:00Z. SHIFT_FORWARD's run was at 07:00Z (past), the others' rows at 07:30Z.
+        "2027-03-14T07:15:00Z",
+        {"SKIP": ("2027-03-14", None), "SHIFT_FORWARD": ("2028-03-12", None), "SHIFT_BY_GAP": ("2027-03-14", None)},
+        id="new_york_inside_the_gap",
+    ),
+    pytest.param(
+        dict(timeZone="Australia/Lord_Howe", rule="FREQ=DAILY;BYHOUR=1,2;BYMINUTE=15,45"),
+        "2026-01-01T00:00:00Z",
+        {
+            "SKIP": ("2026-10-04", None),
+            "SHIFT_FORWARD": ("2026-10-04", None),
+            "SHIFT_BY_GAP": ("2026-10-04", None),
+            "FIRST_ONLY": ("2026-04-05", None),
+            "SECOND_ONLY": ("2026-04-05", None),
+            "BOTH": ("2026-04-05", None),
+        },
+        id="lord_howe_30min_gap_and_fold",
+    ),
+    pytest.param(
+        dict(rule="FREQ=DAILY;BYHOUR=1;BYMINUTE=30"),
+        "2026-10-01T00:00:00Z",
+        {
+            "SKIP": None,
+            "SHIFT_FORWARD": None,
+            "SHIFT_BY_GAP": None,
+            "FIRST_ONLY": ("2026-11-01", None),
+            "SECOND_ONLY": ("2026-11-01", None),
+            "BOTH": ("2026-11-01", None),
+        },
+        id="new_york_fold_0130",
+    ),
+    pytest.param(
+        dict(rule="FREQ=DAILY;BYHOUR=1;BYMINUTE=30"),
+        # Between the two readings: only the second is still ahead.
+        "2026-11-01T06:00:00Z",
+        {"FIRST_ONLY": ("2026-11-01", None), "SECOND_ONLY": ("2026-11-01", None), "BOTH": ("2026-11-01", None)},
+        id="new_york_between_the_readings",
+    ),
+    pytest.param(
+        dict(timeZone="Pacific/Apia", rule="FREQ=DAILY;BYHOUR=10", start="2011-01-01"),
+        "2011-12-01T00:00:00Z",
+        {
+            "SKIP": ("2011-12-30", None),
+            "SHIFT_FORWARD": ("2011-12-30", None),
+            "SHIFT_BY_GAP": ("2011-12-30", None),
+            "FIRST_ONLY": None,
+            "BOTH": None,
+        },
+        id="apia_skipped_day_2011",
+    ),
+    pytest.param(
+        dict(rule=MONTHLY_31),
+        # The issue's case: 2026-11-30 after 09:00 EST. BACKWARD's 2026-11-30 run is past.
+        "2026-11-30T15:00:00Z",
+        {
+            "OMIT": ("2026-12-31", "2026-11-31"),
+            "BACKWARD": ("2027-02-28", "2027-02-31"),
+            "FORWARD": ("2026-12-01", "2026-11-31"),
+        }
+        | _NONE_ALL,
+        id="day_31_after_the_days_run",
+    ),
+    pytest.param(
+        dict(rule=MONTHLY_31),
+        "2026-11-30T13:00:00Z",
+        {
+            "OMIT": ("2026-12-31", "2026-11-31"),
+            "BACKWARD": ("2026-11-30", "2026-11-31"),
+            "FORWARD": ("2026-12-01", "2026-11-31"),
+        },
+        id="day_31_before_the_days_run",
+    ),
+    pytest.param(
+        dict(rule="FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=12", start="2024-01-01T00:00:00"),
+        "2027-01-05T00:00:00Z",
+        {
+            "OMIT": ("2028-02-29", "2027-02-29"),
+            "BACKWARD": ("2027-02-28", "2027-02-29"),
+            "FORWARD": ("2027-03-01", "2027-02-29"),
+        },
+        id="february_29_yearly",
+    ),
+    pytest.param(
+        dict(rule="FREQ=DAILY;BYHOUR=9;BYMINUTE=0"), "2027-03-01T12:00:00Z", _NONE_ALL, id="never_meets_a_change"
+    ),
+]
+
+
+def _touched(value: str, row: Occurrence, zone: str) -> bool:
+    """Whether ``value``'s kind of policy has anything to decide for ``row``: told from the zone and the rule."""
+    kind = _KEYS[value][1]
+    if kind == "gap":
+        return not candidates(get_zone(zone), row.nominal)
+    if kind == "fold":
+        return len(candidates(get_zone(zone), row.nominal)) == 2
+    return row.nominal.day not in (29, 31)  # the table's rules name day 29 or day 31 only
+
+
+def _named_rows(outcome: Outcome) -> list[Occurrence]:
+    return [*outcome.rows, *([outcome.following] if outcome.following is not None else [])]
+
+
+def _dates_of(rows: list[Occurrence]) -> set[str]:
+    found = set()
+    for row in rows:
+        found.add(row.nominal.date().isoformat())
+        if row.resolved is not None and row.resolved_local is not None:
+            found |= {row.resolved.date().isoformat(), row.resolved_local.date().isoformat()}
+    return found
+
+
+@pytest.mark.parametrize(("overrides", "now", "expected"), AGREEMENT)
+def test_each_choice_names_a_row_of_the_preview_built_with_it(
+    overrides: dict[str, Any], now: str, expected: dict[str, tuple[str, str | None] | None]
+) -> None:
+    at = utc(now)
+    zone = overrides.get("timeZone", "America/New_York")
+    base = consequences(make_spec(**overrides), at)
+    for value, named in expected.items():
+        key, attribute, enum = _KEYS[value]
+        spec = make_spec(**overrides, **{key: value})
+        chosen = getattr(consequences(spec, at), attribute)
+        offered = getattr(base, attribute)  # the same choice, offered beside another one
+        outcomes = [part.outcomes.get(enum(value)) if part is not None else None for part in (chosen, offered)]
+        if named is None:
+            assert outcomes == [None, None], value
+            continue
+        day, missing = named
+        outcome = outcomes[0]
+        assert outcome is not None, value
+        assert outcomes[1] == outcome, value  # substituted or chosen: one answer
+        rows = _named_rows(outcome)
+        first = outcome.following if outcome.following is not None else outcome.rows[0]
+        assert first.nominal.date().isoformat() == day, value
+        preview = build_preview(spec, at, until=max(r.position for r in rows) + timedelta(seconds=1)).rows
+        for row in rows:
+            assert row in preview, value  # the preview's own row, field for field
+            assert row.position >= at, value
+        if outcome.following is None:
+            # Nothing this choice decides comes earlier in the preview.
+            earlier = [r for r in preview if r.position < first.position]
+            assert not any(_touched(value, r, zone) for r in earlier), value
+            assert _touched(value, first, zone), value
+        assert outcome.missing == missing, value
+        assert {(run.utc, run.local) for run in outcome.runs} == {
+            (r.resolved, r.resolved_local) for r in outcome.rows if r.runnable
+        }
+        # The words name those rows' dates (and the missing date as one that does not exist), nothing else.
+        line = chosen.line()
+        assert line == offered.line(value)
+        named_dates = set(re.findall(r"\d{4}-\d{2}-\d{2}", line))
+        assert named_dates <= _dates_of(rows) | ({missing} if missing else set()), (value, line)
+        assert day in named_dates, (value, line)
+        if missing is not None:
+            assert f"{missing} does not exist" in line
+
+
+def test_the_issues_month_end_case_names_no_past_or_impossible_run() -> None:
+    # 2026-11-30 after 09:00 EST, on day 31 of every month.
+    at = utc("2026-11-30T15:00:00Z")
+    found = consequences(make_spec(rule=MONTHLY_31, invalidDatePolicy="FORWARD"), at)
+    assert found.invalid_date is not None
+    assert found.invalid_date.line() == (
+        "Next missing date: 2026-11-31 does not exist; runs Tue 2026-12-01 09:00 EST (14:00 UTC)"
+    )
+    assert found.invalid_date.line("BACKWARD") == (
+        "Next missing date: 2027-02-31 does not exist; runs Sun 2027-02-28 09:00 EST (14:00 UTC)"
+    )
+    assert found.invalid_date.line("OMIT") == (
+        "Next missing date: 2026-11-31 does not exist; no run takes its place; "
+        "the next run is Thu 2026-12-31 09:00 EST (14:00 UTC)"
+    )
+    preview = build_preview(make_spec(rule=MONTHLY_31, invalidDatePolicy="FORWARD"), at, count=1).rows
+    assert found.invalid_date.outcomes[InvalidDatePolicy.FORWARD].rows == (preview[0],)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    hour=st.integers(0, 23),
+    minute=st.sampled_from([0, 15, 30, 45]),
+    minutes=st.integers(0, 2 * 366 * 24 * 60),
+    zone=st.sampled_from(["America/New_York", "Australia/Lord_Howe", "Europe/Berlin", "America/Santiago"]),
+    policy=st.sampled_from([*GapPolicy, *FoldPolicy]),
+)
+def test_a_named_row_is_the_first_row_its_choice_decides(
+    hour: int, minute: int, minutes: int, zone: str, policy: GapPolicy | FoldPolicy
+) -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
+    key, attribute, _ = _KEYS[policy.value]
+    spec = make_spec(timeZone=zone, rule=f"FREQ=DAILY;BYHOUR={hour};BYMINUTE={minute}", **{key: policy.value})
+    part = getattr(consequences(spec, at), attribute)
+    outcome = part.outcome if part is not None else None
+    if outcome is None:
+        return
+    preview = build_preview(spec, at, until=outcome.rows[-1].position + timedelta(seconds=1)).rows
+    assert all(row in preview and row.position >= at for row in outcome.rows)
+    earlier = [r for r in preview if r.position < outcome.rows[0].position]
+    assert not any(_touched(policy.value, r, zone) for r in earlier)

@@ -1,14 +1,19 @@
-"""explain(): one paragraph, computed from the zone data and the expansion."""
+"""explain() and summarize(): one short sentence, one sentence per policy, and the
+paragraph they make together; computed from the zone data and the expansion."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from helpers import BASE_INTERVAL, DROP, make_data, utc
 
-from core.explain import explain
+from core.consequences import consequences
+from core.explain import explain, summarize
+from core.preview import build_preview
 from core.spec import parse_spec
 from core.specfile import load_spec
 
@@ -57,7 +62,7 @@ NOW = utc("2026-06-01T00:00:00Z")
             "interval-15min",
             [
                 "Every 15 minutes of elapsed time from 2026-01-01T00:00:00Z, shown on the wall clock of "
-                "America/Chicago; clock changes do not move it:",
+                "America/Chicago. Clock changes do not move it:",
                 "at the next gap (Sun 2027-03-14, clocks jump from 02:00 CST to 03:00 CDT) the run at 01:45 CST "
                 "is followed 15 minutes later by the one at 03:00 CDT on the wall clock;",
                 "at the next fold (Sun 2026-11-01, clocks fall back from 02:00 CDT to 01:00 CST) the runs at "
@@ -206,7 +211,7 @@ def _explain(**overrides: Any) -> str:
                 "start": "2026-07-01T02:30:00",
             },
             "First run at Wed 2026-07-01 02:30 in America/New_York; then each run is due 24 hours after the "
-            "previous one finishes, and clock changes do not move these runs",
+            "previous one finishes. Clock changes do not move the later runs",
             id="after_completion",
         ),
         pytest.param(
@@ -217,8 +222,9 @@ def _explain(**overrides: Any) -> str:
                 "start": "2027-03-14T02:30:00",
                 "gapPolicy": "SHIFT_FORWARD",
             },
-            "First run at Sun 2027-03-14 02:30 in America/New_York, a time that does not exist that day, so it "
-            "runs at 03:00 EDT (gapPolicy SHIFT_FORWARD); then each run is due 6 hours after",
+            "First run at Sun 2027-03-14 02:30 in America/New_York; then each run is due 6 hours after the previous "
+            "one finishes. The first run's time does not exist that day, so it runs at 03:00 EDT "
+            "(gapPolicy SHIFT_FORWARD).",
             id="after_completion_first_appointment_in_gap",
         ),
     ],
@@ -230,7 +236,7 @@ def test_cases(overrides: dict[str, Any], expected: str) -> None:
 def test_interval_in_a_zone_without_changes() -> None:
     spec = parse_spec(make_data(BASE_INTERVAL, timeZone="Asia/Kolkata", every="PT1H"))
     assert explain(spec, NOW) == (
-        "Every hour of elapsed time from 2026-01-01T00:00:00Z, shown on the wall clock of Asia/Kolkata; "
+        "Every hour of elapsed time from 2026-01-01T00:00:00Z, shown on the wall clock of Asia/Kolkata. "
         "Asia/Kolkata has no clock changes ahead. After an outage only the newest missed run is made up and the "
         "rest expire (misfirePolicy CATCH_UP_BOUNDED, maxCatchUp 1); a run that comes due while the previous one "
         "still runs is skipped (overlapPolicy SKIP)."
@@ -246,3 +252,79 @@ def test_next_changes_move_with_now(demo: Callable[[str], str]) -> None:
 def test_same_input_same_paragraph(demo: Callable[[str], str]) -> None:
     spec = load_spec(demo("mel-sync"))
     assert explain(spec, NOW) == explain(spec, NOW)
+
+
+# --- the designer's summary: a sentence, then the policies ----------------------------------------
+
+
+def test_summary_leads_with_one_short_sentence_then_a_line_per_policy(demo: Callable[[str], str]) -> None:
+    summary = summarize(load_spec(demo("daily-ops-summary")), NOW)
+    assert summary.headline == "Every day at 02:30 in America/New_York."
+    assert summary.lines == (
+        "Next gap: Sun 2027-03-14, clocks jump from 02:00 EST to 03:00 EDT; 02:30 does not exist that day and "
+        "this schedule skips it (gapPolicy SKIP).",
+        "Next fold: Sun 2026-11-01, clocks fall back from 02:00 EDT to 01:00 EST; "
+        "this schedule's times are not affected.",
+        "After an outage only the newest missed run is made up and the rest expire (misfirePolicy "
+        "CATCH_UP_BOUNDED, maxCatchUp 1); a run that comes due while the previous one still runs is skipped "
+        "(overlapPolicy SKIP).",
+    )
+    # schedctl explain prints the same words as one paragraph.
+    assert explain(load_spec(demo("daily-ops-summary")), NOW) == " ".join((summary.headline, *summary.lines))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "now", "sentence"),
+    [
+        pytest.param(
+            {"rule": "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0", "invalidDatePolicy": "BACKWARD"},
+            "2026-11-30T15:00:00Z",
+            "Dates that do not exist move back to the last day of the month: 2027-02-31 runs on 2027-02-28 "
+            "(invalidDatePolicy BACKWARD).",
+            id="backward_after_the_days_run",
+        ),
+        pytest.param(
+            {"rule": "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0", "invalidDatePolicy": "FORWARD"},
+            "2026-11-30T15:00:00Z",
+            "Dates that do not exist move forward to the first day after: 2026-11-31 runs on 2026-12-01 "
+            "(invalidDatePolicy FORWARD).",
+            id="forward_after_the_days_run",
+        ),
+        pytest.param(
+            {"rule": "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0"},
+            "2026-11-30T15:00:00Z",
+            "Dates that do not exist get no run: the next is 2026-11-31 (invalidDatePolicy OMIT).",
+            id="omit_after_the_days_run",
+        ),
+        pytest.param(
+            {"rule": "FREQ=MONTHLY;BYMONTHDAY=8;BYHOUR=2;BYMINUTE=30"},
+            "2027-03-01T12:00:00Z",
+            # The zone's next gap (2027-03-14) leaves the 8th alone; the first that does not is named.
+            "Next gap that touches this schedule: Sun 2037-03-08, clocks jump from 02:00 EST to 03:00 EDT; "
+            "02:30 does not exist that day and this schedule skips it (gapPolicy SKIP).",
+            id="gap_years_away",
+        ),
+        pytest.param(
+            {"rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30", "gapPolicy": "SHIFT_FORWARD"},
+            # 07:15Z: the clocks jumped at 07:00Z and this year's 03:00 EDT run has gone.
+            "2027-03-14T07:15:00Z",
+            "Next gap: Sun 2028-03-12, clocks jump from 02:00 EST to 03:00 EDT; 02:30 does not exist that day and "
+            "this schedule runs it at 03:00 EDT instead (gapPolicy SHIFT_FORWARD).",
+            id="inside_the_gap",
+        ),
+    ],
+)
+def test_summary_names_what_the_consequences_name(overrides: dict[str, Any], now: str, sentence: str) -> None:
+    spec = parse_spec(make_data(**overrides))
+    at = utc(now)
+    summary = summarize(spec, at)
+    assert sentence in summary.lines
+    # Its dates are those of the rows the consequence lines name, which the preview from ``now`` lists.
+    found = consequences(spec, at)
+    parts = [p for p in (found.gap, found.fold, found.invalid_date) if p is not None and p.outcome is not None]
+    outcomes = [p.outcome for p in parts if p.outcome is not None]
+    rows = [row for o in outcomes for row in (*o.rows, *([o.following] if o.following else []))]
+    preview = build_preview(spec, at, until=max(r.position for r in rows) + timedelta(days=1)).rows
+    assert all(row in preview for row in rows)
+    dates = {r.nominal.date().isoformat() for r in rows} | {o.missing for o in outcomes}
+    assert set(re.findall(r"\d{4}-\d{2}-\d{2}", sentence)) <= dates

@@ -1,11 +1,18 @@
 """The clock changes box: choices write the document, consequence lines come
-from the core for this rule and zone, and the box follows the document."""
+from the core for this rule and zone, and the box follows the document; the
+rows a line names are rows of the preview table, seen from the same instant."""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+
 import pytest
 from conftest import demo_mapping
+from consequence_support import click, open_designer, settle, table_rows, widget_named
+from PySide6.QtCore import Qt
 
+from core.clock import FixedClock
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.clock_changes import ClockChangesBox
 from scheduler_gui.document import SpecDocument
@@ -83,7 +90,11 @@ def test_month_end_invoice_missing_date(document: SpecDocument, box: ClockChange
     assert box.invalid_date.line.text().endswith("runs Fri 2027-04-30 18:00 BST (17:00 UTC)")
     box.invalid_date.buttons["FORWARD"].click()
     assert document.value("invalidDatePolicy") == "FORWARD"
-    qtbot.waitUntil(lambda: "Sat 2027-05-01 18:00 BST" in box.invalid_date.line.text(), timeout=5000)
+    # Moved forward, 2027-02-31 runs on 2027-03-01 at 18:00: still ahead of now (12:00 UTC that day).
+    qtbot.waitUntil(lambda: "Mon 2027-03-01 18:00 GMT" in box.invalid_date.line.text(), timeout=5000)
+    assert box.invalid_date.line.text() == (
+        "→ Next missing date: 2027-02-31 does not exist; runs Mon 2027-03-01 18:00 GMT (18:00 UTC)"
+    )
 
 
 def test_interval_schedules_hide_the_choices(document: SpecDocument, box: ClockChangesBox, qtbot) -> None:
@@ -108,7 +119,10 @@ def test_missing_date_choices_fold_away_when_the_rule_cannot_miss(
     document.set_value("rule", "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=2;BYMINUTE=30")
     qtbot.waitUntil(lambda: box.invalid_date.buttons["OMIT"].isVisible(), timeout=5000)
     assert box.invalid_date.buttons["OMIT"].isChecked()
-    assert box.invalid_date.line.text() == "→ Next missing date: 2027-04-31 does not exist; no run for it that month"
+    assert box.invalid_date.line.text() == (
+        "→ Next missing date: 2027-04-31 does not exist; no run takes its place; "
+        "the next run is Mon 2027-05-31 02:30 EDT (06:30 UTC)"
+    )
 
 
 def test_after_completion_speaks_of_its_first_run(document: SpecDocument, box: ClockChangesBox, qtbot) -> None:
@@ -119,3 +133,140 @@ def test_after_completion_speaks_of_its_first_run(document: SpecDocument, box: C
     qtbot.waitUntil(lambda: box.fold.line.text() == first_only, timeout=5000)
     assert box.gap.line.text() == "→ Next gap: Sun 2027-03-14, 02:30 does not exist; this schedule skips it"
     assert box.invalid_date.isHidden()
+
+
+# --- the lines and the preview table tell the same rows ---------------------------------------
+
+MONTH_END = "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "now", "title", "choice", "line"),
+    [
+        pytest.param(
+            {},
+            "2027-03-01T12:00:00Z",
+            "Missing time (clocks jump forward)",
+            "Next valid time",
+            "Next gap: Sun 2027-03-14, 02:30 does not exist; this schedule will run at 03:00 EDT (07:00 UTC)",
+            id="gap_next_valid_time",
+        ),
+        pytest.param(
+            {},
+            "2027-03-01T12:00:00Z",
+            "Missing time (clocks jump forward)",
+            "Shift by the gap",
+            "Next gap: Sun 2027-03-14, 02:30 does not exist; this schedule will run at 03:30 EDT (07:30 UTC)",
+            id="gap_shift_by_the_gap",
+        ),
+        pytest.param(
+            {"rule": "FREQ=DAILY;BYHOUR=1;BYMINUTE=30"},
+            "2026-10-01T00:00:00Z",
+            "Repeated time (clocks fall back)",
+            "Both",
+            # The demo keeps one run per day (businessPeriod), so the second reading is a duplicate.
+            "Next repeat: Sun 2026-11-01, 01:30 happens twice; runs once, at 01:30 EDT (05:30 UTC); "
+            "the other reading is dropped as a duplicate",
+            id="fold_both",
+        ),
+        pytest.param(
+            {"rule": "FREQ=DAILY;BYHOUR=1;BYMINUTE=30"},
+            "2026-10-01T00:00:00Z",
+            "Repeated time (clocks fall back)",
+            "Second only",
+            "Next repeat: Sun 2026-11-01, 01:30 happens twice; runs once, at 01:30 EST (06:30 UTC)",
+            id="fold_second_only",
+        ),
+        pytest.param(
+            {"rule": MONTH_END},
+            # 2026-11-30 after 09:00 EST: that day's run is past.
+            "2026-11-30T15:00:00Z",
+            "Missing date (day 31 in a 30-day month)",
+            "Last valid day",
+            "Next missing date: 2027-02-31 does not exist; runs Sun 2027-02-28 09:00 EST (14:00 UTC)",
+            id="missing_date_last_valid_day",
+        ),
+        pytest.param(
+            {"rule": MONTH_END},
+            "2026-11-30T15:00:00Z",
+            "Missing date (day 31 in a 30-day month)",
+            "First day of next month",
+            "Next missing date: 2026-11-31 does not exist; runs Tue 2026-12-01 09:00 EST (14:00 UTC)",
+            id="missing_date_first_day_of_next_month",
+        ),
+        pytest.param(
+            {"rule": MONTH_END, "invalidDatePolicy": "FORWARD"},
+            "2026-11-30T15:00:00Z",
+            "Missing date (day 31 in a 30-day month)",
+            "Omit",
+            "Next missing date: 2026-11-31 does not exist; no run takes its place; "
+            "the next run is Thu 2026-12-31 09:00 EST (14:00 UTC)",
+            id="missing_date_omit",
+        ),
+    ],
+)
+def test_a_clicked_choice_names_a_row_of_the_preview_table(
+    document: SpecDocument,
+    clock: FixedClock,
+    ctx: AppContext,
+    qtbot,
+    overrides: dict[str, str],
+    now: str,
+    title: str,
+    choice: str,
+    line: str,
+) -> None:
+    clock.set(datetime.fromisoformat(now))
+    document.replace(dict(document.data) | overrides)
+    with open_designer(document, ctx, qtbot) as page:
+        button = widget_named(page, f"{title}: {choice}")
+        click(button)
+        assert button.isChecked()
+        settle(page, qtbot)
+        group = next(
+            g
+            for g in (page.clock_changes.gap, page.clock_changes.fold, page.clock_changes.invalid_date)
+            if g.buttons.get(document.value(g.key, g.default)) is button
+        )
+        assert group.line.text() == f"→ {line}"
+        # The line's rows are the table's own rows, field for field, from the same instant.
+        assert group.part is not None and group.part.outcome is not None
+        outcome = group.part.outcome
+        named = [*outcome.rows, *([outcome.following] if outcome.following is not None else [])]
+        shown = table_rows(page)
+        assert named and all(row in shown for row in named)
+        assert all(row.position >= page.service.start for row in named)
+        assert page.service.start == clock.now()
+        # Its date is in the line; the summary's sentence for this policy names the same rows' dates.
+        day = named[0].nominal.date().isoformat()
+        assert day in line
+        key = group.key
+        sentence = next(s for s in page.summary.summary.lines if f"({key} " in s)
+        dates = set(re.findall(r"\d{4}-\d{2}-\d{2}", sentence))
+        assert dates <= {r.nominal.date().isoformat() for r in named} | {outcome.missing} | {
+            page.clock_changes.latest.gap.transition.local_before.date().isoformat()
+        }
+
+
+def test_the_lines_are_seen_from_the_preview_from(document: SpecDocument, ctx: AppContext, qtbot) -> None:
+    with open_designer(document, ctx, qtbot) as page:
+        gap = page.clock_changes.gap
+        assert gap.line.text() == "→ Next gap: Sun 2027-03-14, 02:30 does not exist; this schedule skips it"
+        # The preview from 1 November 2027: the next gap its rows meet is 2028's, and the lines say so.
+        page.preview.set_start_time(datetime(2027, 11, 1, tzinfo=UTC))
+        qtbot.waitUntil(lambda: "2028-03-12" in gap.line.text(), timeout=10_000)
+        settle(page, qtbot)
+        assert gap.line.text() == "→ Next gap: Sun 2028-03-12, 02:30 does not exist; this schedule skips it"
+        assert gap.part is not None and gap.part.outcome is not None
+        # The rows reach the next clock change (2027-11-07); F6 goes there, then on to the gap the line names.
+        table = page.preview.table
+        table.setFocus()
+        qtbot.keyClick(table, Qt.Key.Key_F6)  # the button's shortcut: it clicks a moment later
+        qtbot.waitUntil(lambda: page.preview.model.is_separator(table.currentIndex().row()), timeout=5000)
+        with qtbot.waitSignal(page.service.ready, timeout=10_000):
+            qtbot.keyClick(table, Qt.Key.Key_F6)
+        assert all(row in table_rows(page) for row in gap.part.outcome.rows)
+        assert "Next gap: Sun 2028-03-12" in page.summary.plain_text()
+        # Back to now.
+        page.preview.from_choice.setCurrentIndex(0)
+        qtbot.waitUntil(lambda: "2027-03-14" in gap.line.text(), timeout=10_000)

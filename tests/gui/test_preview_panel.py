@@ -1,4 +1,5 @@
-"""The preview panel: refreshes on edits, jumps to clock changes, exports what the core renders."""
+"""The preview panel: refreshes on edits (back at its first row), reaches and jumps to clock
+changes, fits the default window, exports what the core renders."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from consequence_support import click, open_designer, settle, widget_named
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QGuiApplication
+from shell_fixtures import window_fixture  # noqa: F401
 
 from core.clock import FixedClock
 from core.enums import Status
@@ -18,6 +21,7 @@ from core.render.jsonfmt import render_json
 from core.zones import Transition
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.main_window import MainWindow
 from scheduler_gui.preview.model import Column
 from scheduler_gui.preview.panel import PreviewPanel
 from scheduler_gui.preview_service import PreviewService
@@ -79,7 +83,9 @@ def test_editing_the_document_refreshes_the_table(
 def test_count_and_from_controls_drive_the_service(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
     with qtbot.waitSignal(service.ready, timeout=10_000):
         panel.count_spin.setValue(10)
-    assert panel.model.occurrence_count() == 10
+    # Ten rows end on 2027-03-11; the rows go on past the spring change on the 14th, three rows beyond it.
+    assert panel.model.occurrence_count() == 15
+    assert len(panel.model.separator_rows()) == 1
     assert not panel.from_edit.isEnabled()
     with qtbot.waitSignal(service.ready, timeout=10_000):
         panel.set_start_time(datetime(2027, 11, 1, 0, 0, tzinfo=UTC))
@@ -108,7 +114,13 @@ def test_next_transition_scrolls_to_the_separator(panel: PreviewPanel, service: 
     viewport = panel.table.viewport().rect()
     assert viewport.intersects(panel.table.visualRect(panel.model.index(second, 0)))
     assert panel.table.verticalScrollBar().value() > 0
-    assert panel.next_transition() == separators[0]  # wraps around
+    # None after it among the rows: they are built on to the next spring change, and the table goes there.
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        assert panel.next_transition() is None
+    third = panel.table.currentIndex().row()
+    change = panel.model.item(third)
+    assert isinstance(change, Transition) and change.utc == datetime(2028, 3, 12, 7, 0, tzinfo=UTC)
+    assert panel.model.separator_rows() == [*separators, third]
 
 
 def test_next_transition_without_one_says_so(
@@ -116,8 +128,11 @@ def test_next_transition_without_one_says_so(
 ) -> None:
     with qtbot.waitSignal(service.ready, timeout=10_000):
         document.set_value("timeZone", "UTC")
-    assert panel.next_transition() is None
-    assert panel.notice.text() == "No clock change among these rows."
+    assert panel.model.occurrence_count() == 50  # nothing to reach for
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        assert panel.next_transition() is None
+    assert panel.notice.text() == "UTC has no clock change in the ten years after these rows."
+    assert panel.model.occurrence_count() == 50
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "ics"])
@@ -238,3 +253,137 @@ def test_second_zone_can_be_chosen_and_cleared(qtbot) -> None:
         choice.clear_button.click()
     assert blocker.args == [""]
     assert choice.zone() == ""
+
+
+# --- rows that reach the next clock change, and a table that starts at its first row ----------
+
+AFTER_SPRING = datetime(2027, 3, 20, 0, 0, tzinfo=UTC)
+FALL_2027 = datetime(2027, 11, 7, 6, 0, tzinfo=UTC)
+
+
+def _press_f6(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
+    """Press F6 in the table, as a person does, and wait for the rows it asks for."""
+    panel.table.setFocus()
+    with qtbot.waitSignal(service.ready, timeout=20_000):
+        qtbot.keyClick(panel.table, Qt.Key.Key_F6)
+
+
+def _changes(panel: PreviewPanel) -> list[datetime]:
+    return [panel.model.item(r).utc for r in panel.model.separator_rows()]  # type: ignore[union-attr]
+
+
+def test_the_rows_reach_the_next_clock_change(panel: PreviewPanel, service: PreviewService, qtbot) -> None:
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.set_start_time(AFTER_SPRING)
+    # 50 days from 20 March meet no change; the rows go on to the fall change and three rows past it.
+    assert _changes(panel) == [FALL_2027]
+    assert panel.model.occurrence_count() == 235  # 2027-03-20 to 2027-11-09
+    assert panel.count_spin.value() == 50
+
+
+def test_a_zone_without_clock_changes_keeps_the_rows_asked_for(
+    panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot
+) -> None:
+    panel.show()  # F6 is the button's shortcut: the button must be on screen
+    qtbot.waitExposed(panel)
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("timeZone", "America/Phoenix")
+    assert panel.model.occurrence_count() == 50 and _changes(panel) == []
+    _press_f6(panel, service, qtbot)
+    assert panel.notice.text() == "America/Phoenix has no clock change in the ten years after these rows."
+
+
+def test_next_transition_extends_the_rows_to_reach_it(
+    panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot
+) -> None:
+    panel.show()
+    qtbot.waitExposed(panel)
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("rule", "FREQ=HOURLY;INTERVAL=2;BYMINUTE=30")
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.set_start_time(AFTER_SPRING)
+    # Every two hours, the fall change is about 2800 rows away: further than the rows reach on their own.
+    assert panel.model.occurrence_count() == 50 and _changes(panel) == []
+    _press_f6(panel, service, qtbot)
+    row = panel.table.currentIndex().row()
+    change = panel.model.item(row)
+    assert isinstance(change, Transition) and change.utc == FALL_2027
+    assert panel.table.viewport().rect().intersects(panel.table.visualRect(panel.model.index(row, 0)))
+    shown = panel.model.occurrence_count()
+    assert 2700 < shown <= 5000
+    assert panel.notice.text() == f"Showing {shown:,} rows, to reach the clock change."
+    # The next edit starts over: the rows asked for, from the first.
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("rule", "FREQ=HOURLY;INTERVAL=2;BYMINUTE=45")
+    assert panel.model.occurrence_count() == 50
+    assert panel.table.verticalScrollBar().value() == 0
+    assert panel.notice.isHidden()
+
+
+def test_next_transition_further_than_the_rows_can_reach_says_so(
+    panel: PreviewPanel, document: SpecDocument, service: PreviewService, qtbot
+) -> None:
+    panel.show()  # F6 is the button's shortcut: the button must be on screen
+    qtbot.waitExposed(panel)
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        document.set_value("rule", "FREQ=MINUTELY;INTERVAL=15")
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        panel.set_start_time(AFTER_SPRING)
+    _press_f6(panel, service, qtbot)
+    assert panel.notice.text() == (
+        "The next clock change, Sun 2027-11-07 (−1 h), is more than 5,000 rows away: "
+        "preview from a chosen time near it to see it."
+    )
+    assert panel.model.occurrence_count() == 50
+
+
+def test_an_edit_brings_the_table_back_to_its_first_row(document: SpecDocument, ctx: AppContext, qtbot) -> None:
+    with open_designer(document, ctx, qtbot) as page:
+        preview = page.preview
+        rows = widget_named(page, "Rows")
+        rows.setFocus()
+        rows.selectAll()  # type: ignore[attr-defined]
+        with qtbot.waitSignal(page.service.ready, timeout=10_000):
+            qtbot.keyClicks(rows, "300")
+            qtbot.keyClick(rows, Qt.Key.Key_Return)
+        preview.table.setFocus()
+        qtbot.keyClick(preview.table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+        assert preview.table.verticalScrollBar().value() > 0
+        click(widget_named(page, "Missing time (clocks jump forward): Next valid time"))
+        settle(page, qtbot)
+        assert document.value("gapPolicy") == "SHIFT_FORWARD"
+        assert preview.table.verticalScrollBar().value() == 0
+        first = preview.table.visualRect(preview.model.index(0, 0))
+        assert preview.table.viewport().rect().contains(first.topLeft())
+
+
+def test_why_and_export_are_not_clipped_at_the_default_size(window: MainWindow, qtbot) -> None:
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    designer = window.designer
+    assert designer is not None
+    designer.service.refresh_now()
+    qtbot.waitUntil(lambda: not designer.service.pending and designer.service.latest is not None, timeout=10_000)
+    qtbot.wait(50)  # let the layout settle
+    panel = designer.preview
+    # The controls fit the width the preview gets, even while the busy bar shows: nothing to scroll to.
+    panel.busy.setVisible(True)
+    assert panel.minimumSizeHint().width() <= panel.parentWidget().width()
+    panel.busy.setVisible(False)
+    export = panel.export_button
+    assert export.visibleRegion().boundingRect() == export.rect()
+    assert export.mapTo(window, export.rect().bottomRight()).x() < window.width()
+    for control in (panel.from_choice, panel.from_edit, panel.count_spin, panel.next_button, panel.zone_choice):
+        assert control.visibleRegion().boundingRect() == control.rect(), control.accessibleName()
+    header = panel.table.horizontalHeader()
+    why = panel.model.column_of(Column.WHY)
+    right = header.sectionViewportPosition(why) + header.sectionSize(why)
+    assert right <= panel.table.viewport().width()
+    assert header.sectionSize(why) >= 150
+    # A long reason is cut short in the cell and whole in its tooltip.
+    skipped = next(
+        r for r in range(panel.model.rowCount()) if getattr(panel.model.item(r), "status", None) is Status.SKIPPED_GAP
+    )
+    reason = panel.model.item(skipped).reason  # type: ignore[union-attr]
+    assert reason and reason in panel.model.index(skipped, why).data(Qt.ItemDataRole.ToolTipRole)

@@ -30,11 +30,12 @@ def test_only_newest_request_is_shown(document: SpecDocument, clock: FixedClock,
     service = PreviewService(document, clock)
     shown = []
     service.ready.connect(shown.append)
-    service.set_count(5)
+    # Both counts go past the spring change (the 14th row), so neither is extended to reach it.
+    service.set_count(20)
     service.refresh_now()
-    service.set_count(7)
+    service.set_count(30)
     with qtbot.waitSignal(service.ready, timeout=5000):
         service.refresh_now()
     service.wait()
     qtbot.wait(50)
-    assert [len(p.rows) for p in shown] == [7]
+    assert [len(p.rows) for p in shown] == [30]
