@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
+from core.engine.reconcile import Decision, reconcile
 from core.ledger import events, occurrence_pages
-from core.ledger.attention_queries import acknowledge, attention_ids, attention_items
+from core.ledger.attention_queries import PastDecision, acknowledge, attention_ids, attention_items, past_decisions
 from core.ledger.db import Ledger
 from core.ledger.health_queries import health, recent_results
 from core.ledger.materialize import materialize
@@ -49,20 +50,20 @@ def failed(ledger: Ledger, clock: FixedClock) -> tuple[Ledger, str]:
         return ledger, occ.occurrence_id
 
 
-def _unknown_effect(ledger: Ledger, clock: FixedClock, occurrence_id: str, finished: str) -> None:
-    """Move a DUE occurrence through a claim whose outcome was lost, with its attempt row."""
+def _unknown_effect(ledger: Ledger, clock: FixedClock, occurrence_id: str, finished: str, attempt: int = 1) -> None:
+    """Move a DUE (or retrying) occurrence through a claim whose outcome was lost, with its attempt row."""
     at = utc(finished)
     with ledger.write() as session:
         occ = session.get(Occurrence, occurrence_id)
         assert occ is not None
         events.transition(session, occ, S.DISPATCHING, at - timedelta(minutes=1))
-        occ.attempt_count = 1
+        occ.attempt_count = attempt
         session.add(
             Attempt(
-                attempt_id=f"att-{occurrence_id[-8:]}",
+                attempt_id=f"att-{occurrence_id[-8:]}-{attempt}",
                 occurrence_id=occurrence_id,
-                attempt_number=1,
-                claim_generation=1,
+                attempt_number=attempt,
+                claim_generation=attempt,
                 execution_epoch=1,
                 worker_host="host-a",
                 worker_pid=42,
@@ -151,6 +152,67 @@ def test_unknown_effects_come_first_by_age(ledger: Ledger, clock: FixedClock) ->
     assert [i.occurrence_id for i in items] == list(ids)
     assert [i.age for i in items] == [timedelta(days=2), timedelta(days=1)]
     assert items[0].last_attempt is not None and items[0].last_attempt.ending() == "timeout"
+
+
+def _due_occurrence(ledger: Ledger, clock: FixedClock) -> str:
+    """The daily schedule published and materialized, its 2026-03-02 02:30 occurrence made DUE."""
+    with ledger.write() as session:
+        publish(session, spec(), clock)
+        materialize(session, "daily-ops-summary", clock)
+    with ledger.write() as session:
+        occ = by_nominal(session, "daily-ops-summary")[("2026-03-02T02:30:00", 0)]
+        events.transition(session, occ, S.DUE, NOW)
+        return occ.occurrence_id
+
+
+def test_an_item_knows_its_attempts_age_apart_from_its_waiting(ledger: Ledger, clock: FixedClock) -> None:
+    """The attempt started at 07:25 and was killed at 07:31; at 09:31 it has waited two hours,
+    and its attempt started 2 h 06 min ago."""
+    occ_id = _due_occurrence(ledger, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
+    with ledger.write() as session:  # a long attempt: it started six minutes before it was killed
+        attempt = session.get(Attempt, f"att-{occ_id[-8:]}-1")
+        assert attempt is not None
+        attempt.started_at = utc("2026-03-02T07:25:00Z")
+    with ledger.read() as session:
+        (item,) = attention_items(session, utc("2026-03-02T09:31:00Z"))
+    assert (item.age, item.attempt_age) == (timedelta(hours=2), timedelta(hours=2, minutes=6))
+    assert item.decisions == () and item.older_decisions == 0
+
+
+def test_earlier_decisions_on_the_same_occurrence_come_newest_last(ledger: Ledger, clock: FixedClock) -> None:
+    """Said "did not happen" twice (the retries were lost again), then it came back a third time:
+    the card shows the decisions with their notes, oldest first; a bound keeps the newest."""
+    occ_id = _due_occurrence(ledger, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
+    clock.set(utc("2026-03-02T08:00:00Z"))
+    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock, "no mail arrived")
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T08:05:00Z", attempt=2)
+    clock.set(utc("2026-03-02T09:00:00Z"))
+    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T09:05:00Z", attempt=3)
+    with ledger.read() as session:
+        (item,) = attention_items(session, utc("2026-03-02T10:00:00Z"))
+        kept_one = past_decisions(session, [occ_id], keep=1)
+        assert past_decisions(session, ["occ-none"]) == {}
+    assert item.decisions == (
+        PastDecision(utc("2026-03-02T08:00:00Z"), "not-happened", "no mail arrived"),
+        PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None),
+    )
+    assert item.older_decisions == 0
+    assert item.last_attempt is not None and item.last_attempt.attempt_number == 3
+    assert kept_one == {occ_id: ((PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None),), 1)}
+
+
+def test_an_abandoned_unknown_effect_shows_the_decision_on_its_failure(ledger: Ledger, clock: FixedClock) -> None:
+    occ_id = _due_occurrence(ledger, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
+    clock.set(utc("2026-03-02T08:00:00Z"))
+    reconcile(ledger, occ_id, Decision.ABANDON, clock, "the vendor will resend")
+    with ledger.read() as session:
+        (item,) = attention_items(session, utc("2026-03-02T08:30:00Z"))
+    assert item.state is S.FAILED
+    assert item.decisions == (PastDecision(utc("2026-03-02T08:00:00Z"), "abandon", "the vendor will resend"),)
 
 
 @pytest.fixture
