@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
@@ -226,14 +227,6 @@ def two(ledger: Ledger, clock: FixedClock) -> Ledger:
     return ledger
 
 
-@pytest.fixture(params=["merged", "plain"])
-def paging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Pages near the ends read schedule by schedule and merged, or always by OFFSET / keyset alone."""
-    if request.param == "plain":
-        monkeypatch.setattr(occurrence_pages, "MERGE_MAX_SCHEDULES", 0)
-    return str(request.param)
-
-
 def _everything(ledger: Ledger, where: OccurrenceFilter | None, order: Order) -> list[str]:
     with ledger.read() as session:
         rows = [r.occurrence_id for r in list_occurrences(session, where, limit=10_000).rows]
@@ -252,7 +245,7 @@ FILTERS: dict[str, OccurrenceFilter | None] = {
 
 @pytest.mark.parametrize("order", list(Order), ids=[o.value for o in Order])
 @pytest.mark.parametrize("name", list(FILTERS))
-def test_pages_at_start_middle_and_end_match_the_full_list(two: Ledger, name: str, order: Order, paging: str) -> None:
+def test_pages_at_start_middle_and_end_match_the_full_list(two: Ledger, name: str, order: Order) -> None:
     where = FILTERS[name]
     full = _everything(two, where, order)
     with two.read() as session:
@@ -292,7 +285,57 @@ def test_first_page_gives_the_count_and_the_top_rows(
     assert (total, [r.occurrence.occurrence_id for r in rows]) == (len(full), full[:3])
 
 
-def test_keyset_continues_where_a_page_ended(two: Ledger, paging: str) -> None:
+def _positions(ledger: Ledger, ids: list[str]) -> list[Any]:
+    with ledger.read() as session:
+        found = {o.occurrence_id: o.position_utc for o in session.scalars(select(Occurrence))}
+    return [found[i] for i in ids]
+
+
+#: Where "now" falls among the two schedules' rows (2026-03-01 12:00Z to 03-11 11:00Z).
+NOWS = {
+    "before_everything": utc("2026-02-01T00:00:00Z"),
+    "on_a_row": utc("2026-03-04T10:00:00Z"),
+    "between_rows": utc("2026-03-04T10:30:00Z"),
+    "after_everything": utc("2026-04-01T00:00:00Z"),
+}
+
+
+@pytest.mark.parametrize("order", list(Order), ids=[o.value for o in Order])
+@pytest.mark.parametrize("when", list(NOWS))
+@pytest.mark.parametrize("name", ["all", "one_schedule", "text_in_reason", "skipped_only"])
+def test_the_table_opens_around_now(two: Ledger, name: str, when: str, order: Order) -> None:
+    """The opening's pages are slices of the full order; above now's index the rows are
+    later than now (newest first) or not (oldest first), below it the others."""
+    where, now = FILTERS[name], NOWS[when]
+    full = _everything(two, where, order)
+    positions = _positions(two, full)
+    with two.read() as session:
+        found = occurrence_pages.opening(session, where, now, 10, order=order, lead=3, shown=25)
+    assert found.total == len(full)
+    index = found.now_index
+    later = order is Order.NEWEST_FIRST
+    assert all((p > now) is later for p in positions[:index])
+    assert all((p > now) is not later for p in positions[index:])
+    top = found.first_row(3)
+    assert top == max(0, min(index - 3, len(full) - 1))
+    assert full, name
+    assert sorted(found.pages) == list(range(top // 10, (min(len(full), top + 25) - 1) // 10 + 1))
+    for page, rows in found.pages.items():
+        assert [r.occurrence.occurrence_id for r in rows] == full[page * 10 : page * 10 + 10]
+
+
+def test_now_index_counts_the_rows_after_now(two: Ledger) -> None:
+    """After 2026-03-04 10:30Z come 169 hourly Paris rows (03-04 11:00Z to 03-11 11:00Z) and 11 daily
+    New York ones (03-05 to 03-15, the skipped 03-08 included): 180 of 254."""
+    with two.read() as session:
+        later = occurrence_pages.later_than(session, None, NOWS["between_rows"])
+        total = count_occurrences(session)
+    assert (total, later) == (254, 180)
+    assert occurrence_pages.now_index(total, later, Order.NEWEST_FIRST) == 180
+    assert occurrence_pages.now_index(total, later, Order.OLDEST_FIRST) == 74
+
+
+def test_keyset_continues_where_a_page_ended(two: Ledger) -> None:
     full = _everything(two, None, Order.NEWEST_FIRST)
     with two.read() as session:
         page = occurrence_rows(session, None, 100, 10, total=len(full))
@@ -304,9 +347,7 @@ def test_keyset_continues_where_a_page_ended(two: Ledger, paging: str) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=st.integers(0, 260), limit=st.integers(1, 120), newest=st.booleans())
-def test_any_window_is_the_slice_of_the_full_order(
-    two: Ledger, paging: str, start: int, limit: int, newest: bool
-) -> None:
+def test_any_window_is_the_slice_of_the_full_order(two: Ledger, start: int, limit: int, newest: bool) -> None:
     order = Order.NEWEST_FIRST if newest else Order.OLDEST_FIRST
     full = _everything(two, None, order)
     with two.read() as session:
@@ -314,7 +355,7 @@ def test_any_window_is_the_slice_of_the_full_order(
     assert got == full[start : start + limit]
 
 
-def test_ties_across_schedules_are_ordered_by_id(ledger: Ledger, clock: FixedClock, paging: str) -> None:
+def test_ties_across_schedules_are_ordered_by_id(ledger: Ledger, clock: FixedClock) -> None:
     """Two schedules with the same instants and wall times: the id decides, the same way on every path."""
     with ledger.write() as session:
         for sid in ("hourly", "hourly-twin"):
