@@ -215,6 +215,8 @@ def build_toolbar(window: QMainWindow, acts: Actions) -> QToolBar:
     gate = QToolButton(bar)
     gate.setObjectName("scheduleGateButton")
     gate.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    gate.setAutoRaise(True)
+    gate.setIconSize(bar.iconSize())
     gate.setDefaultAction(acts.pause_schedule)
     bar.addWidget(gate)
     bar.addAction(acts.run_now)
