@@ -3,33 +3,67 @@
 Each action is made once here, with its shortcut, tooltip and icon; the main
 window connects them. Keeping them in one place keeps the menus, the toolbar
 and the keyboard in agreement.
+
+Keys: the standard ones (Ctrl+N/O/S, Ctrl+Shift+S, Ctrl+Z, Ctrl+Shift+Z and
+Ctrl+Y, Ctrl+F, F5, Ctrl+Enter to publish, Ctrl+Q, Ctrl+1…5 for the views)
+and, for what acts on the ledger, Ctrl+Shift and a letter: Ctrl+Shift+R run
+now, Ctrl+Shift+P pause or resume, Ctrl+Shift+E start or pause the engine.
+Those avoid every key Qt binds on some platform (Ctrl+R is Refresh on macOS
+and GNOME and Replace on KDE; Ctrl+P is Print; Ctrl+E moves to the line's end
+in a text field on X11 and macOS).
+
+The schedule actions work on the open document's schedule in the open ledger:
+:func:`schedule_gate` says, for each, whether it can be used now and why not,
+and :func:`apply_schedule_gate` enables them, moves the pause/resume key to
+the one that applies and puts the reason in their tooltips. A key pressed
+while its action is off says why in the status bar (:class:`DisabledKeys`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QObject, QSize, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar, QToolButton, QWidget
 
 from scheduler_gui.icons import icon
+
+#: The one key for Pause and Resume: it belongs to whichever of the two applies.
+GATE_KEY = "Ctrl+Shift+P"
+#: Where a person publishes, in the window's own words.
+PUBLISH_HINT = "Schedule ▸ Publish…, Ctrl+Enter"
+
+
+def keys_text(act: QAction) -> str:
+    """The action's keys as the menus write them: ``Ctrl+Shift+Z, Ctrl+Y``."""
+    return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts() if not k.isEmpty())
+
+
+def _set_tip(act: QAction, tip: str) -> None:
+    keys = keys_text(act)
+    act.setToolTip(f"{tip} ({keys})" if keys else tip)
+    act.setStatusTip(tip)
 
 
 def _action(
     parent: QObject,
     text: str,
     tip: str,
-    shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
+    shortcut: QKeySequence | QKeySequence.StandardKey | str | list[str] | None = None,
     icon_: str | None = None,
 ) -> QAction:
     act = QAction(text, parent)
-    if shortcut is not None:
+    if isinstance(shortcut, list):
+        act.setShortcuts([QKeySequence(k) for k in shortcut])
+        # A menu writes only the first key; text after a tab is what it writes instead: all of them.
+        act.setText(f"{text}\t{keys_text(act)}")
+    elif shortcut is not None:
         act.setShortcut(QKeySequence(shortcut))
     label = text.replace("&", "").rstrip("…")
-    keys = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-    act.setToolTip(f"{tip} ({keys})" if keys else tip)
-    act.setStatusTip(tip)
+    act.setProperty("defaultTip", tip)
+    _set_tip(act, tip)
     act.setWhatsThis(tip)
     act.setIconText(label)
     if icon_ is not None:
@@ -85,9 +119,10 @@ def build_actions(parent: QObject) -> Actions:
         open=_action(parent, "&Open…", "Open a schedule file", seq.Open, "open"),
         save=_action(parent, "&Save", "Save the schedule", seq.Save, "save"),
         save_as=_action(parent, "Save &As…", "Save the schedule to another file", "Ctrl+Shift+S"),
-        quit=_action(parent, "&Quit", "Close Tidemark", seq.Quit),
+        # Ctrl+Q by name: QKeySequence.Quit is empty on some platforms (Windows).
+        quit=_action(parent, "&Quit", "Close Tidemark", "Ctrl+Q"),
         undo=_action(parent, "&Undo", "Undo the last edit", "Ctrl+Z"),
-        redo=_action(parent, "&Redo", "Redo the edit just undone", "Ctrl+Shift+Z"),
+        redo=_action(parent, "&Redo", "Redo the edit just undone", ["Ctrl+Shift+Z", "Ctrl+Y"]),
         filter=_action(
             parent, "&Filter Occurrences…", "Filter the occurrences by schedule, state, time or text", "Ctrl+F"
         ),
@@ -107,13 +142,15 @@ def build_actions(parent: QObject) -> Actions:
             "publish",
         ),
         pause_schedule=_action(
-            parent, "&Pause Schedule…", "Stop dispatching this schedule until resumed", None, "pause"
+            parent, "&Pause Schedule…", "Stop dispatching this schedule until resumed", GATE_KEY, "pause"
         ),
-        resume_schedule=_action(parent, "&Resume Schedule", "Dispatch this schedule again"),
+        resume_schedule=_action(parent, "&Resume Schedule…", "Dispatch this schedule again", None, "run"),
         disable_schedule=_action(parent, "&Disable Schedule…", "Stop materializing and dispatching this schedule"),
-        run_now=_action(parent, "Run &Now…", "Run this schedule's task once now, as a manual occurrence", None, "run"),
+        run_now=_action(
+            parent, "Run &Now…", "Run this schedule's task once now, as a manual occurrence", "Ctrl+Shift+R", "run"
+        ),
         backfill=_action(parent, "&Backfill…", "Run the occurrences of a past range, recorded as a backfill"),
-        engine_toggle=_action(parent, "Start &Engine", "Start or pause the embedded engine", None, "engine"),
+        engine_toggle=_action(parent, "Start &Engine", "Start or pause the embedded engine", "Ctrl+Shift+E", "engine"),
         engine_autostart=_action(
             parent, "Start the Engine &with the App", "Start the embedded engine when Tidemark opens"
         ),
@@ -150,6 +187,7 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
     view_menu.addAction(acts.refresh)
 
     schedule_menu = bar.addMenu("&Schedule")
+    schedule_menu.setToolTipsVisible(True)  # a greyed item says why on hover
     schedule_menu.addAction(acts.publish)
     schedule_menu.addSeparator()
     schedule_menu.addActions([acts.pause_schedule, acts.resume_schedule, acts.disable_schedule])
@@ -172,6 +210,107 @@ def build_toolbar(window: QMainWindow, acts: Actions) -> QToolBar:
     bar.setIconSize(QSize(20, 20))
     bar.addActions([acts.new, acts.open, acts.save])
     bar.addSeparator()
-    bar.addActions([acts.publish, acts.pause_schedule, acts.run_now])
+    bar.addAction(acts.publish)
+    # One button for Pause and Resume: it shows whichever applies (apply_schedule_gate).
+    gate = QToolButton(bar)
+    gate.setObjectName("scheduleGateButton")
+    gate.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    gate.setAutoRaise(True)
+    gate.setIconSize(bar.iconSize())
+    gate.setDefaultAction(acts.pause_schedule)
+    bar.addWidget(gate)
+    bar.addAction(acts.run_now)
     window.addToolBar(bar)
     return bar
+
+
+# --- the schedule actions' gate ----------------------------------------------------------
+
+#: The actions that work on the open document's schedule in the ledger.
+SCHEDULE_ACTIONS = ("pause_schedule", "resume_schedule", "disable_schedule", "run_now", "backfill")
+
+
+def schedule_gate(schedule_id: str | None, state: str | None, ledger_problem: str | None) -> dict[str, str | None]:
+    """For each of SCHEDULE_ACTIONS, None when it can be used now, else why not, in the window's words.
+
+    ``schedule_id`` is the open document's id (None: no document, or no id yet),
+    ``state`` its schedule's state in the open ledger (``active``, ``paused``,
+    ``disabled``; None: not published there), ``ledger_problem`` why the ledger
+    cannot be used (None: it is open).
+    """
+    if ledger_problem is not None:
+        return dict.fromkeys(SCHEDULE_ACTIONS, ledger_problem)
+    if not schedule_id:
+        return dict.fromkeys(SCHEDULE_ACTIONS, f"Open a schedule and publish it first ({PUBLISH_HINT})")
+    sid = schedule_id
+    if state is None:
+        return dict.fromkeys(
+            SCHEDULE_ACTIONS, f"Publish this schedule first ({PUBLISH_HINT}): {sid} is not in the ledger yet"
+        )
+    resume_first = f"{sid} is {state}: resume it first (Schedule ▸ Resume Schedule…, {GATE_KEY})"
+    if state == "active":
+        return {
+            "pause_schedule": None,
+            "resume_schedule": f"{sid} is active: there is nothing to resume",
+            "disable_schedule": None,
+            "run_now": None,
+            "backfill": None,
+        }
+    return {
+        "pause_schedule": f"{sid} is already paused" if state == "paused" else resume_first,
+        "resume_schedule": None,
+        "disable_schedule": f"{sid} is already disabled" if state == "disabled" else None,
+        "run_now": resume_first,
+        "backfill": resume_first,
+    }
+
+
+def apply_schedule_gate(acts: Actions, gate: Mapping[str, str | None], toolbar: QToolBar | None = None) -> None:
+    """Enable the schedule actions as ``gate`` says, with the reason in the tooltip of each one
+    that is off; the pause/resume key (and the toolbar's button) go to the one that applies."""
+    resume = gate.get("resume_schedule") is None
+    acts.pause_schedule.setShortcuts([] if resume else [QKeySequence(GATE_KEY)])
+    acts.resume_schedule.setShortcuts([QKeySequence(GATE_KEY)] if resume else [])
+    for name in SCHEDULE_ACTIONS:
+        act: QAction = getattr(acts, name)
+        reason = gate.get(name)
+        act.setProperty("disabledReason", reason)
+        _set_tip(act, reason if reason is not None else str(act.property("defaultTip")))
+        act.setEnabled(reason is None)
+    button = toolbar.findChild(QToolButton, "scheduleGateButton") if toolbar is not None else None
+    if button is not None:
+        shown = acts.resume_schedule if resume else acts.pause_schedule
+        if button.defaultAction() is not shown:
+            button.setDefaultAction(shown)
+
+
+class DisabledKeys(QObject):
+    """Keys of actions that may be off: pressing one while its action is disabled says why
+    (``say`` gets the action's reason) instead of doing nothing without a word.
+
+    Each action gets a window shortcut for its keys, enabled only while the action is
+    disabled, so it never competes with the action's own.
+    """
+
+    def __init__(self, window: QWidget, actions: Iterable[QAction], say: Callable[[str], None]) -> None:
+        super().__init__(window)
+        self._say = say
+        self._keys: list[tuple[QAction, QShortcut]] = []
+        for act in actions:
+            key = QShortcut(window)
+            key.setContext(Qt.ShortcutContext.WindowShortcut)
+            key.activated.connect(lambda act=act: self._explain(act))
+            self._keys.append((act, key))
+            act.changed.connect(lambda act=act, key=key: self._follow(act, key))
+            self._follow(act, key)
+
+    @staticmethod
+    def _follow(act: QAction, key: QShortcut) -> None:
+        keys = [k for k in act.shortcuts() if not k.isEmpty()]
+        if key.keys() != keys:
+            key.setKeys(keys)
+        key.setEnabled(bool(keys) and not act.isEnabled())
+
+    def _explain(self, act: QAction) -> None:
+        reason = act.property("disabledReason") or act.toolTip()
+        self._say(f"{act.text().replace('&', '').rstrip('…')}: {reason}")

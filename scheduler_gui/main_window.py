@@ -118,6 +118,8 @@ class MainWindow(FilesMixin, QMainWindow):
 
     # --- wiring --------------------------------------------------------------
     def _connect_actions(self) -> None:
+        from scheduler_gui.actions import DisabledKeys
+
         a = self.acts
         a.new.triggered.connect(lambda: self.new_document())
         a.new_from_template.triggered.connect(lambda: self.new_from_template())
@@ -146,6 +148,40 @@ class MainWindow(FilesMixin, QMainWindow):
         a.about.triggered.connect(self.about)
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
+        # The schedule actions follow the open document's schedule in the ledger: a new
+        # document becomes the current page, the ledger opens or fails, a summary changes.
+        self._gated_doc: SpecDocument | None = None
+        self.hub.summariesChanged.connect(lambda _s: self._update_schedule_actions())
+        self.hub.ledgerReady.connect(self._update_schedule_actions)
+        self.hub.ledgerFailed.connect(lambda _m: self._update_schedule_actions())
+        self.stack.currentChanged.connect(lambda _i: self._update_schedule_actions())
+        self._disabled_keys = DisabledKeys(
+            self,
+            [a.run_now, a.pause_schedule, a.resume_schedule, a.disable_schedule, a.backfill, a.engine_toggle],
+            lambda text: self.statusBar().showMessage(text, 8000),
+        )
+        self._update_schedule_actions()
+
+    def _update_schedule_actions(self) -> None:
+        """Enable Run Now, Pause/Resume, Disable and Backfill only for a schedule published in
+        the open ledger, following its state; otherwise say why in their tooltips."""
+        from scheduler_gui.actions import apply_schedule_gate, schedule_gate
+
+        doc = self.document
+        if doc is not self._gated_doc:  # an id typed into a new document changes what they act on
+            self._gated_doc = doc
+            if doc is not None:
+                doc.changed.connect(self._update_schedule_actions)
+        sid = str(doc.value("scheduleId") or "") if doc is not None else ""
+        if self.hub.state == "open":
+            problem = None
+        elif self.hub.state == "failed":
+            problem = f"The ledger cannot be used: {self.hub.error}"
+        else:
+            problem = "The ledger is still opening"
+        summary = next((s for s in self.hub.summaries if s.schedule_id == sid), None)
+        state = summary.state.value if summary is not None else None
+        apply_schedule_gate(self.acts, schedule_gate(sid or None, state, problem), self.toolbar)
 
     def _connect_hub(self) -> None:
         self.hub.ledgerReady.connect(self._on_ledger_ready)
@@ -406,10 +442,20 @@ class MainWindow(FilesMixin, QMainWindow):
     def _schedule_action(self, name: str) -> None:
         doc = self.document
         sid = str(doc.value("scheduleId") or "") if doc is not None else ""
-        func = load("scheduler_gui.monitor.schedule_actions", name)
-        if not sid or self.hub.state != "open":
-            self.statusBar().showMessage("This needs an open ledger and a published schedule.", 5000)
+        act = {
+            "pause": self.acts.pause_schedule,
+            "resume": self.acts.resume_schedule,
+            "disable": self.acts.disable_schedule,
+            "run_now": self.acts.run_now,
+            "backfill": self.acts.backfill,
+        }[name]
+        self._update_schedule_actions()  # what the summaries say now, not when the menu was drawn
+        if not act.isEnabled():
+            self.statusBar().showMessage(
+                f"{act.text().replace('&', '').rstrip('…')}: {act.property('disabledReason')}", 8000
+            )
             return
+        func = load("scheduler_gui.monitor.schedule_actions", name)
         func(self.ctx, sid, self)
         self.hub.refresh_summaries()
 

@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QFontDatabase
 from PySide6.QtWidgets import QLabel, QMainWindow, QToolBar
 
 from core.zones import tzdb_version
+from scheduler_gui.actions import keys_text
 from scheduler_gui.sidebar import fmt_next
 
 if TYPE_CHECKING:
@@ -111,7 +112,8 @@ class StatusLine:
                 tip += f" ({other})"
             if state == "error" and getattr(engine, "last_error", None):
                 tip += f"; last error: {engine.last_error}"
-        toggle.setToolTip(tip)
+        keys = keys_text(toggle)
+        toggle.setToolTip(f"{tip} ({keys})" if keys else tip)
         self.engine_label.setToolTip(tip)
         self.engine_status.setToolTip(tip)
 

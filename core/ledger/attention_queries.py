@@ -1,12 +1,13 @@
 """The attention queue: occurrences that wait for a person (an effect nobody
-can vouch for, a failure nobody has looked at), and acknowledging them.
+can vouch for, a failure nobody has looked at), what people already decided
+about each, and acknowledging them.
 
 Every function takes a session; "now" is an argument, never read from a clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,6 +32,20 @@ ATTENTION_STATES: frozenset[OccurrenceState] = frozenset({_S.UNKNOWN_EFFECT, _S.
 ACKNOWLEDGED: str = EventKind.OCCURRENCE_ACKNOWLEDGED.value
 
 
+#: Earlier decisions kept per occurrence (the newest ones); the rest are counted.
+DECISIONS_KEPT = 5
+
+
+@dataclass(frozen=True)
+class PastDecision:
+    """A person's earlier decision about the same occurrence, from the event log."""
+
+    at: datetime
+    #: ``happened``, ``not-happened`` or ``abandon`` (reconciled); ``acknowledged`` or ``retried`` (a failure).
+    action: str
+    note: str | None
+
+
 @dataclass(frozen=True)
 class AttentionItem:
     """An occurrence waiting for a person, with what is known about it."""
@@ -39,7 +54,14 @@ class AttentionItem:
     last_attempt: AttemptView | None
     #: When it started waiting: its last attempt's end, else its last change.
     since: datetime
+    #: How long it has waited (now − since).
     age: timedelta
+    #: How long ago its last attempt started (now − start); None without an attempt.
+    attempt_age: timedelta | None = None
+    #: Earlier decisions on this occurrence, oldest first, newest last (at most DECISIONS_KEPT).
+    decisions: tuple[PastDecision, ...] = ()
+    #: Earlier decisions older than those kept.
+    older_decisions: int = 0
 
     @property
     def occurrence_id(self) -> str:
@@ -73,8 +95,38 @@ def attention_ids(session: Session) -> set[str]:
     return {oid for oid, _ in rows if oid not in done}
 
 
+def _decision(kind: str, at: datetime, data: Mapping[str, Any]) -> PastDecision | None:
+    """The person's decision an event records, or None for an event that is no decision."""
+    if kind == ACKNOWLEDGED:
+        return PastDecision(at, str(data.get("action") or "acknowledged"), data.get("note"))
+    decision = data.get("decision")  # a reconciliation (core.engine.reconcile) names it; the engine's moves do not
+    return PastDecision(at, str(decision), data.get("note")) if decision else None
+
+
+def past_decisions(
+    session: Session, occurrence_ids: Iterable[str], *, keep: int = DECISIONS_KEPT
+) -> dict[str, tuple[tuple[PastDecision, ...], int]]:
+    """People's decisions on each of these occurrences, from the event log: the newest
+    ``keep`` of them, oldest first, and how many older ones were left out.
+    Occurrences without a decision are absent."""
+    found: dict[str, list[PastDecision]] = {}
+    kinds = (EventKind.OCCURRENCE_TRANSITIONED.value, ACKNOWLEDGED)
+    for chunk in id_chunks(list(dict.fromkeys(occurrence_ids))):
+        stmt = (
+            select(Event.occurrence_id, Event.kind, Event.at, Event.data)
+            .where(Event.occurrence_id.in_(chunk), Event.kind.in_(kinds))
+            .order_by(Event.id)
+        )
+        for occurrence_id, kind, at, data in session.execute(stmt):
+            decision = _decision(kind, at, data or {})
+            if decision is not None and occurrence_id is not None:
+                found.setdefault(occurrence_id, []).append(decision)
+    return {oid: (tuple(ds[-keep:]) if keep > 0 else (), max(len(ds) - keep, 0)) for oid, ds in found.items()}
+
+
 def attention_items(session: Session, now: datetime, *, limit: int = 200) -> list[AttentionItem]:
-    """The queue, the longest-waiting first (unknown effects before failures of the same age)."""
+    """The queue, the longest-waiting first (unknown effects before failures of the same age),
+    each with its last attempt and the decisions people already made about it."""
     ids = attention_ids(session)
     if not ids:
         return []
@@ -84,13 +136,20 @@ def attention_items(session: Session, now: datetime, *, limit: int = 200) -> lis
             occurrence_view(o) for o in session.scalars(select(Occurrence).where(Occurrence.occurrence_id.in_(chunk)))
         )
     last = last_attempts(session, ids)
-    items = []
+    waiting = []
     for v in views:
         attempt = last.get(v.occurrence_id)
         since = attempt.finished_at if attempt is not None and attempt.finished_at is not None else v.updated_at
-        items.append(AttentionItem(v, attempt, since, max(now - since, timedelta(0))))
-    items.sort(key=lambda i: (i.since, i.state is not _S.UNKNOWN_EFFECT, i.occurrence_id))
-    return items[:limit]
+        waiting.append((since, v, attempt))
+    waiting.sort(key=lambda w: (w[0], w[1].state is not _S.UNKNOWN_EFFECT, w[1].occurrence_id))
+    waiting = waiting[:limit]
+    decided = past_decisions(session, [v.occurrence_id for _, v, _ in waiting])
+    items = []
+    for since, v, attempt in waiting:
+        decisions, older = decided.get(v.occurrence_id, ((), 0))
+        attempt_age = max(now - attempt.started_at, timedelta(0)) if attempt is not None else None
+        items.append(AttentionItem(v, attempt, since, max(now - since, timedelta(0)), attempt_age, decisions, older))
+    return items
 
 
 def acknowledge(
@@ -131,8 +190,11 @@ def acknowledge(
 __all__ = [
     "ACKNOWLEDGED",
     "ATTENTION_STATES",
+    "DECISIONS_KEPT",
     "AttentionItem",
+    "PastDecision",
     "acknowledge",
     "attention_ids",
     "attention_items",
+    "past_decisions",
 ]

@@ -11,10 +11,10 @@ GUI thread, and is recorded in the ledger; a refusal is shown on its card.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFrame,
@@ -32,18 +32,26 @@ from core.clock import Clock
 from core.engine.admin import AdminError, backfill, run_now
 from core.engine.reconcile import Decision, reconcile
 from core.errors import UserError
-from core.ledger.attention_queries import AttentionItem, acknowledge, attention_items
+from core.ledger.attention_queries import AttentionItem, PastDecision, acknowledge, attention_items
 from core.ledger.db import Ledger
 from core.ledger.monitor_queries import schedule_zones
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
-from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_text
+from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
 from scheduler_gui.status_style import look
 
 #: Lines of each output tail shown on a card (the detail panel has all of it).
 TAIL_LINES = 6
+#: How often the cards' ages are brought up to date between readings of the ledger.
+AGES_MS = 30_000
+#: What the page says when nothing waits: what it is for, and where to look instead.
+EMPTY_TEXT = (
+    "Nothing needs your attention. An occurrence comes here when its attempts are used up, or when a "
+    "task that must not run twice lost its outcome and nobody can tell whether it happened; you then "
+    "decide what to record. To see every run, open Occurrences (View ▸ Occurrences, Ctrl+2)."
+)
 
 
 class Action:
@@ -116,6 +124,50 @@ class _Loaded:
     zones: dict[str, str]
 
 
+#: A past decision in words, by its action.
+_DECIDED = {
+    Action.HAPPENED: "you said it happened",
+    Action.NOT_HAPPENED: "you said it did not happen, retried",
+    Action.ABANDON: "you abandoned it",
+    Action.ACKNOWLEDGE: "you acknowledged it",
+    "acknowledged": "you acknowledged it",
+    "retried": "you ran it again",
+}
+
+
+def attempt_text(item: AttentionItem, now: datetime | None = None) -> str:
+    """``Attempt 2 on alpha:4242: timeout · started 2027-03-01 12:05:00Z, 3 min ago · ran 1 min``:
+    the attempt's own age (now − its start; as of the reading when ``now`` is None),
+    not how long the card has waited."""
+    a = item.last_attempt
+    if a is None:
+        return "No attempt was recorded."
+    text = f"Attempt {a.attempt_number} on {a.worker}: {a.ending()} · started {utc_seconds_text(a.started_at)}"
+    age = item.attempt_age if now is None else max(now - a.started_at, timedelta(0))
+    if age is not None:
+        text += f", {age_text(age)} ago"
+    if a.duration is not None:
+        text += f" · ran {age_text(a.duration)}"
+    return text
+
+
+def decision_text(decision: PastDecision) -> str:
+    """``you said it did not happen, retried · 2027-03-01 12:05Z · note: mailbox checked``."""
+    words = _DECIDED.get(decision.action, f"you decided {decision.action}")
+    text = f"{words} · {utc_text(decision.at)}"
+    return f"{text} · note: {decision.note}" if decision.note else text
+
+
+def decisions_text(item: AttentionItem) -> str:
+    """The card's lines of earlier decisions, newest last; older ones are counted, not listed."""
+    lines = ["Earlier decisions:"]
+    if item.older_decisions:
+        n = item.older_decisions
+        lines.append(f"{n} older decision{'s' if n != 1 else ''} (the History of its detail lists them all)")
+    lines.extend(decision_text(d) for d in item.decisions)
+    return "\n".join(lines)
+
+
 def _tail(text: str | None) -> str:
     if not text:
         return ""
@@ -140,13 +192,10 @@ class AttentionCard(QFrame):
         self.setAccessibleName(f"{state_look.word}: {occ.schedule_id} {occ.occurrence_id}")
         layout = QVBoxLayout(self)
 
-        title = QLabel(
-            f"<b style='color:{state_look.colour}'>{state_look.label}</b> · <b>{occ.schedule_id}</b>"
-            f" · waiting {age_text(item.age)}"
-        )
-        title.setTextFormat(Qt.TextFormat.RichText)
-        title.setAccessibleName(f"{state_look.word}, {occ.schedule_id}, waiting {age_text(item.age)}")
-        layout.addWidget(title)
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setToolTip("How long it has waited for a decision: since its last attempt ended")
+        layout.addWidget(self.title)
         instant = occ.resolved_utc or occ.position_utc
         when = QLabel(f"{local_text(instant, zone)} · {utc_text(instant)} · {occ.occurrence_id}")
         when.setFont(tabular_font())
@@ -159,13 +208,11 @@ class AttentionCard(QFrame):
             reason.setAccessibleName("Why it waits")
             layout.addWidget(reason)
         a = item.last_attempt
+        self.attempt = QLabel()
+        self.attempt.setAccessibleName("Last attempt")
+        self.attempt.setToolTip("The last attempt: where it ran, how it ended, when it started and how long it ran")
+        layout.addWidget(self.attempt)
         if a is not None:
-            summary = QLabel(
-                f"Attempt {a.attempt_number} on {a.worker}: {a.ending()}, started {utc_text(a.started_at)},"
-                f" {age_text(item.age)} ago"
-            )
-            summary.setAccessibleName("Last attempt")
-            layout.addWidget(summary)
             output = "\n".join(
                 part
                 for part in (
@@ -184,8 +231,15 @@ class AttentionCard(QFrame):
                 layout.addWidget(box)
             else:
                 layout.addWidget(QLabel("It printed nothing."))
-        else:
-            layout.addWidget(QLabel("No attempt was recorded."))
+
+        self.history: QLabel | None = None
+        if item.decisions:
+            self.history = QLabel(decisions_text(item))
+            self.history.setWordWrap(True)
+            self.history.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.history.setAccessibleName("Earlier decisions")
+            self.history.setToolTip("What people already decided about this occurrence, newest last")
+            layout.addWidget(self.history)
 
         self.note = QLineEdit()
         self.note.setPlaceholderText("Note (optional): what you checked, who decided…")
@@ -208,6 +262,18 @@ class AttentionCard(QFrame):
         self.message.setAccessibleName("Result of the decision")
         self.message.hide()
         layout.addWidget(self.message)
+        self.show_ages(None)
+
+    def show_ages(self, now: datetime | None) -> None:
+        """Write the waiting time and the attempt's age as of ``now`` (None: as of the reading)."""
+        item, occ = self.item, self.item.occurrence
+        state_look = look(occ.state.value)
+        waited = age_text(item.age if now is None else max(now - item.since, timedelta(0)))
+        self.title.setText(
+            f"<b style='color:{state_look.colour}'>{state_look.label}</b> · <b>{occ.schedule_id}</b> · waiting {waited}"
+        )
+        self.title.setAccessibleName(f"{state_look.word}, {occ.schedule_id}, waiting {waited}")
+        self.attempt.setText(attempt_text(item, now))
 
     def _decide(self, action: str) -> None:
         for button in self.buttons.values():
@@ -274,9 +340,11 @@ class AttentionView(QWidget):
         self.error_label.setStyleSheet(f"color: {look('FAILED').colour};")
         self.error_label.setAccessibleName("Ledger problem")
         self.error_label.hide()
-        self.empty_label = QLabel("Nothing needs your attention. Failures and uncertain effects will appear here.")
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label = QLabel(EMPTY_TEXT)
+        # At the top, under the heading, like every other page's first line: not floating mid-page.
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.empty_label.setWordWrap(True)
+        self.empty_label.setAccessibleName("Nothing needs attention")
         self.empty_label.hide()
         self._list = QWidget()
         self._list_layout = QVBoxLayout(self._list)
@@ -290,8 +358,13 @@ class AttentionView(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(intro)
         layout.addWidget(self.error_label)
-        layout.addWidget(self.empty_label)
+        # One of the two takes the page's height: the empty state (its text at the top) or the cards.
+        layout.addWidget(self.empty_label, 1)
         layout.addWidget(scroll, 1)
+        self._ages = QTimer(self)
+        self._ages.setInterval(AGES_MS)
+        self._ages.timeout.connect(self.show_ages)
+        self._ages.start()
         if watcher is not None:
             watcher.attentionCountChanged.connect(lambda _n: self.reload())
             watcher.newAttention.connect(lambda _ids: self.reload())
@@ -324,6 +397,12 @@ class AttentionView(QWidget):
     def wait(self, msecs: int = 30_000) -> bool:
         return self._actions.wait(msecs) and self._background.wait(msecs)
 
+    def show_ages(self) -> None:
+        """Bring every card's waiting time and attempt age up to the clock's now (between readings)."""
+        now = self._ctx.clock.now()
+        for card in self.cards.values():
+            card.show_ages(now)
+
     def _on_events(self, events: list[Any]) -> None:
         ids = set(self.cards)
         if any(getattr(e, "occurrence_id", None) in ids for e in events):
@@ -338,6 +417,8 @@ class AttentionView(QWidget):
         for item in loaded.items:
             card = self.cards.pop(item.occurrence_id, None)
             if card is not None and _same(card.item, item):
+                card.item = item  # the ages are as of this reading
+                card.show_ages(None)
                 kept[item.occurrence_id] = card
                 continue
             if card is not None:

@@ -4,11 +4,15 @@ person. The series come from :func:`core.ledger.health_queries.health`, read
 off the GUI thread, and are read again when the ledger changes.
 
 Time runs left to right in hours before now, so nobody has to convert a zone;
-the range's ends are written in UTC above the charts.
+the range's ends are written in UTC above the charts. Value axes take their
+ticks from the data's range in whole steps of a unit (0, 500 ms, 1 s, 1.5 s;
+0, 15 min, 30 min; 0, 2, 4 for counts), so no two tick labels ever read alike.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +21,7 @@ from PySide6.QtCharts import (
     QBarCategoryAxis,
     QBarSeries,
     QBarSet,
+    QCategoryAxis,
     QChart,
     QChartView,
     QLineSeries,
@@ -80,17 +85,78 @@ def _hours_axis(span: timedelta) -> QValueAxis:
     return axis
 
 
-def _count_axis(top: float) -> QValueAxis:
+#: Tick steps for durations, in seconds: each a whole number of its unit (or of half, a quarter of one).
+DURATION_STEPS: tuple[float, ...] = (
+    *(0.001 * n for n in (1, 2, 5, 10, 20, 50, 100, 200, 250, 500)),
+    *(1, 2, 5, 10, 15, 30),
+    *(60 * n for n in (1, 2, 5, 10, 15, 30)),
+    *(3600 * n for n in (1, 2, 3, 6, 12)),
+    *(86400 * n for n in (1, 2, 7, 14, 28)),
+)
+#: At most this many intervals on a value axis.
+MOST_TICKS = 6
+
+
+def count_steps() -> Sequence[float]:
+    """1, 2, 5, 10, 20, 50, ...: whole numbers only."""
+    return [m * 10**e for e in range(0, 10) for m in (1, 2, 5)]
+
+
+def ticks(top: float, steps: Sequence[float], most: int = MOST_TICKS) -> list[float]:
+    """0, step, 2 × step ... up to the first tick at or above ``top``, with the smallest
+    step that needs at most ``most`` intervals (an empty chart gets 0 and one step)."""
+    top = max(float(top), 0.0)
+    step = next((s for s in steps if top <= s * most), None)
+    if step is None:  # beyond the table: whole multiples of its last step
+        step = steps[-1] * math.ceil(top / (steps[-1] * most))
+    intervals = max(1, math.ceil(top / step - 1e-9))
+    return [round(i * step, 6) for i in range(intervals + 1)]
+
+
+def duration_label(seconds: float) -> str:
+    """A tick's duration in words: ``0``, ``250 ms``, ``1.5 s``, ``2 min 30 s``, ``1 h 30 min``, ``2 d 12 h``.
+    Exact for every multiple of a DURATION_STEPS step, so distinct ticks never read alike."""
+    if seconds <= 0:
+        return "0"
+    if seconds < 1:
+        return f"{round(seconds * 1000):d} ms"
+    if seconds < 60:
+        return f"{round(seconds, 3):g} s"
+    whole = round(seconds)
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    if whole < 86400:
+        hours, rest = divmod(whole, 3600)
+        return f"{hours} h {rest // 60:02d} min" if rest else f"{hours} h"
+    days, rest = divmod(whole, 86400)
+    return f"{days} d {rest // 3600} h" if rest else f"{days} d"
+
+
+def count_label(value: float) -> str:
+    return f"{round(value):d}"
+
+
+def value_axis(top: float, steps: Sequence[float], label: Callable[[float], str]) -> QCategoryAxis:
+    """A value axis from 0 with ticks chosen from the data's range, each labelled at its value."""
+    axis = QCategoryAxis()
+    marks = ticks(top, steps)
+    axis.setStartValue(0)
+    for value in marks:
+        axis.append(label(value), value)
+    axis.setRange(0, marks[-1])
+    axis.setLabelsPosition(QCategoryAxis.AxisLabelsPosition.AxisLabelsPositionOnValue)
+    return axis
+
+
+def _count_axis(top: float) -> QCategoryAxis:
     """A count axis whose ticks fall on whole numbers."""
-    axis = QValueAxis()
-    high = max(int(top), 1)
-    if high <= 8:
-        axis.setRange(0, high)
-        axis.setTickCount(high + 1)
-    else:
-        axis.setRange(0, high)
-        axis.applyNiceNumbers()
-    axis.setLabelFormat("%.0f")
+    return value_axis(top, count_steps(), count_label)
+
+
+def _duration_axis(top: float, title: str) -> QCategoryAxis:
+    axis = value_axis(top, DURATION_STEPS, duration_label)
+    axis.setTitleText(title)
     return axis
 
 
@@ -146,7 +212,7 @@ class HealthView(QWidget):
             _view(self.misfire_chart, "Misfires chart", "Occurrences expired by the misfire policy, by due hour"), 1, 0
         )
         grid.addWidget(
-            _view(self.oldest_chart, "Oldest unresolved chart", "Hours the oldest unresolved occurrence had waited"),
+            _view(self.oldest_chart, "Oldest unresolved chart", "How long the oldest unresolved occurrence had waited"),
             1,
             1,
         )
@@ -221,17 +287,13 @@ class HealthView(QWidget):
         series.setName("first attempts")
         series.setMarkerSize(7)
         series.setColor(QColor(SKY_BLUE))
-        top = 1.0
+        top = 0.0
         for d in h.delays:
             series.append(self._hours_before(h, d.started_at), d.seconds)
             top = max(top, d.seconds)
         chart.addSeries(series)
         x = _hours_axis(span)
-        y = QValueAxis()
-        y.setRange(0, top * 1.1)
-        y.applyNiceNumbers()
-        y.setLabelFormat("%.0f s")
-        y.setTitleText("seconds late")
+        y = _duration_axis(top, "late by")
         chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
         series.attachAxis(x)
@@ -286,21 +348,16 @@ class HealthView(QWidget):
         for axis in chart.axes():
             chart.removeAxis(axis)
         series = QLineSeries()
-        series.setName("age of the oldest waiting (hours)")
+        series.setName("age of the oldest waiting")
         series.setColor(QColor(REDDISH_PURPLE))
-        top = 1.0
+        top = 0.0
         for start, age in zip(h.buckets, h.oldest_unresolved, strict=True):
             end = min(start + h.bucket, h.end)
-            hours = (age or 0.0) / 3600
-            series.append(self._hours_before(h, end), hours)
-            top = max(top, hours)
+            series.append(self._hours_before(h, end), age or 0.0)
+            top = max(top, age or 0.0)
         chart.addSeries(series)
         x = _hours_axis(span)
-        y = QValueAxis()
-        y.setRange(0, top * 1.1)
-        y.applyNiceNumbers()
-        y.setLabelFormat("%.0f h")
-        y.setTitleText("hours waiting")
+        y = _duration_axis(top, "waiting")
         chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
         chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
         series.attachAxis(x)

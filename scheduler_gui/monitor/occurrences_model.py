@@ -1,6 +1,10 @@
 """The occurrences table as a Qt model: the filtered count as its rows, pages
 fetched on demand off the GUI thread, never the whole table.
 
+A new filter or order is read around now (:func:`core.ledger.occurrence_pages.opening`):
+the count, the row where now falls (:attr:`OccurrencesModel.now_row`) and the
+pages that hold the rows just before and after it, so the view can open there.
+
 ``rowCount`` is the filtered count. A row whose page is not loaded shows "…"
 and asks for its page; when the page arrives, its rows change. At most
 ``max_pages`` pages are kept (the least recently shown are dropped). Scrolling
@@ -23,8 +27,18 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 
 from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.monitor_queries import schedule_zones
-from core.ledger.occurrence_pages import MonitorRow, Order, first_page, occurrence_rows, occurrence_rows_after
+from core.ledger.occurrence_pages import (
+    MonitorRow,
+    Opening,
+    Order,
+    later_than,
+    now_index,
+    occurrence_rows,
+    occurrence_rows_after,
+    opening,
+)
 from core.ledger.queries import EventView, OccurrenceFilter, count_occurrences
+from core.ledger.states import OccurrenceKind
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import Background
 from scheduler_gui.monitor.ledger_watch import is_live
@@ -38,13 +52,20 @@ REFRESH_DEBOUNCE_MS = 250
 #: Pages read again by a live refresh (the most recently shown ones).
 REFRESH_PAGES = 4
 
+#: Rows shown above now when the table opens: newest first, the next ones due.
+NOW_LEAD = 3
+#: Rows read around now when the table opens (more than a tall window shows).
+OPENING_ROWS = 60
+
 OccurrenceIdRole = Qt.ItemDataRole.UserRole + 1
 StateRole = Qt.ItemDataRole.UserRole + 2
+#: "top" on the row now falls before, "bottom" on the last row when now falls after all of them.
+NowEdgeRole = Qt.ItemDataRole.UserRole + 3
 
 COLUMNS = ("State", "Schedule", "Local time", "UTC", "Attempts", "Last outcome")
 _TIPS = (
     "Where the occurrence stands in its life (glyph, word and colour)",
-    "The schedule it belongs to",
+    "The schedule it belongs to; a manual run (Run Now) or a backfill says so",
     "When it is scheduled, on the schedule's own clock: zone abbreviation and UTC offset",
     "The same instant in UTC",
     "How many times it has been started",
@@ -54,8 +75,7 @@ _TIPS = (
 
 @dataclass(frozen=True)
 class _Reload:
-    total: int
-    rows: list[MonitorRow]
+    opening: Opening
     zones: dict[str, str]
     ranges: list[ExpiredRangeView]
 
@@ -63,6 +83,7 @@ class _Reload:
 @dataclass(frozen=True)
 class _Refresh:
     total: int
+    now_index: int
     pages: dict[int, list[MonitorRow]]
     zones: dict[str, str]
     ranges: list[ExpiredRangeView]
@@ -94,6 +115,7 @@ class OccurrencesModel(QAbstractTableModel):
         self._filter = OccurrenceFilter()
         self._order = Order.NEWEST_FIRST
         self._total = 0
+        self._now_index = 0
         self._pages: OrderedDict[int, list[MonitorRow]] = OrderedDict()
         self._pending: set[int] = set()
         self._zones: dict[str, str] = {}
@@ -128,6 +150,22 @@ class OccurrencesModel(QAbstractTableModel):
         """The current filter's count and first page are in."""
         return self._ready
 
+    @property
+    def now_row(self) -> int:
+        """Where now falls: rows above it are later than now when the newest come first
+        (at or before now when the oldest do); ``rowCount()`` when now is past every row."""
+        return self._now_index
+
+    @property
+    def opening_row(self) -> int:
+        """The row the view shows at the top when it opens: NOW_LEAD rows above now."""
+        return max(0, min(self._now_index - NOW_LEAD, self._total - 1))
+
+    @property
+    def later_count(self) -> int:
+        """How many rows are positioned after now."""
+        return self._now_index if self._order is Order.NEWEST_FIRST else self._total - self._now_index
+
     def schedule_ids(self) -> list[str]:
         """The ledger's schedules (for the filter bar)."""
         return sorted(self._zones)
@@ -144,8 +182,8 @@ class OccurrencesModel(QAbstractTableModel):
         self._filter = where
         self.reload()
 
-    def set_order(self, order: Order) -> None:
-        self._order = order
+    def set_order(self, order: Order | str) -> None:
+        self._order = Order(order)
         self.reload()
 
     def follow(self, watcher: Any) -> None:
@@ -164,15 +202,16 @@ class OccurrencesModel(QAbstractTableModel):
     # --- reading ---------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        """Count and read the first page again, for a new filter or order."""
+        """Count and read the rows around now again, for a new filter or order."""
         self._generation += 1
         self._ready = False
         generation, where, order, size = self._generation, self._filter, self._order, self._page_size
+        now = self._ctx.clock.now()
 
         def work() -> _Reload:
             with self._ctx.ledger.read() as session:
-                total, rows = first_page(session, where, size, order=order)
-                return _Reload(total, rows, schedule_zones(session), ranges_matching(session, where))
+                found = opening(session, where, now, size, order=order, lead=NOW_LEAD, shown=OPENING_ROWS)
+                return _Reload(found, schedule_zones(session), ranges_matching(session, where))
 
         self._background.submit("reload", work, lambda r: self._reloaded(generation, r), self._failed)
 
@@ -183,10 +222,12 @@ class OccurrencesModel(QAbstractTableModel):
             return
         generation, where, order, size = self._generation, self._filter, self._order, self._page_size
         wanted = list(self._pages)[-REFRESH_PAGES:]
+        now = self._ctx.clock.now()
 
         def work() -> _Refresh:
             with self._ctx.ledger.read() as session:
                 total = count_occurrences(session, where)
+                later = later_than(session, where, now) if total else 0
                 pages = {
                     p: occurrence_rows(session, where, p * size, size, order=order, total=total)
                     for p in wanted
@@ -194,7 +235,13 @@ class OccurrencesModel(QAbstractTableModel):
                 }
                 if 0 not in pages and total:
                     pages[0] = occurrence_rows(session, where, 0, size, order=order, total=total)
-                return _Refresh(total, pages, schedule_zones(session), ranges_matching(session, where))
+                return _Refresh(
+                    total,
+                    now_index(total, later, order),
+                    pages,
+                    schedule_zones(session),
+                    ranges_matching(session, where),
+                )
 
         self._background.submit("refresh", work, lambda r: self._refreshed(generation, r), self._failed)
 
@@ -233,13 +280,14 @@ class OccurrencesModel(QAbstractTableModel):
             return
         self.beginResetModel()
         self._epoch += 1
-        self._total = result.total
+        self._total = result.opening.total
+        self._now_index = result.opening.now_index
         self._zones = result.zones
         self._ranges = result.ranges
         self._pages.clear()
         self._pending.clear()
-        if result.rows:
-            self._pages[0] = result.rows
+        for page, rows in sorted(result.opening.pages.items()):
+            self._pages[page] = rows
         self._ready = True
         self.endResetModel()
         self.loaded.emit()
@@ -249,6 +297,7 @@ class OccurrencesModel(QAbstractTableModel):
             return
         self._zones = result.zones
         self._ranges = result.ranges
+        self._now_index = result.now_index
         self._epoch += 1
         old = self._total
         grown = result.total - old
@@ -348,8 +397,17 @@ class OccurrencesModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == OccurrenceIdRole:
             return occ.occurrence_id
+        if role == NowEdgeRole:
+            return self._now_edge(index.row())
         if role == StateRole:
             return occ.state.value
+        return None
+
+    def _now_edge(self, row: int) -> str | None:
+        if row == self._now_index:
+            return "top"
+        if self._now_index == self._total and row == self._total - 1:
+            return "bottom"
         return None
 
     def _text(self, item: MonitorRow, column: int) -> str:
@@ -357,7 +415,9 @@ class OccurrencesModel(QAbstractTableModel):
         if column == 0:
             return look(occ.state.value).label
         if column == 1:
-            return occ.schedule_id
+            if occ.kind is OccurrenceKind.SCHEDULED:
+                return occ.schedule_id
+            return f"{occ.schedule_id} · {_KIND_WORDS[occ.kind]}"
         if column == 2:
             if occ.resolved_utc is None:
                 return f"{nominal_text(occ.nominal_local, occ.fold_ordinal)} (no such time)"
@@ -375,9 +435,18 @@ class OccurrencesModel(QAbstractTableModel):
     def _tooltip(self, item: MonitorRow) -> str:
         occ = item.occurrence
         parts = [f"{occ.occurrence_id} · {look(occ.state.value).word}", f"nominal {occ.nominal_local}"]
+        if occ.kind is not OccurrenceKind.SCHEDULED:
+            parts.append(f"{_KIND_WORDS[occ.kind]}: {_KIND_TIPS[occ.kind]}")
         if occ.reason:
             parts.append(occ.reason)
         return "\n".join(parts)
+
+
+_KIND_WORDS = {OccurrenceKind.MANUAL: "manual", OccurrenceKind.BACKFILL: "backfill"}
+_KIND_TIPS = {
+    OccurrenceKind.MANUAL: "a person asked for this run (Run Now)",
+    OccurrenceKind.BACKFILL: "a recorded run of a past occurrence (Backfill or Run it again)",
+}
 
 
 def _outcome_state(item: MonitorRow) -> str | None:

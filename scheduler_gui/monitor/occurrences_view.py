@@ -1,9 +1,11 @@
 """The occurrences table: a filter bar over a virtual table of the whole ledger.
 
 Only the rows on screen are read (:class:`OccurrencesModel` fetches by page);
-the filter bar narrows by schedule, state, time and text, newest first.
-Selecting a row emits :attr:`OccurrencesView.occurrenceSelected`, which the
-window connects to the detail panel.
+the filter bar narrows by schedule, state, time, kind (scheduled, manual runs,
+backfills) and text, newest first. The table opens at now: the next occurrences
+due at the top, a line at now, the latest that came due or ran below it; Now
+scrolls back there. Selecting a row emits :attr:`OccurrencesView.occurrenceSelected`,
+which the window connects to the detail panel.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtGui import QColor, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -30,9 +33,9 @@ from PySide6.QtWidgets import (
 
 from core.ledger.occurrence_pages import Order
 from core.ledger.queries import OccurrenceFilter
-from core.ledger.states import OccurrenceState
+from core.ledger.states import OccurrenceKind, OccurrenceState
 from scheduler_gui.context import AppContext
-from scheduler_gui.monitor.occurrences_model import OccurrenceIdRole, OccurrencesModel, StateRole
+from scheduler_gui.monitor.occurrences_model import NowEdgeRole, OccurrenceIdRole, OccurrencesModel, StateRole
 from scheduler_gui.status_style import look
 
 _S = OccurrenceState
@@ -70,12 +73,43 @@ TIME_CHOICES: tuple[tuple[str, tuple[timedelta, timedelta] | None], ...] = (
     ("Next 7 days", (timedelta(0), timedelta(days=7))),
 )
 
+#: The kind filter's choices: a label and the kind it keeps (None: any).
+KIND_CHOICES: tuple[tuple[str, OccurrenceKind | None], ...] = (
+    ("Any kind", None),
+    ("Scheduled runs", OccurrenceKind.SCHEDULED),
+    ("Manual runs (Run Now)", OccurrenceKind.MANUAL),
+    ("Backfills", OccurrenceKind.BACKFILL),
+)
+
 TEXT_DEBOUNCE_MS = 300
 #: Expired ranges listed under the table at most (the rest are counted).
 RANGE_LINES = 3
 
 
-class StateChipDelegate(QStyledItemDelegate):
+class NowLineDelegate(QStyledItemDelegate):
+    """Paints a cell, and the line that marks now across the table: at the top of the
+    row now falls before, or under the last row when now is past every one."""
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().paint(painter, option, index)
+        self.paint_now(painter, option, index)
+
+    @staticmethod
+    def paint_now(painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        edge = index.data(NowEdgeRole)
+        if not edge:
+            return
+        rect = option.rect
+        y = rect.top() + 1 if edge == "top" else rect.bottom() - 1
+        painter.save()
+        painter.setPen(QPen(option.palette.color(QPalette.ColorRole.Highlight), 2))
+        painter.drawLine(rect.left(), y, rect.right(), y)
+        painter.restore()
+
+
+class StateChipDelegate(NowLineDelegate):
     """Paints a state as a chip: glyph and word on a tint of the state's colour, hollow for states that never ran."""
 
     def paint(
@@ -108,6 +142,7 @@ class StateChipDelegate(QStyledItemDelegate):
             rect.adjusted(8, 0, -4, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, style_look.label
         )
         painter.restore()
+        self.paint_now(painter, option, index)
 
 
 class OccurrencesView(QWidget):
@@ -149,6 +184,19 @@ class OccurrencesView(QWidget):
         self.text_edit.setClearButtonEnabled(True)
         self.text_edit.setToolTip("Show occurrences whose id or reason contains this text (Ctrl+F)")
         self.text_edit.setAccessibleName("Text filter")
+        self.kind_box = QComboBox()
+        for label, kind in KIND_CHOICES:
+            self.kind_box.addItem(label, kind)
+        self.kind_box.setToolTip(
+            "Show every occurrence, or only the scheduled ones, the manual runs a person asked for (Run Now), "
+            "or the backfills"
+        )
+        self.kind_box.setAccessibleName("Kind filter")
+        self.now_button = QPushButton("Now")
+        self.now_button.setToolTip(
+            "Scroll back to now: the next occurrences due above the line, the latest that came due or ran below it"
+        )
+        self.now_button.setAccessibleName("Go to now")
         self.order_box = QComboBox()
         self.order_box.addItem("Newest first", Order.NEWEST_FIRST)
         self.order_box.addItem("Oldest first", Order.OLDEST_FIRST)
@@ -156,7 +204,7 @@ class OccurrencesView(QWidget):
         self.order_box.setAccessibleName("Order")
         self.count_label = QLabel("Reading the ledger…")
         self.count_label.setAccessibleName("Number of occurrences shown")
-        self.count_label.setToolTip("How many occurrences match the filter")
+        self.count_label.setToolTip("How many occurrences match the filter, and how many of them come after now")
         self.error_label = QLabel()
         self.error_label.setObjectName("errorLabel")
         self.error_label.setWordWrap(True)
@@ -169,6 +217,7 @@ class OccurrencesView(QWidget):
             (self.state_box, 14),
             (self.time_box, 12),
             (self.time_field_box, 12),
+            (self.kind_box, 12),
         ):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)
@@ -179,7 +228,9 @@ class OccurrencesView(QWidget):
         for w in (self.schedule_box, self.state_box, self.time_box, self.time_field_box):
             first.addWidget(w, 1)
         second.addWidget(self.text_edit, 1)
+        second.addWidget(self.kind_box)
         second.addWidget(self.order_box)
+        second.addWidget(self.now_button)
         bar.addLayout(first)
         bar.addLayout(second)
 
@@ -190,6 +241,7 @@ class OccurrencesView(QWidget):
         self.table.setToolTip("Every occurrence in the ledger; select one to see why it exists and how it ran")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setItemDelegate(NowLineDelegate(self.table))
         self.table.setItemDelegateForColumn(0, StateChipDelegate(self.table))
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
@@ -227,10 +279,13 @@ class OccurrencesView(QWidget):
         self._text_timer.setInterval(TEXT_DEBOUNCE_MS)
         self._text_timer.timeout.connect(self.apply_filter)
         self.text_edit.textChanged.connect(lambda _t: self._text_timer.start())
-        for box in (self.schedule_box, self.state_box, self.time_box, self.time_field_box):
+        for box in (self.schedule_box, self.state_box, self.time_box, self.time_field_box, self.kind_box):
             box.currentIndexChanged.connect(self.apply_filter)
-        self.order_box.currentIndexChanged.connect(lambda _i: self.model.set_order(self.order_box.currentData()))
+        # Qt hands an enum back as its text: read it as the enum again.
+        self.order_box.currentIndexChanged.connect(lambda _i: self.model.set_order(Order(self.order_box.currentData())))
+        self.now_button.clicked.connect(self.go_to_now)
         self.model.loaded.connect(self._on_loaded)
+        self.model.loaded.connect(self.go_to_now)
         self.model.refreshed.connect(self._on_loaded)
         self.model.errorOccurred.connect(self._show_error)
         self.model.reload()
@@ -263,6 +318,7 @@ class OccurrencesView(QWidget):
             position_to=None if by_due else end,
             due_from=start if by_due else None,
             due_to=end if by_due else None,
+            kind=OccurrenceKind(kind) if (kind := self.kind_box.currentData()) else None,
             text=text,
         )
 
@@ -270,6 +326,13 @@ class OccurrencesView(QWidget):
         self._text_timer.stop()
         self.count_label.setText("Reading the ledger…")
         self.model.set_filter(self.current_filter())
+
+    def go_to_now(self) -> None:
+        """Show the rows around now: NOW_LEAD rows above the line at now, the rest below."""
+        total = self.model.rowCount()
+        if not total:
+            return
+        self.table.scrollTo(self.model.index(self.model.opening_row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
 
     def set_schedule(self, schedule_id: str | None) -> None:
         """Show one schedule's occurrences (from the sidebar)."""
@@ -284,7 +347,10 @@ class OccurrencesView(QWidget):
     def _on_loaded(self) -> None:
         self.error_label.hide()
         total = self.model.rowCount()
-        self.count_label.setText(f"{total:,} occurrence{'s' if total != 1 else ''}")
+        text = f"{total:,} occurrence{'s' if total != 1 else ''}"
+        if total:
+            text += f" · {self.model.later_count:,} after now"
+        self.count_label.setText(text)
         self.table.setVisible(total > 0)
         self.empty_label.setVisible(total == 0)
         known = {self.schedule_box.itemData(i) for i in range(self.schedule_box.count())}

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import UserError
+from core.errors import UnknownScheduleError, UserError
 from core.zones import get_zone
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.preview.text import offset_text, tabular_font, utc_text, wall_in_zone
@@ -47,6 +47,8 @@ def problem_text(exc: BaseException) -> str:
     """Words for a refusal: a user error's own message; a database that refuses, said plainly."""
     from sqlalchemy.exc import OperationalError
 
+    if isinstance(exc, UnknownScheduleError):  # its message names the command line; say it in the window's words
+        return "This schedule is not published in this ledger: publish it first (Schedule ▸ Publish…, Ctrl+Enter)"
     if isinstance(exc, UserError):
         return str(exc)
     if isinstance(exc, OperationalError):

@@ -6,14 +6,18 @@ where there is no tray."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
+from conftest import NOW
 from monitor_support import FAILING_TASK, HANGING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QPushButton
+from sqlalchemy import select
 
 from core.cli import main as schedctl
 from core.engine.reconcile import Decision, reconcile
+from core.ledger.models import Attempt
 from core.ledger.monitor_queries import events_of
 from core.ledger.queries import OccurrenceFilter, list_occurrences
 from core.ledger.states import OccurrenceKind
@@ -185,3 +189,64 @@ def test_the_tray_is_silent_without_a_system_tray(qtbot, ctx: AppContext) -> Non
     tray.notify(["occ-1"])
     assert tray.messages == []
     watcher.stop()
+
+
+def _set_attempt_start(ctx: AppContext, occ_id: str, started: datetime) -> None:
+    """A long attempt: it started well before it was killed (the fixed clock stood still while it ran)."""
+    with ctx.ledger.write() as session:
+        (attempt,) = session.scalars(select(Attempt).where(Attempt.occurrence_id == occ_id))
+        attempt.started_at = started
+
+
+def test_a_card_shows_the_attempts_own_age_apart_from_its_waiting(qtbot, hung) -> None:
+    ctx, _watcher, occ_id = hung  # killed at 12:05:30 by its timeout
+    _set_attempt_start(ctx, occ_id, NOW + timedelta(minutes=1))  # started at 12:01
+    ctx.clock.set(NOW + timedelta(minutes=35, seconds=30))  # 12:35:30
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    card = view.cards[occ_id]
+    assert "waiting 30 min" in card.title.text()
+    assert card.attempt.text().endswith("timeout · started 2027-03-01 12:01:00Z, 34 min ago · ran 4 min")
+    # Between readings the ages follow the clock; the card (and a note being typed) stays.
+    card.note.setText("checking")
+    ctx.clock.set(NOW + timedelta(hours=2, minutes=5, seconds=30))
+    view.show_ages()
+    assert view.cards[occ_id] is card and card.note.text() == "checking"
+    assert "waiting 2 h 00 min" in card.title.text()
+    assert "started 2027-03-01 12:01:00Z, 2 h 04 min ago" in card.attempt.text()
+    assert card.title.accessibleName() == "unknown effect, inbox, waiting 2 h 00 min"
+
+
+def test_a_card_shows_the_earlier_decisions_on_the_same_occurrence(qtbot, hung) -> None:
+    ctx, _watcher, occ_id = hung
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    assert view.cards[occ_id].history is None  # nobody has decided anything yet
+    ctx.clock.set(NOW + timedelta(minutes=10))
+    _decide(qtbot, view, occ_id, Action.NOT_HAPPENED, "no mail arrived")
+    run_at(ctx, 11)  # due again at once: the retry hangs too, and comes back
+    assert ids_in(ctx, "inbox", S.UNKNOWN_EFFECT) == [occ_id]
+    _reloaded(qtbot, view)
+    card = view.cards[occ_id]
+    assert card.history is not None and card.history.isVisibleTo(view)
+    assert card.history.text() == (
+        "Earlier decisions:\nyou said it did not happen, retried · 2027-03-01 12:10Z · note: no mail arrived"
+    )
+    assert card.attempt.text().startswith("Attempt 2 on ")
+
+
+def test_an_empty_attention_page_says_so_at_the_top(qtbot, ctx: AppContext, tmp_path) -> None:
+    view = _view(qtbot, ctx)
+    view.show()
+    qtbot.waitExposed(view)
+    _reloaded(qtbot, view)
+    assert view.empty_label.isVisible() and not view.scroll_area.isVisible()
+    view.layout().activate()
+    # The heading and the empty state sit at the top of the page, as on every other page:
+    # the heading is as tall as its line, and the empty state's text starts right under the intro.
+    assert view.heading.geometry().top() < 20
+    assert view.heading.height() < 2 * view.heading.sizeHint().height()
+    assert view.empty_label.geometry().top() < 6 * view.heading.sizeHint().height()
+    assert view.empty_label.alignment() & Qt.AlignmentFlag.AlignTop
+    assert "Occurrences (View ▸ Occurrences, Ctrl+2)" in view.empty_label.text()
+    assert view.grab().save(str(tmp_path / "attention-empty.png"))

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 from shell_fixtures import answer, window_fixture  # noqa: F401
 from typing_support import named, retype
 
+from core.ledger.publish import publish
 from core.ledger.queries import ScheduleSummary
 from core.ledger.states import OccurrenceState, ScheduleState
 from core.zones import tzdb_version
@@ -101,6 +102,11 @@ def test_unreadable_spec_is_listed_with_its_problem(ctx: AppContext) -> None:
         ("refresh", "F5"),
         ("filter", "Ctrl+F"),
         ("publish", "Ctrl+Return"),
+        ("redo", "Ctrl+Y"),
+        ("quit", "Ctrl+Q"),
+        ("run_now", "Ctrl+Shift+R"),
+        ("pause_schedule", "Ctrl+Shift+P"),
+        ("engine_toggle", "Ctrl+Shift+E"),
     ],
     ids=lambda v: str(v),
 )
@@ -415,6 +421,14 @@ def test_publish_and_schedule_actions_open_their_dialogs(window: MainWindow, qtb
     monkeypatch.setattr(publish_dialog, "PublishDialog", FakeDialog)
     monkeypatch.setattr(schedule_actions, "pause", lambda ctx, sid, parent: opened.append(("pause", sid)) or False)
     window.acts.publish.trigger()
+    window.acts.pause_schedule.trigger()  # not published yet: Pause is off and opens nothing
+    assert opened == [("publish", "daily-ops-summary")]
+    spec = window.document.spec
+    assert spec is not None
+    with window.ctx.ledger.write() as session:
+        publish(session, spec, window.ctx.clock)
+    window.hub.refresh_summaries()
+    qtbot.waitUntil(window.acts.pause_schedule.isEnabled, timeout=30_000)
     window.acts.pause_schedule.trigger()
     assert opened == [("publish", "daily-ops-summary"), ("pause", "daily-ops-summary")]
 

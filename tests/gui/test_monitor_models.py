@@ -57,7 +57,10 @@ def test_pages_at_start_middle_and_end(qtbot, big: AppContext) -> None:
     model = OccurrencesModel(big)
     _loaded(qtbot, model)
     assert model.rowCount() == ROWS
-    assert model.cached_pages() == [0]  # never everything: the first page only
+    # Never everything: the page around now only. Every row but 12:00's is after now, so now
+    # falls just above the last row, and the page holding the three rows above it is read.
+    assert model.now_row == ROWS - 1 and expected[ROWS - 1].startswith("occ-")
+    assert model.cached_pages() == [(ROWS - 1 - 3) // 100]
     for row in (0, 99, 100, ROWS // 2, ROWS // 2 + 1, ROWS - 101, ROWS - 1):
         assert _row_id(qtbot, model, row) == expected[row], row
     assert model.index(ROWS - 1, 0).data(OccurrenceIdRole) == expected[-1]

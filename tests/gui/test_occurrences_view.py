@@ -7,14 +7,20 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from conftest import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QTableView
 
+from core.engine.admin import run_now
 from core.ledger.publish import pause, resume
+from core.ledger.states import OccurrenceKind
 from core.ledger.states import OccurrenceState as S
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.ledger_watch import LedgerWatcher
+from scheduler_gui.monitor.occurrences_model import NowEdgeRole, OccurrenceIdRole
 from scheduler_gui.monitor.occurrences_view import OccurrencesView
 
 
@@ -72,7 +78,7 @@ def test_filter_bar_and_selection(qtbot, ctx: AppContext) -> None:
     qtbot.waitUntil(lambda: view.model.ready, timeout=20_000)
     everything = view.model.rowCount()
     assert everything == 25  # hourly from 12:05 to the horizon, a day after 12:05:30
-    assert view.count_label.text() == "25 occurrences"
+    assert view.count_label.text() == "25 occurrences · 24 after now"  # 12:05 ran; 13:05 on are planned
     with qtbot.waitSignal(view.model.loaded, timeout=20_000):
         view.state_box.setCurrentIndex(view.state_box.findText("Needs attention"))
     assert view.model.rowCount() == 1
@@ -178,3 +184,96 @@ def test_expired_ranges_show_under_the_table_and_follow_the_filter(qtbot, ctx: A
         view.time_box.setCurrentIndex(view.time_box.findText("Next 24 hours"))
     assert not view.ranges_label.isVisibleTo(view)
     watcher.stop()
+
+
+def _visible_rows(view: OccurrencesView) -> range:
+    """The rows a person sees without scrolling."""
+    table = view.table
+    first = table.rowAt(0)
+    last = table.rowAt(table.viewport().height() - 1)
+    return range(first, (last if last >= 0 else view.model.rowCount() - 1) + 1)
+
+
+@pytest.fixture
+def six_runs(ctx: AppContext) -> AppContext:
+    """An hourly backup that failed every hour from 12:05 to 17:05; now is 17:05:30 and a day of runs is planned."""
+    put(ctx, interval_spec("backup", FAILING_TASK, retry=NO_RETRY))
+    eng = engine(ctx)
+    for hour in range(6):
+        run_at(ctx, 60 * hour + 5.5, eng)
+    return ctx
+
+
+def _shown(qtbot, ctx: AppContext) -> OccurrencesView:
+    view = OccurrencesView(ctx)
+    qtbot.addWidget(view)
+    view.resize(1100, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    qtbot.waitUntil(lambda: view.model.ready, timeout=20_000)
+    return view
+
+
+def test_the_table_opens_at_now_with_the_next_due_and_the_latest_runs(qtbot, six_runs: AppContext) -> None:
+    view = _shown(qtbot, six_runs)
+    model = view.model
+    assert (model.rowCount(), model.now_row) == (30, 24)  # newest first: 24 planned rows lie after now
+    seen = _visible_rows(view)
+    assert len(seen) <= 9  # a short window: the opening is not just the end of the table
+    assert seen.start == 21  # three upcoming rows above the line at now, not the furthest planned one
+    qtbot.waitUntil(lambda: all(model.row_at(r, fetch=False) is not None for r in seen), timeout=20_000)
+    local = [model.index(r, 2).data() for r in seen]
+    states = [model.index(r, 0).data() for r in seen]
+    assert local[:6] == [
+        "Mon 2027-03-01 15:05 EST −05:00",  # 20:05Z
+        "Mon 2027-03-01 14:05 EST −05:00",
+        "Mon 2027-03-01 13:05 EST −05:00",  # the next due
+        "Mon 2027-03-01 12:05 EST −05:00",  # the latest run: 17:05Z
+        "Mon 2027-03-01 11:05 EST −05:00",
+        "Mon 2027-03-01 10:05 EST −05:00",
+    ]
+    assert states[:6] == ["○ planned"] * 3 + ["✖ failed"] * 3
+    # A line marks now: on top of the latest run.
+    assert [r for r in seen if model.index(r, 1).data(NowEdgeRole)] == [24]
+    assert model.index(24, 1).data(NowEdgeRole) == "top"
+    assert view.count_label.text() == "30 occurrences · 24 after now"
+    # Scrolled away, Now brings the same rows back.
+    view.table.scrollToTop()
+    assert _visible_rows(view).start == 0
+    qtbot.mouseClick(view.now_button, Qt.MouseButton.LeftButton)
+    assert _visible_rows(view).start == 21
+    assert view.grab().save(str(six_runs.workspace / "occurrences-at-now.png"))
+
+
+def test_oldest_first_opens_at_now_too(qtbot, six_runs: AppContext) -> None:
+    view = _shown(qtbot, six_runs)
+    with qtbot.waitSignal(view.model.loaded, timeout=20_000):
+        view.order_box.setCurrentIndex(view.order_box.findText("Oldest first"))
+    model = view.model
+    assert model.now_row == 6  # the six runs, then the planned ones
+    assert _visible_rows(view).start == 3  # the latest three runs above the line, the next due under it
+    qtbot.waitUntil(lambda: model.row_at(6, fetch=False) is not None, timeout=20_000)
+    assert [model.index(r, 0).data() for r in (5, 6)] == ["✖ failed", "○ planned"]
+    assert model.index(6, 0).data(NowEdgeRole) == "top"
+
+
+def test_manual_runs_are_findable(qtbot, six_runs: AppContext) -> None:
+    manual = run_now(six_runs.ledger, "backup", six_runs.clock, "by hand")
+    view = _shown(qtbot, six_runs)
+    model = view.model
+    seen = _visible_rows(view)
+    qtbot.waitUntil(lambda: all(model.row_at(r, fetch=False) is not None for r in seen), timeout=20_000)
+    # Among the rows the table opens on, just under the line at now, and named as such.
+    row = next(r for r in seen if model.index(r, 0).data(OccurrenceIdRole) == manual)
+    assert row == model.now_row
+    assert model.index(row, 1).data() == "backup · manual"
+    assert "a person asked for this run (Run Now)" in model.index(row, 1).data(Qt.ItemDataRole.ToolTipRole)
+    # And the filter bar lists manual runs alone.
+    view.kind_box.setFocus()
+    with qtbot.waitSignal(model.loaded, timeout=20_000):
+        QTest.keyClicks(view.kind_box, "Manual")
+    assert view.kind_box.currentText() == "Manual runs (Run Now)"
+    assert view.current_filter().kind is OccurrenceKind.MANUAL
+    assert model.rowCount() == 1
+    qtbot.waitUntil(lambda: model.row_at(0, fetch=False) is not None, timeout=20_000)
+    assert model.index(0, 0).data(OccurrenceIdRole) == manual

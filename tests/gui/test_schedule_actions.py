@@ -216,3 +216,15 @@ def test_backfill_of_the_future_is_refused_in_words(published: AppContext, qtbot
 )
 def test_zone_time_shows_abbreviation_offset_and_utc(instant: datetime, zone: str, text: str) -> None:
     assert zone_time(instant, zone).endswith(text)
+
+
+def test_an_unpublished_schedule_is_refused_in_the_windows_words(ctx: AppContext, qtbot: Any) -> None:
+    """Nothing published: the refusal says how to publish from the window, never a command to type."""
+    dialog = RunNowDialog(ctx, SID)
+    qtbot.addWidget(dialog)
+    confirm(dialog, qtbot)
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.problem.text() == (
+        "This schedule is not published in this ledger: publish it first (Schedule ▸ Publish…, Ctrl+Enter)"
+    )
+    assert "schedctl" not in dialog.problem.text()

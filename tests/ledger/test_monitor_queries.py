@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
+from core.engine.reconcile import Decision, reconcile
 from core.ledger import events, occurrence_pages
-from core.ledger.attention_queries import acknowledge, attention_ids, attention_items
+from core.ledger.attention_queries import PastDecision, acknowledge, attention_ids, attention_items, past_decisions
 from core.ledger.db import Ledger
 from core.ledger.health_queries import health, recent_results
 from core.ledger.materialize import materialize
@@ -49,20 +51,20 @@ def failed(ledger: Ledger, clock: FixedClock) -> tuple[Ledger, str]:
         return ledger, occ.occurrence_id
 
 
-def _unknown_effect(ledger: Ledger, clock: FixedClock, occurrence_id: str, finished: str) -> None:
-    """Move a DUE occurrence through a claim whose outcome was lost, with its attempt row."""
+def _unknown_effect(ledger: Ledger, clock: FixedClock, occurrence_id: str, finished: str, attempt: int = 1) -> None:
+    """Move a DUE (or retrying) occurrence through a claim whose outcome was lost, with its attempt row."""
     at = utc(finished)
     with ledger.write() as session:
         occ = session.get(Occurrence, occurrence_id)
         assert occ is not None
         events.transition(session, occ, S.DISPATCHING, at - timedelta(minutes=1))
-        occ.attempt_count = 1
+        occ.attempt_count = attempt
         session.add(
             Attempt(
-                attempt_id=f"att-{occurrence_id[-8:]}",
+                attempt_id=f"att-{occurrence_id[-8:]}-{attempt}",
                 occurrence_id=occurrence_id,
-                attempt_number=1,
-                claim_generation=1,
+                attempt_number=attempt,
+                claim_generation=attempt,
                 execution_epoch=1,
                 worker_host="host-a",
                 worker_pid=42,
@@ -153,6 +155,67 @@ def test_unknown_effects_come_first_by_age(ledger: Ledger, clock: FixedClock) ->
     assert items[0].last_attempt is not None and items[0].last_attempt.ending() == "timeout"
 
 
+def _due_occurrence(ledger: Ledger, clock: FixedClock) -> str:
+    """The daily schedule published and materialized, its 2026-03-02 02:30 occurrence made DUE."""
+    with ledger.write() as session:
+        publish(session, spec(), clock)
+        materialize(session, "daily-ops-summary", clock)
+    with ledger.write() as session:
+        occ = by_nominal(session, "daily-ops-summary")[("2026-03-02T02:30:00", 0)]
+        events.transition(session, occ, S.DUE, NOW)
+        return occ.occurrence_id
+
+
+def test_an_item_knows_its_attempts_age_apart_from_its_waiting(ledger: Ledger, clock: FixedClock) -> None:
+    """The attempt started at 07:25 and was killed at 07:31; at 09:31 it has waited two hours,
+    and its attempt started 2 h 06 min ago."""
+    occ_id = _due_occurrence(ledger, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
+    with ledger.write() as session:  # a long attempt: it started six minutes before it was killed
+        attempt = session.get(Attempt, f"att-{occ_id[-8:]}-1")
+        assert attempt is not None
+        attempt.started_at = utc("2026-03-02T07:25:00Z")
+    with ledger.read() as session:
+        (item,) = attention_items(session, utc("2026-03-02T09:31:00Z"))
+    assert (item.age, item.attempt_age) == (timedelta(hours=2), timedelta(hours=2, minutes=6))
+    assert item.decisions == () and item.older_decisions == 0
+
+
+def test_earlier_decisions_on_the_same_occurrence_come_newest_last(ledger: Ledger, clock: FixedClock) -> None:
+    """Said "did not happen" twice (the retries were lost again), then it came back a third time:
+    the card shows the decisions with their notes, oldest first; a bound keeps the newest."""
+    occ_id = _due_occurrence(ledger, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
+    clock.set(utc("2026-03-02T08:00:00Z"))
+    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock, "no mail arrived")
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T08:05:00Z", attempt=2)
+    clock.set(utc("2026-03-02T09:00:00Z"))
+    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T09:05:00Z", attempt=3)
+    with ledger.read() as session:
+        (item,) = attention_items(session, utc("2026-03-02T10:00:00Z"))
+        kept_one = past_decisions(session, [occ_id], keep=1)
+        assert past_decisions(session, ["occ-none"]) == {}
+    assert item.decisions == (
+        PastDecision(utc("2026-03-02T08:00:00Z"), "not-happened", "no mail arrived"),
+        PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None),
+    )
+    assert item.older_decisions == 0
+    assert item.last_attempt is not None and item.last_attempt.attempt_number == 3
+    assert kept_one == {occ_id: ((PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None),), 1)}
+
+
+def test_an_abandoned_unknown_effect_shows_the_decision_on_its_failure(ledger: Ledger, clock: FixedClock) -> None:
+    occ_id = _due_occurrence(ledger, clock)
+    _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
+    clock.set(utc("2026-03-02T08:00:00Z"))
+    reconcile(ledger, occ_id, Decision.ABANDON, clock, "the vendor will resend")
+    with ledger.read() as session:
+        (item,) = attention_items(session, utc("2026-03-02T08:30:00Z"))
+    assert item.state is S.FAILED
+    assert item.decisions == (PastDecision(utc("2026-03-02T08:00:00Z"), "abandon", "the vendor will resend"),)
+
+
 @pytest.fixture
 def two(ledger: Ledger, clock: FixedClock) -> Ledger:
     """The daily New York schedule (14 rows) and an hourly Paris one (240 rows), materialized."""
@@ -162,14 +225,6 @@ def two(ledger: Ledger, clock: FixedClock) -> Ledger:
         materialize(session, "daily-ops-summary", clock)
         materialize(session, "hourly", clock)
     return ledger
-
-
-@pytest.fixture(params=["merged", "plain"])
-def paging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Pages near the ends read schedule by schedule and merged, or always by OFFSET / keyset alone."""
-    if request.param == "plain":
-        monkeypatch.setattr(occurrence_pages, "MERGE_MAX_SCHEDULES", 0)
-    return str(request.param)
 
 
 def _everything(ledger: Ledger, where: OccurrenceFilter | None, order: Order) -> list[str]:
@@ -190,7 +245,7 @@ FILTERS: dict[str, OccurrenceFilter | None] = {
 
 @pytest.mark.parametrize("order", list(Order), ids=[o.value for o in Order])
 @pytest.mark.parametrize("name", list(FILTERS))
-def test_pages_at_start_middle_and_end_match_the_full_list(two: Ledger, name: str, order: Order, paging: str) -> None:
+def test_pages_at_start_middle_and_end_match_the_full_list(two: Ledger, name: str, order: Order) -> None:
     where = FILTERS[name]
     full = _everything(two, where, order)
     with two.read() as session:
@@ -230,7 +285,57 @@ def test_first_page_gives_the_count_and_the_top_rows(
     assert (total, [r.occurrence.occurrence_id for r in rows]) == (len(full), full[:3])
 
 
-def test_keyset_continues_where_a_page_ended(two: Ledger, paging: str) -> None:
+def _positions(ledger: Ledger, ids: list[str]) -> list[Any]:
+    with ledger.read() as session:
+        found = {o.occurrence_id: o.position_utc for o in session.scalars(select(Occurrence))}
+    return [found[i] for i in ids]
+
+
+#: Where "now" falls among the two schedules' rows (2026-03-01 12:00Z to 03-11 11:00Z).
+NOWS = {
+    "before_everything": utc("2026-02-01T00:00:00Z"),
+    "on_a_row": utc("2026-03-04T10:00:00Z"),
+    "between_rows": utc("2026-03-04T10:30:00Z"),
+    "after_everything": utc("2026-04-01T00:00:00Z"),
+}
+
+
+@pytest.mark.parametrize("order", list(Order), ids=[o.value for o in Order])
+@pytest.mark.parametrize("when", list(NOWS))
+@pytest.mark.parametrize("name", ["all", "one_schedule", "text_in_reason", "skipped_only"])
+def test_the_table_opens_around_now(two: Ledger, name: str, when: str, order: Order) -> None:
+    """The opening's pages are slices of the full order; above now's index the rows are
+    later than now (newest first) or not (oldest first), below it the others."""
+    where, now = FILTERS[name], NOWS[when]
+    full = _everything(two, where, order)
+    positions = _positions(two, full)
+    with two.read() as session:
+        found = occurrence_pages.opening(session, where, now, 10, order=order, lead=3, shown=25)
+    assert found.total == len(full)
+    index = found.now_index
+    later = order is Order.NEWEST_FIRST
+    assert all((p > now) is later for p in positions[:index])
+    assert all((p > now) is not later for p in positions[index:])
+    top = found.first_row(3)
+    assert top == max(0, min(index - 3, len(full) - 1))
+    assert full, name
+    assert sorted(found.pages) == list(range(top // 10, (min(len(full), top + 25) - 1) // 10 + 1))
+    for page, rows in found.pages.items():
+        assert [r.occurrence.occurrence_id for r in rows] == full[page * 10 : page * 10 + 10]
+
+
+def test_now_index_counts_the_rows_after_now(two: Ledger) -> None:
+    """After 2026-03-04 10:30Z come 169 hourly Paris rows (03-04 11:00Z to 03-11 11:00Z) and 11 daily
+    New York ones (03-05 to 03-15, the skipped 03-08 included): 180 of 254."""
+    with two.read() as session:
+        later = occurrence_pages.later_than(session, None, NOWS["between_rows"])
+        total = count_occurrences(session)
+    assert (total, later) == (254, 180)
+    assert occurrence_pages.now_index(total, later, Order.NEWEST_FIRST) == 180
+    assert occurrence_pages.now_index(total, later, Order.OLDEST_FIRST) == 74
+
+
+def test_keyset_continues_where_a_page_ended(two: Ledger) -> None:
     full = _everything(two, None, Order.NEWEST_FIRST)
     with two.read() as session:
         page = occurrence_rows(session, None, 100, 10, total=len(full))
@@ -242,9 +347,7 @@ def test_keyset_continues_where_a_page_ended(two: Ledger, paging: str) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=st.integers(0, 260), limit=st.integers(1, 120), newest=st.booleans())
-def test_any_window_is_the_slice_of_the_full_order(
-    two: Ledger, paging: str, start: int, limit: int, newest: bool
-) -> None:
+def test_any_window_is_the_slice_of_the_full_order(two: Ledger, start: int, limit: int, newest: bool) -> None:
     order = Order.NEWEST_FIRST if newest else Order.OLDEST_FIRST
     full = _everything(two, None, order)
     with two.read() as session:
@@ -252,7 +355,7 @@ def test_any_window_is_the_slice_of_the_full_order(
     assert got == full[start : start + limit]
 
 
-def test_ties_across_schedules_are_ordered_by_id(ledger: Ledger, clock: FixedClock, paging: str) -> None:
+def test_ties_across_schedules_are_ordered_by_id(ledger: Ledger, clock: FixedClock) -> None:
     """Two schedules with the same instants and wall times: the id decides, the same way on every path."""
     with ledger.write() as session:
         for sid in ("hourly", "hourly-twin"):
