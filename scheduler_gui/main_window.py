@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from core.zones import tzdb_version
 from scheduler_gui import version
-from scheduler_gui.actions import build_actions, build_menus, build_toolbar, refresh_icons
+from scheduler_gui.actions import build_actions, build_menus, build_toolbar, keys_text, refresh_icons
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.panel import DesignerPanel
@@ -401,10 +401,12 @@ class MainWindow(FilesMixin, QMainWindow):
             self.ctx.settings.setValue("files/last", str(doc.path))
 
     def _on_undo_text(self, text: str) -> None:
-        self.acts.undo.setToolTip(f"Undo {text} (Ctrl+Z)" if text else "Undo the last edit (Ctrl+Z)")
+        what = f"Undo {text}" if text else "Undo the last edit"
+        self.acts.undo.setToolTip(f"{what} ({keys_text(self.acts.undo)})")
 
     def _on_redo_text(self, text: str) -> None:
-        self.acts.redo.setToolTip(f"Redo {text} (Ctrl+Shift+Z)" if text else "Redo the edit just undone (Ctrl+Shift+Z)")
+        what = f"Redo {text}" if text else "Redo the edit just undone"
+        self.acts.redo.setToolTip(f"{what} ({keys_text(self.acts.redo)})")
 
     def _on_dirty(self, _dirty: bool) -> None:
         self._update_title()

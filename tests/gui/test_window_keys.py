@@ -113,6 +113,8 @@ def test_ctrl_y_is_a_second_redo(window: MainWindow, qtbot: Any) -> None:
     doc.set_value("timeZone", "Europe/Paris")
     _press(window, Qt.Key.Key_Z, CTRL)
     assert doc.value("timeZone") == "America/New_York"
+    # After an undo the tooltip names the edit to redo, and still both keys.
+    assert window.acts.redo.toolTip().endswith("(Ctrl+Shift+Z, Ctrl+Y)")
     _press(window, Qt.Key.Key_Y, CTRL)
     assert doc.value("timeZone") == "Europe/Paris"
     _press(window, Qt.Key.Key_Z, CTRL)
