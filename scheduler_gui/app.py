@@ -135,11 +135,14 @@ def build_application(argv0: str = "scheduler-gui") -> object:
 
     from scheduler_gui.context import APPLICATION, ORGANIZATION
     from scheduler_gui.icons import app_icon
+    from scheduler_gui.main_thread_gc import collect_on_this_thread
 
     app = QApplication.instance()
     if app is None:
         app = QApplication([argv0])
     assert isinstance(app, QApplication)
+    # Workers (previews, the engine) must never be the thread that destroys a widget caught in a cycle.
+    collect_on_this_thread(app)
     app.setApplicationName(APPLICATION)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationDisplayName("Tidemark")

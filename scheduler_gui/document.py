@@ -10,16 +10,17 @@ through the undo stack; validation is the core's own ``parse_spec``.
 from __future__ import annotations
 
 import copy
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from core.errors import Problem, SpecError, SpecFileError, UserError
 from core.spec import KEY_ORDER, ScheduleSpec, parse_spec
 from core.specfile import dump_yaml, load_text, read_spec_text
+from scheduler_gui.undo import Command, UndoStack
 
 _MISSING = object()
 
@@ -58,38 +59,41 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
         node[parts[-1]] = copy.deepcopy(value)
 
 
-class _Edit(QUndoCommand):
+class _Edit:
     """Set several dotted paths at once; undo restores what was there."""
 
     def __init__(self, doc: SpecDocument, changes: Mapping[str, Any], label: str, merge_key: str | None) -> None:
-        super().__init__(label)
-        self._doc = doc
+        self.text = label
+        self.merge_key = merge_key
+        # Weakly: the document owns its history, and the history need not keep the document alive.
+        self._doc_ref = weakref.ref(doc)
         self._after = {k: copy.deepcopy(v) for k, v in changes.items()}
         self._before = {k: copy.deepcopy(get_path(doc.data, k)) for k in changes}
-        self._merge_key = merge_key
         self._pushed = False
 
-    def id(self) -> int:
-        # Typing into one field merges into one undo step; other edits never merge.
-        return hash(self._merge_key) & 0x7FFFFFFF if self._merge_key else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, _Edit) or other._merge_key != self._merge_key or self._merge_key is None:
+    def merge(self, later: Command) -> bool:
+        if not isinstance(later, _Edit):
             return False
-        self._after.update(other._after)
+        self._after.update(later._after)
         return True
 
     def redo(self) -> None:
+        doc = self._doc_ref()
+        if doc is None:
+            return
         # The first redo is the push itself; a later one steps through the history, like undo: text
         # half-typed in a field belongs to neither state, so every field shows the document again.
         if self._pushed:
-            self._doc.clear_field_problems()
+            doc.clear_field_problems()
         self._pushed = True
-        self._doc._apply(self._after)
+        doc._apply(self._after)
 
     def undo(self) -> None:
-        self._doc.clear_field_problems()
-        self._doc._apply(self._before)
+        doc = self._doc_ref()
+        if doc is None:
+            return
+        doc.clear_field_problems()
+        doc._apply(self._before)
 
 
 class SpecDocument(QObject):
@@ -105,7 +109,7 @@ class SpecDocument(QObject):
 
     def __init__(self, data: Mapping[str, Any] | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.undo_stack = QUndoStack(self)
+        self.undo_stack = UndoStack(self)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._data: dict[str, Any] = copy.deepcopy(dict(data)) if data else {}
         self._path: Path | None = None

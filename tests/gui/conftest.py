@@ -14,10 +14,17 @@ from core.clock import FixedClock
 from core.specfile import load_text
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.main_thread_gc import collect_on_this_thread
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 #: A Monday morning before the 2027 spring change in New York.
 NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collect_garbage_on_the_gui_thread(qapp) -> None:
+    """As in the app: cycles are collected on the GUI thread only, never by a worker that allocates."""
+    collect_on_this_thread(qapp)
 
 
 @pytest.fixture

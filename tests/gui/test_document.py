@@ -114,3 +114,23 @@ def test_save_into_missing_folder_says_so(document: SpecDocument, tmp_path: Path
     with pytest.raises(SpecFileError, match="cannot be saved"):
         document.save(tmp_path / "nope" / "x.yaml")
     assert document.path is not None and document.path.name == "daily-ops-summary.yaml"
+
+
+def test_a_dropped_document_is_freed_at_once_not_by_the_cycle_collector(qtbot) -> None:
+    """Its undo stack must not hold it in a cycle: tearing such a cycle down crashed the process."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        doc = SpecDocument({"schema": "scheduleSpec.v1", "title": "a"})
+        for text in ("b", "c"):
+            doc.set_value("title", text)
+        doc.undo_stack.undo()
+        gone = weakref.ref(doc)
+        del doc
+        assert gone() is None
+    finally:
+        if was:
+            gc.enable()
