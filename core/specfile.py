@@ -1,5 +1,13 @@
 """Reading spec files: YAML or JSON, with YAML timestamps kept as text so that
-``start: 2026-01-01T00:00:00`` means the same with or without quotes."""
+``start: 2026-01-01T00:00:00`` means the same with or without quotes.
+
+Spec files come from anywhere (a colleague, a download), so reading is safe
+against hostile input: no Python objects (a safe loader), at most
+:data:`MAX_SPEC_BYTES`, no key twice, values nested at most
+:data:`MAX_SPEC_DEPTH` deep, and at most :data:`MAX_SPEC_VALUES` values once
+aliases (``*name``) are expanded, so a "billion laughs" file is refused
+before anything walks it.
+"""
 
 from __future__ import annotations
 
@@ -14,16 +22,40 @@ from core.errors import SpecError, SpecFileError
 from core.spec import ScheduleSpec, parse_spec
 
 MAX_SPEC_BYTES = 1_000_000
+#: A spec nests four levels (the spec, task, env, a value); anything this deep is not a spec.
+MAX_SPEC_DEPTH = 32
+#: Keys and values counted with every alias expanded; real specs hold a few hundred.
+MAX_SPEC_VALUES = 100_000
 
-
-class _TextTimestampLoader(yaml.SafeLoader):
-    """SafeLoader without the implicit timestamp resolver: dates stay strings."""
-
-
-_TextTimestampLoader.yaml_implicit_resolvers = {
+#: YAML 1.1's implicit types without timestamps: dates and times stay the text the person wrote.
+#: The writer (core.spec_emit) uses the same table, so what it writes plain reads back as text.
+TEXT_IMPLICIT_RESOLVERS = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+class _TextTimestampLoader(yaml.SafeLoader):
+    """SafeLoader without the implicit timestamp resolver (dates stay strings), with a depth bound."""
+
+    yaml_implicit_resolvers = TEXT_IMPLICIT_RESOLVERS
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        # The composer recurses once per level: bound it before Python's own limit turns into a traceback.
+        self._depth += 1
+        try:
+            if self._depth > MAX_SPEC_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"values are nested more than {MAX_SPEC_DEPTH} levels deep", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -39,22 +71,87 @@ def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool =
 _TextTimestampLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
-def load_text(text: str, source: str = "<text>") -> Any:
-    """Parse YAML (a superset of JSON) text into plain data; errors name the line."""
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expanded_size(root: yaml.Node, source: str) -> None:
+    """Refuse a document whose aliases refer to themselves or expand past :data:`MAX_SPEC_VALUES`.
+
+    An alias is the same node object in two places, so sizes are memoized per node: the walk
+    costs the size of the text, not of the expansion.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_SPEC_VALUES:
+                raise SpecFileError(
+                    f"{source}: holds more than {MAX_SPEC_VALUES:,} values once its aliases (*name) are "
+                    "expanded; a spec is far smaller"
+                )
+            continue
+        if key in sizes:
+            continue
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                line = child.start_mark.line + 1
+                raise SpecFileError(f"{source}: an alias refers to the value that holds it (the anchor at line {line})")
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def is_json_text(text: str, source: str) -> bool:
+    """True when ``text`` is read as JSON: a ``.json`` file holding an object."""
+    return source.endswith(".json") and text.lstrip().startswith("{")
+
+
+def compose_text(text: str, source: str = "<text>") -> tuple[yaml.Node | None, Any]:
+    """Parse spec text into plain data, and for YAML also the node tree it was read from.
+
+    The nodes carry where each key and value is written (what the round-trip writer edits);
+    JSON gives None. Errors name the line; every safety bound above applies.
+    """
     if not text.strip():
         raise SpecFileError(f"{source}: the file is empty")
-    stripped = text.lstrip()
     try:
-        if stripped.startswith("{") and source.endswith(".json"):
-            return json.loads(text)
-        return yaml.load(text, Loader=_TextTimestampLoader)
+        if is_json_text(text, source):
+            return None, json.loads(text)
+        loader = _TextTimestampLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None, None
+            _check_expanded_size(node, source)
+            return node, loader.construct_document(node)
+        finally:
+            loader.dispose()
     except json.JSONDecodeError as exc:
         raise SpecFileError(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        # Only JSON gets here: YAML's depth is bounded while composing.
+        raise SpecFileError(f"{source}: values are nested too deeply for a spec") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise SpecFileError(f"{source}: not valid YAML: {problem}{where}") from None
+
+
+def load_text(text: str, source: str = "<text>") -> Any:
+    """Parse YAML (a superset of JSON) text into plain data; errors name the line."""
+    return compose_text(text, source)[1]
 
 
 def read_spec_text(path: str | os.PathLike[str]) -> str:
