@@ -193,5 +193,8 @@ def load_spec(path: str | os.PathLike[str]) -> ScheduleSpec:
 
 
 def dump_yaml(data: dict[str, Any]) -> str:
-    """YAML text for a canonical spec, keys in the given order."""
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=100)
+    """YAML text for a spec in block style, keys in the given order (see :func:`core.spec_emit.block_text`)."""
+    # Imported here: the writer builds on this module's resolver table.
+    from core.spec_emit import block_text
+
+    return block_text(data, keep_order=True)
