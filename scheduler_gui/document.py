@@ -7,10 +7,11 @@ the person sees and loading shows what the file says. Every change goes
 through the undo stack; validation is the core's own ``parse_spec``.
 
 Beside the mapping the document keeps the text it was opened from
-(:class:`core.spec_yaml.SpecText`): saving writes the changes into that text,
-so the person's comments, key order and quoting stay, and a one-field edit is a
-one-line change. A document that was never saved is written fresh in block
-style with the contract's key order. A ``.json`` file is saved as JSON.
+(:class:`core.spec_yaml.SpecText`): saving writes the changes into that text
+with ruamel.yaml's round-trip mode, so the person's comments, key order and
+quoting stay, and a one-field edit is a one-line change. A document that was
+never saved is written fresh in block style with the contract's key order. A
+``.json`` file is saved as JSON.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from core.errors import Problem, SpecError, SpecFileError, UserError
 from core.spec import ScheduleSpec, parse_spec
-from core.spec_emit import block_text, json_text, merged_order
-from core.spec_yaml import SpecText
-from core.specfile import read_spec_text
+from core.spec_order import merged_order
+from core.spec_yaml import SpecText, json_text
+from core.specfile import dump_yaml, read_spec_text
 
 _MISSING = object()
 
@@ -285,7 +286,7 @@ class SpecDocument(QObject):
         or for a new document (or one opened from JSON) a fresh file."""
         if self._source is not None:
             return self._source.render(self._data)
-        return block_text(self._data)
+        return dump_yaml(self._data)
 
     def to_text(self, path: Path) -> str:
         """What saving to ``path`` writes: JSON for a ``.json`` file, else :meth:`to_yaml`."""

@@ -362,9 +362,10 @@ def test_a_policy_clicked_and_saved_changes_one_line(window: MainWindow, ctx: Ap
     assert window.document.value("gapPolicy") == "SHIFT_FORWARD"
     click_save(window, qtbot)
     assert not window.document.dirty
+    # One line: the new value, its comment still there at the same column.
     assert changed(COMMENTED, path.read_text(encoding="utf-8")) == [
         ("gapPolicy: SKIP                 # no run at 02:30 on the spring day",
-         "gapPolicy: SHIFT_FORWARD                 # no run at 02:30 on the spring day")
+         "gapPolicy: SHIFT_FORWARD        # no run at 02:30 on the spring day")
     ]  # fmt: skip
 
 
