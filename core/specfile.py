@@ -1,10 +1,25 @@
 """Reading spec files: YAML or JSON, with YAML timestamps kept as text so that
-``start: 2026-01-01T00:00:00`` means the same with or without quotes."""
+``start: 2026-01-01T00:00:00`` means the same with or without quotes.
+
+Spec files come from anywhere (a colleague, a download), so reading is safe
+against hostile input: no Python objects (a safe loader), at most
+:data:`MAX_SPEC_BYTES`, no key twice, values nested at most
+:data:`MAX_SPEC_DEPTH` deep, and at most :data:`MAX_SPEC_VALUES` values once
+aliases (``*name``) are expanded, so a "billion laughs" file is refused
+before anything walks it.
+
+New spec files are written by :func:`dump_yaml` with the same table of types,
+so that what it writes reads back as it was meant (a date plain, ``yes``
+quoted). Saving into a file a person wrote is :mod:`core.spec_yaml`'s.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +27,91 @@ import yaml
 
 from core.errors import SpecError, SpecFileError
 from core.spec import ScheduleSpec, parse_spec
+from core.spec_order import merged_order
 
 MAX_SPEC_BYTES = 1_000_000
+#: A spec nests four levels (the spec, task, env, a value); anything this deep is not a spec.
+MAX_SPEC_DEPTH = 32
+#: Keys and values counted with every alias expanded; real specs hold a few hundred.
+MAX_SPEC_VALUES = 100_000
 
-
-class _TextTimestampLoader(yaml.SafeLoader):
-    """SafeLoader without the implicit timestamp resolver: dates stay strings."""
-
-
-_TextTimestampLoader.yaml_implicit_resolvers = {
+#: YAML 1.1's implicit types without timestamps: dates and times stay the text the person wrote.
+#: The writers use the same table, so that what they write plain reads back as text.
+TEXT_IMPLICIT_RESOLVERS = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+class _TextTimestampLoader(yaml.SafeLoader):
+    """SafeLoader without the implicit timestamp resolver (dates stay strings), with a depth bound."""
+
+    yaml_implicit_resolvers = TEXT_IMPLICIT_RESOLVERS
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        # The composer recurses once per level: bound it before Python's own limit turns into a traceback.
+        self._depth += 1
+        try:
+            if self._depth > MAX_SPEC_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"values are nested more than {MAX_SPEC_DEPTH} levels deep", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+#: Width past which a new file writes a list of plain values one item a line.
+FLOW_LIST_WIDTH = 80
+_NO_WRAP = 1 << 20
+_STR = "tag:yaml.org,2002:str"
+_LINE_BREAKS = re.compile("[\r\n\x85\u2028\u2029]")
+
+
+class _TextResolver(yaml.resolver.Resolver):
+    yaml_implicit_resolvers = TEXT_IMPLICIT_RESOLVERS
+
+
+_TEXT_RESOLVER = _TextResolver()
+_ANALYZER = yaml.emitter.Emitter(io.StringIO(), allow_unicode=True)  # PyYAML's rules for what plain text may hold
+
+
+class _TextDumper(yaml.SafeDumper):
+    """PyYAML's writer with the reader's resolver table: a date is written plain, ``yes`` quoted."""
+
+    yaml_implicit_resolvers = TEXT_IMPLICIT_RESOLVERS
+
+
+def _represent_text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    # Text with line breaks goes on one line with \n escapes; plain or single quotes would fold it over lines.
+    return dumper.represent_scalar(_STR, text, style='"' if _LINE_BREAKS.search(text) else None)
+
+
+_TextDumper.add_representer(str, _represent_text)
+
+
+class _NewFileDumper(_TextDumper):
+    """Block style with block lists indented under their key (``  - a``)."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _represent_list(dumper: yaml.SafeDumper, items: list[Any]) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=fits_on_one_line(items))
+
+
+def _represent_dict(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.MappingNode:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", list(data.items()), flow_style=not data)
+
+
+_NewFileDumper.add_representer(list, _represent_list)
+_NewFileDumper.add_representer(dict, _represent_dict)
 
 
 def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -39,17 +127,74 @@ def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool =
 _TextTimestampLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expanded_size(root: yaml.Node, source: str) -> None:
+    """Refuse a document whose aliases refer to themselves or expand past :data:`MAX_SPEC_VALUES`.
+
+    An alias is the same node object in two places, so sizes are memoized per node: the walk
+    costs the size of the text, not of the expansion.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_SPEC_VALUES:
+                raise SpecFileError(
+                    f"{source}: holds more than {MAX_SPEC_VALUES:,} values once its aliases (*name) are "
+                    "expanded; a spec is far smaller"
+                )
+            continue
+        if key in sizes:
+            continue
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                line = child.start_mark.line + 1
+                raise SpecFileError(f"{source}: an alias refers to the value that holds it (the anchor at line {line})")
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def is_json_text(text: str, source: str) -> bool:
+    """True when ``text`` is read as JSON: a ``.json`` file holding an object."""
+    return source.endswith(".json") and text.lstrip().startswith("{")
+
+
 def load_text(text: str, source: str = "<text>") -> Any:
-    """Parse YAML (a superset of JSON) text into plain data; errors name the line."""
+    """Parse spec text (YAML, or JSON for a ``.json`` file) into plain data; errors name the line
+    and every safety bound above applies."""
     if not text.strip():
         raise SpecFileError(f"{source}: the file is empty")
-    stripped = text.lstrip()
     try:
-        if stripped.startswith("{") and source.endswith(".json"):
+        if is_json_text(text, source):
             return json.loads(text)
-        return yaml.load(text, Loader=_TextTimestampLoader)
+        loader = _TextTimestampLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_expanded_size(node, source)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
     except json.JSONDecodeError as exc:
         raise SpecFileError(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        # Only JSON gets here: YAML's depth is bounded while composing.
+        raise SpecFileError(f"{source}: values are nested too deeply for a spec") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -95,6 +240,36 @@ def load_spec(path: str | os.PathLike[str]) -> ScheduleSpec:
         raise SpecError(exc.problems, name) from None
 
 
-def dump_yaml(data: dict[str, Any]) -> str:
-    """YAML text for a canonical spec, keys in the given order."""
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=100)
+def writes_plain(text: str, *, flow: bool = False) -> bool:
+    """Whether ``text`` can be written without quotes (inside ``[...]`` or ``{...}`` when ``flow``) and
+    read back as this text: not ``yes``, ``1:30``, ``007`` or ``null`` (other types to the reader), nor
+    text plain YAML cannot hold there (``#x``, ``a: b``; ``a,b`` in a flow list). A date can: the
+    reader keeps dates as text."""
+    if _TEXT_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != _STR:  # type: ignore[no-untyped-call]
+        return False
+    analysis = _ANALYZER.analyze_scalar(text)
+    return bool((analysis.allow_flow_plain if flow else analysis.allow_block_plain) and not analysis.multiline)
+
+
+def fits_on_one_line(items: list[Any]) -> bool:
+    """Whether a new file writes this list on its key's line (``[a, b]``): plain values only, at
+    most :data:`FLOW_LIST_WIDTH` columns."""
+    if any(isinstance(item, Mapping | list) for item in items):
+        return False
+    text = yaml.dump(items, Dumper=_TextDumper, default_flow_style=True, width=_NO_WRAP, allow_unicode=True)
+    return len(str(text).strip()) <= FLOW_LIST_WIDTH
+
+
+def dump_yaml(data: Mapping[str, Any], *, keep_order: bool = False) -> str:
+    """The text of a new spec file: block style, keys in the contract's order
+    (:mod:`core.spec_order`; in ``data``'s own order when ``keep_order``).
+
+    Never one ``{...}`` line, even without a task: only an empty mapping or list is written
+    ``{}`` or ``[]``, and a list of plain values stays on its key's line while it fits
+    (:func:`fits_on_one_line`). Lines are never wrapped.
+    """
+    if not data:
+        return "{}\n"
+    body = dict(data) if keep_order else merged_order(None, data)
+    text = yaml.dump(body, Dumper=_NewFileDumper, sort_keys=False, width=_NO_WRAP, allow_unicode=True)
+    return str(text)

@@ -2,7 +2,9 @@
 few seconds without edits, and offered back when the app starts again.
 
 One autosave at a time (the window edits one document at a time): the YAML
-text, and beside it the file it belongs to, if any.
+text, and beside it the file it belongs to, if any. The text is what saving
+would write (:meth:`SpecDocument.to_yaml`): the opened file's own text with the
+edits in it, comments included.
 """
 
 from __future__ import annotations

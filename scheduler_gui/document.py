@@ -5,11 +5,20 @@ The mapping holds exactly what the YAML file would hold (camelCase keys,
 nested ``task`` and ``retry`` mappings, times as text), so saving writes what
 the person sees and loading shows what the file says. Every change goes
 through the undo stack; validation is the core's own ``parse_spec``.
+
+Beside the mapping the document keeps the text it was opened from
+(:class:`core.spec_yaml.SpecText`): saving writes the changes into that text
+with ruamel.yaml's round-trip mode, so the person's comments, key order and
+quoting stay, and a one-field edit is a one-line change. A document that was
+never saved is written fresh in block style with the contract's key order. A
+``.json`` file is saved as JSON.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+import stat
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,8 +27,10 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import Problem, SpecError, SpecFileError, UserError
-from core.spec import KEY_ORDER, ScheduleSpec, parse_spec
-from core.specfile import dump_yaml, load_text, read_spec_text
+from core.spec import ScheduleSpec, parse_spec
+from core.spec_order import merged_order
+from core.spec_yaml import SpecText, json_text
+from core.specfile import dump_yaml, read_spec_text
 from scheduler_gui.undo import Command, UndoStack
 
 _MISSING = object()
@@ -113,6 +124,8 @@ class SpecDocument(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._data: dict[str, Any] = copy.deepcopy(dict(data)) if data else {}
         self._path: Path | None = None
+        #: The text the document was opened from (or last saved as); None for a new document.
+        self._source: SpecText | None = None
         self._spec: ScheduleSpec | None = None
         self._problems: list[Problem] = []
         #: Text in a field that is not (yet) a value, by field: it never reached the mapping.
@@ -243,10 +256,14 @@ class SpecDocument(QObject):
         self.problemsChanged.emit()
 
     # --- files ---------------------------------------------------------------
-    def replace(self, data: Mapping[str, Any], path: Path | None = None) -> None:
-        """Load new content as a fresh document: clears undo history, marks clean."""
+    def replace(self, data: Mapping[str, Any], path: Path | None = None, *, source: SpecText | None = None) -> None:
+        """Load new content as a fresh document: clears undo history, marks clean.
+
+        ``source`` is the text ``data`` was read from; saving writes the changes into it.
+        """
         self._data = copy.deepcopy(dict(data))
         self._path = path
+        self._source = source
         self._field_problems.clear()
         self.undo_stack.clear()
         self.undo_stack.setClean()
@@ -256,39 +273,79 @@ class SpecDocument(QObject):
         self.dirtyChanged.emit(False)
 
     @classmethod
+    def read_source(cls, path: str | Path) -> SpecText:
+        """The text of a spec file and what it holds, or :class:`SpecFileError` saying why it cannot be read."""
+        source = SpecText.parse(read_spec_text(path), str(path))
+        if not isinstance(source.data, dict):
+            raise SpecFileError(f"{path}: a spec is a mapping of keys to values")
+        return source
+
+    @classmethod
     def read_mapping(cls, path: str | Path) -> dict[str, Any]:
         """The mapping in a spec file, or :class:`SpecFileError` saying why it cannot be read."""
-        data = load_text(read_spec_text(path), str(path))
-        if not isinstance(data, dict):
-            raise SpecFileError(f"{path}: a spec is a mapping of keys to values")
+        data = cls.read_source(path).data
+        assert isinstance(data, dict)
         return data
 
     def load(self, path: str | Path) -> None:
         """Open a spec file. Invalid specs open (to be fixed); unreadable files raise."""
         p = Path(path)
-        self.replace(self.read_mapping(p), p.resolve())
+        source = self.read_source(p)
+        self.replace(source.data, p.resolve(), source=source)
 
     def to_yaml(self) -> str:
-        ordered = {k: self._data[k] for k in KEY_ORDER if k in self._data}
-        ordered.update({k: v for k, v in self._data.items() if k not in ordered})
-        return dump_yaml(ordered)
+        """The YAML text of the document: the opened file's text with the changes written into it,
+        or for a new document (or one opened from JSON) a fresh file."""
+        if self._source is not None:
+            return self._source.render(self._data)
+        return dump_yaml(self._data)
+
+    def to_text(self, path: Path) -> str:
+        """What saving to ``path`` writes: JSON for a ``.json`` file, else :meth:`to_yaml`."""
+        if path.suffix.lower() == ".json":
+            if self._source is not None:
+                return self._source.render_json(self._data)
+            return json_text(merged_order(None, self._data))
+        return self.to_yaml()
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write YAML to ``path`` (or the current file) atomically and mark clean."""
+        """Write the document to ``path`` (or the current file) atomically and mark clean.
+
+        A file whose permissions say read-only is not written over (the atomic rename would
+        otherwise replace it); a file written over keeps its permissions.
+        """
         target = Path(path) if path is not None else self._path
         if target is None:
             raise SpecFileError("choose where to save this schedule")
-        text = self.to_yaml()
+        target = target.resolve()  # through a link, to the file it points at
+        mode = _existing_mode(target)
+        if mode is not None and not (mode & 0o222 and os.access(target, os.W_OK)):
+            raise SpecFileError(f"{target}: is read-only; nothing was saved (Save As writes a copy)")
+        text = self.to_text(target)
         tmp = target.with_name(f".{target.name}.saving")
         try:
-            tmp.write_text(text, encoding="utf-8")
+            # newline="": the text carries the file's own line ends (\r\n stays \r\n).
+            with tmp.open("w", encoding="utf-8", newline="") as out:
+                out.write(text)
+            if mode is not None:
+                tmp.chmod(stat.S_IMODE(mode))
             tmp.replace(target)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise SpecFileError(f"{target}: cannot be saved ({exc.strerror})") from None
-        changed_path = target.resolve() != self._path
-        self._path = target.resolve()
+        changed_path = target != self._path
+        self._path = target
+        # What was written is the text the next save edits.
+        self._source = SpecText.parse(text, str(target))
         self.undo_stack.setClean()
         if changed_path:
             self.pathChanged.emit(str(self._path))
         return self._path
+
+
+def _existing_mode(path: Path) -> int | None:
+    """The permission bits of the file at ``path``, None when there is none yet."""
+    try:
+        return path.stat().st_mode
+    except OSError:
+        return None

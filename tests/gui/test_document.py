@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import DEMO
 
 from core.errors import SpecFileError
-from core.specfile import load_spec
+from core.specfile import load_spec, load_text
 from scheduler_gui.document import SpecDocument, get_path
 
 
@@ -134,3 +135,57 @@ def test_a_dropped_document_is_freed_at_once_not_by_the_cycle_collector(qtbot) -
     finally:
         if was:
             gc.enable()
+
+
+def _commented_demo(tmp_path: Path) -> tuple[Path, str]:
+    text = (DEMO / "daily-ops-summary.yaml").read_text(encoding="utf-8")
+    text = text.replace("title: Operating summary\n", "title: Operating summary   # shown in lists\n# when\n")
+    path = tmp_path / "mine.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def test_save_as_of_an_opened_file_keeps_its_comments(tmp_path: Path) -> None:
+    path, text = _commented_demo(tmp_path)
+    doc = SpecDocument()
+    doc.load(path)
+    doc.set_value("title", "Ops", merge=True)
+    copy = doc.save(tmp_path / "copy.yaml")
+    # The comment keeps its column.
+    titled = text.replace("title: Operating summary   #", "title: Ops                 #")
+    assert copy.read_text(encoding="utf-8") == titled
+    assert path.read_text(encoding="utf-8") == text
+    # The next save edits what was written last.
+    doc.set_value("revision", 2)
+    doc.save()
+    assert copy.read_text(encoding="utf-8") == titled.replace("revision: 1", "revision: 2")
+
+
+def test_a_new_document_without_a_task_is_not_one_flow_line(tmp_path: Path) -> None:
+    data = load_text((DEMO / "daily-ops-summary.yaml").read_text(encoding="utf-8"))
+    del data["task"]
+    doc = SpecDocument(dict(reversed(list(data.items()))))
+    text = doc.save(tmp_path / "new.yaml").read_text(encoding="utf-8")
+    assert text.startswith("schema: scheduleSpec.v1\nscheduleId: daily-ops-summary\n")
+    assert "{" not in text.replace('"{nominal', "").replace("'{nominal", "")
+    assert load_text(text) == data
+
+
+def test_saving_keeps_the_files_permissions(tmp_path: Path) -> None:
+    path, _text = _commented_demo(tmp_path)
+    path.chmod(0o600)
+    doc = SpecDocument()
+    doc.load(path)
+    doc.set_value("revision", 3)
+    doc.save()
+    assert path.stat().st_mode & 0o777 == 0o600 and load_spec(path).revision == 3
+
+
+def test_a_file_of_endless_aliases_is_refused_and_changes_nothing(document: SpecDocument, tmp_path: Path) -> None:
+    lines = ["schema: scheduleSpec.v1", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 6)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join([*lines, "exclude: *a5"]) + "\n", encoding="utf-8")
+    with pytest.raises(SpecFileError, match=r"more than 100,000 values once its aliases"):
+        document.load(bomb)
+    assert document.value("scheduleId") == "daily-ops-summary" and not document.dirty

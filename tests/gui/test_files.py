@@ -1,18 +1,24 @@
 """Files: new, new from template, open, save, save as, recent files, the
-unsaved-changes guard, save blocked while invalid, and autosave recovery."""
+unsaved-changes guard, save blocked while invalid, and autosave recovery;
+saving keeps a person's file as they wrote it, changing only what they changed."""
 
 from __future__ import annotations
 
+import difflib
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolButton, QWidget
 from shell_fixtures import answer, window_fixture  # noqa: F401
+from spec_texts import COMMENTED
 
 from core.clock import FixedClock
+from core.spec import KEY_ORDER
 from core.specfile import load_spec, load_text
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
@@ -314,3 +320,129 @@ def test_recent_files_property(tmp_path: Path, opened: list[int]) -> None:
         if p not in expected:
             expected.append(p)
     assert paths == expected[:LIMIT]
+
+
+# --- saving keeps what the person wrote ---------------------------------------------------------
+
+
+def find(root: QWidget, name: str) -> QWidget:
+    """The widget under ``root`` with this accessible name."""
+    return next(w for w in root.findChildren(QWidget) if w.accessibleName() == name)
+
+
+def changed(before: str, after: str) -> list[tuple[str, str]]:
+    """The lines taken out and put in, paired in order (a one-field edit is one pair)."""
+    lines = list(difflib.ndiff(before.splitlines(), after.splitlines()))
+    out = [x[2:] for x in lines if x.startswith("- ")]
+    into = [x[2:] for x in lines if x.startswith("+ ")]
+    assert len(out) == len(into), (out, into)
+    return list(zip(out, into, strict=True))
+
+
+def open_commented(window: MainWindow, ctx: AppContext, qtbot) -> Path:
+    path = ctx.workspace / "commented.yaml"
+    path.write_text(COMMENTED, encoding="utf-8")
+    window.resize(1280, 800)
+    window.show()
+    assert window.open_path(path)
+    qtbot.waitExposed(window)
+    return path
+
+
+def click_save(window: MainWindow, qtbot) -> None:
+    """Click Save in the tool bar."""
+    button = next(w for w in window.findChildren(QToolButton) if w.defaultAction() is window.acts.save)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def test_a_policy_clicked_and_saved_changes_one_line(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    path = open_commented(window, ctx, qtbot)
+    radio = find(window.designer, "Missing time (clocks jump forward): Next valid time")
+    qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))
+    assert window.document.value("gapPolicy") == "SHIFT_FORWARD"
+    click_save(window, qtbot)
+    assert not window.document.dirty
+    # One line: the new value, its comment still there at the same column.
+    assert changed(COMMENTED, path.read_text(encoding="utf-8")) == [
+        ("gapPolicy: SKIP                 # no run at 02:30 on the spring day",
+         "gapPolicy: SHIFT_FORWARD        # no run at 02:30 on the spring day")
+    ]  # fmt: skip
+
+
+def test_a_time_typed_in_at_changes_the_rule_line_only(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    path = open_commented(window, ctx, qtbot)
+    times = find(window.designer, "Times of day")
+    times.setFocus()
+    times.selectAll()
+    QTest.keyClicks(times, "03:45")
+    QTest.keyClick(times, Qt.Key.Key_Return)
+    click_save(window, qtbot)
+    assert changed(COMMENTED, path.read_text(encoding="utf-8")) == [
+        ("rule: FREQ=DAILY;BYHOUR=2;BYMINUTE=30   # 02:30 every day",
+         "rule: FREQ=DAILY;BYHOUR=3;BYMINUTE=45   # 02:30 every day")
+    ]  # fmt: skip
+    # Saving again with nothing changed writes the same text.
+    again = path.read_text(encoding="utf-8")
+    window.save()
+    assert path.read_text(encoding="utf-8") == again
+
+
+def test_a_new_schedule_is_saved_in_block_style_in_contract_order(
+    window: MainWindow, ctx: AppContext, monkeypatch
+) -> None:
+    # File ▸ New has no task yet: the old writer put such a schedule on one `{schema: …}` line.
+    window.acts.new.trigger()
+    target = ctx.workspace / "morning.yaml"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Schedules (*.yaml *.yml)"))
+    window.acts.save.trigger()
+    text = target.read_text(encoding="utf-8")
+    assert "{" not in text and "task" not in text
+    keys = [line.split(":")[0] for line in text.splitlines()]
+    assert keys == [k for k in KEY_ORDER if k in window.document.data]
+    assert load_text(text) == window.document.data
+
+
+def test_autosave_and_recovery_keep_the_comments(window: MainWindow, ctx: AppContext, qtbot, monkeypatch) -> None:
+    path = open_commented(window, ctx, qtbot)
+    radio = find(window.designer, "Repeated time (clocks fall back): Both")
+    qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))
+    window.autosaver.write_now()
+    autosaved = window.autosaver.text_file.read_text(encoding="utf-8")
+    assert changed(COMMENTED, autosaved) == [("foldPolicy: FIRST_ONLY", "foldPolicy: BOTH")]
+    # The app dies; the next start offers the change back, and saving it keeps the file as it was written.
+    second = MainWindow(ctx)
+    qtbot.addWidget(second)
+    answer(monkeypatch, Button.Yes)
+    assert second.offer_recovery() and second.document.value("foldPolicy") == "BOTH"
+    assert second.save()
+    assert path.read_text(encoding="utf-8") == autosaved
+    second.designer.shutdown()
+
+
+def test_a_json_file_stays_json_in_its_order(window: MainWindow, ctx: AppContext) -> None:
+    data = load_text(COMMENTED)
+    data = {"title": data.pop("title"), **data}  # the person's own order
+    path = ctx.workspace / "summary.json"
+    text = json.dumps(data, indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
+    assert window.open_path(path)
+    window.document.set_value("revision", 2)
+    assert window.save()
+    saved = path.read_text(encoding="utf-8")
+    assert json.loads(saved) == {**data, "revision": 2} and list(json.loads(saved)) == list(data)
+    assert changed(text, saved) == [('  "revision": 1,', '  "revision": 2,')]
+
+
+def test_a_read_only_file_says_so_once_and_stays(window: MainWindow, ctx: AppContext, qtbot, monkeypatch) -> None:
+    warned: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *a, **k: warned.append(text))
+    path = open_commented(window, ctx, qtbot)
+    path.chmod(0o444)
+    try:
+        window.document.set_value("title", "mine")
+        click_save(window, qtbot)
+        assert len(warned) == 1 and "read-only" in warned[0] and str(path) in warned[0]
+        assert path.read_text(encoding="utf-8") == COMMENTED and window.document.dirty
+        assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []
+    finally:
+        path.chmod(0o644)
