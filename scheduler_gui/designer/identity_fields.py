@@ -83,6 +83,7 @@ class IdentityFields(QWidget):
 
         id_row = QHBoxLayout()
         id_row.setContentsMargins(0, 0, 0, 0)
+        id_row.setSpacing(8)
         id_row.addWidget(self.id_edit)
         id_row.addWidget(self.lock)
         id_row.addWidget(self.new_button)
@@ -205,7 +206,10 @@ class IdentityFields(QWidget):
 
     def _show(self, check: IdCheck) -> None:
         locked = check.locked
-        self.id_edit.setReadOnly(locked)
+        if self.id_edit.isReadOnly() != locked:
+            self.id_edit.setReadOnly(locked)
+            self.id_edit.style().unpolish(self.id_edit)  # the style sheet reads readOnly when polished
+            self.id_edit.style().polish(self.id_edit)
         published = check.published
         if locked and published is not None:
             self.following = False
