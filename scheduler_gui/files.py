@@ -1,12 +1,18 @@
 """Files for the main window: new, new from template, open, save, save as, the
 recent files menu, the unsaved-changes guard and the autosave offered back.
 
+New schedules get ids used neither in the workspace (the ids inside its files,
+and their names) nor in the open ledger. Save As checks the id again: a copy
+whose id another file or a published schedule already has is offered a fresh
+id (it is a new schedule, revision 1), or not saved.
+
 A mixin of :class:`~scheduler_gui.main_window.MainWindow`; it only touches the
 window through the attributes and methods listed on the class.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,20 +21,26 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 from core.errors import UserError
 from core.specfile import load_text
 from scheduler_gui.document import SpecDocument
-from scheduler_gui.workspace import blank_spec, from_template, list_specs, templates
+from scheduler_gui.schedule_names import NamesInUse, check_id, id_format_problem
+from scheduler_gui.workspace import blank_spec, from_template, list_specs, read_entry, templates
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
     from scheduler_gui.autosave import Autosaver
     from scheduler_gui.context import AppContext
+    from scheduler_gui.monitor_hub import MonitorHub
     from scheduler_gui.recent import RecentFiles
+
+#: The file types Save As offers.
+SPEC_FILTER = "Schedules (*.yaml *.yml)"
 
 
 class FilesMixin:
     """File handling; the window provides what is declared here."""
 
     ctx: AppContext
+    hub: MonitorHub
     document: SpecDocument | None
     recent: RecentFiles
     autosaver: Autosaver
@@ -85,7 +97,9 @@ class FilesMixin:
         """File ▸ New: a blank daily schedule (or ``data``), not yet saved anywhere."""
         if not self.maybe_save():
             return False
-        doc = SpecDocument(data if data is not None else blank_spec(self.ctx.clock, self.ctx.workspace))
+        if data is None:
+            data = blank_spec(self.ctx.clock, self.ctx.workspace, taken=self.names_in_use().taken())
+        doc = SpecDocument(data)
         self._set_document(doc)
         return True
 
@@ -99,7 +113,7 @@ class FilesMixin:
                 return False
             template = options[labels.index(choice)].path
         try:
-            data = from_template(template, self.ctx.workspace)
+            data = from_template(template, self.ctx.workspace, taken=self.names_in_use().taken())
         except UserError as exc:
             self._warn("Cannot use this template", str(exc))
             return False
@@ -149,17 +163,88 @@ class FilesMixin:
             return False
         if path is None:
             suggested = doc.path or (self.ctx.workspace / doc.display_name)
-            name, _filter = QFileDialog.getSaveFileName(
-                self._parent(), "Save schedule as", str(suggested), "Schedules (*.yaml *.yml)"
-            )
+            name, _filter = QFileDialog.getSaveFileName(self._parent(), "Save schedule as", str(suggested), SPEC_FILTER)
             if not name:
                 return False
             path = Path(name)
-        if path.suffix.lower() not in (".yaml", ".yml"):
-            path = path.with_name(path.name + ".yaml")
-        return self._write(doc, path)
+        return self._write(doc, _with_suffix(path))
+
+    def names_in_use(self) -> NamesInUse:
+        """The ids taken now: in the workspace, and in the ledger when it is open."""
+        summaries = self.hub.summaries if self.hub.state == "open" else None
+        return NamesInUse.read(self.ctx.workspace, summaries)
+
+    def _name_is_free(self, doc: SpecDocument, path: Path) -> bool:
+        """Check the id again for the file ``path`` it is about to be written to; True when it may be.
+
+        Saving the file in place with an id that has meanwhile become another
+        file's is refused. A copy (Save As) whose id another file or a schedule
+        published from another file has is a new schedule: a fresh id and
+        revision 1 are offered, and nothing is saved without them.
+        """
+        sid = doc.value("scheduleId")
+        if not isinstance(sid, str) or id_format_problem(sid) is not None:
+            return True  # the spec's own problem says what is wrong, and blocks the save
+        target = path.resolve()
+        on_disk = read_entry(target).schedule_id if target.is_file() else None
+        names = self.names_in_use()
+        check = check_id(sid, own=target, on_disk=on_disk, names=names)
+        if check.problem is None:
+            return True
+        if target == doc.path or not check.taken:
+            self._warn("Cannot save the schedule", check.problem)
+            return False
+        fresh = names.fresh_id(target.stem)
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self._parent(),
+            "Save as a new schedule?",
+            f"{check.problem} A copy is a schedule of its own: save {target.name} with the id “{fresh}” "
+            "as revision 1 of a new schedule?",
+            buttons.Save | buttons.Cancel,
+            buttons.Save,
+        )
+        if answer != buttons.Save:
+            self.statusBar().showMessage(f"Not saved: “{sid}” is taken.", 5000)
+            return False
+        doc.set_values({"scheduleId": fresh, "revision": 1}, label="New id for the copy")
+        self.statusBar().showMessage(f"{target.name} is a new schedule: its id is “{fresh}”.", 8000)
+        return True
+
+    def new_schedule_from_current(self) -> bool:
+        """The designer's "Make a new schedule from this…": the open schedule (with its unsaved edits) under
+        a fresh id, as revision 1, saved where the person says and opened in its place. The published schedule
+        and its file stay as they are. Nothing happens when the person cancels the Save dialog."""
+        doc = self.document
+        if doc is None:
+            return False
+        from scheduler_gui.designer.trust import TrustStore
+
+        data = copy.deepcopy(doc.data)
+        base = str(data.get("title") or data.get("scheduleId") or "schedule")
+        fresh = self.names_in_use().fresh_id(base)
+        data["scheduleId"], data["revision"] = fresh, 1
+        name, _filter = QFileDialog.getSaveFileName(
+            self._parent(), "Save the new schedule as", str(self.ctx.workspace / f"{fresh}.yaml"), SPEC_FILTER
+        )
+        if not name:
+            return False
+        store = TrustStore(self.ctx.settings)
+        trusted = not store.needs_trust(doc)  # a copy of a task nobody trusted is not trusted either
+        new = SpecDocument(data)
+        if not self._write(new, _with_suffix(Path(name))):
+            new.deleteLater()
+            return False
+        if trusted and new.path is not None:
+            store.trust_file(new.path)
+        self._set_document(new)
+        return True
 
     def _write(self, doc: SpecDocument, path: Path) -> bool:
+        steps = doc.undo_stack.index()
+        if not self._name_is_free(doc, path):
+            return False
+        renamed = doc.undo_stack.index() != steps  # the copy took a fresh id: undone if it is not saved
         blocked = doc.blocking()
         if blocked is not None:
             self._warn("Cannot save yet", str(blocked))
@@ -167,6 +252,8 @@ class FilesMixin:
         try:
             saved = doc.save(path)
         except UserError as exc:
+            if renamed:
+                doc.undo_stack.undo()
             self._warn("Cannot save the schedule", str(exc))
             return False
         self.recent.add(saved)
@@ -247,3 +334,8 @@ class FilesMixin:
         doc.set_values({k: recovered.get(k) for k in keys}, label="Restore unsaved changes")
         self._set_document(doc)
         return True
+
+
+def _with_suffix(path: Path) -> Path:
+    """``path`` ending in .yaml or .yml (``morning`` → ``morning.yaml``)."""
+    return path if path.suffix.lower() in (".yaml", ".yml") else path.with_name(path.name + ".yaml")

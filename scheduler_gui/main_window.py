@@ -36,6 +36,7 @@ from scheduler_gui.icons import app_icon
 from scheduler_gui.monitor_hub import MonitorHub
 from scheduler_gui.optional import load, placeholder
 from scheduler_gui.recent import RecentFiles
+from scheduler_gui.schedule_names import check_id
 from scheduler_gui.sidebar import Sidebar, schedule_rows
 from scheduler_gui.status_bar import StatusLine
 from scheduler_gui.workspace import list_specs
@@ -372,6 +373,8 @@ class MainWindow(FilesMixin, QMainWindow):
         self.document = doc
         doc.setParent(self)
         self.designer = DesignerPanel(doc, self.ctx)
+        self.designer.identity.watch(self.hub)  # ids are checked against the open ledger too
+        self.designer.identity.newScheduleRequested.connect(self.new_schedule_from_current)
         if old_panel is not None:
             old_panel.save_layout(self.ctx.settings)
         self.designer.restore_layout(self.ctx.settings)
@@ -421,6 +424,13 @@ class MainWindow(FilesMixin, QMainWindow):
 
     # --- schedule and engine actions ----------------------------------------
     def publish(self) -> None:
+        """Publish the open file as its schedule's next revision (Ctrl+Enter).
+
+        The file is saved first: the ledger records the file each revision came
+        from, and what runs is then what the file says. The id is checked again
+        against the workspace; the publish dialog reads the ledger afresh and
+        asks before replacing a schedule that was published from another file.
+        """
         doc = self.document
         if doc is None or doc.spec is None:
             return
@@ -432,12 +442,23 @@ class MainWindow(FilesMixin, QMainWindow):
             why = self.hub.error or "it is still opening"
             self.statusBar().showMessage(f"Publishing needs an open ledger: {why}", 5000)
             return
+        if doc.path is None or doc.dirty:
+            self.statusBar().showMessage("Saving first: the ledger records the file each revision comes from.")
+            if not self.save() or doc.path is None or doc.spec is None:
+                self.statusBar().showMessage("Not published: publishing needs the schedule saved to a file.", 5000)
+                return
+        sid = doc.spec.schedule_id
+        check = check_id(sid, own=doc.path, on_disk=sid, names=self.names_in_use())
+        if check.problem is not None:
+            self.statusBar().showMessage(f"Not published: {check.problem}", 8000)
+            return
         from scheduler_gui.designer.trust import ensure_trusted
 
         if doc.spec.task is not None and not ensure_trusted(doc, self.ctx.settings, self):
             self.statusBar().showMessage("Not published: this file's task is not trusted.", 5000)
             return
-        dialog = load("scheduler_gui.monitor.publish_dialog", "PublishDialog")(self.ctx, doc.spec, self)
+        dialog_class = load("scheduler_gui.monitor.publish_dialog", "PublishDialog")
+        dialog = dialog_class(self.ctx, doc.spec, self, source_file=doc.path)
         if dialog.exec():
             self.hub.refresh_summaries()
 

@@ -97,7 +97,8 @@ class MonitorHub(QObject):
                 # The ledger itself is fine: say why the demo is missing and go on.
                 seed_problem = f"The demo schedules were not published: {exc}"
         with ledger.read() as session:
-            return list_schedules(session), seed_problem
+            # With now: a schedule nothing is materialized for yet shows its next run at once.
+            return list_schedules(session, now=self.ctx.clock.now()), seed_problem
 
     def _on_opened(self, result: tuple[list[ScheduleSummary], str | None]) -> None:
         summaries, seed_problem = result
@@ -154,7 +155,7 @@ class MonitorHub(QObject):
             from core.ledger.queries import list_schedules
 
             with self.ctx.ledger.read() as session:
-                return list_schedules(session)
+                return list_schedules(session, now=self.ctx.clock.now())
 
         self._reader.submit(work)
 

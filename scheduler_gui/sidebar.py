@@ -2,7 +2,10 @@
 knows of each) and MONITOR (occurrences, attention with its badge, health).
 
 :func:`schedule_rows` joins files and ledger summaries into plain rows; the
-Qt model only shows them.
+Qt model only shows them. A row is named by the schedule's title (else its id,
+else the file's name); the tooltip gives the id and the file. A file shares
+its schedule's state only when the ledger's active revision came from that
+file: another file that happens to carry the same id is "not published".
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from PySide6.QtWidgets import (
 from core.errors import ZoneError
 from core.zones import format_offset, get_zone
 from scheduler_gui import status_style
+from scheduler_gui.schedule_names import Published
 from scheduler_gui.workspace import SpecEntry
 
 if TYPE_CHECKING:
@@ -48,6 +52,8 @@ GATE_LOOKS = {
 }
 ATTENTION_LOOK = status_style.Look("⚠", "needs attention", status_style.REDDISH_PURPLE)
 NOT_PUBLISHED = status_style.Look("○", "not published", None, hollow=True)
+#: A file whose id the ledger has from another file: this file itself is not what runs.
+ID_ELSEWHERE = status_style.Look("○", "not published · id in use", None, hollow=True)
 #: ``OccurrenceState`` values counted in the attention badge.
 ATTENTION_STATES = ("UNKNOWN_EFFECT", "FAILED")
 
@@ -99,33 +105,46 @@ class ScheduleRow:
 
 
 def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary]) -> list[ScheduleRow]:
-    """The sidebar rows: each spec file, joined with the ledger's summary of its schedule when there is one."""
+    """The sidebar rows: each spec file, joined with the ledger's summary of its schedule when the
+    ledger's active revision was published from that file (or did not record its file)."""
     rows = []
     for entry in entries:
         summary = summaries.get(entry.schedule_id or "")
         kind = KIND_WORDS.get(entry.kind or "", entry.kind or "")
-        tip = [str(entry.path)]
-        if entry.title:
-            tip.insert(0, entry.title)
+        label = entry.title or entry.label
+        tip = [f"{entry.title}  ({entry.path.name})" if entry.title else entry.path.name]
+        if entry.schedule_id:
+            tip.append(f"Id {entry.schedule_id}")
+        tip.append(f"File {entry.path}")
         if entry.problem:
-            rows.append(
-                ScheduleRow(entry.path, entry.label, kind, NOT_PUBLISHED, 0, None, entry.problem, entry.problem)
-            )
+            problem = f"{entry.path.name}: {entry.problem}" if entry.path.name not in entry.problem else entry.problem
+            rows.append(ScheduleRow(entry.path, label, kind, NOT_PUBLISHED, 0, None, problem, entry.problem))
             continue
         if summary is None:
             tip.append("Not published to the ledger yet")
-            rows.append(ScheduleRow(entry.path, entry.label, kind, NOT_PUBLISHED, 0, None, "\n".join(tip), None))
+            rows.append(ScheduleRow(entry.path, label, kind, NOT_PUBLISHED, 0, None, "\n".join(tip), None))
+            continue
+        published = Published.of(summary)
+        if not published.came_from(entry.path):
+            tip.append(
+                f"Not published: the ledger's {summary.schedule_id} (revision {summary.active_revision}) was "
+                f"published from {published.where()}, not from this file. Publishing this file would replace it."
+            )
+            rows.append(ScheduleRow(entry.path, label, kind, ID_ELSEWHERE, 0, None, "\n".join(tip), None))
             continue
         attention = sum(summary.counts.get(s, 0) for s in ATTENTION_STATES)
         gate = GATE_LOOKS.get(str(summary.state), NOT_PUBLISHED)
         look = ATTENTION_LOOK if attention else gate
         next_run = fmt_next(summary.next_due_at, summary.time_zone, compact=True) if summary.next_due_at else None
         tip.append(f"Revision {summary.active_revision} · {gate.word}")
+        if not published.source_known:
+            tip.append("The ledger did not record which file it was published from")
         if attention:
             tip.append(f"{attention} occurrence(s) need attention")
         if summary.next_due_at:
-            tip.append(f"Next run {fmt_next(summary.next_due_at, summary.time_zone)}")
-        rows.append(ScheduleRow(entry.path, entry.label, kind, look, attention, next_run, "\n".join(tip), None))
+            later = " (from the published rule: not materialized yet)" if summary.next_due_expected else ""
+            tip.append(f"Next run {fmt_next(summary.next_due_at, summary.time_zone)}{later}")
+        rows.append(ScheduleRow(entry.path, label, kind, look, attention, next_run, "\n".join(tip), None))
     return rows
 
 

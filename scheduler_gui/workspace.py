@@ -1,5 +1,6 @@
-"""The workspace folder: which schedules it holds, the demo templates, and a new
-blank schedule. Plain Python (no Qt), so the sidebar's model stays thin.
+"""The workspace folder: which schedules it holds, the demo templates, a new
+blank schedule, and the ids in use there. Plain Python (no Qt), so the
+sidebar's model stays thin.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import contextlib
 import os
 import re
 import shutil
+import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -15,12 +18,15 @@ from typing import Any
 
 from core.clock import Clock
 from core.errors import UserError
+from core.spec import SCHEDULE_ID
 from core.specfile import load_text, read_spec_text
 from core.zones import get_zone, is_location_zone
 
 #: The demo schedules shipped with the app; they double as templates.
 DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
 SPEC_SUFFIXES = (".yaml", ".yml")
+#: The title of File ▸ New's schedule (its id is this title's).
+NEW_TITLE = "New schedule"
 
 
 @dataclass(frozen=True)
@@ -125,35 +131,78 @@ def system_zone() -> str:
     return "UTC"
 
 
-_ID_SAFE = re.compile(r"[^a-z0-9._-]+")
+#: The longest schedule id (CONTRACT §1).
+MAX_ID = 64
+#: Letters that Unicode does not decompose into a base letter and a mark.
+_FOLD = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "þ": "th", "ı": "i"})
+_NOT_ID = re.compile(r"[^a-z0-9]+")
+#: The id of a schedule whose title gives no letter or digit at all.
+FALLBACK_ID = "schedule"
 
 
-def unique_id(folder: Path, base: str = "new-schedule") -> str:
-    """A schedule id (and file stem) not yet used in ``folder``."""
-    base = _ID_SAFE.sub("-", base.lower()).strip("-") or "schedule"
-    taken = {p.stem for p in folder.glob("*.y*ml")} if folder.is_dir() else set()
-    if base not in taken:
-        return base
+def slug(text: str) -> str:
+    """The schedule id a title gives: ``"Morning summary"`` → ``morning-summary``.
+
+    Lower-case and folded to ASCII (``"Zürich Straße"`` → ``zurich-strasse``);
+    every run of other characters becomes one ``-``; trimmed to 64 characters;
+    never empty (:data:`FALLBACK_ID`). Always a valid id.
+    """
+    folded = unicodedata.normalize("NFKD", text.lower().translate(_FOLD))
+    ascii_text = folded.encode("ascii", "ignore").decode("ascii")
+    out = _NOT_ID.sub("-", ascii_text).strip("-")[:MAX_ID].rstrip("-")
+    return out or FALLBACK_ID
+
+
+def unique_id(base: str, taken: Collection[str]) -> str:
+    """``base`` (made an id with :func:`slug` when it is not one) if nothing in ``taken`` has it,
+    else the first free ``base-2``, ``base-3`` … (shortened so that it stays within 64 characters)."""
+    root = base if SCHEDULE_ID.fullmatch(base) else slug(base)
+    if root not in taken:
+        return root
     n = 2
-    while f"{base}-{n}" in taken:
+    while True:
+        suffix = f"-{n}"
+        candidate = root[: MAX_ID - len(suffix)].rstrip("._-") + suffix
+        if candidate not in taken:
+            return candidate
         n += 1
-    return f"{base}-{n}"
 
 
-def blank_spec(clock: Clock, folder: Path, zone: str | None = None) -> dict[str, Any]:
+def ids_in_use(folder: Path, *, besides: Path | None = None) -> dict[str, Path]:
+    """The schedule ids written inside the workspace's spec files (not their file names),
+    each with the file holding it; ``besides`` (the file being edited or saved over) is left out."""
+    skip = besides.resolve() if besides is not None else None
+    found: dict[str, Path] = {}
+    for entry in list_specs(folder):
+        if entry.schedule_id and entry.path.resolve() != skip:
+            found.setdefault(entry.schedule_id, entry.path)
+    return found
+
+
+def names_in_use(folder: Path, *, besides: Path | None = None) -> set[str]:
+    """What a new id must avoid in the workspace: the ids inside its files, and the files'
+    own names (so that ``<id>.yaml``, the name offered when saving, is free too)."""
+    skip = besides.resolve() if besides is not None else None
+    stems = {e.path.stem for e in list_specs(folder) if e.path.resolve() != skip}
+    return set(ids_in_use(folder, besides=besides)) | stems
+
+
+def blank_spec(clock: Clock, folder: Path, zone: str | None = None, taken: Collection[str] = ()) -> dict[str, Any]:
     """A new calendar schedule: every day at 09:00 in the system zone, from today.
 
-    The clock-change policies are pre-selected (the contract has no silent
-    default): a missing 09:00 moves to the next valid time, a repeated one runs once.
+    Its title is "New schedule" and its id the title's, made unique against the
+    workspace and ``taken`` (the ids published to the ledger). The clock-change
+    policies are pre-selected (the contract has no silent default): a missing
+    09:00 moves to the next valid time, a repeated one runs once.
     """
     zone = zone or system_zone()
     today = clock.now().astimezone(get_zone(zone)).date()
     start = datetime(today.year, today.month, today.day, 9, 0)
     return {
         "schema": "scheduleSpec.v1",
-        "scheduleId": unique_id(folder),
+        "scheduleId": unique_id(slug(NEW_TITLE), names_in_use(folder) | set(taken)),
         "revision": 1,
-        "title": "New schedule",
+        "title": NEW_TITLE,
         "timeZone": zone,
         "kind": "calendar",
         "rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
@@ -163,11 +212,13 @@ def blank_spec(clock: Clock, folder: Path, zone: str | None = None) -> dict[str,
     }
 
 
-def from_template(template: Path, folder: Path) -> dict[str, Any]:
-    """A template's mapping with a schedule id not yet used in ``folder``."""
+def from_template(template: Path, folder: Path, taken: Collection[str] = ()) -> dict[str, Any]:
+    """A template's mapping as revision 1 of a new schedule, with an id used neither in
+    ``folder`` nor in ``taken`` (the ids published to the ledger)."""
     data = load_text(read_spec_text(template), template.name)
     if not isinstance(data, dict):
         raise UserError(f"{template.name}: not a mapping of keys to values")
-    data["scheduleId"] = unique_id(folder, str(data.get("scheduleId") or template.stem))
+    base = str(data.get("scheduleId") or template.stem)
+    data["scheduleId"] = unique_id(base, names_in_use(folder) | set(taken))
     data["revision"] = 1
     return data

@@ -22,15 +22,17 @@ _GATE_WORDS = {"pause": "paused", "resume": "resumed", "disable": "disabled"}
 def cmd_apply(args: argparse.Namespace) -> int:
     """Validate a spec and publish it as its schedule's next revision."""
     from core.errors import PublishError
-    from core.ledger.publish import publish
+    from core.ledger.publish import RevisionSource, publish
     from core.timefmt import fmt_utc
 
     spec = read_spec(args.spec)
+    # The revision remembers its file (not standard input's), so the app can tell it from a namesake.
+    source = RevisionSource.of_file(args.spec) if args.spec != "-" else None
     clock = command_clock(args, spec.time_zone)
     with open_command_ledger(args, clock) as ledger:
         try:
             with ledger.write() as session:
-                result = publish(session, spec, clock)
+                result = publish(session, spec, clock, source=source)
         except PublishError as exc:
             raise Invalid(problem_lines(args.spec, exc)) from None
     head = (

@@ -14,13 +14,14 @@ Typical use, one unit of work per command::
 from core.ledger.db import Ledger, head_revision, open_ledger, upgrade_ledger
 from core.ledger.events import EventKind
 from core.ledger.materialize import DriftItem, MaterializeResult, drift, materialize, materialize_all
-from core.ledger.publish import GateChange, PublishResult, disable, pause, publish, resume
+from core.ledger.publish import GateChange, PublishResult, RevisionSource, disable, pause, publish, resume
 from core.ledger.queries import (
     EventView,
     OccurrenceFilter,
     OccurrencePage,
     OccurrenceView,
     PageKey,
+    PublishedSchedule,
     ScheduleSummary,
     count_occurrences,
     events_after,
@@ -28,6 +29,7 @@ from core.ledger.queries import (
     last_event_id,
     list_occurrences,
     list_schedules,
+    published_schedule,
 )
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 
@@ -45,6 +47,8 @@ __all__ = [
     "OccurrenceView",
     "PageKey",
     "PublishResult",
+    "PublishedSchedule",
+    "RevisionSource",
     "ScheduleState",
     "ScheduleSummary",
     "count_occurrences",
@@ -61,6 +65,7 @@ __all__ = [
     "open_ledger",
     "pause",
     "publish",
+    "published_schedule",
     "resume",
     "upgrade_ledger",
 ]

@@ -167,6 +167,10 @@ class Revision(Base):
     cutover_at: Mapped[datetime]
     tzdb_version: Mapped[str] = mapped_column(String(16))
     published_at: Mapped[datetime]
+    #: The spec file this revision was published from (absolute path) and the host it is on;
+    #: None when it was not recorded (standard input, or published before 0005).
+    source_path: Mapped[str | None] = mapped_column(Text)
+    source_host: Mapped[str | None] = mapped_column(String(255))
 
 
 _LIVE_SLOT = f"logical_slot_id IS NOT NULL AND state NOT IN ({sql_in_list(SLOT_RELEASING)})"

@@ -2,9 +2,10 @@
 
 :func:`publish` applies a validated spec as the schedule's next revision: the
 canonical text (every default explicit, cutoverAt and tzdbVersion filled in)
-is stored, the older revisions' not-yet-started occurrences at positions on or
-after the cutover are cancelled (releasing their slots), and the
-materialization cursor goes back to the cutover. :func:`pause`,
+is stored with the file it came from (:class:`RevisionSource`, when known), the
+older revisions' not-yet-started occurrences at positions on or after the
+cutover are cancelled (releasing their slots), and the materialization cursor
+goes back to the cutover. :func:`pause`,
 :func:`resume` and :func:`disable` move the schedule's gate with a note.
 
 Each bumps the schedule's ``gate_version`` so that a claim racing with it
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +49,29 @@ class PublishResult:
     cancelled: tuple[str, ...]
     #: True when this was the schedule's first revision.
     created: bool
+
+
+@dataclass(frozen=True)
+class RevisionSource:
+    """The spec file a revision was published from: its absolute path and the host it is on.
+
+    Recorded with the revision so that a file is never mistaken for another
+    file that carries the same schedule id (the app's sidebar and its publish
+    confirmation read it back).
+    """
+
+    path: str
+    host: str
+
+    @classmethod
+    def of_file(cls, path: str | os.PathLike[str]) -> RevisionSource:
+        """``path`` made absolute (links resolved), on this host."""
+        return cls(str(Path(path).expanduser().resolve()), this_host())
+
+
+def this_host() -> str:
+    """This machine's name, as revisions record it."""
+    return socket.gethostname()
 
 
 @dataclass(frozen=True)
@@ -105,8 +130,17 @@ def check_programs(task: Task) -> list[str]:
     return problems
 
 
-def publish(session: Session, spec: ScheduleSpec, clock: Clock, *, check_task: bool = True) -> PublishResult:
+def publish(
+    session: Session,
+    spec: ScheduleSpec,
+    clock: Clock,
+    *,
+    check_task: bool = True,
+    source: RevisionSource | None = None,
+) -> PublishResult:
     """Apply ``spec`` (already validated) as a new revision of its schedule.
+
+    ``source`` is the file it was published from (None: not known, e.g. standard input).
 
     Refuses (:class:`PublishError`, nothing written) a spec without ``task``, a
     program that is not there (unless ``check_task`` is false), and a revision
@@ -161,6 +195,8 @@ def publish(session: Session, spec: ScheduleSpec, clock: Clock, *, check_task: b
             cutover_at=cutover,
             tzdb_version=tzdb,
             published_at=now,
+            source_path=source.path if source is not None else None,
+            source_host=source.host if source is not None else None,
         )
     )
     session.flush()

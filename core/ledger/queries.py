@@ -18,12 +18,19 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from core.errors import UserError
 from core.ledger.models import Event, ExpiredRange, Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.recurrence.expand import iter_rows
+from core.spec import ScheduleSpec, parse_spec
 from core.timefmt import fmt_utc
 
 #: States that still have an execution ahead of them (for "next due").
 _PENDING = (OccurrenceState.PLANNED, OccurrenceState.DUE, OccurrenceState.RETRY_WAIT)
+#: Rows of a revision looked at, at most, for its next run (a rule whose runs are all skipped has none).
+_NEXT_ROWS = 2000
+#: Candidate dates the expansion may scan for them (a rule that matches almost never).
+_NEXT_SCAN = 200_000
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,13 @@ class ScheduleSummary:
     #: Expired ranges whose occurrences were not counted: MISFIRE_EXPIRED is then
     #: "at least" its count (the counted ranges are already in ``counts``).
     uncounted_ranges: int = 0
+    #: The spec file the active revision was published from (absolute path) and its host;
+    #: None when the ledger did not record it (standard input, or published before it did).
+    source_path: str | None = None
+    source_host: str | None = None
+    #: True when ``next_due_at`` comes from the active revision's rule because nothing is
+    #: materialized ahead yet (see :func:`list_schedules` with ``now``).
+    next_due_expected: bool = False
 
     def count_text(self, state: OccurrenceState) -> str:
         """``4,321`` or, with an uncounted expired range, ``12 + a range`` (``+ 2 ranges``)."""
@@ -56,8 +70,47 @@ class ScheduleSummary:
         return text
 
 
-def list_schedules(session: Session) -> list[ScheduleSummary]:
-    """Every schedule, by id, with occurrence counts per state."""
+def next_from_revision(spec_json: str, start: datetime) -> datetime | None:
+    """The dispatch time of the first runnable occurrence a stored revision gives at or after ``start``.
+
+    None when there is none within a bounded look (an ended rule, or one whose
+    next runnable row lies thousands of rows away): the answer is for showing,
+    never for running.
+    """
+    # Imported here: materialization reads this module's filters (an import cycle at load time).
+    from core.ledger.materialize import compiled_revision
+
+    try:
+        rows = iter_rows(compiled_revision(spec_json), start, scan_limit=_NEXT_SCAN)
+        for looked, row in enumerate(rows):
+            if row.status.runnable:
+                return row.dispatch
+            if looked >= _NEXT_ROWS:
+                break
+    except UserError:  # the scan's bound: no answer to show
+        return None
+    return None
+
+
+def _expected_next(schedule: Schedule, cutover: datetime, spec_json: str, now: datetime) -> datetime | None:
+    """A schedule's next run before it is materialized: from its active revision, at or after
+    now, its cursor (what lies before it is materialized already) and the revision's cutover."""
+    if schedule.state is ScheduleState.DISABLED:
+        return None
+    start = max(now, cutover, schedule.cursor_utc or cutover)
+    return next_from_revision(spec_json, start)
+
+
+def list_schedules(session: Session, now: datetime | None = None) -> list[ScheduleSummary]:
+    """Every schedule, by id, with occurrence counts per state.
+
+    ``next_due_at`` is the earliest pending occurrence's dispatch time. With
+    ``now``, a schedule that has no pending occurrence yet (just published, and
+    no engine has materialized it since) gets the one its active revision gives
+    at or after ``now`` instead (``next_due_expected``), so that a window shows
+    the next run as soon as the ledger is read rather than after the engine's
+    next pass. A disabled schedule gets none.
+    """
     counts: dict[str, dict[OccurrenceState, int]] = {}
     for sid, state, n in session.execute(
         select(Occurrence.schedule_id, Occurrence.state, func.count()).group_by(
@@ -89,13 +142,18 @@ def list_schedules(session: Session) -> list[ScheduleSummary]:
         )
     }
     stmt = (
-        select(Schedule, Revision.spec_json)
+        select(Schedule, Revision.spec_json, Revision.cutover_at, Revision.source_path, Revision.source_host)
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .order_by(Schedule.id)
     )
     out = []
-    for schedule, spec_json in session.execute(stmt):
+    for schedule, spec_json, cutover, source_path, source_host in session.execute(stmt):
         spec = json.loads(spec_json)
+        due = next_due.get(schedule.id)
+        expected = due is None and now is not None
+        if expected:
+            assert now is not None
+            due = _expected_next(schedule, cutover, spec_json, now)
         out.append(
             ScheduleSummary(
                 schedule.id,
@@ -109,11 +167,66 @@ def list_schedules(session: Session) -> list[ScheduleSummary]:
                 schedule.note,
                 schedule.updated_at,
                 counts.get(schedule.id, {}),
-                next_due.get(schedule.id),
+                due,
                 uncounted.get(schedule.id, 0),
+                source_path,
+                source_host,
+                expected and due is not None,
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class PublishedSchedule:
+    """What the ledger holds under one schedule id: its active revision and the file it came from."""
+
+    schedule_id: str
+    title: str | None
+    state: ScheduleState
+    active_revision: int
+    published_at: datetime
+    #: The spec file the active revision was published from and its host (None: not recorded).
+    source_path: str | None
+    source_host: str | None
+    #: The active revision's canonical text.
+    spec_json: str
+    #: The next run: the earliest pending occurrence, else what the revision gives (None: none ahead).
+    next_due_at: datetime | None
+
+    def spec(self) -> ScheduleSpec:
+        """The active revision as a spec."""
+        return parse_spec(json.loads(self.spec_json), check_rule=False)
+
+
+def published_schedule(session: Session, schedule_id: str, now: datetime) -> PublishedSchedule | None:
+    """The schedule ``schedule_id`` as the ledger has it now, or None when that id was never published."""
+    found = session.execute(
+        select(Schedule, Revision)
+        .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
+        .where(Schedule.id == schedule_id)
+    ).first()
+    if found is None:
+        return None
+    schedule, revision = found
+    due = session.scalar(
+        select(func.min(func.coalesce(Occurrence.retry_at, Occurrence.due_at))).where(
+            Occurrence.schedule_id == schedule_id, Occurrence.state.in_(_PENDING)
+        )
+    )
+    if due is None:
+        due = _expected_next(schedule, revision.cutover_at, revision.spec_json, now)
+    return PublishedSchedule(
+        schedule.id,
+        json.loads(revision.spec_json).get("title"),
+        schedule.state,
+        schedule.active_revision,
+        revision.published_at,
+        revision.source_path,
+        revision.source_host,
+        revision.spec_json,
+        due,
+    )
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The designer page: the summary sentence, the "When" form beside the clock
+"""The designer page: the title and id, the summary sentence, the "When" form beside the clock
 changes box, the foldable task and recovery sections, and below them the
 preview, timeline and what-if tabs, all on one :class:`SpecDocument`.
 
@@ -124,6 +124,7 @@ class DesignerPanel(QWidget):
         self.ctx = ctx
         self.service = PreviewService(document, ctx.clock, self)
 
+        self.identity = _build("designer.identity_fields", "IdentityFields", "The title and id", document, ctx, self)
         # The summary and the consequences look from the preview's own instant (its From, or "now").
         self.summary = _build("designer.summary", "SummaryLine", "The summary", document, ctx, self, self.service)
         self.when_form = _build("designer.when_form", "WhenForm", "The schedule form", document, ctx, self)
@@ -190,6 +191,7 @@ class DesignerPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(6)
+        layout.addWidget(self.identity)  # UI.md: the title, with its id beneath, above the summary
         layout.addWidget(self.summary)
         layout.addWidget(self.splitter, 1)
 

@@ -6,13 +6,20 @@ its zone and offset, UTC beside it), and the running or uncertain ones the
 cutover leaves alone, each group with its count. The diff is worked out off
 the GUI thread (``core.ledger.future_diff``); Publish writes through
 ``core.ledger.publish.publish`` in one ``ctx.ledger.write()``, off the GUI
-thread too. Whether the
+thread too, recording the file published (``source_file``). Whether the
 task may be trusted is the caller's question, asked before this dialog.
+
+The same look at the ledger reads the schedule already published under the
+id (``core.ledger.queries.published_schedule``). When it came from another
+file, the dialog says so, and Publish first asks, with Cancel as the default,
+naming both files and what would stop running.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QBrush, QColor
@@ -20,17 +27,21 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
+    QMessageBox,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from core.explain import explain
 from core.ledger.future_diff import DiffRow, FutureDiff, Move, future_diff
+from core.ledger.queries import PublishedSchedule, published_schedule
 from core.spec import ScheduleSpec
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.monitor.schedule_actions import DialogWrite, error_label, problem_text, zone_time
 from scheduler_gui.preview.text import tabular_font, utc_text
+from scheduler_gui.schedule_names import Published
 from scheduler_gui.status_style import BLUISH_GREEN, GREY, ORANGE, look
 
 if TYPE_CHECKING:
@@ -68,14 +79,39 @@ def counts_text(diff: FutureDiff) -> str:
     )
 
 
-class PublishDialog(QDialog):
-    """Shows the diff of the future for ``spec`` and publishes it on Publish."""
+@dataclass(frozen=True)
+class _Look:
+    """What the worker read: the diff, and the schedule published under the id with its words."""
 
-    def __init__(self, ctx: AppContext, spec: ScheduleSpec, parent: QWidget | None = None) -> None:
+    diff: FutureDiff
+    published: PublishedSchedule | None
+    words: str
+
+
+class PublishDialog(QDialog):
+    """Shows the diff of the future for ``spec`` and publishes it on Publish.
+
+    ``source_file`` is the spec file being published: the revision records it,
+    and a schedule published under the same id from another file is only
+    replaced after the person confirms.
+    """
+
+    def __init__(
+        self,
+        ctx: AppContext,
+        spec: ScheduleSpec,
+        parent: QWidget | None = None,
+        *,
+        source_file: Path | None = None,
+    ) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.spec = spec
+        self.source_file = source_file
         self.diff: FutureDiff | None = None
+        #: The schedule published under this id from another file (publishing replaces it), or None.
+        self.replaces: PublishedSchedule | None = None
+        self._replaced_words = ""
         #: What publish returned, once done.
         self.result_value: PublishResult | None = None
         self.setWindowTitle(f"Publish {spec.schedule_id}")
@@ -96,6 +132,12 @@ class PublishDialog(QDialog):
         self.counts.setAccessibleName("What would change")
         self.counts.setToolTip("How many occurrences appear, vanish and move, and which running ones stay")
         layout.addWidget(self.counts)
+        self.replacing = QLabel()
+        self.replacing.setWordWrap(True)
+        self.replacing.setStyleSheet(f"color: {ORANGE};")
+        self.replacing.setAccessibleName("Replaces another file's schedule")
+        self.replacing.hide()
+        layout.addWidget(self.replacing)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Local", "UTC", "What happens"])
@@ -122,7 +164,7 @@ class PublishDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self._reader = LatestOnly(self, describe=problem_text)
-        self._reader.done.connect(self.show_diff)
+        self._reader.done.connect(self._on_looked)
         self._reader.failed.connect(self._on_failed)
         self._write = DialogWrite(self.buttons, self._published, self._refused, self)
         self.refresh()
@@ -132,15 +174,38 @@ class PublishDialog(QDialog):
         """Work the diff out again (off the GUI thread)."""
         ctx, spec, now = self.ctx, self.spec, self.ctx.clock.now()
 
-        def work() -> FutureDiff:
+        def work() -> _Look:
             with ctx.ledger.read() as session:
-                return future_diff(session, spec, now)
+                diff = future_diff(session, spec, now)
+                published = published_schedule(session, spec.schedule_id, now)
+            words = explain(published.spec(), now).split(". ")[0].rstrip(".") + "." if published else ""
+            return _Look(diff, published, words)
 
         self.publish_button.setEnabled(False)
         self._reader.submit(work)
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self._reader.wait(msecs)
+
+    def _on_looked(self, found: _Look) -> None:
+        published = found.published
+        elsewhere = (
+            published is not None
+            and self.source_file is not None
+            and not Published.of(published).came_from(self.source_file)
+        )
+        self.replaces = published if elsewhere else None
+        self._replaced_words = found.words
+        self.replacing.setVisible(elsewhere)
+        if published is not None and elsewhere:
+            self.replacing.setText(
+                f"⚠ “{published.schedule_id}” is published from {Published.of(published).where()}, not from "
+                f"{self._this_name()}: publishing replaces that schedule."
+            )
+        self.show_diff(found.diff)
+
+    def _this_name(self) -> str:
+        return self.source_file.name if self.source_file is not None else "this schedule"
 
     def show_diff(self, diff: FutureDiff) -> None:
         self.diff = diff
@@ -208,17 +273,66 @@ class PublishDialog(QDialog):
         return self._write.busy
 
     def accept(self) -> None:
-        """Publish the revision; a refusal is shown here and nothing is written."""
-        from core.ledger.publish import publish
+        """Publish the revision; a refusal is shown here and nothing is written.
 
+        Replacing a schedule published from another file is confirmed first;
+        Cancel there publishes nothing and leaves this dialog open.
+        """
+        from core.ledger.publish import RevisionSource, publish
+
+        if self.replaces is not None and not self.confirm_replace():
+            return
         ledger, spec, clock = self.ctx.ledger, self.spec, self.ctx.clock
+        source = RevisionSource.of_file(self.source_file) if self.source_file is not None else None
 
         def write() -> PublishResult:
             with ledger.write() as session:
-                return publish(session, spec, clock)
+                return publish(session, spec, clock, source=source)
 
         self.problem.hide()
         self._write.start(write)
+
+    def confirmation(self) -> QMessageBox:
+        """The question asked before replacing a schedule published from another file (Cancel is the default)."""
+        old = self.replaces
+        assert old is not None
+        this, where = self._this_name(), Published.of(old).where()
+        name = f"“{old.title}” ({old.schedule_id})" if old.title else f"“{old.schedule_id}”"
+        box = QMessageBox(self)
+        box.setObjectName("replaceConfirmation")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Replace a schedule published from another file?")
+        box.setText(
+            f"{this} and {where} both use the id “{old.schedule_id}”. "
+            f"Publishing {this} replaces the schedule published from {where}."
+        )
+        # Only a recorded file can be another file (an unrecorded one is taken to be this one).
+        origin = f"{old.source_path} on host {old.source_host}"
+        nxt = (
+            f", its next run {zone_time(old.next_due_at, old.spec().time_zone)} among them," if old.next_due_at else ""
+        )
+        diff = self.diff
+        change = f" ({counts_text(diff)} compared with it)" if diff is not None else ""
+        box.setInformativeText(
+            f"What stops running: {name}, revision {old.active_revision}, published from {origin}. "
+            f"{self._replaced_words} From the cutover on its occurrences not started yet are cancelled{nxt} "
+            f"and {this} runs instead, as revision {self.spec.revision}{change}.\n\n"
+            f"Cancel keeps the schedule from {where} running. To run both, give {this} an id of its own."
+        )
+        replace = box.addButton(f"Replace with {this}", QMessageBox.ButtonRole.AcceptRole)
+        replace.setAccessibleName("Replace")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        return box
+
+    def confirm_replace(self) -> bool:
+        """Ask :meth:`confirmation`; True only when the person chose to replace."""
+        box = self.confirmation()
+        box.exec()
+        chosen = box.clickedButton()
+        box.deleteLater()
+        return chosen is not None and box.buttonRole(chosen) == QMessageBox.ButtonRole.AcceptRole
 
     def _published(self, result: Any) -> None:
         self.result_value = result

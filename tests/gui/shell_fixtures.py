@@ -18,6 +18,7 @@ def window_fixture(ctx: AppContext, qtbot, monkeypatch: pytest.MonkeyPatch) -> I
         raise AssertionError(f"unexpected dialog: {args[1:3]}")
 
     monkeypatch.setattr(QMessageBox, "warning", unexpected)
+    monkeypatch.setattr(QMessageBox, "question", unexpected)  # answer() replaces it where one is expected
     w = MainWindow(ctx)
     w.open_initial()
     yield w

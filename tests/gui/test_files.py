@@ -24,7 +24,16 @@ from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.recent import LIMIT, RecentFiles
-from scheduler_gui.workspace import blank_spec, from_template, seed_workspace, system_zone, templates, unique_id
+from scheduler_gui.workspace import (
+    blank_spec,
+    from_template,
+    names_in_use,
+    seed_workspace,
+    slug,
+    system_zone,
+    templates,
+    unique_id,
+)
 
 Button = QMessageBox.StandardButton
 
@@ -51,12 +60,54 @@ def test_blank_spec_in_a_zone_where_it_is_already_tomorrow(tmp_path: Path) -> No
     assert data["start"] == "2027-03-02T09:00:00"
 
 
-def test_unique_ids_do_not_reuse_a_file_name(tmp_path: Path) -> None:
-    assert unique_id(tmp_path) == "new-schedule"
-    (tmp_path / "new-schedule.yaml").write_text("x: 1\n", encoding="utf-8")
-    (tmp_path / "new-schedule-2.yaml").write_text("x: 1\n", encoding="utf-8")
-    assert unique_id(tmp_path) == "new-schedule-3"
-    assert unique_id(tmp_path, "Mel Sync!") == "mel-sync"
+def test_unique_ids_avoid_the_ids_inside_files_and_their_names(tmp_path: Path) -> None:
+    assert unique_id("New schedule", names_in_use(tmp_path)) == "new-schedule"
+    (tmp_path / "new-schedule.yaml").write_text("x: 1\n", encoding="utf-8")  # a name
+    (tmp_path / "morning.yaml").write_text("scheduleId: new-schedule-2\n", encoding="utf-8")  # an id inside
+    assert names_in_use(tmp_path) == {"new-schedule", "morning", "new-schedule-2"}
+    assert unique_id("New schedule", names_in_use(tmp_path)) == "new-schedule-3"
+    assert unique_id("Mel Sync!", set()) == "mel-sync"
+    assert unique_id("x" * 64, {"x" * 64}) == "x" * 62 + "-2"  # the suffix fits in 64 characters
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("Morning summary", "morning-summary"),
+        ("  Morning   summary  ", "morning-summary"),
+        ("Zürich Straße", "zurich-strasse"),
+        ("Crème brûlée — 02:30", "creme-brulee-02-30"),
+        ("ØRESUND bridge", "oresund-bridge"),
+        ("v2.1 export!", "v2-1-export"),
+        ("_private_", "private"),
+        ("日本の報告", "schedule"),
+        ("", "schedule"),
+        ("a" * 70, "a" * 64),
+        ("a" * 63 + " b", "a" * 63),
+    ],
+    ids=[
+        "plain",
+        "spaces",
+        "umlaut_and_eszett",
+        "accents_and_dash",
+        "capital_o_slash",
+        "dots",
+        "underscores",
+        "no_latin_letters",
+        "empty",
+        "too_long",
+        "trimmed_at_a_separator",
+    ],
+)
+def test_slug_of_a_title(title: str, expected: str) -> None:
+    assert slug(title) == expected
+
+
+@given(st.text(max_size=120))
+def test_a_slug_is_always_a_valid_id(title: str) -> None:
+    from core.spec import SCHEDULE_ID
+
+    assert SCHEDULE_ID.fullmatch(slug(title))
 
 
 def test_every_template_is_a_valid_spec() -> None:
@@ -121,10 +172,12 @@ def test_save_as_cancelled_changes_nothing(window: MainWindow, monkeypatch) -> N
     assert window.document.path == before
 
 
-def test_save_as_moves_the_document(window: MainWindow, tmp_path: Path) -> None:
+def test_save_as_moves_the_document(window: MainWindow, tmp_path: Path, monkeypatch) -> None:
     original = window.document.path
     text = original.read_text(encoding="utf-8")
     window.document.set_value("title", "copy")
+    # The original keeps its id: the copy is offered one of its own (see test_schedule_names.py).
+    answer(monkeypatch, Button.Save)
     assert window.save_as(tmp_path / "copy.yml")
     assert window.document.path == (tmp_path / "copy.yml").resolve()
     assert original.read_text(encoding="utf-8") == text
@@ -150,9 +203,12 @@ def test_save_is_blocked_while_invalid_and_says_why(window: MainWindow, monkeypa
 def test_save_to_an_unwritable_place_says_why(window: MainWindow, tmp_path: Path, monkeypatch) -> None:
     warned: list[str] = []
     monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *a, **k: warned.append(text))
+    answer(monkeypatch, Button.Save)  # yes, give the copy an id of its own
     assert not window.save_as(tmp_path / "no-such-folder" / "x.yaml")
     assert warned and "cannot be saved" in warned[0]
     assert window.document.path.parent != tmp_path / "no-such-folder"
+    # Not saved: the id offered for the copy is taken back too.
+    assert window.document.value("scheduleId") == "daily-ops-summary" and not window.document.dirty
 
 
 def test_open_through_the_dialog_and_recent(window: MainWindow, ctx: AppContext, monkeypatch) -> None:

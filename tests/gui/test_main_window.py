@@ -27,9 +27,10 @@ def test_window_lists_the_workspace_schedules(window: MainWindow, ctx: AppContex
     rows = window.sidebar.schedules.rows()
     assert sorted(row.path.name for row in rows) == sorted(p.name for p in ctx.workspace.glob("*.yaml"))
     labels = {row.label: row for row in rows}
-    # The label is the schedule's id, which need not be the file's name.
-    assert labels["heartbeat-15min"].path.name == "interval-15min.yaml"
-    assert labels["heartbeat-15min"].kind == "interval" and labels["mel-sync"].kind == "calendar"
+    # The label is the schedule's title; the id and the file's name are in the tooltip.
+    assert labels["Heartbeat"].path.name == "interval-15min.yaml"
+    assert "Id heartbeat-15min" in labels["Heartbeat"].tooltip and "interval-15min.yaml" in labels["Heartbeat"].tooltip
+    assert labels["Heartbeat"].kind == "interval" and labels["Melbourne weekly sync"].kind == "calendar"
     assert window.size().width() == 1280 and window.size().height() == 800
     # The first file opens in the designer, clean, and the title names it.
     assert window.document is not None and window.document.path is not None
@@ -75,13 +76,14 @@ def test_sidebar_rows_join_the_ledger(ctx: AppContext) -> None:
         next_due_at=datetime(2027, 3, 2, 7, 30, tzinfo=UTC),
     )
     rows = {r.label: r for r in schedule_rows(entries, {"daily-ops-summary": summary})}
-    daily = rows["daily-ops-summary"]
+    daily = rows["Operating summary"]
     assert daily.attention == 2 and daily.look.glyph == "⚠"
     assert daily.next_run == "Tue 03-02 02:30 EST · 07:30Z"
     assert daily.third_line == "next Tue 03-02 02:30 EST · 07:30Z"
     assert "Next run Tue 2027-03-02 02:30 EST −05:00 · 07:30Z" in daily.tooltip
     assert "Revision 1" in daily.tooltip
-    assert rows["mel-sync"].look.word == "not published" and rows["mel-sync"].next_run is None
+    assert rows["Melbourne weekly sync"].look.word == "not published"
+    assert rows["Melbourne weekly sync"].next_run is None
 
 
 def test_unreadable_spec_is_listed_with_its_problem(ctx: AppContext) -> None:
@@ -386,9 +388,11 @@ def test_first_start_seeds_the_ledger_and_the_sidebar_shows_it(window: MainWindo
     with qtbot.waitSignal(window.hub.ledgerReady, timeout=60_000):
         window.start_monitor(seed=True)
     rows = {r.label: r for r in window.sidebar.schedules.rows()}
-    daily = rows["daily-ops-summary"]
+    daily = rows["Operating summary"]
     assert daily.look.word == "active" and daily.look.glyph == "●"
-    assert daily.next_run is None and "Revision 1" in daily.tooltip  # published, not yet materialized
+    # Published, not yet materialized: the next run comes from the published rule at once.
+    assert daily.next_run == "Tue 03-02 02:30 EST · 07:30Z" and "Revision 1" in daily.tooltip
+    assert "not materialized yet" in daily.tooltip
     # What the engine's first pass does; the watcher's events make the sidebar read the summaries again.
     from core.ledger import materialize_all
 
@@ -396,7 +400,8 @@ def test_first_start_seeds_the_ledger_and_the_sidebar_shows_it(window: MainWindo
         materialize_all(session, window.ctx.clock)
     with qtbot.waitSignal(window.hub.summariesChanged, timeout=30_000):
         window.hub.refresh_summaries()
-    daily = next(r for r in window.sidebar.schedules.rows() if r.label == "daily-ops-summary")
+    daily = next(r for r in window.sidebar.schedules.rows() if r.label == "Operating summary")
+    assert "not materialized yet" not in daily.tooltip
     # The next run in the schedule's zone with its abbreviation, and in UTC: 2027-03-02 02:30 EST.
     assert daily.next_run == "Tue 03-02 02:30 EST · 07:30Z"
     assert window.engine_label.text() == "Engine ○ stopped · next Mon 03-01 06:00 CST · 12:00Z"
@@ -412,7 +417,8 @@ def test_publish_and_schedule_actions_open_their_dialogs(window: MainWindow, qtb
     opened: list[tuple[str, object]] = []
 
     class FakeDialog:
-        def __init__(self, ctx, spec, parent) -> None:
+        def __init__(self, ctx, spec, parent, *, source_file) -> None:
+            assert source_file == window.document.path  # the revision records the file published
             opened.append(("publish", spec.schedule_id))
 
         def exec(self) -> int:

@@ -4,9 +4,11 @@ with a frozen ``--now``, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,10 +18,12 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import create_engine, update
+from sqlalchemy import create_engine, select, update
 
 from core import cli
-from core.ledger.models import Occurrence
+from core.ledger import open_ledger
+from core.ledger.models import Occurrence, Revision
+from core.ledger.queries import list_schedules
 from core.render import ledger_table
 
 from . import utc
@@ -296,6 +300,20 @@ def test_apply_needs_a_task_and_its_program(run: Session, tmp_path: Path) -> Non
     assert json.loads(run.ok("schedules", "--format", "json")) == {"schedules": []}
 
 
+def test_apply_records_the_file_it_published(run: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The revision remembers its spec file (absolute, on this host); standard input has none to remember."""
+    path = Path(run.spec())
+    monkeypatch.chdir(path.parent)
+    run.ok("apply", path.name)  # a relative name is recorded as the absolute path
+    monkeypatch.setattr("sys.stdin", io.StringIO(Path(run.spec(2)).read_text()))
+    run.ok("apply", "-")
+    with open_ledger(run.url) as ledger, ledger.read() as session:
+        [summary] = list_schedules(session)
+        sources = {r.revision: (r.source_path, r.source_host) for r in session.scalars(select(Revision))}
+    assert sources == {1: (str(path.resolve()), socket.gethostname()), 2: (None, None)}
+    assert summary.source_path is None  # the active revision came from standard input
+
+
 # --- gates ----------------------------------------------------------------------------
 
 
@@ -408,7 +426,7 @@ def test_fence_bumps_the_epoch(run: Session) -> None:
 
 
 def test_db_upgrade(run: Session) -> None:
-    expected = "ledger schema at revision 0004 (the newest this Tidemark knows)\n"
+    expected = "ledger schema at revision 0005 (the newest this Tidemark knows)\n"
     assert run.ok("db", "upgrade") == expected
     assert run.ok("db", "upgrade") == expected
 

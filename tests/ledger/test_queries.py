@@ -168,3 +168,71 @@ def test_an_empty_ledger(ledger: Ledger) -> None:
         assert list_schedules(session) == []
         assert list_occurrences(session).rows == ()
         assert last_event_id(session) == 0
+
+
+# --- the next run before anything is materialized -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "gate", "expected"),
+    [
+        # Published at NOW (2026-03-01 12:00Z): the next 02:30 in New York is 2026-03-02 07:30Z.
+        ({}, None, "2026-03-02T07:30:00Z"),
+        # 2026-03-08 02:30 does not exist and is skipped: from Mar 8 the next run is Mar 9 02:30 EDT.
+        ({"cutoverAt": "2026-03-08T00:00:00Z"}, None, "2026-03-09T06:30:00Z"),
+        ({"jitter": "PT10M"}, None, "jitter"),
+        ({}, "pause", "2026-03-02T07:30:00Z"),  # paused: still materialized, so still shown
+        ({}, "disable", None),
+        ({"end": "2026-02-01T00:00:00"}, None, None),  # ended before now
+    ],
+    ids=["daily_0230", "after_the_spring_gap", "jitter_delays_dispatch", "paused", "disabled", "ended"],
+)
+def test_next_due_comes_from_the_revision_until_materialized(
+    ledger: Ledger, clock: FixedClock, changes: dict[str, str], gate: str | None, expected: str | None
+) -> None:
+    from core.ledger.publish import disable
+
+    with ledger.write() as session:
+        publish(session, spec(**changes), clock)
+        if gate == "pause":
+            pause(session, "daily-ops-summary", clock)
+        elif gate == "disable":
+            disable(session, "daily-ops-summary", clock)
+    with ledger.read() as session:
+        [without_now] = list_schedules(session)
+        [summary] = list_schedules(session, now=NOW)
+    assert without_now.next_due_at is None and not without_now.next_due_expected
+    if expected == "jitter":
+        # The dispatch time, as the engine's due_at: the 02:30 plus the occurrence's own delay.
+        assert summary.next_due_at is not None and summary.next_due_expected
+        delay = summary.next_due_at - utc("2026-03-02T07:30:00Z")
+        assert timedelta(0) <= delay < timedelta(minutes=10)
+        with ledger.write() as session:
+            materialize(session, "daily-ops-summary", clock)
+        with ledger.read() as session:
+            [after] = list_schedules(session, now=NOW)
+        assert after.next_due_at == summary.next_due_at and not after.next_due_expected
+        return
+    assert summary.next_due_at == (utc(expected) if expected else None)
+    assert summary.next_due_expected is (expected is not None)
+
+
+def test_materialized_occurrences_win_over_the_revision(filled: Ledger) -> None:
+    with filled.read() as session:
+        daily, hourly = list_schedules(session, now=NOW)
+    assert daily.next_due_at == utc("2026-03-02T07:30:00Z") and not daily.next_due_expected
+    assert hourly.next_due_at == NOW and not hourly.next_due_expected
+
+
+def test_a_cursor_ahead_of_now_is_where_the_revision_is_read_from(ledger: Ledger, clock: FixedClock) -> None:
+    """Everything before the cursor is materialized already: with none of it pending, the next run is after it."""
+    with ledger.write() as session:
+        publish(session, spec(horizon="P2D"), clock)
+        materialize(session, "daily-ops-summary", clock)
+    with ledger.write() as session:
+        for occ in by_nominal(session, "daily-ops-summary").values():
+            events.transition(session, occ, OccurrenceState.CANCELLED, NOW, "by hand")
+    with ledger.read() as session:
+        [summary] = list_schedules(session, now=NOW)
+    # Materialized through 2026-03-03 12:00Z (both 02:30s cancelled); the next one is on the 4th.
+    assert summary.next_due_at == utc("2026-03-04T07:30:00Z") and summary.next_due_expected
