@@ -130,6 +130,8 @@ class SpecDocument(QObject):
         self._problems: list[Problem] = []
         #: Text in a field that is not (yet) a value, by field: it never reached the mapping.
         self._field_problems: dict[str, Problem] = {}
+        #: The fields among them whose text differs from the mapping: typed work that would be lost.
+        self._unfinished: set[str] = set()
         self._validate()
 
     def _on_clean_changed(self, clean: bool) -> None:
@@ -163,22 +165,37 @@ class SpecDocument(QObject):
         """Fields whose text is not a value yet, in the order they went wrong."""
         return list(self._field_problems.values())
 
-    def set_field_problem(self, field: str, message: str | None, *, key: str | None = None) -> None:
+    @property
+    def unfinished_fields(self) -> list[Problem]:
+        """The field problems of text typed but not in the mapping (closing would lose it)."""
+        return [p for f, p in self._field_problems.items() if f in self._unfinished]
+
+    def set_field_problem(
+        self, field: str, message: str | None, *, key: str | None = None, unfinished: bool = True
+    ) -> None:
         """Say that the field ``field`` holds text that is not a value (``message`` says why), or with None
         that it no longer does. While any field does, the document cannot be saved or published.
 
         ``key`` is the spec key the message names (default: ``field``). Nothing in the mapping changes.
+        ``unfinished`` is false when the field shows the mapping's own value and only that value is refused
+        (an id another file already has): nothing typed would be lost by closing.
         """
         old = self._field_problems.get(field)
+        was_unfinished = field in self._unfinished
         if message:
             new = Problem(key if key is not None else field, message)
-            if old == new:
+            if old == new and was_unfinished == unfinished:
                 return
             self._field_problems[field] = new
+            if unfinished:
+                self._unfinished.add(field)
+            else:
+                self._unfinished.discard(field)
         else:
             if old is None:
                 return
             del self._field_problems[field]
+            self._unfinished.discard(field)
         self.problemsChanged.emit()
 
     def clear_field_problems(self) -> None:
@@ -186,6 +203,7 @@ class SpecDocument(QObject):
         a field whose problem is forgotten shows the document's value again)."""
         if self._field_problems:
             self._field_problems.clear()
+            self._unfinished.clear()
             self.problemsChanged.emit()
 
     @property
@@ -265,6 +283,7 @@ class SpecDocument(QObject):
         self._path = path
         self._source = source
         self._field_problems.clear()
+        self._unfinished.clear()
         self.undo_stack.clear()
         self.undo_stack.setClean()
         self._validate()

@@ -60,10 +60,10 @@ class FilesMixin:
     def maybe_save(self) -> bool:
         """The unsaved-changes guard: True when it is fine to go on (saved, discarded or clean)."""
         doc = self.document
-        if doc is None or not (doc.dirty or doc.field_problems):
+        if doc is None or not (doc.dirty or doc.unfinished_fields):
             return True
         buttons = QMessageBox.StandardButton
-        unfinished = doc.field_problems
+        unfinished = doc.unfinished_fields
         if unfinished:
             # Text typed into a field that is not a value yet cannot be saved: say what it is, and offer
             # to go back to it (the default) or to let it go with every other unsaved change.

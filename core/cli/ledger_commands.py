@@ -51,8 +51,9 @@ def cmd_schedules(args: argparse.Namespace) -> int:
     from core.ledger.queries import list_schedules
     from core.render.ledger_table import schedules_json, schedules_table
 
-    with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
-        rows = list_schedules(session)
+    clock = command_clock(args)
+    with open_command_ledger(args, clock) as ledger, ledger.read() as session:
+        rows = list_schedules(session, now=clock.now())
     out(schedules_json(rows) if args.format == "json" else schedules_table(rows, unicode=unicode_ok()))
     return EXIT_OK
 

@@ -197,7 +197,8 @@ class IdentityFields(QWidget):
         check = self.check_now()
         self.check = check
         if check.problem is not None:
-            self._doc.set_field_problem(FIELD, check.problem, key=FIELD)
+            typed = self.id_text != self._doc.value(FIELD)
+            self._doc.set_field_problem(FIELD, check.problem, key=FIELD, unfinished=typed)
         else:
             self._doc.set_field_problem(FIELD, None)
             if self.id_text != self._doc.value(FIELD):

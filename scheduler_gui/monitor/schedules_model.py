@@ -111,9 +111,11 @@ class SchedulesModel(QAbstractTableModel):
     def reload(self) -> None:
         self._timer.stop()
 
+        now = self._ctx.clock.now()
+
         def work() -> list[ScheduleRow]:
             with self._ctx.ledger.read() as session:
-                summaries = list_schedules(session)
+                summaries = list_schedules(session, now=now)
                 marks = recent_results(session, limit=SPARK_LENGTH, schedule_ids=[s.schedule_id for s in summaries])
             return [ScheduleRow(s, marks.get(s.schedule_id, ())) for s in summaries]
 

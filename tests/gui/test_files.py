@@ -396,6 +396,8 @@ def changed(before: str, after: str) -> list[tuple[str, str]]:
 
 
 def open_commented(window: MainWindow, ctx: AppContext, qtbot) -> Path:
+    # The person's own copy of the demo schedule, the only file of the workspace with its id.
+    (ctx.workspace / "daily-ops-summary.yaml").unlink()
     path = ctx.workspace / "commented.yaml"
     path.write_text(COMMENTED, encoding="utf-8")
     window.resize(1280, 800)
@@ -478,6 +480,7 @@ def test_autosave_and_recovery_keep_the_comments(window: MainWindow, ctx: AppCon
 def test_a_json_file_stays_json_in_its_order(window: MainWindow, ctx: AppContext) -> None:
     data = load_text(COMMENTED)
     data = {"title": data.pop("title"), **data}  # the person's own order
+    (ctx.workspace / "daily-ops-summary.yaml").unlink()  # the only file with this id
     path = ctx.workspace / "summary.json"
     text = json.dumps(data, indent=2) + "\n"
     path.write_text(text, encoding="utf-8")

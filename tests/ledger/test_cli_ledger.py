@@ -314,6 +314,13 @@ def test_apply_records_the_file_it_published(run: Session, monkeypatch: pytest.M
     assert summary.source_path is None  # the active revision came from standard input
 
 
+def test_schedules_shows_the_next_run_before_any_engine_pass(run: Session) -> None:
+    """Just published, nothing materialized: the next run comes from the revision itself."""
+    run.ok("apply", run.spec(), now="2026-03-02T08:00:00Z")
+    [row] = json.loads(run.ok("schedules", "--format", "json", now="2026-03-02T08:00:00Z"))["schedules"]
+    assert (row["nextDueUtc"], row["counts"]) == ("2026-03-03T07:30:00Z", {})
+
+
 # --- gates ----------------------------------------------------------------------------
 
 
