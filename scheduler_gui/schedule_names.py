@@ -63,6 +63,15 @@ class Published:
             return False
         return Path(self.source_path) == path.resolve()
 
+    def replaced_by(self, path: Path | None) -> bool:
+        """Whether publishing the file ``path`` would replace a schedule not known to be that file's:
+        published from another file or host, or from a file the ledger did not record (standard input,
+        an older ledger). Unlike :meth:`came_from`, an unrecorded origin is not given the benefit of the
+        doubt: publishing over it is confirmed once, and from then on the file is recorded."""
+        if self.source_path is None:
+            return True
+        return not self.came_from(path)
+
     def where(self) -> str:
         """``a.yaml`` (with its folder when asked for the tooltip), ``a.yaml on host beta``, or why it is unknown."""
         if self.source_path is None:

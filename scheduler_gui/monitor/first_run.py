@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from core.errors import UserError
 from core.ledger.models import Schedule
-from core.ledger.publish import publish
+from core.ledger.publish import RevisionSource, publish
 from core.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -46,17 +46,18 @@ def seed_demo_ledger(ctx: AppContext) -> int:
     skipped: list[str] = []
     for path in demo_files(ctx):
         try:
-            specs.append(load_spec(str(path)))
+            specs.append((path, load_spec(str(path))))
         except UserError as exc:
             skipped.append(f"{path.name}: {str(exc).splitlines()[0]}")
     published = 0
     with ctx.ledger.write() as session:
         if session.scalar(select(func.count()).select_from(Schedule)):
             return 0
-        for spec in specs:
+        for path, spec in specs:
             try:
                 with session.begin_nested():
-                    publish(session, spec, ctx.clock)
+                    # Recorded like any publish from the window: the sidebar and Publish know the file.
+                    publish(session, spec, ctx.clock, source=RevisionSource.of_file(path))
                 published += 1
             except UserError as exc:
                 skipped.append(f"{spec.schedule_id}: {str(exc).splitlines()[0]}")

@@ -192,7 +192,7 @@ class PublishDialog(QDialog):
         elsewhere = (
             published is not None
             and self.source_file is not None
-            and not Published.of(published).came_from(self.source_file)
+            and Published.of(published).replaced_by(self.source_file)
         )
         self.replaces = published if elsewhere else None
         self._replaced_words = found.words
@@ -306,8 +306,10 @@ class PublishDialog(QDialog):
             f"{this} and {where} both use the id “{old.schedule_id}”. "
             f"Publishing {this} replaces the schedule published from {where}."
         )
-        # Only a recorded file can be another file (an unrecorded one is taken to be this one).
-        origin = f"{old.source_path} on host {old.source_host}"
+        if old.source_path is not None:
+            origin = f"{old.source_path} on host {old.source_host}"
+        else:
+            origin = "a file the ledger did not record (standard input, or before the ledger recorded files)"
         nxt = (
             f", its next run {zone_time(old.next_due_at, old.spec().time_zone)} among them," if old.next_due_at else ""
         )

@@ -34,6 +34,11 @@ def test_seeding_publishes_every_demo_once(ctx: AppContext) -> None:
     assert first_run.last_skipped == []
     assert first_run.seed_demo_ledger(ctx) == 0, "a ledger with schedules is left alone"
     assert schedule_ids(ctx) == expected
+    # Each revision records the workspace file it came from, as a publish from the window does.
+    with ctx.ledger.read() as session:
+        sources = {r.schedule_id: r.source_path for r in session.scalars(select(Revision))}
+    files = {yaml.safe_load(p.read_text())["scheduleId"]: str(p.resolve()) for p in ctx.workspace.glob("*.yaml")}
+    assert sources == files
 
 
 def test_a_workspace_copy_wins_and_a_broken_one_is_skipped(ctx: AppContext) -> None:

@@ -381,6 +381,32 @@ def test_publishing_the_file_the_schedule_came_from_asks_nothing(
     assert _revisions(ctx) == [(1, str(this.resolve())), (2, str(this.resolve()))]
 
 
+def test_publishing_over_a_schedule_of_unrecorded_origin_asks_once(
+    window: MainWindow, ctx: AppContext, qtbot: Any
+) -> None:
+    """Published from standard input (or by an older ledger): nobody can say it is this file's, so the
+    first publish from the window asks; once replaced, the file is recorded and the next publish does not."""
+    put(ctx, "daily-ops-summary", None)
+    open_ledger(window, qtbot)
+    this = str(window.document.path)
+    seen = _publish_answering(window, qtbot, replace=True)
+    assert seen["default"] == "Cancel"
+    assert "published from a file the ledger did not record" in seen["text"]
+    assert _revisions(ctx) == [(1, None), (2, this)]
+
+    def press_publish(dialog: PublishDialog) -> bool:
+        if dialog.diff is None or not dialog.publish_button.isEnabled():
+            return False
+        assert dialog.replaces is None
+        dialog.publish_button.click()
+        return True
+
+    when_modal(PublishDialog, press_publish)
+    window.acts.publish.trigger()
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None, timeout=30_000)
+    assert _revisions(ctx) == [(1, None), (2, this), (3, this)]
+
+
 def test_publishing_an_unsaved_schedule_saves_it_first(
     window: MainWindow, ctx: AppContext, qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
