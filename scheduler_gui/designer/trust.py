@@ -108,7 +108,8 @@ class TrustKeeper(QObject):
         self._replaced = False
         document.changed.connect(self._on_changed)
         document.pathChanged.connect(self._file_event)
-        document.dirtyChanged.connect(lambda dirty: None if dirty else self._file_event())
+        # A bound method, not a lambda: Qt drops it with the keeper (the publish check's keeper is short-lived).
+        document.dirtyChanged.connect(self._on_dirty)
 
     def needs_trust(self) -> bool:
         return self.store.needs_trust(self._doc)
@@ -126,6 +127,10 @@ class TrustKeeper(QObject):
             self._replaced = True
             self._owned = self.store.document_trusted(self._doc)
         self.changed.emit()
+
+    def _on_dirty(self, dirty: bool) -> None:
+        if not dirty:  # saved (or undone back to the file's content)
+            self._file_event()
 
     def _file_event(self, *_: Any) -> None:
         # A load emits pathChanged before changed; wait until the whole sequence is over.
