@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.trust import TrustStore
 from scheduler_gui.document import SpecDocument
@@ -49,7 +50,7 @@ def _scrolling(widget: QWidget, title: str) -> QScrollArea:
     area.setWidget(widget)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setAccessibleName(title)
+    accessible(area, title, f"The {title.lower()} tab; it scrolls when the window is too small for it")
     return area
 
 
@@ -73,8 +74,12 @@ class FoldSection(QWidget):
         self.button.setFlat(True)
         self.button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.button.setStyleSheet("QPushButton { text-align: left; font-weight: bold; padding: 4px 6px; }")
-        self.button.setAccessibleName(title)
-        self.button.setToolTip(f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}")
+        # The name holds the heading and the detail the folded button shows beside it.
+        accessible(
+            self.button,
+            f"{title} — {detail}" if detail else title,
+            f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}",
+        )
         self.button.toggled.connect(self.set_open)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -149,7 +154,16 @@ class DesignerPanel(QWidget):
         self.whatif: QWidget | None = None
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("designerTabs")
-        self.tabs.setAccessibleName("Preview, timeline and what-if")
+        accessible(
+            self.tabs,
+            "Preview, timeline and what-if",
+            "What the schedule will do: its next occurrences, on a time axis, and after an outage",
+        )
+        accessible(
+            self.tabs.tabBar(),
+            "Preview, timeline and what-if tabs",
+            "Choose the preview, the timeline or the what-if view",
+        )
         self.tabs.setDocumentMode(True)
         for key, title, tip in TABS:
             holder = QWidget()
@@ -176,7 +190,7 @@ class DesignerPanel(QWidget):
         self.scroll.setWidget(forms)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setAccessibleName("Schedule settings")
+        accessible(self.scroll, "Schedule settings", "When the schedule runs, its clock changes, task and recovery")
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
