@@ -219,6 +219,7 @@ def build_toolbar(window: QMainWindow, acts: Actions) -> QToolBar:
     gate.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     gate.setAutoRaise(True)
     gate.setIconSize(bar.iconSize())
+    gate.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # like the toolbar's other buttons: no Tab stop
     gate.setDefaultAction(acts.pause_schedule)
     follow_action(gate, acts.pause_schedule)
     follow_action(gate, acts.resume_schedule)

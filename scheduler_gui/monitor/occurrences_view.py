@@ -237,6 +237,7 @@ class OccurrencesView(QWidget):
         bar.addLayout(second)
 
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setObjectName("occurrencesTable")
         self.table.setModel(self.model)
         accessible(

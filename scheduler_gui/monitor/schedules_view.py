@@ -70,6 +70,7 @@ class SchedulesView(QWidget):
         self.model = SchedulesModel(ctx, self)
         self.model.follow(watcher)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
         accessible(self.table, "Schedules", "The ledger's schedules; select one to see its occurrences")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -170,6 +170,7 @@ class PreviewPanel(QWidget):
 
         # --- table and its stand-ins ----------------------------------------------------------
         self.table = _Table()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)

@@ -185,6 +185,7 @@ class WhatIfView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setAccessibleName("What happens on return")
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)

@@ -1,6 +1,6 @@
 """What a screen reader says: every control of the window, its monitor pages and its
 dialogs has an accessible name that matches its visible label and a description;
-row labels are the buddies of their fields."""
+row labels are the buddies of their fields; Tab goes in reading order."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from a11y_support import a11y_problems, controls, heading, labelled
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QListView, QTabBar, QWidget
 from shell_fixtures import window_fixture  # noqa: F401
 from typing_support import named
@@ -229,3 +230,103 @@ def test_the_trust_and_closing_questions_are_named(window: MainWindow, qtbot) ->
         problems.walk(dialog)
     assert not problems.seen, problems.report()
     assert problems.met >= {"What the task would run", "I trust this file", "Cancel", "Wait for them"}
+
+
+#: Tab from the title of the demo schedule (daily at 02:30 in New York) with the task and recovery
+#: sections open: the identity, the "When" box top to bottom, the clock changes, each section's
+#: heading then its fields, the tab bar and the preview's controls. Radio buttons of one group are
+#: one stop (the chosen one; arrows move between them).
+READING_ORDER = [
+    "Title",
+    "Id",
+    "Kind",
+    "Repeats: how many",
+    "Repeats: unit",
+    *("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+    "At",
+    "Add another time of day",
+    "Starts",
+    "Starts: pick a day",
+    "Zone",
+    "Zone: show all time zones",
+    "Ends: never",
+    "Except",
+    "Except (date to skip)",
+    "Except (date to skip): pick a day",
+    "Add the date to skip",
+    "RRULE",
+    "Missing time (clocks jump forward): Skip it",
+    "Repeated time (clocks fall back): First only",
+    TASK,
+    "Run",
+    "Command: add",
+    "Command: remove",
+    "Command: down",
+    "In folder",
+    "Browse for the working folder",
+    "Environment variables",
+    "Environment: add",
+    "Environment: remove",
+    "Stop after",
+    "Effect",
+    "Check with",
+    "Verify probe: add",
+    "Test run",
+    "Test run: output",
+    RECOVERY,
+    "After an outage",
+    "Newest (how many missed runs to make up)",
+    "Missed when late by",
+    "Never run if older than",
+    "Then",
+    "Attempts at most",
+    "First wait",
+    "Each wait ×",
+    "Longest wait",
+    "Start up to",
+    TABS,
+    "From",
+    "Rows",
+    "Next transition",
+    "Also in",
+    "Also in: show all time zones",
+    "Also in: remove the second zone",
+    "Export",
+    "Preview rows",
+]
+
+
+def tab_through(qtbot, window: MainWindow, start: QWidget, stops: int) -> list[str]:
+    """Press Tab ``stops`` times from ``start``; the accessible names of the widgets focused, ``start`` first."""
+    start.setFocus()
+    qtbot.waitUntil(start.hasFocus)
+    names = []
+    for _ in range(stops):
+        focused = QApplication.focusWidget()
+        assert focused is not None and window.isAncestorOf(focused)
+        names.append(focused.accessibleName())
+        QTest.keyClick(focused, Qt.Key.Key_Tab)
+    return names
+
+
+def test_tab_goes_in_reading_order(shown: MainWindow, qtbot) -> None:
+    window = shown
+    # Opened now, the sections' fields are built after everything else: they still come in their place.
+    for name in (TASK, RECOVERY):
+        qtbot.mouseClick(named(window, name), Qt.MouseButton.LeftButton)
+    assert window.designer is not None
+    qtbot.waitUntil(window.designer.recovery.isVisible)
+    names = tab_through(qtbot, window, named(window, "Title"), len(READING_ORDER) + 1)
+    assert names[:-1] == READING_ORDER
+    assert names[-1] == "Schedules"  # then out of the designer, to the sidebar
+
+
+@pytest.mark.parametrize(
+    ("tab", "stops"),
+    [("Timeline", ["Timeline", "Fit timeline"]), ("What-if", ["Machine off from"])],
+)
+def test_a_tab_built_late_is_read_after_the_tab_bar(shown: MainWindow, qtbot, tab: str, stops: list[str]) -> None:
+    window = shown
+    click_tab(qtbot, window, tab)
+    names = tab_through(qtbot, window, named(window, TABS), len(stops) + 1)
+    assert names == [TABS, *stops]
