@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar, QToolButton, QWidget
 
+from scheduler_gui.a11y import follow_action
 from scheduler_gui.icons import icon
 
 #: The one key for Pause and Resume: it belongs to whichever of the two applies.
@@ -208,20 +209,32 @@ def build_toolbar(window: QMainWindow, acts: Actions) -> QToolBar:
     bar.setMovable(False)
     bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)  # words, not riddles
     bar.setIconSize(QSize(20, 20))
-    bar.addActions([acts.new, acts.open, acts.save])
+    for act in (acts.new, acts.open, acts.save):
+        add_tool_action(bar, act)
     bar.addSeparator()
-    bar.addAction(acts.publish)
+    add_tool_action(bar, acts.publish)
     # One button for Pause and Resume: it shows whichever applies (apply_schedule_gate).
     gate = QToolButton(bar)
     gate.setObjectName("scheduleGateButton")
     gate.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     gate.setAutoRaise(True)
     gate.setIconSize(bar.iconSize())
+    gate.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # like the toolbar's other buttons: no Tab stop
     gate.setDefaultAction(acts.pause_schedule)
+    follow_action(gate, acts.pause_schedule)
+    follow_action(gate, acts.resume_schedule)
     bar.addWidget(gate)
-    bar.addAction(acts.run_now)
+    add_tool_action(bar, acts.run_now)
     window.addToolBar(bar)
     return bar
+
+
+def add_tool_action(bar: QToolBar, act: QAction) -> None:
+    """Put ``act`` on ``bar``; its button says what the action says (name, description)."""
+    bar.addAction(act)
+    button = bar.widgetForAction(act)
+    if isinstance(button, QToolButton):
+        follow_action(button, act)
 
 
 # --- the schedule actions' gate ----------------------------------------------------------
@@ -269,6 +282,12 @@ def apply_schedule_gate(acts: Actions, gate: Mapping[str, str | None], toolbar: 
     """Enable the schedule actions as ``gate`` says, with the reason in the tooltip of each one
     that is off; the pause/resume key (and the toolbar's button) go to the one that applies."""
     resume = gate.get("resume_schedule") is None
+    # The toolbar's button first: the actions' changes below then speak for the one it shows.
+    button = toolbar.findChild(QToolButton, "scheduleGateButton") if toolbar is not None else None
+    if button is not None:
+        shown = acts.resume_schedule if resume else acts.pause_schedule
+        if button.defaultAction() is not shown:
+            button.setDefaultAction(shown)
     acts.pause_schedule.setShortcuts([] if resume else [QKeySequence(GATE_KEY)])
     acts.resume_schedule.setShortcuts([QKeySequence(GATE_KEY)] if resume else [])
     for name in SCHEDULE_ACTIONS:
@@ -277,11 +296,6 @@ def apply_schedule_gate(acts: Actions, gate: Mapping[str, str | None], toolbar: 
         act.setProperty("disabledReason", reason)
         _set_tip(act, reason if reason is not None else str(act.property("defaultTip")))
         act.setEnabled(reason is None)
-    button = toolbar.findChild(QToolButton, "scheduleGateButton") if toolbar is not None else None
-    if button is not None:
-        shown = acts.resume_schedule if resume else acts.pause_schedule
-        if button.defaultAction() is not shown:
-            button.setDefaultAction(shown)
 
 
 class DisabledKeys(QObject):

@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
 
 from core.zones import tzdb_version
 from scheduler_gui import version
-from scheduler_gui.actions import build_actions, build_menus, build_toolbar, keys_text, refresh_icons
+from scheduler_gui.actions import (
+    add_tool_action,
+    build_actions,
+    build_menus,
+    build_toolbar,
+    keys_text,
+    refresh_icons,
+)
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.panel import DesignerPanel
@@ -71,7 +78,7 @@ class MainWindow(FilesMixin, QMainWindow):
         spacer = QWidget()
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.toolbar.addWidget(spacer)
-        self.toolbar.addAction(self.acts.engine_toggle)
+        add_tool_action(self.toolbar, self.acts.engine_toggle)
 
         self.sidebar = Sidebar(self)
         self.stack = QStackedWidget(self)

@@ -14,6 +14,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from scheduler_gui.a11y import accessible
+
 
 def load(module: str, name: str) -> Any:
     """``module.name``, imported when first needed (the first window appears sooner)."""
@@ -25,8 +27,7 @@ def placeholder(text: str, parent: QWidget | None = None) -> QLabel:
     label = QLabel(text, parent)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
     label.setWordWrap(True)
-    label.setAccessibleName(text)
-    label.setToolTip(text)
+    accessible(label, text, text)
     label.setForegroundRole(label.foregroundRole())
     label.setMargin(24)
     return label

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from core.errors import ZoneError
 from core.zones import format_offset, get_zone
 from scheduler_gui import status_style
+from scheduler_gui.a11y import accessible
 from scheduler_gui.schedule_names import Published
 from scheduler_gui.workspace import SpecEntry
 
@@ -340,8 +341,7 @@ class Sidebar(QWidget):
         self.schedule_view = QListView(self)
         self.schedule_view.setModel(self.schedules)
         self.schedule_view.setItemDelegate(ScheduleDelegate(self.schedule_view))
-        self.schedule_view.setAccessibleName("Schedules")
-        self.schedule_view.setToolTip("The schedules in the workspace folder: state, kind and next run")
+        accessible(self.schedule_view, "Schedules", "The schedules in the workspace folder: state, kind and next run")
         self.schedule_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.schedule_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.schedule_view.setUniformItemSizes(False)
@@ -359,8 +359,7 @@ class Sidebar(QWidget):
         note = QLabel("No schedules yet.")
         note.setWordWrap(True)
         self.empty_button = QPushButton("New from template…")
-        self.empty_button.setToolTip("Start from one of the demo schedules")
-        self.empty_button.setAccessibleName("New from template")
+        accessible(self.empty_button, "New from template", "Start from one of the demo schedules")
         self.empty_button.clicked.connect(self.newFromTemplateRequested)
         empty_layout.addWidget(note)
         empty_layout.addWidget(self.empty_button)
@@ -368,8 +367,7 @@ class Sidebar(QWidget):
 
         self.monitor_view = QListView(self)
         self.monitor_view.setModel(self.monitor)
-        self.monitor_view.setAccessibleName("Monitor views")
-        self.monitor_view.setToolTip("The ledger: occurrences, what needs attention, health")
+        accessible(self.monitor_view, "Monitor views", "The ledger: occurrences, what needs attention, health")
         self.monitor_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.monitor_view.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.monitor_view.activated.connect(self._on_monitor)

@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QFontDatabase
 from PySide6.QtWidgets import QLabel, QMainWindow, QToolBar
 
 from core.zones import tzdb_version
+from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.actions import keys_text
 from scheduler_gui.sidebar import fmt_next
 
@@ -30,15 +31,26 @@ ENGINE_WORDS = {
 }
 
 
-def status_label(name: str, tip: str) -> QLabel:
-    """A label in tabular digits with its tooltip and accessible name."""
-    label = QLabel()
-    label.setObjectName(name)
-    label.setToolTip(tip)
-    label.setAccessibleName(tip)
-    label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-    label.setContentsMargins(6, 0, 6, 0)
-    return label
+class StatusLabel(QLabel):
+    """A label in tabular digits whose accessible name is what it shows ("Engine ● running · next …"),
+    or ``title`` while it shows nothing: a screen reader reads the state, not a fixed caption."""
+
+    def __init__(self, name: str, title: str, tip: str) -> None:
+        super().__init__()
+        self.setObjectName(name)
+        self._title = title
+        accessible(self, title, tip)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setContentsMargins(6, 0, 6, 0)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setAccessibleName(text or self._title)
+
+
+def status_label(name: str, title: str, tip: str) -> StatusLabel:
+    """A :class:`StatusLabel` named ``name`` (its object name), ``title`` while empty, saying ``tip``."""
+    return StatusLabel(name, title, tip)
 
 
 def next_due(hub: MonitorHub) -> tuple[datetime | None, str | None, str]:
@@ -59,13 +71,21 @@ class StatusLine:
     """The labels; :meth:`show_engine`, :meth:`show_counts` and the ledger methods fill them in."""
 
     def __init__(self, window: QMainWindow, toolbar: QToolBar) -> None:
-        self.engine_label = status_label("engineState", "The embedded engine's state and its next due occurrence")
+        self.engine_label = status_label(
+            "engineState", "Engine", "The embedded engine's state and its next due occurrence"
+        )
         toolbar.addWidget(self.engine_label)
-        self.engine_status = status_label("engineStatus", "The embedded engine's state")
-        self.next_label = status_label("nextDue", "The next occurrence due, in its schedule's zone and in UTC")
-        self.ledger_label = status_label("ledgerLocation", "Where the ledger is")
-        self.tzdata_label = status_label("tzdataVersion", "The time zone data every time is computed with")
-        self.counts_label = status_label("ledgerCounts", "Occurrences due now, and those that need a decision")
+        self.engine_status = status_label("engineStatus", "Engine", "The embedded engine's state")
+        self.next_label = status_label(
+            "nextDue", "Next due", "The next occurrence due, in its schedule's zone and in UTC"
+        )
+        self.ledger_label = status_label("ledgerLocation", "Ledger", "Where the ledger is")
+        self.tzdata_label = status_label(
+            "tzdataVersion", "Time zone data", "The time zone data every time is computed with"
+        )
+        self.counts_label = status_label(
+            "ledgerCounts", "Counts", "Occurrences due now, and those that need a decision"
+        )
         self.tzdata_label.setText(f"tzdata {tzdb_version()}")
         self.show_opening()
         bar = window.statusBar()
@@ -75,15 +95,15 @@ class StatusLine:
 
     def show_opening(self) -> None:
         self.ledger_label.setText("Ledger: opening…")
-        self.ledger_label.setToolTip("The ledger is being opened")
+        explain(self.ledger_label, "The ledger is being opened")
 
     def show_ledger(self, where: str) -> None:
         self.ledger_label.setText(f"Ledger {where}")
-        self.ledger_label.setToolTip(f"The ledger in use: {where}")
+        explain(self.ledger_label, f"The ledger in use: {where}")
 
     def show_ledger_failed(self, message: str) -> None:
         self.ledger_label.setText("Ledger ⚠ cannot be used")
-        self.ledger_label.setToolTip(message)
+        explain(self.ledger_label, message)
 
     def show_engine(self, hub: MonitorHub, toggle: QAction) -> None:
         """The engine's state and next due occurrence, and the toggle's words to match."""
@@ -114,8 +134,8 @@ class StatusLine:
                 tip += f"; last error: {engine.last_error}"
         keys = keys_text(toggle)
         toggle.setToolTip(f"{tip} ({keys})" if keys else tip)
-        self.engine_label.setToolTip(tip)
-        self.engine_status.setToolTip(tip)
+        explain(self.engine_label, tip)
+        explain(self.engine_status, tip)
 
     def show_counts(self, hub: MonitorHub) -> None:
         if hub.state != "open":

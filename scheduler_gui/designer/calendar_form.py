@@ -47,9 +47,10 @@ from core.recurrence.form import (
 )
 from core.recurrence.rules import WEEKDAYS, RuleError
 from core.zone_info import wall_time_hint
+from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.typed_inputs import CountSpin, DateTimeField
-from scheduler_gui.designer.when_fields import add_row, as_local, field_row, form_layout, row_label, stack, tip
+from scheduler_gui.designer.when_fields import add_row, as_local, field_row, form_layout, row_label, stack
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
 
@@ -61,6 +62,8 @@ UNIT_WORDS = {
     "MONTHLY": "months",
     "YEARLY": "years",
 }
+#: The name of the minutes field, the second row labelled "At".
+MINUTES = "At (minutes past the hour)"
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _NTH_WORDS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last"}
 _MODE_WORDS = (
@@ -104,14 +107,18 @@ class CalendarForm(QWidget):
 
         self.interval = CountSpin("the repeat interval", 1, 1000, self)
         self.interval.setPrefix("every ")
-        tip(self.interval, "Repeat every", "Repeat every this many units (every 2 weeks = every other week)")
+        accessible(
+            self.interval, "Repeats: how many", "Repeat every this many units (every 2 weeks = every other week)"
+        )
         self.freq = QComboBox(self)
         for freq in reversed(FREQUENCIES):
             self.freq.addItem(UNIT_WORDS[freq], freq)
-        tip(self.freq, "Repeat unit", "Minutes, hours, days, weeks, months or years")
+        accessible(self.freq, "Repeats: unit", "The unit it repeats in: minutes, hours, days, weeks, months or years")
         self.freq.activated.connect(self._on_freq)
-        repeat_line = state.error_line(None, self, "Repeat every")
-        self.row_repeats = add_row(form, "Repeats", stack(field_row(self.interval, self.freq), repeat_line))
+        repeat_line = state.error_line(None, self, "Repeats")
+        self.row_repeats = add_row(
+            form, "Repeats", stack(field_row(self.interval, self.freq), repeat_line), self.interval
+        )
         self._interval = state.typed_spin(
             "repeatEvery",
             "rule",
@@ -129,7 +136,8 @@ class CalendarForm(QWidget):
             button = QToolButton(days)
             button.setCheckable(True)
             button.setText(locale.dayName(i + 1, locale.FormatType.ShortFormat))
-            tip(button, _DAY_NAMES[i], f"Run on {_DAY_NAMES[i]}s")
+            day = locale.dayName(i + 1, locale.FormatType.LongFormat)
+            accessible(button, day, f"Run on {_DAY_NAMES[i]}s (press again to leave them out)")
             button.setProperty("weekday", code)
             button.toggled.connect(self._on_weekdays)
             days_layout.addWidget(button)
@@ -138,7 +146,7 @@ class CalendarForm(QWidget):
         self.weekday_hint.setEnabled(False)
         days_layout.addWidget(self.weekday_hint)
         days_layout.addStretch(1)
-        self.weekday_label = row_label("On")
+        self.weekday_label = buddy(row_label("On"), self.weekday_buttons[0])
         weekdays_line = state.error_line(None, self, "Weekdays")
         form.addRow(self.weekday_label, stack(days, weekdays_line))
         self.row_weekdays = form.rowCount() - 1
@@ -150,38 +158,46 @@ class CalendarForm(QWidget):
             button = QToolButton(months)
             button.setCheckable(True)
             button.setText(locale.monthName(m, locale.FormatType.ShortFormat))
-            tip(button, MONTH_NAMES[m], f"Run in {MONTH_NAMES[m]}")
+            month = locale.monthName(m, locale.FormatType.LongFormat)
+            accessible(button, month, f"Run in {MONTH_NAMES[m]} (press again to leave it out)")
             button.setProperty("month", m)
             button.toggled.connect(self._on_months)
             months_layout.addWidget(button)
             self.month_buttons.append(button)
         months_layout.addStretch(1)
         months_line = state.error_line(None, self, "Months")
-        self.row_months = add_row(form, "In", stack(months, months_line))
+        self.row_months = add_row(form, "In", stack(months, months_line), self.month_buttons[0])
         self._months_problem = state.problem("months", "rule", months_line)
 
         self.month_mode = QComboBox(self)
         for value, words in _MODE_WORDS:
             self.month_mode.addItem(words, value)
-        tip(self.month_mode, "Day of the month", "A day number, the Nth weekday, the last day or the last weekday")
+        accessible(
+            self.month_mode,
+            "Day",
+            "Which day of the month: day numbers, the Nth weekday, the last day or the last weekday",
+        )
         self.month_mode.activated.connect(self._on_month_mode)
         self.month_days = QLineEdit(self)
         self.month_days.setPlaceholderText("1, 15")
         self.month_days.setMaximumWidth(110)
-        tip(self.month_days, "Days of the month", "Day numbers 1-31, separated by commas (1, 15) or as a range")
+        accessible(self.month_days, "Day: numbers", "Day numbers 1-31, separated by commas (1, 15) or as a range (1-7)")
         self.nth = QComboBox(self)
         for n in NTH_CHOICES:
             self.nth.addItem(_NTH_WORDS[n], n)
-        tip(self.nth, "Which weekday of the month", "First, second, third, fourth, fifth or last")
+        accessible(self.nth, "Day: which", "Which of the month's weekdays: first, second, third, fourth, fifth or last")
         self.nth.activated.connect(self._on_nth)
         self.nth_weekday = QComboBox(self)
         for i, code in enumerate(WEEKDAYS):
             self.nth_weekday.addItem(locale.dayName(i + 1, locale.FormatType.LongFormat), code)
-        tip(self.nth_weekday, "Weekday of the month", "The weekday counted in the month")
+        accessible(self.nth_weekday, "Day: weekday", "The weekday counted in the month")
         self.nth_weekday.activated.connect(self._on_nth)
-        day_line = state.error_line(None, self, "Days of the month")
+        day_line = state.error_line(None, self, "Day")
         self.row_day = add_row(
-            form, "Day", stack(field_row(self.month_mode, self.month_days, self.nth, self.nth_weekday), day_line)
+            form,
+            "Day",
+            stack(field_row(self.month_mode, self.month_days, self.nth, self.nth_weekday), day_line),
+            self.month_mode,
         )
         self._month_days = self._numbers(
             self.month_days, "monthDays", day_line, "month_days", (1, 31, "days of the month"), "Days of the month"
@@ -193,12 +209,14 @@ class CalendarForm(QWidget):
         self.times.setFont(tabular(self.times.font()))
         self.times.setPlaceholderText("02:30")
         self.times.setMaximumWidth(220)
-        tip(self.times, "Times of day", "Local wall-clock times as H:MM or HH:MM, separated by commas (09:00, 17:00)")
+        accessible(
+            self.times, "At", "Local wall-clock times of day as H:MM or HH:MM, separated by commas (09:00, 17:00)"
+        )
         self.add_time = QPushButton("+ another", self)
-        tip(self.add_time, "Add a time of day", "Add another time of day, an hour after the last one")
+        accessible(self.add_time, "Add another time of day", "Add another time of day, an hour after the last one")
         self.add_time.clicked.connect(self._on_add_time)
-        times_line = state.error_line(None, self, "Times of day")
-        self.row_times = add_row(form, "At", stack(field_row(self.times, self.add_time), times_line))
+        times_line = state.error_line(None, self, "At")
+        self.row_times = add_row(form, "At", stack(field_row(self.times, self.add_time), times_line), self.times)
         self._times = state.typed(
             "times",
             "rule",
@@ -213,10 +231,11 @@ class CalendarForm(QWidget):
         self.minutes = QLineEdit(self)
         self.minutes.setPlaceholderText("0, 30")
         self.minutes.setMaximumWidth(110)
-        tip(self.minutes, "Minutes past the hour", "Minutes past each hour, 0-59, separated by commas")
-        minutes_line = state.error_line(None, self, "Minutes past the hour")
+        # The second row labelled "At": its name says which one it is.
+        accessible(self.minutes, MINUTES, "Minutes past each hour, 0-59, separated by commas (0, 30)")
+        minutes_line = state.error_line(None, self, MINUTES)
         self.row_minutes = add_row(
-            form, "At", stack(field_row(self.minutes, QLabel("minutes past the hour")), minutes_line)
+            form, "At", stack(field_row(self.minutes, QLabel("minutes past the hour")), minutes_line), self.minutes
         )
         self._minutes = self._numbers(
             self.minutes, "minutes", minutes_line, "minutes", (0, 59, "minutes"), "Minutes past the hour"
@@ -225,9 +244,11 @@ class CalendarForm(QWidget):
         self.hours = QLineEdit(self)
         self.hours.setPlaceholderText("every hour")
         self.hours.setMaximumWidth(110)
-        tip(self.hours, "Only in hours", "Run only in these hours of the day (9-17); empty means every hour")
-        hours_line = state.error_line(None, self, "Only in hours")
-        self.row_hours = add_row(form, "Hours", stack(field_row(self.hours, QLabel("empty: every hour")), hours_line))
+        accessible(self.hours, "Hours", "Run only in these hours of the day (9-17); empty means every hour")
+        hours_line = state.error_line(None, self, "Hours")
+        self.row_hours = add_row(
+            form, "Hours", stack(field_row(self.hours, QLabel("empty: every hour")), hours_line), self.hours
+        )
         self._hours = self._numbers(self.hours, "hours", hours_line, "hours", (0, 23, "hours"), "Hours of the day")
 
         self.start = DateTimeField(
@@ -237,7 +258,7 @@ class CalendarForm(QWidget):
         self.start_hint.setFont(tabular(self.start_hint.font()))
         self.start_hint.setAccessibleName("Start in UTC")
         start_line = state.error_line("start", self, "Starts")
-        add_row(form, "Starts", stack(field_row(self.start, self.start_hint), start_line))
+        add_row(form, "Starts", stack(field_row(self.start, self.start_hint), start_line), self.start)
         self._start = state.typed_start("start", start_line, self.start, "Start")
         self._typed_rule_fields = (self._interval, self._month_days, self._times, self._minutes, self._hours)
         self._choice_problems = (self._freq_problem, self._weekdays_problem, self._months_problem, self._day_problem)

@@ -22,11 +22,12 @@ from core.consequences import Consequences, FoldConsequence, GapConsequence, Inv
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
 from core.errors import SpecError
 from core.spec import parse_spec
+from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.designer.notes import problem_label, show_problems
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview_service import PreviewService
-from scheduler_gui.status_style import VERMILLION
 
 DEBOUNCE_MS = 60
 
@@ -91,23 +92,17 @@ class PolicyGroup(QWidget):
         self.buttons: dict[str, QRadioButton] = {}
         for choice in choices:
             button = QRadioButton(choice.words, self)
-            button.setAccessibleName(f"{title}: {choice.words}")
-            button.setToolTip(f"{choice.meaning} ({key} {choice.value})")
+            accessible(button, f"{title}: {choice.words}", f"{choice.meaning} ({key} {choice.value})")
             self.group.addButton(button)
             self.buttons[choice.value] = button
             layout.addWidget(button)
         self.group.buttonClicked.connect(self._clicked)
         self.line = QLabel(self)
         self.line.setWordWrap(True)
-        self.line.setAccessibleName(f"{title}: what the chosen policy does")
-        self.line.setToolTip("Computed from the zone data for this rule")
+        accessible(self.line, f"{title}: what the chosen policy does", "Computed from the zone data for this rule")
         layout.addWidget(self.line)
         self.part: Part | None = None
-        self.problem = QLabel(self)
-        self.problem.setWordWrap(True)
-        self.problem.setStyleSheet(f"color: {VERMILLION};")
-        self.problem.setAccessibleName(f"{title}: problem")
-        self.problem.hide()
+        self.problem = problem_label(self, f"{title}: problem")
         layout.addWidget(self.problem)
 
     def _clicked(self, button: QRadioButton) -> None:
@@ -129,9 +124,7 @@ class PolicyGroup(QWidget):
             button.setChecked(choice_value == value)
             button.blockSignals(False)
         self.group.setExclusive(True)
-        problems = self._doc.problems_for(self.key)
-        self.problem.setText("\n".join(f"⚠ {p}" for p in problems))
-        self.problem.setVisible(bool(problems))
+        show_problems(self.problem, self._doc.problems_for(self.key))
 
     def set_choices_visible(self, visible: bool) -> None:
         for button in self.buttons.values():
@@ -148,13 +141,11 @@ class PolicyGroup(QWidget):
             text = part.line() if part is not None else empty
             self.line.setText(f"→ {text}")
             for choice in self.choices:
-                self.buttons[choice.value].setToolTip(f"{choice.meaning} ({self.key} {choice.value})")
+                explain(self.buttons[choice.value], f"{choice.meaning} ({self.key} {choice.value})")
             return
         lines = {choice.value: part.line(choice.value) for choice in self.choices}
         for choice in self.choices:
-            self.buttons[choice.value].setToolTip(
-                f"{choice.meaning}\n{lines[choice.value]}\n({self.key} {choice.value})"
-            )
+            explain(self.buttons[choice.value], f"{choice.meaning}\n{lines[choice.value]}\n({self.key} {choice.value})")
         chosen = self.chosen()
         if chosen is not None:
             self.line.setText(f"→ {lines[chosen]}")
@@ -188,8 +179,11 @@ class ClockChangesBox(QGroupBox):
         self._doc = document
         self._ctx = ctx
         self._preview = preview
-        self.setAccessibleName("Clock changes")
-        self.setToolTip("What this schedule does when the clocks jump or fall back, and on dates a month lacks")
+        accessible(
+            self,
+            "Clock changes",
+            "What this schedule does when the clocks jump or fall back, and on dates a month lacks",
+        )
         layout = QVBoxLayout(self)
         self.note = QLabel(self)
         self.note.setWordWrap(True)

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
 from core.durations import format_duration, human_duration, parse_duration
+from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.notes import problem_label, show_problems
 from scheduler_gui.document import SpecDocument
@@ -138,8 +139,7 @@ class DurationField(QWidget):
         layout.setSpacing(1)
         self.edit = QLineEdit(self)
         self.edit.setPlaceholderText(placeholder)
-        self.edit.setAccessibleName(name)
-        self.edit.setToolTip(f"{tooltip}\nType e.g. {EXAMPLES}; the file stores the ISO 8601 form ({key}).")
+        accessible(self.edit, name, f"{tooltip}\nType e.g. {EXAMPLES}; the file stores the ISO 8601 form ({key}).")
         self.setFocusProxy(self.edit)
         layout.addWidget(self.edit)
         self.problem = problem_label(self, f"{name}: problem")

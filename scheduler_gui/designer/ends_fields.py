@@ -26,11 +26,15 @@ from core.recurrence.form import rule_without_end, with_count
 from core.recurrence.rules import RuleError, parse_rule
 from core.timefmt import fmt_local, parse_instant, parse_local_or_date
 from core.zones import get_zone
+from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.field_problem import NOT_A_VALUE, ProblemLine
 from scheduler_gui.designer.typed_inputs import CountSpin, DateTimeField
-from scheduler_gui.designer.when_fields import field_row, tip
+from scheduler_gui.designer.when_fields import field_row
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
+
+#: The name of the date picked to be added to the exclusions (its row reads "Except").
+SKIP_DAY = "Except (date to skip)"
 
 
 def _column(parent: QWidget) -> QVBoxLayout:
@@ -65,16 +69,24 @@ class EndsField(QWidget):
         super().__init__(parent)
         self._state = state
         self.end_never = QRadioButton("never", self)
-        tip(self.end_never, "Ends: never", "The schedule keeps running")
+        accessible(self.end_never, "Ends: never", "The schedule keeps running: it has no end")
         self.end_count_radio = QRadioButton("after", self)
-        tip(self.end_count_radio, "Ends after a number of runs", "Stop after this many occurrences (COUNT)")
+        accessible(
+            self.end_count_radio,
+            "Ends after a number of runs",
+            "Stop after the number of occurrences beside it (COUNT)",
+        )
         self.end_count = CountSpin("the number of occurrences", 1, 100000, self)
         self.end_count.setSuffix(" times")
-        tip(self.end_count, "Number of occurrences", "How many occurrences in all (COUNT in the rule)")
+        accessible(self.end_count, "Ends after", "How many occurrences in all, then it ends (COUNT in the rule)")
         self.end_date_radio = QRadioButton("on", self)
-        tip(self.end_date_radio, "Ends on a date", "The last day the schedule runs, included (the spec's end)")
+        accessible(
+            self.end_date_radio,
+            "Ends on a date",
+            "End on the date beside it, the last day the schedule runs (the spec's end)",
+        )
         self.end_date = DateTimeField(
-            "End date", "The last local day on which the schedule runs (included)", self, with_time=False
+            "Ends on", "The last local day on which the schedule runs (included)", self, with_time=False
         )
         self.end_group = QButtonGroup(self)
         for button in (self.end_never, self.end_count_radio, self.end_date_radio):
@@ -84,8 +96,8 @@ class EndsField(QWidget):
         self.end_hint.setWordWrap(True)
         self.end_hint.setEnabled(False)
         row = field_row(self.end_never, self.end_count_radio, self.end_count, self.end_date_radio, self.end_date)
-        count_line = state.error_line(None, self, "Number of occurrences")
-        date_line = state.error_line("end", self, "End date")
+        count_line = state.error_line(None, self, "Ends after")
+        date_line = state.error_line("end", self, "Ends on")
         self._count = state.typed_spin(
             "endCount",
             "rule",
@@ -244,25 +256,25 @@ class ExclusionsField(QWidget):
         self.exclude = QLineEdit(self)
         self.exclude.setPlaceholderText("dates to skip, e.g. 2026-12-25, 2027-01-01")
         self.exclude.setFont(tabular(self.exclude.font()))
-        tip(
+        accessible(
             self.exclude,
-            "Exclusions",
+            "Except",
             "Local dates (2026-12-25) or local date-times (2026-12-25T02:30) on which the schedule does not run, "
             "separated by commas",
         )
         self.exclude_day = DateTimeField(
-            "Date to skip", "A local date to add to the exclusions with 'skip'", self, with_time=False
+            SKIP_DAY, "A local date to add to the exclusions with '+ skip'", self, with_time=False
         )
         self.exclude_add = QToolButton(self)
         self.exclude_add.setText("+ skip")
-        tip(self.exclude_add, "Add the date to skip", "Add the date beside it to the exclusions")
+        accessible(self.exclude_add, "Add the date to skip", "Add the date beside it to the exclusions")
         self.exclude_add.clicked.connect(self._on_add)
         tomorrow = state.clock.now().date() + timedelta(days=1)
         self.exclude_day.set_value(tomorrow)
         # The date to skip is not part of the schedule until added: its problem only keeps "skip" waiting.
-        self.exclude_day_line = ProblemLine("Date to skip", self)
+        self.exclude_day_line = ProblemLine(SKIP_DAY, self)
         self.exclude_day.edit.textChanged.connect(self._check_day)
-        line = state.error_line("exclude", self, "Exclusions")
+        line = state.error_line("exclude", self, "Except")
         self._exclude = state.typed(
             "exclude",
             "exclude",

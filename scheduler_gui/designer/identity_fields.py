@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QFileSystemWatcher, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
+from scheduler_gui.a11y import accessible, buddy, explain
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.notes import meaning_label, problem_label
 from scheduler_gui.designer.zone_picker import fixed_font
@@ -50,11 +51,12 @@ class IdentityFields(QWidget):
         self.check = IdCheck()
 
         self.title_edit = QLineEdit(self)
-        self.title_edit.setAccessibleName("Title")
         self.title_edit.setPlaceholderText("Name this schedule, e.g. Morning summary")
-        self.title_edit.setToolTip(
+        accessible(
+            self.title_edit,
+            "Title",
             "What this schedule is called (title): shown in the sidebar and the monitor.\n"
-            "The id below follows it until you edit the id yourself."
+            "The id below follows it until you edit the id yourself.",
         )
         font = self.title_edit.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
@@ -62,7 +64,7 @@ class IdentityFields(QWidget):
         self.title_edit.setFont(font)
 
         self.id_edit = QLineEdit(self)
-        self.id_edit.setAccessibleName("Schedule id")
+        self.id_edit.setAccessibleName("Id")
         self.id_edit.setFont(fixed_font())
         self.id_edit.setMaxLength(80)  # longer than 64, so that "too long" is said rather than swallowed
         self.id_edit.setMinimumWidth(260)
@@ -70,16 +72,17 @@ class IdentityFields(QWidget):
         # Read-only (published) looks it: no field to type in, just the id.
         self.id_edit.setStyleSheet('QLineEdit[readOnly="true"] { background: palette(window); }')
         self.lock = QLabel(self)
-        self.lock.setAccessibleName("Schedule id: published")
+        self.lock.setAccessibleName("Id: published")
         self.new_button = QPushButton("Make a new schedule from this…", self)
-        self.new_button.setAccessibleName("Make a new schedule from this")
-        self.new_button.setToolTip(
+        accessible(
+            self.new_button,
+            "Make a new schedule from this",
             "Copy this schedule under a new id, as revision 1, and choose where to save it.\n"
-            "The published schedule keeps running under its id."
+            "The published schedule keeps running under its id.",
         )
         self.new_button.clicked.connect(self.newScheduleRequested)
-        self.problem = problem_label(self, "Schedule id: problem")
-        self.note = meaning_label(self, "Schedule id: note")
+        self.problem = problem_label(self, "Id: problem")
+        self.note = meaning_label(self, "Id: note")
 
         id_row = QHBoxLayout()
         id_row.setContentsMargins(0, 0, 0, 0)
@@ -92,10 +95,8 @@ class IdentityFields(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
-        title_label = QLabel("Title", self)
-        title_label.setBuddy(self.title_edit)
-        id_label = QLabel("Id", self)
-        id_label.setBuddy(self.id_edit)
+        title_label = buddy(QLabel("Title", self), self.title_edit)
+        id_label = buddy(QLabel("Id", self), self.id_edit)
         grid.addWidget(title_label, 0, 0)
         grid.addWidget(self.title_edit, 0, 1)
         grid.addWidget(id_label, 1, 0)
@@ -219,16 +220,18 @@ class IdentityFields(QWidget):
                 f"Published as revision {published.revision}: the id names this schedule in the ledger and "
                 "no longer changes. Another id is another schedule: make a new schedule from this one."
             )
-            self.id_edit.setToolTip(why)
+            explain(self.id_edit, why)
             self.lock.setToolTip(why)
         else:
-            self.id_edit.setToolTip(
+            explain(
+                self.id_edit,
                 "The schedule's id in the ledger (scheduleId): lower-case letters, digits, '.', '_' or '-', "
-                "at most 64.\nIt follows the title until you edit it, and is fixed once the schedule is published."
+                "at most 64.\nIt follows the title until you edit it, and is fixed once the schedule is published.",
             )
         self.lock.setVisible(locked)
         self.new_button.setVisible(locked)
         self.problem.setText(f"⚠ {check.problem}" if check.problem else "")
+        self.problem.setAccessibleDescription(check.problem or "")  # its name is "Id: problem"
         self.problem.setVisible(check.problem is not None)
         self.note.setText(check.note or "")
         self.note.setVisible(bool(check.note) and check.problem is None)

@@ -21,9 +21,12 @@ from core.timefmt import fmt_utc, parse_instant
 from core.zone_info import wall_time_hint
 from scheduler_gui.designer.field_problem import ProblemLine, TypedField
 from scheduler_gui.designer.typed_inputs import DateTimeField
-from scheduler_gui.designer.when_fields import DurationField, as_local, field_row, form_layout, row_label, stack
+from scheduler_gui.designer.when_fields import DurationField, add_row, as_local, field_row, form_layout, stack
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
+
+#: The anchor's name: its row reads "From", like the preview's own "From", so it says which.
+ANCHOR = "From (anchor)"
 
 
 def _hint_label(parent: QWidget, name: str) -> QLabel:
@@ -67,14 +70,16 @@ class IntervalForm(QWidget):
         form = form_layout(self)
         self.every = DurationField("Every", "the interval", "How much elapsed time between runs", self)
         every_line = state.error_line("every", self, "Every")
-        form.addRow(row_label("Every"), stack(self.every, every_line))
+        add_row(form, "Every", stack(self.every, every_line), self.every.number)
         self._every = duration_typed(state, self.every, "every", every_line, "Every")
         self.anchor = DateTimeField(
-            "Anchor", "The first run, on the zone's wall clock; later runs are whole intervals after it", self
+            ANCHOR,
+            "The first run (the anchor), on the zone's wall clock; later runs are whole intervals after it",
+            self,
         )
         self.anchor_hint = _hint_label(self, "Anchor in UTC")
-        anchor_line = state.error_line("anchor", self, "Anchor")
-        form.addRow(row_label("From"), stack(field_row(self.anchor, self.anchor_hint), anchor_line))
+        anchor_line = state.error_line("anchor", self, ANCHOR)
+        add_row(form, "From", stack(field_row(self.anchor, self.anchor_hint), anchor_line), self.anchor)
         self._anchor = state.typed_date(
             "anchor", "anchor", anchor_line, self.anchor, current=self._anchor_local, write=self._write_anchor
         )
@@ -119,12 +124,12 @@ class AfterCompletionForm(QWidget):
             "Delay", "the delay", "How long after the previous run finished the next one is due", self
         )
         delay_line = state.error_line("delay", self, "Delay")
-        form.addRow(row_label("Delay"), stack(self.delay, delay_line))
+        add_row(form, "Delay", stack(self.delay, delay_line), self.delay.number)
         self._delay = duration_typed(state, self.delay, "delay", delay_line, "Delay")
         self.first = DateTimeField("First run", "The first appointment, on the zone's wall clock", self)
         self.first_hint = _hint_label(self, "First run in UTC")
         first_line = state.error_line("start", self, "First run")
-        form.addRow(row_label("First"), stack(field_row(self.first, self.first_hint), first_line))
+        add_row(form, "First", stack(field_row(self.first, self.first_hint), first_line), self.first)
         self._first = state.typed_start("first", first_line, self.first, "First run")
 
     def show_document(self) -> None:

@@ -21,8 +21,10 @@ def problem_label(parent: QWidget, name: str) -> QLabel:
 
 
 def show_problems(label: QLabel, messages: list[str]) -> None:
-    """Show ``messages`` one per line in a :func:`problem_label`; hide it when there are none."""
+    """Show ``messages`` one per line in a :func:`problem_label`; hide it when there are none. The
+    label's name stays "<field>: problem": the messages are its description, read after the name."""
     label.setText("\n".join(f"⚠ {m}" for m in messages))
+    label.setAccessibleDescription("\n".join(messages))
     label.setVisible(bool(messages))
 
 

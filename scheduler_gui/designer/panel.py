@@ -24,11 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.trust import TrustStore
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
 from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.tab_order import move_after, order_tabs
 
 #: Tab keys, in order, with their titles and tooltips.
 TABS = (
@@ -49,7 +51,8 @@ def _scrolling(widget: QWidget, title: str) -> QScrollArea:
     area.setWidget(widget)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setAccessibleName(title)
+    area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no Tab stop of its own: it scrolls to the field in focus
+    accessible(area, title, f"The {title.lower()} tab; it scrolls when the window is too small for it")
     return area
 
 
@@ -61,6 +64,8 @@ class FoldSection(QWidget):
     """
 
     toggled = Signal(bool)
+    contentBuilt = Signal()
+    """The content was just built (its fields join the window: the page puts them in Tab order)."""
 
     def __init__(self, title: str, detail: str, build: Callable[[], QWidget], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,8 +78,12 @@ class FoldSection(QWidget):
         self.button.setFlat(True)
         self.button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.button.setStyleSheet("QPushButton { text-align: left; font-weight: bold; padding: 4px 6px; }")
-        self.button.setAccessibleName(title)
-        self.button.setToolTip(f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}")
+        # The name holds the heading and the detail the folded button shows beside it.
+        accessible(
+            self.button,
+            f"{title} — {detail}" if detail else title,
+            f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}",
+        )
         self.button.toggled.connect(self.set_open)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -91,6 +100,7 @@ class FoldSection(QWidget):
             layout = self.layout()
             assert layout is not None
             layout.addWidget(self._content)
+            self.contentBuilt.emit()
         return self._content
 
     @property
@@ -145,11 +155,21 @@ class DesignerPanel(QWidget):
 
         # The preview is built now; the timeline and the what-if view when first shown (they load more code).
         self.preview = _build("preview.panel", "PreviewPanel", "The preview table", self.service, ctx)
+        self._ordered = False  # Tab order is set once the page is laid out (order_tabs); later tabs move then
         self.timeline: QWidget | None = None
         self.whatif: QWidget | None = None
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("designerTabs")
-        self.tabs.setAccessibleName("Preview, timeline and what-if")
+        accessible(
+            self.tabs,
+            "Preview, timeline and what-if",
+            "What the schedule will do: its next occurrences, on a time axis, and after an outage",
+        )
+        accessible(
+            self.tabs.tabBar(),
+            "Preview, timeline and what-if tabs",
+            "Choose the preview, the timeline or the what-if view",
+        )
         self.tabs.setDocumentMode(True)
         for key, title, tip in TABS:
             holder = QWidget()
@@ -176,7 +196,8 @@ class DesignerPanel(QWidget):
         self.scroll.setWidget(forms)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setAccessibleName("Schedule settings")
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # as the tabs' scroll areas
+        accessible(self.scroll, "Schedule settings", "When the schedule runs, its clock changes, task and recovery")
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -195,7 +216,24 @@ class DesignerPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.splitter, 1)
 
+        self._ordered = True
+        self.order_tabs()
+        for section in (self.task_section, self.recovery_section):
+            section.contentBuilt.connect(lambda section=section: self._place(section))
         self.service.refresh_now()
+
+    def _place(self, section: FoldSection) -> None:
+        """A section's content, just built (it joined the end of Qt's order), is read after its heading."""
+        move_after(section.button, section.content)
+
+    def order_tabs(self) -> None:
+        """Tab in reading order: the title and id, the "When" box top to bottom, the clock changes,
+        the task and recovery sections, then the tabs and the view in front. (The scroll area of the
+        forms is filled after the tabs are made, so Qt's own order would put the tabs first.)"""
+        if self._ordered:
+            order_tabs(
+                self.identity, self.when_form, self.clock_changes, self.task_section, self.recovery_section, self.tabs
+            )
 
     def _fill_tab(self, index: int) -> None:
         key, title, _tip = TABS[index]
@@ -210,7 +248,10 @@ class DesignerPanel(QWidget):
         else:
             widget = self.whatif = _build("preview.whatif", "WhatIfView", "The what-if view", self.document, self.ctx)
         widget.setObjectName(f"{key}Tab")
-        layout.addWidget(_scrolling(widget, title))
+        area = _scrolling(widget, title)
+        layout.addWidget(area)
+        if self._ordered:  # built late: read after the tab bar and the tabs built before
+            move_after(self.tabs, area)
 
     def tab_widget(self, key: str) -> QWidget:
         """The view in tab ``key``, built now if it was not yet."""

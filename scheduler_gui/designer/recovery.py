@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QL
 from core.durations import human_duration
 from core.engine.backoff import backoff
 from core.enums import MisfirePolicy, OverlapPolicy
+from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
@@ -39,6 +40,10 @@ OVERLAP_CHOICES = (
 )
 
 
+#: The name of the number of missed runs to make up: its label ("newest") sits just before it.
+CATCH_UP = "Newest (how many missed runs to make up)"
+
+
 class RecoveryPanel(QWidget):
     """Misfire, overlap, retry and jitter settings of the document, each with its meaning."""
 
@@ -47,8 +52,7 @@ class RecoveryPanel(QWidget):
         self._doc = document
         self._ctx = ctx
         self._syncing = False
-        self.setAccessibleName("When things go wrong")
-        self.setToolTip("Missed runs, overlapping runs, retries and jitter")
+        accessible(self, "When things go wrong", "Missed runs, overlapping runs, retries and jitter")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
 
@@ -59,17 +63,23 @@ class RecoveryPanel(QWidget):
         self.misfire = QComboBox(box)
         for value, words in MISFIRE_CHOICES:
             self.misfire.addItem(words, value)
-        self.misfire.setAccessibleName("Missed runs policy")
-        self.misfire.setToolTip("What happens to runs that were missed while nothing was running (misfirePolicy)")
+        accessible(
+            self.misfire,
+            "After an outage",
+            "What happens to runs that were missed while nothing was running (misfirePolicy)",
+        )
         self.max_catch_up = CountSpin("the number of missed runs to make up", 1, 1000, box)
-        self.max_catch_up.setAccessibleName("How many missed runs to make up")
-        self.max_catch_up.setToolTip("The newest this many missed runs are made up; older ones expire (maxCatchUp)")
+        accessible(
+            self.max_catch_up,
+            CATCH_UP,
+            "The newest this many missed runs are made up; older ones expire (maxCatchUp)",
+        )
         row = QHBoxLayout()
         row.addWidget(self.misfire, 1)
-        row.addWidget(QLabel("newest", box))
+        row.addWidget(buddy(QLabel("newest", box), self.max_catch_up))
         row.addWidget(self.max_catch_up)
-        form.addRow("After an outage", row)
-        self.max_catch_up_problem = problem_label(box, "How many missed runs to make up: problem")
+        form.addRow(buddy(QLabel("After an outage", box), self.misfire), row)
+        self.max_catch_up_problem = problem_label(box, f"{CATCH_UP}: problem")
         form.addRow(self.max_catch_up_problem)
         self._catch_up = self._typed(
             self.max_catch_up,
@@ -81,7 +91,7 @@ class RecoveryPanel(QWidget):
         self.lateness = DurationField(
             document,
             "latenessWindow",
-            "Lateness window",
+            "Missed when late by",
             "A run that starts later than its time plus this counts as missed",
             "15 min (default)",
             box,
@@ -90,7 +100,7 @@ class RecoveryPanel(QWidget):
         self.catch_up_window = DurationField(
             document,
             "catchUpWindow",
-            "Catch-up window",
+            "Never run if older than",
             "Missed runs older than this are never run, whatever the policy; empty means no limit",
             "no limit",
             box,
@@ -108,8 +118,11 @@ class RecoveryPanel(QWidget):
         self.overlap = QComboBox(box)
         for value, words in OVERLAP_CHOICES:
             self.overlap.addItem(words, value)
-        self.overlap.setAccessibleName("Overlap policy")
-        self.overlap.setToolTip("What happens when a run comes due while the previous one still runs (overlapPolicy)")
+        accessible(
+            self.overlap,
+            "Then",
+            "What happens when a run comes due while the previous one still runs (overlapPolicy)",
+        )
         form.addRow("Then", self.overlap)
         self.overlap_meaning = meaning_label(box, "Overlap: meaning")
         form.addRow(self.overlap_meaning)
@@ -119,8 +132,11 @@ class RecoveryPanel(QWidget):
         box = QGroupBox("A run fails", self)
         form = QFormLayout(box)
         self.max_attempts = CountSpin("the number of attempts", 1, 100, box)
-        self.max_attempts.setAccessibleName("Attempts at most")
-        self.max_attempts.setToolTip("How many times a run is tried in all, the first included (retry.maxAttempts)")
+        accessible(
+            self.max_attempts,
+            "Attempts at most",
+            "How many times a run is tried in all, the first included (retry.maxAttempts)",
+        )
         form.addRow("Attempts at most", self.max_attempts)
         self.max_attempts_problem = problem_label(box, "Attempts at most: problem")
         form.addRow(self.max_attempts_problem)
@@ -143,10 +159,9 @@ class RecoveryPanel(QWidget):
         self.multiplier = RatioSpin("the wait multiplier", 1.0, 100.0, box)
         self.multiplier.setSingleStep(0.5)
         self.multiplier.setDecimals(1)
-        self.multiplier.setAccessibleName("Wait multiplier")
-        self.multiplier.setToolTip("Each wait is this many times the one before (retry.multiplier)")
+        accessible(self.multiplier, "Each wait ×", "Each wait is this many times the one before (retry.multiplier)")
         form.addRow("Each wait ×", self.multiplier)
-        self.multiplier_problem = problem_label(box, "Wait multiplier: problem")
+        self.multiplier_problem = problem_label(box, "Each wait ×: problem")
         form.addRow(self.multiplier_problem)
         self._multiplier = self._typed(
             self.multiplier,
@@ -176,7 +191,7 @@ class RecoveryPanel(QWidget):
         self.jitter = DurationField(
             document,
             "jitter",
-            "Jitter",
+            "Start up to",
             "Each run starts up to this much late, by a delay fixed per occurrence (jitter)",
             "none",
             box,

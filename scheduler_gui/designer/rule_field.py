@@ -14,7 +14,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from core.recurrence.rules import parse_rule
-from scheduler_gui.designer.when_fields import tip
+from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import tabular
 
@@ -37,7 +37,7 @@ class RuleTextField(QWidget):
         self.rule.setObjectName("ruleText")
         self.rule.setFont(tabular(self.rule.font()))
         self.rule.setPlaceholderText("FREQ=DAILY;BYHOUR=2;BYMINUTE=30")
-        tip(
+        accessible(
             self.rule,
             "RRULE",
             "The rule as RFC 5545 RRULE text. It follows the form above, and editing it updates the form.",

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.errors import Problem
 from core.explain import Summary, summarize
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview_service import PreviewService
@@ -82,8 +83,7 @@ class SummaryLine(QLabel):
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
-        self.setAccessibleName("Schedule summary")
-        self.setToolTip("What this schedule will do, in words; it follows every edit")
+        accessible(self, "Schedule summary", "What this schedule will do, in words; it follows every edit")
         self.setMargin(4)
         self._follow = SpecFollower(document, lambda spec: partial(summarize, spec, self.now()), DEBOUNCE_MS, self)
         self._follow.done.connect(self._show)

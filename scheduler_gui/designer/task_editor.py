@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from core.enums import Effect
 from core.spec import Task
+from scheduler_gui.a11y import accessible, buddy, explain
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
 from scheduler_gui.designer.field_problem import FieldProblem
@@ -56,8 +57,7 @@ class TaskEditor(QWidget):
         self._doc = document
         self._ctx = ctx
         self._syncing = False
-        self.setAccessibleName("Task")
-        self.setToolTip("What runs at each occurrence")
+        accessible(self, "Task", "What runs at each occurrence")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
 
@@ -67,7 +67,7 @@ class TaskEditor(QWidget):
 
         box = QGroupBox("Command", self)
         form = QFormLayout(box)
-        self.argv = ArgvList("Command", "The program first, then its arguments (task.argv)", box)
+        self.argv = ArgvList("Run", "The program first, then its arguments (task.argv)", box, what="Command")
         form.addRow("Run", self.argv)
         self.argv_problem = problem_label(box, "Command: problem")
         form.addRow(self.argv_problem)
@@ -79,16 +79,14 @@ class TaskEditor(QWidget):
         folder = QHBoxLayout()
         self.cwd = QLineEdit(box)
         self.cwd.setPlaceholderText("the engine's own folder")
-        self.cwd.setAccessibleName("Working folder")
-        self.cwd.setToolTip("The folder the command runs in (task.cwd); empty means the engine's own")
+        accessible(self.cwd, "In folder", "The folder the command runs in (task.cwd); empty means the engine's own")
         folder.addWidget(self.cwd, 1)
         self.browse = QPushButton("Browse…", box)
-        self.browse.setAccessibleName("Choose the working folder")
-        self.browse.setToolTip("Pick the working folder")
+        accessible(self.browse, "Browse for the working folder", "Pick the folder the command runs in")
         self.browse.clicked.connect(self._browse)
         folder.addWidget(self.browse)
-        form.addRow("In folder", folder)
-        self.cwd_problem = problem_label(box, "Working folder: problem")
+        form.addRow(buddy(QLabel("In folder", box), self.cwd), folder)
+        self.cwd_problem = problem_label(box, "In folder: problem")
         form.addRow(self.cwd_problem)
         self.env_table = EnvTable(box)
         self.env = self.env_table.table
@@ -96,7 +94,7 @@ class TaskEditor(QWidget):
         self.env_problem = problem_label(box, "Environment: problem")
         form.addRow(self.env_problem)
         self.timeout = DurationField(
-            document, "task.timeout", "Timeout", "The command is stopped after this long", "10 min (default)", box
+            document, "task.timeout", "Stop after", "The command is stopped after this long", "10 min (default)", box
         )
         form.addRow("Stop after", self.timeout)
         layout.addWidget(box)
@@ -106,15 +104,21 @@ class TaskEditor(QWidget):
         self.effect = QComboBox(box)
         for value, words, _meaning in EFFECTS:
             self.effect.addItem(words, value)
-        self.effect.setAccessibleName("Effect")
-        self.effect.setToolTip("What running the command twice would mean; decides what happens after a lost outcome")
+        accessible(
+            self.effect,
+            "Effect",
+            "What running the command twice would mean; decides what happens after a lost outcome",
+        )
         form.addRow("Effect", self.effect)
         self.effect_meaning = QLabel(box)
         self.effect_meaning.setWordWrap(True)
         self.effect_meaning.setAccessibleName("Effect: meaning")
         form.addRow(self.effect_meaning)
         self.verify = ArgvList(
-            "Verify probe", "Optional check: exit 0 = it happened, 1 = it did not, other = unknown (task.verify)", box
+            "Check with",
+            "Optional check: exit 0 = it happened, 1 = it did not, other = unknown (task.verify)",
+            box,
+            what="Verify probe",
         )
         form.addRow("Check with", self.verify)
         self.verify_problem = problem_label(box, "Verify probe: problem")
@@ -237,7 +241,7 @@ class TaskEditor(QWidget):
             return
         if self.keeper.needs_trust():
             self.run_button.setEnabled(False)
-            self.run_button.setToolTip("This file came from elsewhere: check its task and trust it first (above)")
+            explain(self.run_button, "This file came from elsewhere: check its task and trust it first (above)")
             if self.run_status.text() == "Not run yet.":
                 self.run_status.setText("Not run yet. Trust this file first (above).")
             return
@@ -245,10 +249,11 @@ class TaskEditor(QWidget):
             self.run_status.setText("Not run yet.")
         task = self._task()
         self.run_button.setEnabled(isinstance(task, Task))
-        self.run_button.setToolTip(
+        explain(
+            self.run_button,
             "Run the command once now, with the SCHED_* variables of the next run"
             if isinstance(task, Task)
-            else f"Cannot run yet: {task}"
+            else f"Cannot run yet: {task}",
         )
 
     def _task(self) -> Task | str:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.enums import Effect
+from scheduler_gui.a11y import accessible
 
 #: The task's effect: (value in the spec, words in the menu, what it means).
 EFFECTS = (
@@ -95,8 +96,7 @@ def mono(widget: QWidget) -> None:
 
 def _button(parent: QWidget, text: str, name: str, tip: str, slot: Any) -> QPushButton:
     button = QPushButton(text, parent)
-    button.setToolTip(tip)
-    button.setAccessibleName(name)
+    accessible(button, name, tip)
     button.clicked.connect(slot)
     return button
 
@@ -107,13 +107,15 @@ class ArgvList(QWidget):
     edited = Signal(list)
     """The whole list after a change made here."""
 
-    def __init__(self, name: str, tooltip: str, parent: QWidget | None = None) -> None:
+    def __init__(self, name: str, tooltip: str, parent: QWidget | None = None, *, what: str | None = None) -> None:
+        """``name`` is the list's accessible name (its row's label), ``what`` names the list in its
+        buttons' names ("Command: add"; ``name`` when not given)."""
         super().__init__(parent)
+        what = what or name
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.list = QListWidget(self)
-        self.list.setAccessibleName(name)
-        self.list.setToolTip(f"{tooltip}\nOne argument per row, passed as is: no shell, no quoting needed.")
+        accessible(self.list, name, f"{tooltip}\nOne argument per row, passed as is: no shell, no quoting needed.")
         self.list.setEditTriggers(
             QAbstractItemView.EditTrigger.DoubleClicked
             | QAbstractItemView.EditTrigger.EditKeyPressed
@@ -123,18 +125,19 @@ class ArgvList(QWidget):
         mono(self.list)
         layout.addWidget(self.list, 1)
         buttons = QVBoxLayout()
-        self.add_button = _button(self, "Add", f"{name}: add", f"Add an argument to {name.lower()}", self.add)
-        self.remove_button = _button(self, "Remove", f"{name}: remove", "Remove the selected argument", self.remove)
+        self.add_button = _button(self, "Add", f"{what}: add", f"Add an argument to {what.lower()}", self.add)
+        self.remove_button = _button(self, "Remove", f"{what}: remove", "Remove the selected argument", self.remove)
         self.up_button = _button(
-            self, "Up", f"{name}: up", "Move the selected argument up", lambda: self.move_selected(-1)
+            self, "Up", f"{what}: up", "Move the selected argument up", lambda: self.move_selected(-1)
         )
         self.down_button = _button(
-            self, "Down", f"{name}: down", "Move the selected argument down", lambda: self.move_selected(1)
+            self, "Down", f"{what}: down", "Move the selected argument down", lambda: self.move_selected(1)
         )
         for button in (self.add_button, self.remove_button, self.up_button, self.down_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        self.setFocusProxy(self.list)  # the row's label reaches the list
         self.list.itemChanged.connect(lambda _item: self._emit())
         self.list.currentRowChanged.connect(lambda _row: self._update_buttons())
         self._update_buttons()
@@ -217,8 +220,11 @@ class EnvTable(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
         self.table.setMaximumHeight(110)
-        self.table.setAccessibleName("Environment variables")
-        self.table.setToolTip("Variables added to the command's environment (task.env); SCHED_* are added for you")
+        accessible(
+            self.table,
+            "Environment variables",
+            "Variables added to the command's environment (task.env); SCHED_* are added for you",
+        )
         layout.addWidget(self.table, 1)
         buttons = QVBoxLayout()
         self.add_button = _button(self, "Add", "Environment: add", "Add an environment variable", self.add)
@@ -229,6 +235,7 @@ class EnvTable(QWidget):
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        self.setFocusProxy(self.table)  # the row's label reaches the table
         self.table.itemChanged.connect(lambda _item: self._emit())
 
     def rows(self) -> list[tuple[str, str]]:

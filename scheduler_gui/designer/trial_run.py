@@ -28,6 +28,7 @@ from core.errors import UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec, Task
+from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.designer.task_fields import mono
 from scheduler_gui.status_style import BLUISH_GREEN, VERMILLION
@@ -146,10 +147,10 @@ class TrialRun(QGroupBox):
         col = QVBoxLayout(self)
         row = QHBoxLayout()
         self.run_button = QPushButton("Test run", self)
-        self.run_button.setAccessibleName("Test run")
+        # What it would do, or why it cannot, is said by the task editor as the document changes.
+        accessible(self.run_button, "Test run", "Run the command once now, with the SCHED_* variables of the next run")
         self.stop_button = QPushButton("Stop", self)
-        self.stop_button.setAccessibleName("Stop the test run")
-        self.stop_button.setToolTip("Stop the running test command (and everything it started)")
+        accessible(self.stop_button, "Stop the test run", "Stop the running test command (and everything it started)")
         self.stop_button.setEnabled(False)
         self.run_status = QLabel("Not run yet.", self)
         self.run_status.setAccessibleName("Test run: result")
@@ -160,8 +161,9 @@ class TrialRun(QGroupBox):
         col.addLayout(row)
         self.output = QPlainTextEdit(self)
         self.output.setReadOnly(True)
-        self.output.setAccessibleName("Test run: output")
-        self.output.setToolTip("The command as run, its SCHED_* identity, and the end of its output")
+        accessible(
+            self.output, "Test run: output", "The command as run, its SCHED_* identity, and the end of its output"
+        )
         self.output.setPlaceholderText("The output of a test run shows here.")
         self.output.setMinimumHeight(120)
         mono(self.output)

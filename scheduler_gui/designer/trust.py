@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from scheduler_gui.a11y import accessible
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.status_style import ORANGE
 
@@ -108,7 +109,8 @@ class TrustKeeper(QObject):
         self._replaced = False
         document.changed.connect(self._on_changed)
         document.pathChanged.connect(self._file_event)
-        document.dirtyChanged.connect(lambda dirty: None if dirty else self._file_event())
+        # A bound method, not a lambda: Qt drops it with the keeper (the publish check's keeper is short-lived).
+        document.dirtyChanged.connect(self._on_dirty)
 
     def needs_trust(self) -> bool:
         return self.store.needs_trust(self._doc)
@@ -126,6 +128,10 @@ class TrustKeeper(QObject):
             self._replaced = True
             self._owned = self.store.document_trusted(self._doc)
         self.changed.emit()
+
+    def _on_dirty(self, dirty: bool) -> None:
+        if not dirty:  # saved (or undone back to the file's content)
+            self._file_event()
 
     def _file_event(self, *_: Any) -> None:
         # A load emits pathChanged before changed; wait until the whole sequence is over.
@@ -176,17 +182,21 @@ class TrustPrompt(QFrame):
         layout.addWidget(self.heading)
         self.details = QPlainTextEdit(self)
         self.details.setReadOnly(True)
-        self.details.setAccessibleName("What the task would run")
-        self.details.setToolTip("The command (one argument per line), working folder and environment variable names")
+        accessible(
+            self.details,
+            "What the task would run",
+            "The command (one argument per line), working folder and environment variable names",
+        )
         self.details.setMaximumHeight(120)
         _mono(self.details)
         layout.addWidget(self.details)
         row = QHBoxLayout()
         row.addStretch(1)
         self.trust_button = QPushButton("I trust this file", self)
-        self.trust_button.setAccessibleName("I trust this file")
-        self.trust_button.setToolTip(
-            "Allow this task to be test-run and published. Remembered for these exact file contents only."
+        accessible(
+            self.trust_button,
+            "I trust this file",
+            "Allow this task to be test-run and published. Remembered for these exact file contents only.",
         )
         self.trust_button.clicked.connect(self._trust)
         row.addWidget(self.trust_button)
@@ -213,15 +223,20 @@ class TrustDialog(QDialog):
     def __init__(self, keeper: TrustKeeper, document: SpecDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Trust this schedule's task?")
+        self.setAccessibleName("Trust this schedule's task?")
         layout = QVBoxLayout(self)
         self.prompt = TrustPrompt(keeper, document, self)
         self.prompt.trust_button.hide()
         layout.addWidget(self.prompt)
         buttons = QDialogButtonBox(self)
         trust = buttons.addButton("I trust this file", QDialogButtonBox.ButtonRole.AcceptRole)
-        trust.setToolTip("Remembered for these exact file contents only")
+        accessible(
+            trust,
+            "I trust this file",
+            "Allow this task to run and be published; remembered for these exact file contents only",
+        )
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
-        cancel.setToolTip("Do not run or publish this task")
+        accessible(cancel, "Cancel", "Do not run or publish this task")
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.recurrence.describe import MONTH_NAMES
+from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.zone_picker import tabular
 
 _WALL = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?$")
@@ -169,13 +170,11 @@ class DateTimeField(QWidget):
         self.edit = QLineEdit(self)
         self.edit.setFont(tabular(self.edit.font()))
         self.edit.setPlaceholderText(example)
-        self.edit.setAccessibleName(name)
-        self.edit.setToolTip(f"{tooltip}\nType it as {example}, or pick the day with the button beside it.")
+        accessible(self.edit, name, f"{tooltip}\nType it as {example}, or pick the day with the button beside it.")
         self.edit.setFixedWidth(self.edit.fontMetrics().horizontalAdvance(example + "0:00") + 16)
         self.pick = QToolButton(self)
         self.pick.setArrowType(Qt.ArrowType.DownArrow)
-        self.pick.setAccessibleName(f"{name}: pick a day")
-        self.pick.setToolTip("Pick the day on a calendar")
+        accessible(self.pick, f"{name}: pick a day", "Pick the day on a calendar")
         self.pick.clicked.connect(self.open_calendar)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBox
 
 from core.durations import format_duration, parse_duration
 from core.timefmt import parse_local
+from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.designer.typed_inputs import CountSpin
 
 #: Duration units for the interval and delay fields, largest first.
@@ -85,12 +86,6 @@ def stack(*widgets: QWidget) -> QWidget:
     return box
 
 
-def tip(widget: QWidget, name: str, tooltip: str) -> None:
-    """Give ``widget`` its accessible name and tooltip."""
-    widget.setAccessibleName(name)
-    widget.setToolTip(tooltip)
-
-
 def form_layout(parent: QWidget | None = None) -> QFormLayout:
     """A compact form layout whose fields take the width."""
     form = QFormLayout(parent)
@@ -109,9 +104,10 @@ def row_label(text: str) -> QLabel:
     return label
 
 
-def add_row(form: QFormLayout, label: str, field: QWidget) -> int:
-    """Add a labelled row; its index (to show or hide it later)."""
-    form.addRow(row_label(label), field)
+def add_row(form: QFormLayout, label: str, field: QWidget, control: QWidget) -> int:
+    """Add a row labelled ``label`` whose ``field`` holds ``control`` (the label's buddy: read with it,
+    reached through it); the row's index (to show or hide it later)."""
+    form.addRow(buddy(row_label(label), control), field)
     return form.rowCount() - 1
 
 
@@ -126,11 +122,11 @@ class DurationField(QWidget):
         super().__init__(parent)
         self.name = name
         self.number = CountSpin(what, 1, 100000, self)
-        tip(self.number, f"{name}: how many", tooltip)
+        accessible(self.number, f"{name}: how many", tooltip)
         self.unit = QComboBox(self)
         for unit, _ in reversed(DURATION_UNITS):
             self.unit.addItem(unit, unit)
-        tip(self.unit, f"{name}: unit", tooltip)
+        accessible(self.unit, f"{name}: unit", f"The unit of {what}: seconds, minutes, hours or days")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)

@@ -27,12 +27,13 @@ from core.spec import KIND_KEYS
 from core.timefmt import fmt_local, fmt_utc, parse_instant
 from core.zone_info import system_zone_name
 from core.zones import get_zone
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.calendar_form import CalendarForm
 from scheduler_gui.designer.ends_fields import EndsField, ExclusionsField
 from scheduler_gui.designer.interval_forms import AfterCompletionForm, IntervalForm
 from scheduler_gui.designer.rule_field import CANNOT_SHOW, RuleTextField
-from scheduler_gui.designer.when_fields import as_local, field_row, form_layout, row_label, split_duration, stack, tip
+from scheduler_gui.designer.when_fields import add_row, as_local, field_row, form_layout, split_duration, stack
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import ZonePicker
 from scheduler_gui.document import SpecDocument
@@ -93,8 +94,7 @@ class WhenForm(QGroupBox):
     def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__("When", parent)
         self.setObjectName("whenForm")
-        self.setAccessibleName("When")
-        self.setToolTip("When the schedule runs: its kind, rule, time zone, start and end")
+        accessible(self, "When", "When the schedule runs: its kind, rule, time zone, start and end")
         self._doc = document
         self._clock: Clock = ctx.clock
         self._state = state = WhenState(document, ctx.clock)
@@ -107,9 +107,11 @@ class WhenForm(QGroupBox):
         for value, words, kind_tip in KINDS:
             self.kind.addItem(words, value)
             self.kind.setItemData(self.kind.count() - 1, kind_tip, Qt.ItemDataRole.ToolTipRole)
-        tip(self.kind, "Kind of schedule", "Calendar rule, fixed interval, or a delay after each completed run")
+        accessible(
+            self.kind, "Kind", "The kind of schedule: a calendar rule, a fixed interval, or a delay after each run"
+        )
         self.kind.activated.connect(self._on_kind)
-        top.addRow(row_label("Kind"), stack(field_row(self.kind), state.error_line("kind", self)))
+        add_row(top, "Kind", stack(field_row(self.kind), state.error_line("kind", self, "Kind")), self.kind)
         outer.addLayout(top)
 
         # The pages, in the order of KINDS.
@@ -125,15 +127,15 @@ class WhenForm(QGroupBox):
         # The shared rows are made without a parent: they join the box with the layout, in row order,
         # so Tab goes zone, ends, exclusions, rule.
         shared = form_layout()
-        self.zone = ZonePicker(ctx.clock, self)
+        self.zone = ZonePicker(ctx.clock, self, name="Zone")
         self.zone.zoneChosen.connect(self._on_zone)
-        shared.addRow(row_label("Zone"), stack(self.zone, state.error_line("timeZone", self)))
+        add_row(shared, "Zone", stack(self.zone, state.error_line("timeZone", self, "Zone")), self.zone.edit)
         self.ends = EndsField(state)
-        shared.addRow(row_label("Ends"), self.ends)
+        add_row(shared, "Ends", self.ends, self.ends.end_never)
         self.exclusions = ExclusionsField(state)
-        shared.addRow(row_label("Except"), self.exclusions)
+        add_row(shared, "Except", self.exclusions, self.exclusions.exclude)
         self.rule_field = RuleTextField(state)
-        shared.addRow(row_label("RRULE"), self.rule_field)
+        add_row(shared, "RRULE", self.rule_field, self.rule_field.rule)
         self._shared = shared
         outer.addLayout(shared)
         outer.addStretch(1)  # extra height (beside a taller box) goes below the fields, not between them

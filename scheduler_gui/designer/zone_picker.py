@@ -44,6 +44,7 @@ from core.clock import Clock, SystemClock
 from core.errors import ZoneError
 from core.zone_info import choice_for, rules_note, zone_summary
 from core.zone_search import ZoneMatch, ZoneSearch, search_zones
+from scheduler_gui.a11y import accessible
 from scheduler_gui.status_style import ORANGE, VERMILLION
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -208,12 +209,30 @@ class _SkipNotes(QObject):
         return False
 
 
+#: What the picker's field does, unless its owner says otherwise.
+ZONE_FIELD = (
+    "The IANA time zone the schedule's wall-clock times are read in. "
+    "Type a city, a country or a zone name (e.g. 'new york', 'India', 'Europe/Berlin') and press Enter, "
+    "or pick from the list. An abbreviation such as 'EST' lists the zones that use it."
+)
+
+
 class ZonePicker(QWidget):
-    """Search and choose an IANA time zone. ``zoneChosen`` fires when the person picks one."""
+    """Search and choose an IANA time zone. ``zoneChosen`` fires when the person picks one.
+
+    ``name`` is the field's accessible name (its row's label) and ``description`` what it does.
+    """
 
     zoneChosen = Signal(str)
 
-    def __init__(self, clock: Clock | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        parent: QWidget | None = None,
+        *,
+        name: str = "Time zone",
+        description: str = ZONE_FIELD,
+    ) -> None:
         super().__init__(parent)
         self._clock: Clock = clock or SystemClock()
         self._zone = ""
@@ -225,12 +244,7 @@ class ZonePicker(QWidget):
         self.edit = _SearchField(self._on_enter, self._on_leave, self)
         self.edit.setObjectName("zoneSearch")
         self.edit.setPlaceholderText("City, country or zone name")
-        self.edit.setAccessibleName("Time zone")
-        self.edit.setToolTip(
-            "The IANA time zone the schedule's wall-clock times are read in. "
-            "Type a city, a country or a zone name (e.g. 'new york', 'India', 'Europe/Berlin') and press Enter, "
-            "or pick from the list. An abbreviation such as 'EST' lists the zones that use it."
-        )
+        accessible(self.edit, name, description)
         self.edit.setFont(tabular(self.edit.font()))
         self.completer = QCompleter(self.model, self)
         self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
@@ -244,15 +258,17 @@ class ZonePicker(QWidget):
 
         self.list_button = QToolButton(self)
         self.list_button.setText("▾")
-        self.list_button.setAccessibleName("Show all time zones")
-        self.list_button.setToolTip("Show every time zone with its current offset")
+        accessible(self.list_button, f"{name}: show all time zones", "Show every time zone with its current offset")
         self.list_button.clicked.connect(self.show_all)
 
         self.summary = QLabel(self)
         self.summary.setObjectName("zoneSummary")
         self.summary.setFont(tabular(self.summary.font()))
-        self.summary.setAccessibleName("Zone offset and daylight saving pattern")
-        self.summary.setToolTip("The offset in force now, and when daylight saving time runs in this zone")
+        accessible(
+            self.summary,
+            "Zone offset and daylight saving pattern",
+            "The offset in force now, and when daylight saving time runs in this zone",
+        )
         self.note = ErrorLine(self, colour=ORANGE, warning=True)
         self.note.setObjectName("zoneNote")
         self.note.setToolTip("Schedules near a rule change may behave differently before and after it")

@@ -36,6 +36,7 @@ from core.ledger.attention_queries import AttentionItem, PastDecision, acknowled
 from core.ledger.db import Ledger
 from core.ledger.monitor_queries import schedule_zones
 from core.ledger.states import OccurrenceKind, OccurrenceState
+from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
@@ -209,8 +210,11 @@ class AttentionCard(QFrame):
             layout.addWidget(reason)
         a = item.last_attempt
         self.attempt = QLabel()
-        self.attempt.setAccessibleName("Last attempt")
-        self.attempt.setToolTip("The last attempt: where it ran, how it ended, when it started and how long it ran")
+        accessible(
+            self.attempt,
+            "Last attempt",
+            "The last attempt: where it ran, how it ended, when it started and how long it ran",
+        )
         layout.addWidget(self.attempt)
         if a is not None:
             output = "\n".join(
@@ -226,8 +230,7 @@ class AttentionCard(QFrame):
                 box.setReadOnly(True)
                 box.setFont(QFont(tabular_font()))
                 box.setMaximumHeight(box.fontMetrics().lineSpacing() * (min(output.count("\n") + 1, 8) + 1) + 8)
-                box.setAccessibleName("Output of the last attempt")
-                box.setToolTip("The end of what the last attempt printed")
+                accessible(box, "Output of the last attempt", "The end of what the last attempt printed")
                 layout.addWidget(box)
             else:
                 layout.addWidget(QLabel("It printed nothing."))
@@ -237,21 +240,20 @@ class AttentionCard(QFrame):
             self.history = QLabel(decisions_text(item))
             self.history.setWordWrap(True)
             self.history.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.history.setAccessibleName("Earlier decisions")
-            self.history.setToolTip("What people already decided about this occurrence, newest last")
+            accessible(
+                self.history, "Earlier decisions", "What people already decided about this occurrence, newest last"
+            )
             layout.addWidget(self.history)
 
         self.note = QLineEdit()
         self.note.setPlaceholderText("Note (optional): what you checked, who decided…")
-        self.note.setAccessibleName("Note for the decision")
-        self.note.setToolTip("Recorded in the ledger with your decision")
+        accessible(self.note, "Note for the decision", "Recorded in the ledger with your decision")
         layout.addWidget(self.note)
         row = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for action, text, tip in _BUTTONS.get(occ.state, ()):
             button = QPushButton(text)
-            button.setToolTip(tip)
-            button.setAccessibleName(text)
+            accessible(button, text, tip)
             button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
             row.addWidget(button)
             self.buttons[action] = button
@@ -352,7 +354,11 @@ class AttentionView(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self._list)
-        scroll.setAccessibleName("Occurrences that need attention")
+        accessible(
+            scroll,
+            "Occurrences that need attention",
+            "One card per occurrence waiting for a decision, each with what is known and the actions",
+        )
         self.scroll_area = scroll
         layout = QVBoxLayout(self)
         layout.addWidget(self.heading)

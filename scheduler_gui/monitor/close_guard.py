@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from scheduler_gui.a11y import accessible, plain_text
 from scheduler_gui.monitor.schedule_actions import error_label
 
 if TYPE_CHECKING:
@@ -80,22 +81,27 @@ class CloseGuardDialog(QDialog):
             detach_tip = "Let the tasks finish and hand the ledger to the installed engine service"
         else:
             detach_tip = "Let the tasks finish; the engine service (systemd) keeps the schedules running"
-        self.detach_button.setToolTip(detach_tip)
         self.wait_button = QPushButton("&Wait for them")
-        self.wait_button.setToolTip("Close once the running tasks have finished and been recorded")
         self.stop_button = QPushButton("&Stop them and record")
-        self.stop_button.setToolTip(
-            "Stop the tasks now; they are recorded as cut short and the schedule's rules decide "
-            "(a retry, or a decision for a person when the effect is unknown)"
-        )
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Keep the window open")
-        for button in (self.detach_button, self.wait_button, self.stop_button, self.cancel_button):
-            button.setAccessibleName(button.text().replace("&", ""))
+        for button, tip in (
+            (self.detach_button, detach_tip),
+            (self.wait_button, "Close once the running tasks have finished and been recorded"),
+            (
+                self.stop_button,
+                "Stop the tasks now; they are recorded as cut short and the schedule's rules decide "
+                "(a retry, or a decision for a person when the effect is unknown)",
+            ),
+            (self.cancel_button, "Keep the window open"),
+        ):
+            accessible(button, plain_text(button.text()), tip)
 
         self.install_box = QCheckBox("Install the engine service so schedules keep running without the window")
-        self.install_box.setToolTip("Runs schedctl engine install-service: a systemd user service for this ledger")
-        self.install_box.setAccessibleName("Install the engine service")
+        accessible(
+            self.install_box,
+            plain_text(self.install_box.text()),
+            "Runs schedctl engine install-service: a systemd user service for this ledger",
+        )
         self.install_box.setChecked(True)
         self.install_box.setVisible(not self.service_installed)
         layout.addWidget(self.detach_button)
@@ -109,8 +115,9 @@ class CloseGuardDialog(QDialog):
         layout.addWidget(self.problem)
         self.instead = QLineEdit()
         self.instead.setReadOnly(True)
-        self.instead.setAccessibleName("Command to run instead")
-        self.instead.setToolTip("Run this in a terminal to keep the engine running without systemd")
+        accessible(
+            self.instead, "Command to run instead", "Run this in a terminal to keep the engine running without systemd"
+        )
         self.instead.hide()
         layout.addWidget(self.instead)
         row = QHBoxLayout()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from core.ledger.monitor_queries import AttemptView, Origin, attempts_of, events_of, origin_of
 from core.ledger.queries import EventView
+from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import describe_error, ledger_work
@@ -182,8 +183,11 @@ class OccurrenceDetail(QWidget):
         self._current: str | None = None
         self.browser = QTextBrowser()
         self.browser.setOpenLinks(False)
-        self.browser.setAccessibleName("Occurrence detail")
-        self.browser.setToolTip("Why this occurrence exists, its attempts with their output, and its history")
+        accessible(
+            self.browser,
+            "Occurrence detail",
+            "Why this occurrence exists, its attempts with their output, and its history",
+        )
         self.browser.setPlaceholderText(
             "Select an occurrence to see why it exists, how it ran and what happened to it."
         )

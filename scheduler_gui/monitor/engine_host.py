@@ -38,6 +38,7 @@ from core.engine.presence import (
     retire,
 )
 from core.ledger.models import EngineKind, EnginePresence
+from scheduler_gui.a11y import accessible
 
 if TYPE_CHECKING:
     from core.engine.engine import Engine, PassReport
@@ -310,8 +311,11 @@ class EngineHost(QObject):
         if isinstance(QCoreApplication.instance(), QApplication):
             dialog = QProgressDialog("Waiting for running tasks to finish…", "Stop them now", 0, 0)
             dialog.setWindowTitle("Tidemark")
-            dialog.setAccessibleName("Waiting for running tasks")
-            dialog.setToolTip("Tidemark closes when the tasks it started have finished and been recorded")
+            accessible(
+                dialog,
+                "Waiting for running tasks",
+                "Tidemark closes when the tasks it started have finished and been recorded",
+            )
             dialog.setMinimumDuration(300)
         try:
             while not engine.wait_idle(timeout=0.1):

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBox
 
 from core.ledger.attention_queries import attention_ids
 from core.ledger.health_queries import HealthSeries, health
+from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import describe_error, ledger_work
@@ -71,8 +72,7 @@ def _chart(title: str) -> QChart:
 def _view(chart: QChart, name: str, tip: str) -> QChartView:
     view = QChartView(chart)
     view.setRenderHint(QPainter.RenderHint.Antialiasing)
-    view.setAccessibleName(name)
-    view.setToolTip(tip)
+    accessible(view, name, tip)
     view.setMinimumHeight(220)
     return view
 
@@ -178,13 +178,11 @@ class HealthView(QWidget):
         for label, span in RANGES:
             self.range_box.addItem(label, span)
         self.range_box.setCurrentIndex(DEFAULT_RANGE)
-        self.range_box.setToolTip("How far back the charts go")
-        self.range_box.setAccessibleName("Health range")
+        accessible(self.range_box, "Health range", "How far back the charts go")
         self.range_box.currentIndexChanged.connect(lambda _i: self.reload())
         self.summary = QLabel("Reading the ledger…")
         self.summary.setWordWrap(True)
-        self.summary.setAccessibleName("Health summary")
-        self.summary.setToolTip("The charts' headline numbers")
+        accessible(self.summary, "Health summary", "The charts' headline numbers")
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(f"color: {look('FAILED').colour};")

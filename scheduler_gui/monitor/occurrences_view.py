@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from core.ledger.occurrence_pages import Order
 from core.ledger.queries import OccurrenceFilter
 from core.ledger.states import OccurrenceKind, OccurrenceState
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.occurrences_model import NowEdgeRole, OccurrenceIdRole, OccurrencesModel, StateRole
 from scheduler_gui.status_style import look
@@ -160,51 +161,52 @@ class OccurrencesView(QWidget):
 
         self.schedule_box = QComboBox()
         self.schedule_box.addItem("All schedules", None)
-        self.schedule_box.setToolTip("Show the occurrences of one schedule")
-        self.schedule_box.setAccessibleName("Schedule filter")
+        accessible(self.schedule_box, "Schedule filter", "Show the occurrences of one schedule")
         self.state_box = QComboBox()
         for label, states in STATE_CHOICES:
             self.state_box.addItem(label, states)
-        self.state_box.setToolTip("Show occurrences in these states")
-        self.state_box.setAccessibleName("State filter")
+        accessible(self.state_box, "State filter", "Show occurrences in these states")
         self.time_box = QComboBox()
         for label, window in TIME_CHOICES:
             self.time_box.addItem(label, window)
-        self.time_box.setToolTip("Show occurrences scheduled in this window around now")
-        self.time_box.setAccessibleName("Time range filter")
+        accessible(self.time_box, "Time range filter", "Show occurrences scheduled in this window around now")
         self.time_field_box = QComboBox()
         self.time_field_box.addItem("by scheduled time", "scheduled")
         self.time_field_box.addItem("by due time", "due")
-        self.time_field_box.setToolTip(
-            "Which time the range applies to: when it is scheduled, or when it is due to start (with jitter)"
+        accessible(
+            self.time_field_box,
+            "Time range applies to",
+            "Which time the range applies to: when it is scheduled, or when it is due to start (with jitter)",
         )
-        self.time_field_box.setAccessibleName("Time range applies to")
         self.text_edit = QLineEdit()
         self.text_edit.setPlaceholderText("Id or reason contains…")
         self.text_edit.setClearButtonEnabled(True)
-        self.text_edit.setToolTip("Show occurrences whose id or reason contains this text (Ctrl+F)")
-        self.text_edit.setAccessibleName("Text filter")
+        accessible(self.text_edit, "Text filter", "Show occurrences whose id or reason contains this text (Ctrl+F)")
         self.kind_box = QComboBox()
         for label, kind in KIND_CHOICES:
             self.kind_box.addItem(label, kind)
-        self.kind_box.setToolTip(
+        accessible(
+            self.kind_box,
+            "Kind filter",
             "Show every occurrence, or only the scheduled ones, the manual runs a person asked for (Run Now), "
-            "or the backfills"
+            "or the backfills",
         )
-        self.kind_box.setAccessibleName("Kind filter")
         self.now_button = QPushButton("Now")
-        self.now_button.setToolTip(
-            "Scroll back to now: the next occurrences due above the line, the latest that came due or ran below it"
+        accessible(
+            self.now_button,
+            "Go to now",
+            "Scroll back to now: the next occurrences due above the line, the latest that came due or ran below it",
         )
-        self.now_button.setAccessibleName("Go to now")
         self.order_box = QComboBox()
         self.order_box.addItem("Newest first", Order.NEWEST_FIRST)
         self.order_box.addItem("Oldest first", Order.OLDEST_FIRST)
-        self.order_box.setToolTip("Order by scheduled time")
-        self.order_box.setAccessibleName("Order")
+        accessible(self.order_box, "Order", "Order by scheduled time")
         self.count_label = QLabel("Reading the ledger…")
-        self.count_label.setAccessibleName("Number of occurrences shown")
-        self.count_label.setToolTip("How many occurrences match the filter, and how many of them come after now")
+        accessible(
+            self.count_label,
+            "Number of occurrences shown",
+            "How many occurrences match the filter, and how many of them come after now",
+        )
         self.error_label = QLabel()
         self.error_label.setObjectName("errorLabel")
         self.error_label.setWordWrap(True)
@@ -235,10 +237,12 @@ class OccurrencesView(QWidget):
         bar.addLayout(second)
 
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setObjectName("occurrencesTable")
         self.table.setModel(self.model)
-        self.table.setAccessibleName("Occurrences")
-        self.table.setToolTip("Every occurrence in the ledger; select one to see why it exists and how it ran")
+        accessible(
+            self.table, "Occurrences", "Every occurrence in the ledger; select one to see why it exists and how it ran"
+        )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setItemDelegate(NowLineDelegate(self.table))

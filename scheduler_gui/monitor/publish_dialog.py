@@ -38,6 +38,7 @@ from core.explain import explain
 from core.ledger.future_diff import DiffRow, FutureDiff, Move, future_diff
 from core.ledger.queries import PublishedSchedule, published_schedule
 from core.spec import ScheduleSpec
+from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.monitor.schedule_actions import DialogWrite, error_label, problem_text, zone_time
 from scheduler_gui.preview.text import tabular_font, utc_text
@@ -129,8 +130,11 @@ class PublishDialog(QDialog):
         self.explain.setFont(tabular_font())
         layout.addWidget(self.explain)
         self.counts = QLabel()
-        self.counts.setAccessibleName("What would change")
-        self.counts.setToolTip("How many occurrences appear, vanish and move, and which running ones stay")
+        accessible(
+            self.counts,
+            "What would change",
+            "How many occurrences appear, vanish and move, and which running ones stay",
+        )
         layout.addWidget(self.counts)
         self.replacing = QLabel()
         self.replacing.setWordWrap(True)
@@ -141,9 +145,10 @@ class PublishDialog(QDialog):
         self.tree = QTreeWidget()
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Local", "UTC", "What happens"])
-        self.tree.setAccessibleName("Occurrences that would change")
-        self.tree.setToolTip(
-            "Each occurrence publishing would add, remove or move, and the running ones it leaves alone"
+        accessible(
+            self.tree,
+            "Occurrences that would change",
+            "Each occurrence publishing would add, remove or move, and the running ones it leaves alone",
         )
         self.tree.setFont(tabular_font())
         self.tree.setAlternatingRowColors(True)
@@ -154,12 +159,10 @@ class PublishDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.publish_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.publish_button.setText("&Publish")
-        self.publish_button.setToolTip("Publish this revision: it governs from its cutover on")
-        self.publish_button.setAccessibleName("Publish")
+        accessible(self.publish_button, "Publish", "Publish this revision: it governs from its cutover on")
         self.publish_button.setEnabled(False)
         cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
-        cancel.setToolTip("Close without publishing")
-        cancel.setAccessibleName("Cancel")
+        accessible(cancel, "Cancel", "Close without publishing")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
@@ -322,7 +325,11 @@ class PublishDialog(QDialog):
             f"Cancel keeps the schedule from {where} running. To run both, give {this} an id of its own."
         )
         replace = box.addButton(f"Replace with {this}", QMessageBox.ButtonRole.AcceptRole)
-        replace.setAccessibleName("Replace")
+        accessible(
+            replace,
+            f"Replace with {this}",
+            f"Publish {this}: the schedule published from {where} stops running from the cutover on",
+        )
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(cancel)
         box.setEscapeButton(cancel)

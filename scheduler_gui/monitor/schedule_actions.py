@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import UnknownScheduleError, UserError
 from core.zones import get_zone
+from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.preview.text import offset_text, tabular_font, utc_text, wall_in_zone
 from scheduler_gui.status_style import VERMILLION
@@ -136,30 +137,27 @@ class DialogWrite(QObject):
 class _ActionDialog(QDialog):
     """A title, what the action does, a note field, a problem line and OK / Cancel."""
 
-    def __init__(self, title: str, explain: str, ok_text: str, parent: QWidget | None) -> None:
+    def __init__(self, title: str, what: str, ok_text: str, parent: QWidget | None) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.setAccessibleName(title)
         self.setMinimumWidth(460)
         self.layout_ = QVBoxLayout(self)
-        intro = QLabel(explain)
+        intro = QLabel(what)
         intro.setWordWrap(True)
         self.layout_.addWidget(intro)
         self.form = QFormLayout()
         self.layout_.addLayout(self.form)
         self.note = QLineEdit()
-        self.note.setAccessibleName("Note")
-        self.note.setToolTip("Why: recorded in the ledger's events with this change")
+        accessible(self.note, "Note", "Why: recorded in the ledger's events with this change")
         self.note.setPlaceholderText("why (recorded in the ledger)")
         self.problem = error_label()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         ok.setText(ok_text)
-        ok.setToolTip(f"{ok_text} and record it")
-        ok.setAccessibleName(ok_text)
+        accessible(ok, ok_text, f"{ok_text} and record it")
         cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
-        cancel.setToolTip("Close without changing anything")
-        cancel.setAccessibleName("Cancel")
+        accessible(cancel, "Cancel", "Close without changing anything")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self._write = DialogWrite(self.buttons, self._written, self.show_problem, self)
@@ -228,12 +226,12 @@ class GateDialog(_ActionDialog):
     }
 
     def __init__(self, ctx: AppContext, schedule_id: str, action: str, parent: QWidget | None = None) -> None:
-        verb, explain = self.TEXT[action]
-        super().__init__(f"{verb} {schedule_id}", explain.format(sid=schedule_id), verb, parent)
+        verb, words = self.TEXT[action]
+        super().__init__(f"{verb} {schedule_id}", words.format(sid=schedule_id), verb, parent)
         self.ctx, self.schedule_id, self.action = ctx, schedule_id, action
         if action == "disable":
             self.note.setPlaceholderText("required: why it is disabled")
-            self.note.setToolTip("Required: why the schedule is disabled (recorded in the ledger)")
+            explain(self.note, "Required: why the schedule is disabled (recorded in the ledger)")
         self.finish_layout()
 
     def planned_write(self) -> Callable[[], object]:
@@ -291,7 +289,7 @@ class BackfillDialog(_ActionDialog):
         self.zone = zone or schedule_zone(ctx, schedule_id)
         now = ctx.clock.now()
         self.from_edit = self._picker("From", now - timedelta(days=1))
-        self.to_edit = self._picker("To", now)
+        self.to_edit = self._picker("To (excluded)", now)
         self.from_label = QLabel()
         self.to_label = QLabel()
         for label in (self.from_label, self.to_label):
@@ -301,8 +299,11 @@ class BackfillDialog(_ActionDialog):
         self.form.addRow("&To (excluded)", self.to_edit)
         self.form.addRow("", self.to_label)
         self.preview = QLabel("counting…")
-        self.preview.setAccessibleName("Backfill preview")
-        self.preview.setToolTip("How many occurrences of the range the backfill would run, and leave alone")
+        accessible(
+            self.preview,
+            "Backfill preview",
+            "How many occurrences of the range the backfill would run, and leave alone",
+        )
         self.form.addRow("Would run", self.preview)
         self.finish_layout()
         self._reader = LatestOnly(self, describe=problem_text)
@@ -321,8 +322,7 @@ class BackfillDialog(_ActionDialog):
         edit.setTimeZone(_FLOATING)
         edit.setDisplayFormat("yyyy-MM-dd HH:mm")
         edit.setCalendarPopup(True)
-        edit.setAccessibleName(what)
-        edit.setToolTip(f"{what}: a wall-clock time in {self.zone}")
+        accessible(edit, what, f"{what}: a wall-clock time in {self.zone}; pick the day from the calendar button")
         edit.setFont(tabular_font())
         self.set_instant(edit, instant)
         return edit

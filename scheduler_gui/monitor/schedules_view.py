@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.schedules_model import SPARK_LENGTH, MarksRole, ScheduleIdRole, SchedulesModel
 from scheduler_gui.status_style import look
@@ -69,9 +70,9 @@ class SchedulesView(QWidget):
         self.model = SchedulesModel(ctx, self)
         self.model.follow(watcher)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
-        self.table.setAccessibleName("Schedules")
-        self.table.setToolTip("The ledger's schedules; select one to see its occurrences")
+        accessible(self.table, "Schedules", "The ledger's schedules; select one to see its occurrences")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from core.change_words import day_label, transition_day
 from core.errors import UserError
 from core.preview import Preview
+from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.preview.model import Column, CopyRole, PreviewModel, transition_words
 from scheduler_gui.preview.text import tabular_font
@@ -71,12 +72,6 @@ _SAMPLE = {
 }
 
 
-def _labelled(widget: QWidget, name: str, tip: str) -> QWidget:
-    widget.setAccessibleName(name)
-    widget.setToolTip(tip)
-    return widget
-
-
 class _Table(QTableView):
     """A table whose copy key copies ids (the view's own copy would take one cell's text)."""
 
@@ -103,7 +98,7 @@ class PreviewPanel(QWidget):
         # --- controls ---------------------------------------------------------------------
         self.from_choice = QComboBox()
         self.from_choice.addItems(["now", "a chosen time"])
-        _labelled(self.from_choice, "Preview from", "Show rows from now, or from a date and time you choose")
+        accessible(self.from_choice, "From", "Show rows from now, or from a date and time you choose")
         self.from_edit = QDateTimeEdit()
         self.from_edit.setTimeZone(QTimeZone.utc())
         self.from_edit.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
@@ -111,20 +106,20 @@ class PreviewPanel(QWidget):
         self.from_edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(ctx.clock.now().timestamp()), QTimeZone.utc()))
         self.from_edit.setEnabled(False)
         self.from_edit.setFont(tabular_font())
-        _labelled(self.from_edit, "Preview start time", "The first instant shown, in UTC")
+        accessible(self.from_edit, "From: chosen time", "The first instant shown, in UTC (with From: a chosen time)")
         self.count_spin = QSpinBox()
         self.count_spin.setRange(MIN_ROWS, MAX_ROWS)
         self.count_spin.setSingleStep(10)
         self.count_spin.setValue(min(max(service.count, MIN_ROWS), MAX_ROWS))
         self.count_spin.setAccelerated(True)
-        _labelled(
+        accessible(
             self.count_spin,
             "Rows",
             f"How many rows to show ({MIN_ROWS}–{MAX_ROWS}); more are added, up to {REACH_LIMIT} in all, "
             "to reach the zone's next clock change",
         )
         self.next_button = QPushButton("Next transition ⤓")
-        _labelled(
+        accessible(
             self.next_button,
             "Next transition",
             f"Scroll to the next clock change; when it is not among the rows, they are extended to it "
@@ -134,7 +129,6 @@ class PreviewPanel(QWidget):
         self.zone_choice = ZoneChoice(ctx.clock)
         # Narrow enough for the toolbar to fit a 1280-pixel window; the field scrolls a long name.
         self.zone_choice.setMinimumWidth(QFontMetrics(self.font()).horizontalAdvance("America/New_York"))
-        _labelled(self.zone_choice, "Second zone", "Also show every time in another zone (leave empty for none)")
         self.zone_error = QLabel()
         self.zone_error.setObjectName("fieldError")
         self.zone_error.setWordWrap(True)
@@ -142,7 +136,7 @@ class PreviewPanel(QWidget):
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        _labelled(self.export_button, "Export", "Save the rows shown as CSV, JSON or an iCalendar file")
+        accessible(self.export_button, "Export", "Save the rows shown as CSV, JSON or an iCalendar file")
         menu = QMenu(self.export_button)
         for fmt, (label, _, _) in EXPORTS.items():
             action = menu.addAction(label)
@@ -157,7 +151,7 @@ class PreviewPanel(QWidget):
         policy.setRetainSizeWhenHidden(True)
         self.busy.setSizePolicy(policy)
         self.busy.setVisible(False)
-        _labelled(self.busy, "Building preview", "The preview is being built")
+        accessible(self.busy, "Building preview", "The preview is being built")
 
         bar = QHBoxLayout()
         captions: tuple[tuple[str | None, QWidget], ...] = (
@@ -167,19 +161,16 @@ class PreviewPanel(QWidget):
         )
         for title, widget in captions:
             if title:
-                caption = QLabel(title)
-                caption.setBuddy(widget)
-                bar.addWidget(caption)
+                bar.addWidget(buddy(QLabel(title), widget))
             bar.addWidget(widget)
         bar.addWidget(self.next_button)
-        caption = QLabel("Also in")
-        caption.setBuddy(self.zone_choice)
-        bar.addWidget(caption)
+        bar.addWidget(buddy(QLabel("Also in"), self.zone_choice))
         bar.addWidget(self.zone_choice, 1)
         bar.addWidget(self.export_button)
 
         # --- table and its stand-ins ----------------------------------------------------------
         self.table = _Table()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -200,7 +191,11 @@ class PreviewPanel(QWidget):
             self.column_actions[column] = action
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         header.setToolTip("Right-click to show the occurrence and slot ids")
-        _labelled(self.table, "Preview rows", "The schedule's upcoming rows; clock changes are separator rows")
+        accessible(
+            self.table,
+            "Preview rows",
+            "The schedule's upcoming rows; clock changes are separator rows. Ctrl+C copies the selected rows' ids",
+        )
         copy = QAction("Copy ids", self.table)
         copy.setShortcut(QKeySequence.StandardKey.Copy)
         copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)

@@ -35,6 +35,7 @@ from core.occurrence import Occurrence
 from core.preview import Preview
 from core.render.table import zone_label
 from core.zones import Transition, get_zone
+from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.preview import geometry, text
 from scheduler_gui.preview.geometry import Viewport
@@ -58,6 +59,7 @@ class TimelineView(QWidget):
         super().__init__(parent)
         self.setObjectName("timeline")
         self.setAccessibleName("Timeline")
+        # No tooltip of its own: hovering shows the row under the pointer.
         self.setAccessibleDescription(
             "Occurrences on a time axis: wheel or +/- zooms, drag or arrow keys pan, Home fits every row"
         )
@@ -76,8 +78,7 @@ class TimelineView(QWidget):
         self._drag_from: QPointF | None = None
         self.fit_button = QToolButton(self)
         self.fit_button.setText("Fit")
-        self.fit_button.setToolTip("Show every row of the preview (Home)")
-        self.fit_button.setAccessibleName("Fit timeline")
+        accessible(self.fit_button, "Fit timeline", "Show every row of the preview (Home)")
         self.fit_button.clicked.connect(self.fit)
         service.ready.connect(self.set_preview)
         service.failed.connect(self.show_failure)

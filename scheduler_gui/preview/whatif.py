@@ -41,6 +41,7 @@ from core.engine.misfire import Action
 from core.spec import ScheduleSpec
 from core.whatif import WhatIfRow, what_if
 from core.zones import get_zone
+from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview import text
@@ -170,7 +171,7 @@ class WhatIfView(QWidget):
 
         now = ctx.clock.now()
         self.from_edit = self._editor("Machine off from", "When the machine (and its engine) stopped, in UTC")
-        self.to_edit = self._editor("Machine back at", "When it came back and the engine started again, in UTC")
+        self.to_edit = self._editor("To (machine back)", "When it came back and the engine started again, in UTC")
         self.from_edit.setDateTime(_qdt(now - DEFAULT_OUTAGE))
         self.to_edit.setDateTime(_qdt(now))
         self.range_error = QLabel()
@@ -184,6 +185,7 @@ class WhatIfView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setAccessibleName("What happens on return")
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
@@ -191,8 +193,9 @@ class WhatIfView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setAccessibleName("Misfire decisions")
-        self.table.setToolTip("Each occurrence due while the machine was off, and its fate on return")
+        accessible(
+            self.table, "Misfire decisions", "Each occurrence due while the machine was off, and its fate on return"
+        )
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -203,9 +206,7 @@ class WhatIfView(QWidget):
 
         bar = QHBoxLayout()
         for caption, editor in (("Machine off from", self.from_edit), ("to", self.to_edit)):
-            label = QLabel(caption)
-            label.setBuddy(editor)
-            bar.addWidget(label)
+            bar.addWidget(buddy(QLabel(caption), editor))
             bar.addWidget(editor)
         bar.addWidget(self.local_range, 1)
         layout = QVBoxLayout(self)
@@ -229,8 +230,7 @@ class WhatIfView(QWidget):
         editor.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
         editor.setCalendarPopup(True)
         editor.setFont(text.tabular_font())
-        editor.setAccessibleName(name)
-        editor.setToolTip(tip)
+        accessible(editor, name, tip)
         return editor
 
     # --- the question -----------------------------------------------------------------------

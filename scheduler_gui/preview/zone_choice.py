@@ -8,23 +8,31 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from core.clock import Clock
+from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.zone_picker import ZonePicker
 
 NO_ZONE = ""
 
 
 class ZoneChoice(QWidget):
-    """Choose a second zone; ``zoneChosen('')`` means none."""
+    """Choose a second zone; ``zoneChosen('')`` means none. ``name`` is the field's accessible name
+    (the label beside it) and ``description`` what it does."""
 
     zoneChosen = Signal(str)
 
-    def __init__(self, clock: Clock | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        parent: QWidget | None = None,
+        *,
+        name: str = "Also in",
+        description: str = "Also show every time in another zone (leave empty for none)",
+    ) -> None:
         super().__init__(parent)
-        self.picker = ZonePicker(clock)
+        self.picker = ZonePicker(clock, name=name, description=description)
         self.clear_button = QToolButton()
         self.clear_button.setText("×")
-        self.clear_button.setToolTip("No second zone")
-        self.clear_button.setAccessibleName("Remove the second zone")
+        accessible(self.clear_button, f"{name}: remove the second zone", "No second zone: show the times in one zone")
         self.clear_button.clicked.connect(lambda: self.set_zone(NO_ZONE))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -34,16 +42,6 @@ class ZoneChoice(QWidget):
         self.setFocusProxy(self.picker)
         self._last = NO_ZONE
         self.picker.zoneChosen.connect(self._announce)
-
-    def setToolTip(self, text: str) -> None:
-        super().setToolTip(text)
-        self.picker.setToolTip(text)
-        self.picker.edit.setToolTip(text)
-
-    def setAccessibleName(self, name: str) -> None:
-        super().setAccessibleName(name)
-        self.picker.setAccessibleName(name)
-        self.picker.edit.setAccessibleName(name)
 
     def zone(self) -> str:
         return self._last

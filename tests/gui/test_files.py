@@ -429,7 +429,7 @@ def test_a_policy_clicked_and_saved_changes_one_line(window: MainWindow, ctx: Ap
 
 def test_a_time_typed_in_at_changes_the_rule_line_only(window: MainWindow, ctx: AppContext, qtbot) -> None:
     path = open_commented(window, ctx, qtbot)
-    times = find(window.designer, "Times of day")
+    times = find(window.designer, "At")
     times.setFocus()
     times.selectAll()
     QTest.keyClicks(times, "03:45")

@@ -170,7 +170,7 @@ def test_closing_with_a_half_typed_field_asks_first(window: MainWindow, monkeypa
     window.show()
     doc = window.document
     assert not doc.dirty
-    at = named(window.designer, "Times of day")
+    at = named(window.designer, "At")
     retype(qtbot, at, "25:61")
     assert not doc.dirty and doc.field_problems
     window.close()

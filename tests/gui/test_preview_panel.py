@@ -224,12 +224,14 @@ def test_every_control_is_named_and_explained(panel: PreviewPanel) -> None:
         panel.from_edit,
         panel.count_spin,
         panel.next_button,
-        panel.zone_choice,
+        panel.zone_choice.picker.edit,  # the second zone's field, and its buttons
+        panel.zone_choice.picker.list_button,
+        panel.zone_choice.clear_button,
         panel.export_button,
         panel.table,
     ):
         assert widget.accessibleName(), widget
-        assert widget.toolTip(), widget
+        assert widget.toolTip() and widget.accessibleDescription(), widget
 
 
 def test_five_thousand_rows_refresh(panel: PreviewPanel, service: PreviewService, qtbot) -> None:

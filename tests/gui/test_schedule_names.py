@@ -95,7 +95,7 @@ def save_as_to(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
 def test_the_id_follows_the_title_as_it_is_typed(window: MainWindow) -> None:
     window.acts.new.trigger()
     doc = window.document
-    title, sid = field(window, "Title"), field(window, "Schedule id")
+    title, sid = field(window, "Title"), field(window, "Id")
     assert (title.text(), sid.text()) == ("New schedule", "new-schedule")
     retype(title, "Morning summary")
     assert sid.text() == "morning-summary"
@@ -110,12 +110,12 @@ def test_the_id_follows_the_title_as_it_is_typed(window: MainWindow) -> None:
 def test_a_taken_slug_gets_a_suffix(window: MainWindow) -> None:
     window.acts.new.trigger()
     retype(field(window, "Title"), "Mel sync")  # mel-sync.yaml holds "mel-sync"
-    assert field(window, "Schedule id").text() == "mel-sync-2"
+    assert field(window, "Id").text() == "mel-sync-2"
 
 
 def test_an_id_edited_by_hand_stops_following_the_title(window: MainWindow) -> None:
     window.acts.new.trigger()
-    title, sid = field(window, "Title"), field(window, "Schedule id")
+    title, sid = field(window, "Title"), field(window, "Id")
     retype(title, "Morning summary")
     retype(sid, "digest")
     assert window.document.value("scheduleId") == "digest"
@@ -131,7 +131,7 @@ def test_an_id_edited_by_hand_stops_following_the_title(window: MainWindow) -> N
 def test_an_opened_file_whose_id_is_not_its_titles_keeps_it(window: MainWindow) -> None:
     # daily-ops-summary.yaml: title "Operating summary", id daily-ops-summary.
     retype(field(window, "Title"), "Ops summary")
-    assert field(window, "Schedule id").text() == "daily-ops-summary"
+    assert field(window, "Id").text() == "daily-ops-summary"
 
 
 @pytest.mark.parametrize(
@@ -149,8 +149,8 @@ def test_an_opened_file_whose_id_is_not_its_titles_keeps_it(window: MainWindow) 
 def test_a_bad_id_is_said_under_the_field_and_save_waits(window: MainWindow, typed: str, said: str) -> None:
     window.acts.new.trigger()
     doc = window.document
-    sid = field(window, "Schedule id")
-    problem = field(window, "Schedule id: problem")
+    sid = field(window, "Id")
+    problem = field(window, "Id: problem")
     retype(sid, typed) if typed else (sid.setFocus(), sid.selectAll(), QTest.keyClick(sid, "\b"))
     assert problem.isVisibleTo(window) and said in problem.text()
     assert not window.acts.save.isEnabled() and not window.acts.save_as.isEnabled()
@@ -169,20 +169,20 @@ def test_an_id_published_from_another_file_is_refused_and_publish_waits(
     open_ledger(window, qtbot)
     window.acts.new.trigger()
     assert window.acts.publish.isEnabled()
-    retype(field(window, "Schedule id"), "evening-digest")
-    problem = field(window, "Schedule id: problem")
+    retype(field(window, "Id"), "evening-digest")
+    problem = field(window, "Id: problem")
     assert problem.isVisibleTo(window)
     assert "“evening-digest” is already published, from melbourne.yaml" in problem.text()
     assert not window.acts.save.isEnabled() and not window.acts.publish.isEnabled()
     # The title's id avoids it too.
     retype(field(window, "Title"), "Evening digest")
-    assert field(window, "Schedule id").text() == "evening-digest"  # typed by hand: no longer follows
-    retype(field(window, "Schedule id"), "evening-digest-2")
+    assert field(window, "Id").text() == "evening-digest"  # typed by hand: no longer follows
+    retype(field(window, "Id"), "evening-digest-2")
     assert window.acts.publish.isEnabled()
 
 
 def test_without_the_ledger_ids_are_checked_against_the_workspace_only(window: MainWindow) -> None:
-    note = field(window, "Schedule id: note")
+    note = field(window, "Id: note")
     assert window.hub.state == "closed"
     assert note.isVisibleTo(window) and "workspace only" in note.text() and "Publish checks again" in note.text()
 
@@ -229,7 +229,7 @@ def test_save_as_a_copy_whose_id_is_taken_offers_a_fresh_one(
         saved = load_spec(copy)
         assert (saved.schedule_id, saved.revision) == ("evening-report", 1)
         assert window.document.path == copy.resolve()
-        assert field(window, "Schedule id").text() == "evening-report"
+        assert field(window, "Id").text() == "evening-report"
     else:
         assert not copy.exists() and window.document.path == original
         assert window.document.value("scheduleId") == "daily-ops-summary"
@@ -258,9 +258,9 @@ def test_a_published_id_is_fixed_and_a_new_schedule_is_offered(
     before = original.read_text(encoding="utf-8")
     put(ctx, "daily-ops-summary", original)
     open_ledger(window, qtbot)
-    sid = field(window, "Schedule id")
+    sid = field(window, "Id")
     assert sid.isReadOnly() and "Published as revision 1" in sid.toolTip()
-    assert field(window, "Schedule id: published").text() == "published · revision 1 · fixed"
+    assert field(window, "Id: published").text() == "published · revision 1 · fixed"
     QTest.keyClicks(sid, "-renamed")
     assert window.document.value("scheduleId") == "daily-ops-summary"
     # The title is not the id: it still changes, and the id stays.
@@ -274,7 +274,7 @@ def test_a_published_id_is_fixed_and_a_new_schedule_is_offered(
     saved = load_spec(ctx.workspace / "morning.yaml")
     assert (saved.schedule_id, saved.revision, saved.title) == ("morning-summary", 1, "Morning summary")
     assert original.read_text(encoding="utf-8") == before  # the published file is left as it was
-    sid = field(window, "Schedule id")
+    sid = field(window, "Id")
     assert not sid.isReadOnly() and sid.text() == "morning-summary"
     assert not window.designer.identity.new_button.isVisibleTo(window)
 
@@ -304,7 +304,9 @@ def _publish_answering(window: MainWindow, qtbot: Any, replace: bool) -> dict[st
         seen["text"] = f"{box.text()}\n{box.informativeText()}"
         seen["default"] = box.defaultButton().text()
         seen["title"] = box.windowTitle()
-        chosen = named(box, "Replace") if replace else box.button(QMessageBox.StandardButton.Cancel)
+        replace_name = next(b.accessibleName() for b in box.buttons() if b.accessibleName().startswith("Replace"))
+        assert replace_name.startswith("Replace with ")  # the button's words: "Replace with <this file>"
+        chosen = named(box, replace_name) if replace else box.button(QMessageBox.StandardButton.Cancel)
         QTest.mouseClick(chosen, Qt.MouseButton.LeftButton)
 
     def on_dialog(dialog: PublishDialog) -> bool:
@@ -338,7 +340,7 @@ def test_publishing_over_another_files_schedule_asks_first(
     put(ctx, "daily-ops-summary", other)
     open_ledger(window, qtbot)
     this = window.document.path
-    note = field(window, "Schedule id: note")
+    note = field(window, "Id: note")
     assert "also published, from ops.yaml" in note.text()  # said before anything is published
     assert window.acts.publish.isEnabled()
     seen = _publish_answering(window, qtbot, replace)
@@ -358,7 +360,7 @@ def test_publishing_over_another_files_schedule_asks_first(
         assert _revisions(ctx) == [(1, str(other))]
     else:
         assert _revisions(ctx) == [(1, str(other)), (2, str(this))]
-        qtbot.waitUntil(lambda: field(window, "Schedule id").isReadOnly(), timeout=10_000)
+        qtbot.waitUntil(lambda: field(window, "Id").isReadOnly(), timeout=10_000)
 
 
 def test_publishing_the_file_the_schedule_came_from_asks_nothing(
@@ -496,4 +498,4 @@ def test_a_replaced_designer_page_no_longer_listens_to_the_ledger(
         pass  # the old page is deleted once the event loop runs
     with qtbot.waitSignal(window.hub.summariesChanged, timeout=30_000):
         window.hub.refresh_summaries()  # raised "already deleted" in the old page's slot before
-    assert field(window, "Schedule id").text() == "new-schedule"
+    assert field(window, "Id").text() == "new-schedule"

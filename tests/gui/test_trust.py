@@ -153,3 +153,20 @@ def test_publishing_asks_only_for_untrusted_tasks(tmp_path: Path, ctx: AppContex
     assert TrustStore(ctx.settings).is_trusted_file(path)
     assert trust.ensure_trusted(doc, ctx.settings)
     assert len(asked) == 1
+
+
+def test_the_publish_check_leaves_nothing_behind(ctx: AppContext, qtbot, qapp) -> None:
+    """The keeper made for Publish's trust question is gone with it: editing the document and
+    undoing back to the saved content (dirty, then clean again) afterwards raises nothing."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from scheduler_gui.designer import trust
+
+    doc = SpecDocument()
+    doc.load(DEMO / "daily-ops-summary.yaml")
+    assert trust.ensure_trusted(doc, ctx.settings)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the keeper's deleteLater
+    doc.set_value("title", "Changed")
+    doc.undo_stack.undo()  # clean again: a keeper still listening would be called, deleted
+    qapp.processEvents()
+    assert not doc.dirty

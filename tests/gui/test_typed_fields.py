@@ -45,7 +45,7 @@ def open_section(which: str) -> Callable[[MainWindow, object], None]:
 
 
 def make_after_completion(window: MainWindow, qtbot) -> None:
-    kind = named(window.designer, "Kind of schedule")
+    kind = named(window.designer, "Kind")
     kind.setFocus()
     kind.setCurrentIndex(kind.findData("after_completion"))
     kind.activated.emit(kind.currentIndex())
@@ -72,13 +72,13 @@ INTERVAL = "interval-15min.yaml"  # every PT15M in Chicago
 
 CASES = [
     pytest.param(
-        Case(DAILY, "Times of day", "25:61", "'25:61' is not a time of day", "23:45", "rule",
+        Case(DAILY, "At", "25:61", "'25:61' is not a time of day", "23:45", "rule",
              "FREQ=DAILY;BYHOUR=23;BYMINUTE=45"),
         id="at",
     ),
     pytest.param(
-        Case(DAILY, "Repeat every", "0", "the repeat interval must be at least 1", "3", "rule",
-             "FREQ=DAILY;INTERVAL=3;BYHOUR=2;BYMINUTE=30"),
+        Case(DAILY, "Repeats: how many", "0", "the repeat interval must be at least 1", "3", "rule",
+             "FREQ=DAILY;INTERVAL=3;BYHOUR=2;BYMINUTE=30", line="Repeats"),
         id="repeat_every",
     ),
     pytest.param(
@@ -87,32 +87,32 @@ CASES = [
         id="start",
     ),
     pytest.param(
-        Case(MONTHLY, "Days of the month", "0", "'0' is out of range; days of the month are 1 to 31", "15", "rule",
-             "FREQ=MONTHLY;BYMONTHDAY=15;BYHOUR=18;BYMINUTE=0"),
+        Case(MONTHLY, "Day: numbers", "0", "'0' is out of range; days of the month are 1 to 31", "15", "rule",
+             "FREQ=MONTHLY;BYMONTHDAY=15;BYHOUR=18;BYMINUTE=0", line="Day"),
         id="days_of_month",
     ),
     pytest.param(
-        Case(HOURLY, "Minutes past the hour", "-5", "'-5' is not a number", "45", "rule",
+        Case(HOURLY, "At (minutes past the hour)", "-5", "'-5' is not a number", "45", "rule",
              "FREQ=HOURLY;BYMINUTE=45"),
         id="minutes",
     ),
     pytest.param(
-        Case(HOURLY, "Only in hours", "-1", "'-1' is not a number", "9-17", "rule",
+        Case(HOURLY, "Hours", "-1", "'-1' is not a number", "9-17", "rule",
              "FREQ=HOURLY;BYHOUR=9,10,11,12,13,14,15,16,17;BYMINUTE=15"),
         id="hours",
     ),
     pytest.param(
-        Case(DAILY, "Number of occurrences", "0", "the number of occurrences must be at least 1", "5", "rule",
+        Case(DAILY, "Ends after", "0", "the number of occurrences must be at least 1", "5", "rule",
              "FREQ=DAILY;COUNT=5;BYHOUR=2;BYMINUTE=30", setup=click("Ends after a number of runs")),
         id="end_count",
     ),
     pytest.param(
-        Case(DAILY, "End date", "2027-02-30", "February 2027 has 28 days", "2027-06-30", "end", "2027-06-30",
+        Case(DAILY, "Ends on", "2027-02-30", "February 2027 has 28 days", "2027-06-30", "end", "2027-06-30",
              setup=click("Ends on a date")),
         id="end_date",
     ),
     pytest.param(
-        Case(DAILY, "Exclusions", "2026-12-32", "'2026-12-32' is not a real date", "2026-12-25", "exclude",
+        Case(DAILY, "Except", "2026-12-32", "'2026-12-32' is not a real date", "2026-12-25", "exclude",
              ["2026-12-25"]),
         id="exclusions",
     ),
@@ -127,7 +127,7 @@ CASES = [
         id="every",
     ),
     pytest.param(
-        Case(INTERVAL, "Anchor", "2027-02-30 09:00", "February 2027 has 28 days", "2027-03-01 09:00", "anchor",
+        Case(INTERVAL, "From (anchor)", "2027-02-30 09:00", "February 2027 has 28 days", "2027-03-01 09:00", "anchor",
              "2027-03-01T15:00:00Z"),
         id="anchor",
     ),
@@ -142,12 +142,12 @@ CASES = [
         id="first_run",
     ),
     pytest.param(
-        Case(DAILY, "Lateness window", "PT1.5S", "'PT1.5S' is not a whole number of seconds", "20 min",
+        Case(DAILY, "Missed when late by", "PT1.5S", "'PT1.5S' is not a whole number of seconds", "20 min",
              "latenessWindow", "PT20M", setup=open_section("recovery")),
         id="lateness",
     ),
     pytest.param(
-        Case(DAILY, "Catch-up window", "abc", "'abc' is not a length of time", "1 day", "catchUpWindow", "P1D",
+        Case(DAILY, "Never run if older than", "abc", "'abc' is not a length of time", "1 day", "catchUpWindow", "P1D",
              setup=open_section("recovery")),
         id="catch_up_window",
     ),
@@ -162,12 +162,12 @@ CASES = [
         id="longest_wait",
     ),
     pytest.param(
-        Case(DAILY, "Jitter", "soon", "'soon' is not a length of time", "PT5M", "jitter", "PT5M",
+        Case(DAILY, "Start up to", "soon", "'soon' is not a length of time", "PT5M", "jitter", "PT5M",
              setup=open_section("recovery")),
         id="jitter",
     ),
     pytest.param(
-        Case(DAILY, "How many missed runs to make up", "0", "must be at least 1", "3", "maxCatchUp", 3,
+        Case(DAILY, "Newest (how many missed runs to make up)", "0", "must be at least 1", "3", "maxCatchUp", 3,
              setup=open_section("recovery")),
         id="max_catch_up",
     ),
@@ -177,12 +177,12 @@ CASES = [
         id="max_attempts",
     ),
     pytest.param(
-        Case(DAILY, "Wait multiplier", "0.5", "the wait multiplier must be at least 1", "1.5", "retry.multiplier",
+        Case(DAILY, "Each wait ×", "0.5", "the wait multiplier must be at least 1", "1.5", "retry.multiplier",
              1.5, setup=open_section("recovery")),
         id="multiplier",
     ),
     pytest.param(
-        Case(DAILY, "Timeout", "1.5 s", "'1.5 s' is not a whole number of seconds", "2 min", "task.timeout",
+        Case(DAILY, "Stop after", "1.5 s", "'1.5 s' is not a whole number of seconds", "2 min", "task.timeout",
              "PT2M", setup=open_section("task")),
         id="timeout",
     ),
@@ -254,7 +254,7 @@ def test_the_reason_shown_is_always_the_current_first_problem(shown: MainWindow,
     window = shown
     open_file(window, DAILY)
     root = window.designer
-    times, start = named(root, "Times of day"), named(root, "Starts")
+    times, start = named(root, "At"), named(root, "Starts")
     retype(qtbot, times, "25:61")
     assert window.statusBar().currentMessage() == BLOCKED + "rule: '25:61' is not a time of day like 02:30 or 14:05"
     retype(qtbot, times, "03:30")

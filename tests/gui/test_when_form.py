@@ -94,7 +94,7 @@ def test_typing_times_is_one_undo_step(form: WhenForm, document: SpecDocument, q
     before = document.undo_stack.count()
     retype(qtbot, form.times, "02:30, 14:30")
     assert document.value("rule") == "FREQ=DAILY;BYHOUR=2,14;BYMINUTE=30"
-    assert problem_text(form, "Times of day") == ""
+    assert problem_text(form, "At") == ""
     assert document.undo_stack.count() == before + 1
     document.undo_stack.undo()
     assert document.value("rule") == DEMO_RULE and form.times.text() == "02:30"
@@ -108,7 +108,7 @@ def test_add_another_time_keeps_the_minutes(form: WhenForm, document: SpecDocume
 
 def test_times_a_rule_cannot_hold_show_why_and_change_nothing(form: WhenForm, document: SpecDocument, qtbot) -> None:
     retype(qtbot, form.times, "09:15, 17:45")
-    assert "would also run at 09:45, 17:15" in problem_text(form, "Times of day")
+    assert "would also run at 09:45, 17:15" in problem_text(form, "At")
     # "09:15" was a whole time on the way; the list with 17:45 is not a rule and stays in the field.
     assert document.value("rule") == "FREQ=DAILY;BYHOUR=9;BYMINUTE=15" and document.undo_stack.count() == 1
     assert form.times.text() == "09:15, 17:45"
@@ -233,7 +233,7 @@ def test_exclusions_are_written_and_bad_dates_are_refused(form: WhenForm, docume
     retype(qtbot, form.exclude, "2026-12-25, 2027-01-01")
     assert document.value("exclude") == ["2026-12-25", "2027-01-01"]
     retype(qtbot, form.exclude, "2026-13-01")
-    assert "2026-13-01" in problem_text(form, "Exclusions")
+    assert "2026-13-01" in problem_text(form, "Except")
     assert document.value("exclude") == ["2026-12-25", "2027-01-01"] and not document.can_save
 
 
@@ -265,7 +265,7 @@ def test_hourly_minutes_and_hours(form: WhenForm, document: SpecDocument, qtbot)
     retype(qtbot, form.hours, "9-17")
     assert document.value("rule") == "FREQ=HOURLY;BYHOUR=9,10,11,12,13,14,15,16,17;BYMINUTE=0,30"
     retype(qtbot, form.hours, "25")
-    assert "out of range" in problem_text(form, "Only in hours")
+    assert "out of range" in problem_text(form, "Hours")
 
 
 def test_new_schedule_gets_the_system_zone(ctx, qtbot, monkeypatch) -> None:
@@ -350,14 +350,14 @@ def test_leaving_a_field_keeps_its_text_and_its_message(form: WhenForm, document
     retype(qtbot, form.times, "25:6")
     qtbot.keyClick(form.times, Qt.Key.Key_Tab)
     assert not form.times.hasFocus()
-    assert form.times.text() == "25:6" and "'25:6' is not a time of day" in problem_text(form, "Times of day")
+    assert form.times.text() == "25:6" and "'25:6' is not a time of day" in problem_text(form, "At")
     assert document.value("rule") == DEMO_RULE and not document.can_save
 
 
 def test_escape_gives_the_documents_value_back(form: WhenForm, document: SpecDocument, qtbot) -> None:
     retype(qtbot, form.times, "25:6")
     qtbot.keyClick(form.times, Qt.Key.Key_Escape)
-    assert form.times.text() == "02:30" and problem_text(form, "Times of day") == ""
+    assert form.times.text() == "02:30" and problem_text(form, "At") == ""
     assert document.can_save and document.undo_stack.count() == 0
 
 
@@ -369,7 +369,7 @@ def test_undo_and_redo_show_the_document_again(form: WhenForm, document: SpecDoc
     document.undo_stack.undo()
     assert not weekday(form, "MO").isChecked()
     assert form.times.text() == "02:30" and form.start.edit.text() == "2026-01-01 00:00"
-    assert problem_text(form, "Times of day") == "" and problem_text(form, "Starts") == ""
+    assert problem_text(form, "At") == "" and problem_text(form, "Starts") == ""
     assert document.can_save
     retype(qtbot, form.times, "7")
     document.undo_stack.redo()
@@ -381,7 +381,7 @@ def test_loading_a_file_shows_its_values_again(form: WhenForm, document: SpecDoc
     copy = tmp_path / "copy.yaml"
     document.save(copy)
     document.load(copy)
-    assert form.times.text() == "02:30" and problem_text(form, "Times of day") == "" and document.can_save
+    assert form.times.text() == "02:30" and problem_text(form, "At") == "" and document.can_save
 
 
 def test_another_field_moving_the_value_replaces_the_unfinished_text(
@@ -391,18 +391,18 @@ def test_another_field_moving_the_value_replaces_the_unfinished_text(
     qtbot.mouseClick(weekday(form, "TU"), Qt.MouseButton.LeftButton)  # the times stay: the text too
     assert form.times.text() == "25:6" and not document.can_save
     retype(qtbot, form.rule, "FREQ=DAILY;BYDAY=TU;BYHOUR=4;BYMINUTE=0")  # the times move: the field follows
-    assert form.times.text() == "04:00" and problem_text(form, "Times of day") == "" and document.can_save
+    assert form.times.text() == "04:00" and problem_text(form, "At") == "" and document.can_save
 
 
 def test_a_zero_interval_says_so_instead_of_jumping_back(form: WhenForm, document: SpecDocument, qtbot) -> None:
     retype(qtbot, form.interval, "0")
     qtbot.keyClick(form.interval, Qt.Key.Key_Tab)  # Qt's own spin box would put 1 back here
     assert form.interval.text() == "every 0"
-    assert problem_text(form, "Repeat every") == "the repeat interval must be at least 1"
+    assert problem_text(form, "Repeats") == "the repeat interval must be at least 1"
     assert document.value("rule") == DEMO_RULE and not document.can_save
     form.interval.setFocus()
     qtbot.keyClick(form.interval, Qt.Key.Key_Up)
-    assert form.interval.value() == 1 and document.can_save and problem_text(form, "Repeat every") == ""
+    assert form.interval.value() == 1 and document.can_save and problem_text(form, "Repeats") == ""
     qtbot.keyClick(form.interval, Qt.Key.Key_Down)  # the arrows stop at the smallest value allowed
     assert form.interval.value() == 1 and document.undo_stack.count() == 0
 
@@ -411,7 +411,7 @@ def test_an_emptied_count_asks_for_a_number(form: WhenForm, document: SpecDocume
     form.interval.setFocus()
     form.interval.selectAll()
     qtbot.keyClick(form.interval, Qt.Key.Key_Backspace)
-    assert problem_text(form, "Repeat every") == "give the repeat interval: a whole number of at least 1"
+    assert problem_text(form, "Repeats") == "give the repeat interval: a whole number of at least 1"
     assert not document.can_save
 
 
@@ -476,7 +476,7 @@ def test_picking_the_start_day_keeps_the_time(form: WhenForm, document: SpecDocu
 def test_a_date_to_skip_that_is_no_date_cannot_be_added(form: WhenForm, document: SpecDocument, qtbot) -> None:
     retype(qtbot, form.exclude_day.edit, "2027-12-3")
     assert not form.exclude_add.isEnabled()
-    assert "'2027-12-3' is not a date yet" in problem_text(form, "Date to skip")
+    assert "'2027-12-3' is not a date yet" in problem_text(form, "Except (date to skip)")
     assert document.can_save  # nothing of the schedule is waiting
     qtbot.keyClicks(form.exclude_day.edit, "1")
-    assert form.exclude_add.isEnabled() and problem_text(form, "Date to skip") == ""
+    assert form.exclude_add.isEnabled() and problem_text(form, "Except (date to skip)") == ""

@@ -42,8 +42,9 @@ def form(document: SpecDocument, ctx, qtbot) -> WhenForm:
 
 
 def zone_field(root: QWidget) -> QLineEdit:
-    """The picker's search field, found as a person (or a screen reader) finds it: by its name."""
-    return next(w for w in root.findChildren(QLineEdit) if w.accessibleName() == "Time zone")
+    """The "When" box's zone field, found as a person (or a screen reader) finds it: by its name,
+    the label of its row."""
+    return next(w for w in root.findChildren(QLineEdit) if w.accessibleName() == "Zone")
 
 
 def type_in(qtbot, edit: QLineEdit, text: str) -> None:
