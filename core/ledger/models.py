@@ -19,6 +19,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -251,6 +252,13 @@ class Attempt(Base):
     execution_epoch: Mapped[int] = mapped_column(Integer)
     worker_host: Mapped[str] = mapped_column(String(255))
     worker_pid: Mapped[int] = mapped_column(Integer)
+    #: The engine process's start time (seconds since the epoch) and the boot it ran in:
+    #: with host and pid they say for certain whether that engine still lives.
+    worker_started: Mapped[float | None] = mapped_column(Float)
+    boot_id: Mapped[str | None] = mapped_column(String(64))
+    #: The task's own process (its group leader) and its start time, once spawned.
+    task_pid: Mapped[int | None] = mapped_column(Integer)
+    task_started: Mapped[float | None] = mapped_column(Float)
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
     exit_status: Mapped[int | None] = mapped_column(Integer)
@@ -330,6 +338,10 @@ class EngineRow(Base):
     pid: Mapped[int] = mapped_column(Integer)
     kind: Mapped[EngineKind] = mapped_column(EnumText(EngineKind, 16))
     state: Mapped[EnginePresence] = mapped_column(EnumText(EnginePresence, 16))
+    #: The engine process's start time and boot id: a row whose process is gone
+    #: (same host, pid free or reused) is dead at once, whatever its heartbeat says.
+    process_started: Mapped[float | None] = mapped_column(Float)
+    boot_id: Mapped[str | None] = mapped_column(String(64))
     started_at: Mapped[datetime]
     last_heartbeat: Mapped[datetime]
     retired_at: Mapped[datetime | None]
