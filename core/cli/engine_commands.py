@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from core.cli.arguments import parse_time
 from core.cli.common import EXIT_OK, UsageError
 from core.cli.ledger_access import command_clock, open_command_ledger
-from core.cli.output import out, plural, unicode_ok
+from core.cli.output import err, out, plural, unicode_ok
 
 if TYPE_CHECKING:
     import argparse
@@ -207,7 +207,7 @@ def _service_outcome(args: argparse.Namespace, result: Any) -> int:
         out("\n".join(result.lines))
         return EXIT_OK
     for line in result.lines:
-        print(f"{args.where}: {line}", file=sys.stderr)
+        err(f"{args.where}: {line}")
     if result.instead:
         out(f"run the engine yourself instead:\n  {result.instead}")
     return EXIT_INTERNAL

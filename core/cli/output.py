@@ -11,6 +11,13 @@ def out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def err(text: object) -> None:
+    """One message on stderr, never with a database password in it."""
+    from core.redact import mask_urls
+
+    print(mask_urls(str(text)), file=sys.stderr)
+
+
 def stdout_is_terminal() -> bool:
     """Whether stdout is a terminal (a closed or replaced stdout is not)."""
     try:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 import textwrap
 from typing import TYPE_CHECKING
 
 from core.cli.arguments import current_time, parse_time
 from core.cli.common import DEFAULT_COUNT, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines, read_spec
-from core.cli.output import can_encode, out, stdout_is_terminal, use_colour
+from core.cli.output import can_encode, err, out, stdout_is_terminal, use_colour
 
 if TYPE_CHECKING:
     import argparse
@@ -24,7 +23,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except Invalid as exc:
             failed = True
             for line in exc.lines:
-                print(line, file=sys.stderr)
+                err(line)
             continue
         out("ok")
     return EXIT_INVALID if failed else EXIT_OK

@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.clock import Clock, SystemClock
 from core.errors import LedgerError
 from core.ledger.models import VERSION_TABLE, LedgerMeta
+from core.redact import mask_urls
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_BUSY_TIMEOUT = 5.0
@@ -67,20 +68,38 @@ def _resolve(url: str | None) -> tuple[URL, Path | None]:
         # A bare path is a SQLite file: ``--db ./team.db`` is what people type.
         path = Path(text_url).expanduser().resolve()
         return URL.create("sqlite+pysqlite", database=str(path)), path
+    shown = mask_urls(text_url)
     try:
         parsed = make_url(text_url)
+        backend = parsed.get_backend_name()
     except ArgumentError as exc:
-        raise LedgerError(f"{text_url}: not a database URL ({exc})") from None
-    backend = parsed.get_backend_name()
+        raise LedgerError(f"{shown}: not a database URL ({mask_urls(_first_line(exc))})") from None
+    except ValueError:
+        raise LedgerError(
+            f"{shown}: not a database URL: its host and port cannot be read "
+            "(a port is a number; an IPv6 host is written in brackets, e.g. [::1]:5432)"
+        ) from None
+    if parsed.host and "@" in parsed.host:
+        raise LedgerError(f"{shown}: not a database URL: write an @ in a user name or password as %40")
     if backend == "sqlite":
         database = parsed.database or ""
         if not database or database == ":memory:" or database.startswith("file:"):
-            raise LedgerError(f"{text_url}: a ledger must be a SQLite file, e.g. sqlite:////path/to/ledger.db")
+            raise LedgerError(f"{shown}: a ledger must be a SQLite file, e.g. sqlite:////path/to/ledger.db")
+        if parsed.username or parsed.password or parsed.host or parsed.port:
+            raise LedgerError(
+                f"{shown}: a SQLite URL names a file only, with no user, password or host; "
+                "e.g. sqlite:////path/to/ledger.db"
+            )
         path = Path(database).expanduser().resolve()
         return parsed.set(drivername="sqlite+pysqlite", database=str(path)), path
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg"), None
-    raise LedgerError(f"{text_url}: unsupported database {backend!r}; use a SQLite file or postgresql+psycopg://")
+    raise LedgerError(f"{shown}: unsupported database {backend!r}; use a SQLite file or postgresql+psycopg://")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _display(url: URL, path: Path | None) -> str:

@@ -117,3 +117,91 @@ def test_a_printed_digest_gives_no_pin_away(
     assert second["revision"] == 2
     assert second["attempt"]["inputDigest"] != digest
     assert brute_force(second["attempt"]["inputDigest"], identity_env(second)) == []
+
+
+# --- a database URL's password is never printed ---------------------------------------
+
+PASSWORD = "Hunter2-zq"
+#: Every command that takes --db, with the arguments it needs besides (install-service writes a unit file instead).
+DB_COMMANDS = {
+    "apply": ["apply", "SPEC"],
+    "schedules": ["schedules"],
+    "pause": ["pause", SID],
+    "resume": ["resume", SID],
+    "disable": ["disable", SID],
+    "engine run": ["engine", "run", "--once"],
+    "engine fence": ["engine", "fence"],
+    "run-now": ["run-now", SID],
+    "backfill": ["backfill", SID, "--from", "2026-01-01", "--to", "2026-01-02"],
+    "ledger": ["ledger"],
+    "attempts": ["attempts", "occ-x"],
+    "reconcile": ["reconcile", "occ-x", "--happened"],
+    "db upgrade": ["db", "upgrade"],
+    "drift": ["drift"],
+}
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _server_without_database() -> str:
+    """The test server with a password and a database that does not exist (refused, whatever the auth)."""
+    import os
+
+    from sqlalchemy import make_url
+
+    admin = make_url(os.environ.get("TIDEMARK_TEST_PG_URL") or "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+    return admin.set(password=PASSWORD, database="tidemark_no_such_db").render_as_string(hide_password=False)
+
+
+URLS = {
+    "mysql": f"mysql://user:{PASSWORD}@host/x",
+    "sqlite_with_user": f"sqlite://user:{PASSWORD}@/x.db",
+    "ipv6_without_bracket": f"postgresql://user:{PASSWORD}@[::1:1/x",
+    "port_not_a_number": f"postgresql://user:{PASSWORD}@host:port/x",
+    "at_sign_in_password": f"postgresql://user:p@{PASSWORD}@127.0.0.1:{_closed_port()}/x",
+    "server_refuses": f"postgresql+psycopg://user:{PASSWORD}@127.0.0.1:{_closed_port()}/x",
+    "password_in_query": f"postgresql://user@127.0.0.1:{_closed_port()}/x?sslmode=disable&password={PASSWORD}",
+    "no_such_database": _server_without_database(),
+    "not_a_url": f"://user:{PASSWORD}@x",
+}
+
+
+def test_every_command_that_takes_db_is_in_the_table() -> None:
+    import argparse
+
+    from core.cli.parser import build_parser
+
+    def taking_db(parser: argparse.ArgumentParser, prefix: list[str]) -> list[str]:
+        found = [" ".join(prefix)] if any("--db" in a.option_strings for a in parser._actions) else []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += taking_db(sub, [*prefix, name])
+        return found
+
+    assert sorted(taking_db(build_parser(), [])) == sorted([*DB_COMMANDS, "engine install-service"])
+
+
+@pytest.mark.parametrize("url", list(URLS.values()), ids=list(URLS))
+@pytest.mark.parametrize("command", list(DB_COMMANDS))
+def test_no_message_prints_a_database_password(
+    command: str, url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "2")
+    spec = write_spec(tmp_path, 1, PIN)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    argv = [spec if a == "SPEC" else a for a in DB_COMMANDS[command]]
+    status, out, err = schedctl(capsys, *argv, "--db", url)
+    assert status == 2, err
+    assert PASSWORD not in out + err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "***" in err or "not a database URL" in err, err
+    assert list(work.iterdir()) == [], "a refused URL created nothing"
