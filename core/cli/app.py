@@ -12,11 +12,12 @@ from core.cli.common import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Invalid, Usage
 from core.cli.output import err as _say
 from core.cli.parser import build_parser
 from core.redact import mask_urls
+from core.render.terminal import terminal_safe
 
 
 def _internal_error(exc: BaseException) -> int:
     _say(f"schedctl: internal error: {type(exc).__name__}: {exc} (this is a bug; please report it)")
-    sys.stderr.write(mask_urls("".join(traceback.format_exception(exc))))
+    sys.stderr.write(terminal_safe(mask_urls("".join(traceback.format_exception(exc)))))
     return EXIT_INTERNAL
 
 

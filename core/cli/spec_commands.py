@@ -59,7 +59,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
     unicode = can_encode("✓↷⊘②─—→·")
-    out(render(preview, args.format, color=use_colour(), unicode=unicode, stamp=now))
+    colour = use_colour() and args.format == "table"
+    out(render(preview, args.format, color=colour, unicode=unicode, stamp=now), coloured=colour)
     return EXIT_OK
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -205,3 +206,24 @@ def test_no_message_prints_a_database_password(
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert "***" in err or "not a database URL" in err, err
     assert list(work.iterdir()) == [], "a refused URL created nothing"
+
+
+# --- what the ledger prints cannot drive a terminal -----------------------------------
+
+ATTACK = "\x1b]0;pwned\x07\x1b[2J\u202etxt.exe\x9b31m\u2066\x7f\r"
+UNSAFE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+
+
+def test_a_title_with_escapes_is_escaped_in_every_format(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = Path(write_spec(tmp_path, 1, PIN))
+    data = yaml.safe_load(path.read_text())
+    path.write_text(json.dumps(data | {"title": f"Door{ATTACK}"}))
+    assert schedctl(capsys, "apply", str(path), "--db", ledger_url, "--now", "2026-03-01T00:00:00Z")[0] == 0
+    status, table, err = schedctl(capsys, "schedules", "--db", ledger_url)
+    assert (status, err) == (0, "")
+    status, text, err = schedctl(capsys, "schedules", "--format", "json", "--db", ledger_url)
+    assert (status, err) == (0, "")
+    assert not UNSAFE.search(table + text)
+    assert json.loads(text)["schedules"][0]["title"] == f"Door{ATTACK}"
