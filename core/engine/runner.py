@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -85,15 +86,14 @@ class PreparedCommand:
     env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
 
 
+_PLACEHOLDER = re.compile("{(" + "|".join(PLACEHOLDERS) + ")}")
+
+
 def render_argv(argv: list[str], identity: TaskIdentity) -> list[str]:
-    """Fill ``{occurrenceId} {period} {nominalLocal} {scheduledUtc}``; other braces stay as written."""
+    """Fill ``{occurrenceId} {period} {nominalLocal} {scheduledUtc}`` in one pass: a value
+    that holds a placeholder's name is not filled in again. Other braces stay as written."""
     values = identity.placeholders()
-    out = []
-    for arg in argv:
-        for name, value in values.items():
-            arg = arg.replace("{" + name + "}", value)
-        out.append(arg)
-    return out
+    return [_PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in argv]
 
 
 def input_digest(argv: list[str], cwd: str | None, env: Mapping[str, str], task_names: tuple[str, ...] = ()) -> str:

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.clock import FixedClock
 from core.engine import runner
@@ -157,6 +159,18 @@ def test_output_tails_are_bounded() -> None:
     assert result.stdout_tail.endswith("END")
     assert "99,003 earlier bytes not kept" in result.stdout_tail
     assert len(result.stdout_tail) < 1100
+
+
+_BRACED = st.text() | st.lists(
+    st.sampled_from(["{scheduledUtc}", "{nominalLocal}", "{occurrenceId}", "{period}", "{", "}", "x"])
+).map("".join)
+
+
+@given(period=_BRACED, nominal=_BRACED)
+def test_placeholders_are_filled_in_one_pass(period: str, nominal: str) -> None:
+    who = replace(identity(), business_period=period, nominal_local=nominal)
+    argv = ["{period}", "{nominalLocal}{period}", "{{period}}"]
+    assert render_argv(argv, who) == [period, nominal + period, "{" + period + "}"]
 
 
 def test_input_digest_is_shared_by_attempts_and_leaves_env_values_out() -> None:

@@ -1,6 +1,7 @@
 """What ``schedctl`` prints about a ledger gives no secret away: an attempt's
-input digest cannot be searched for a task's variable values, and a database
-URL's password is masked in every message; on SQLite and PostgreSQL."""
+input digest cannot be searched for a task's variable values, a database URL's
+password is masked in every message, a title cannot drive the terminal, and a
+placeholder's value is passed as written; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -227,3 +228,21 @@ def test_a_title_with_escapes_is_escaped_in_every_format(
     assert (status, err) == (0, "")
     assert not UNSAFE.search(table + text)
     assert json.loads(text)["schedules"][0]["title"] == f"Door{ATTACK}"
+
+
+# --- placeholders are filled in once ----------------------------------------------------
+
+
+def test_a_period_holding_a_placeholder_name_is_passed_as_written(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = Path(write_spec(tmp_path, 1, PIN))
+    data = yaml.safe_load(path.read_text())
+    data["businessPeriod"] = "{{scheduledUtc}}/{{occurrenceId}}/{{period}}-{nominal:%Y-%m-%d}"
+    data["task"]["argv"] = [PY, "-c", "import sys; print(sys.argv[1])", "{period}|{nominalLocal}|{other}"]
+    path.write_text(yaml.safe_dump(data))
+    row = ran_once(capsys, ledger_url, str(path), "2026-03-01T00:00:00Z", "2026-03-01T06:00:05Z")
+    assert (
+        row["attempt"]["stdoutTail"]
+        == "{scheduledUtc}/{occurrenceId}/{period}-2026-03-01|2026-03-01T06:00:00|{other}\n"
+    )
