@@ -398,6 +398,8 @@ def _migrate(engine: Engine, where: str, clock: Clock) -> None:
                 _upgrade(options, where, clock)
     except LedgerError:
         raise
+    except sqlite3.Error as exc:  # raised by the driver itself, from the begin hook
+        raise _sqlite_problem(where, exc) from None
     except DBAPIError as exc:
         original = exc.orig if exc.orig is not None else exc
         if engine.dialect.name == "sqlite":

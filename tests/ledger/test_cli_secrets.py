@@ -18,6 +18,8 @@ import yaml
 from core import cli
 from core.engine.runner import TaskIdentity, input_digest
 
+from . import DAILY
+
 PY = sys.executable
 SID = "front-door"
 PIN = "4821"
@@ -32,15 +34,11 @@ def schedctl(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
 
 
 def write_spec(tmp_path: Path, revision: int, pin: str) -> str:
-    data: dict[str, Any] = {
-        "schema": "scheduleSpec.v1",
+    data: dict[str, Any] = DAILY | {
         "scheduleId": SID,
         "revision": revision,
         "timeZone": "UTC",
         "rule": "FREQ=DAILY;BYHOUR=6",
-        "start": "2026-01-01T00:00:00",
-        "gapPolicy": "SKIP",
-        "foldPolicy": "FIRST_ONLY",
         "horizon": "P2D",
         "task": {"argv": [PY, "-c", SCRIPT], "env": {"DOOR_PIN": pin}},
     }
