@@ -63,14 +63,17 @@ def _refusal(exc: BaseException) -> str | None:
 
 
 @contextmanager
-def open_command_ledger(args: argparse.Namespace, clock: Clock) -> Iterator[Ledger]:
-    """The open ledger; a database that refuses mid-command (locked, gone, read-only) becomes one LedgerError line."""
+def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool = True) -> Iterator[Ledger]:
+    """The open ledger; a database that refuses mid-command (locked, gone, read-only) becomes one LedgerError line.
+
+    A command that only reads passes ``create=False``: where there is no ledger it says so and creates none.
+    """
     from sqlalchemy.exc import DBAPIError, OperationalError
 
     from core.errors import LedgerError
     from core.ledger.db import open_ledger
 
-    ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS)
+    ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS, create=create)
     try:
         yield ledger
     except DBAPIError as exc:

@@ -147,7 +147,11 @@ def _create_file(path: Path) -> None:
         os.close(fd)
 
 
-def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
+def _no_ledger(where: str) -> LedgerError:
+    return LedgerError(f"{where}: there is no ledger here; publish a schedule with schedctl apply to create one")
+
+
+def _preflight_sqlite(path: Path, busy_timeout: float, create: bool = True) -> None:
     """Look at the file with plain sqlite3 before SQLAlchemy and Alembic touch it.
 
     Reads first (damaged? a foreign or newer schema?), then probes for the
@@ -157,6 +161,8 @@ def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
     if path.exists() and not path.is_file():
         raise LedgerError(f"{path}: the ledger must be a file, but this is a directory or a device")
     if not path.exists():
+        if not create:
+            raise _no_ledger(str(path))
         _create_file(path)
     uri = f"{path.as_uri()}?mode=rw"
     try:
@@ -166,6 +172,8 @@ def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
             if VERSION_TABLE in tables:
                 version = [row[0] for row in con.execute(f"SELECT version_num FROM {VERSION_TABLE}")]
             _check_schema_state(str(path), tables, version)
+            if version is None and not create:
+                raise _no_ledger(str(path))
             con.execute("BEGIN IMMEDIATE")
             con.execute("ROLLBACK")
             mode = con.execute("PRAGMA journal_mode").fetchone()[0]
@@ -248,7 +256,7 @@ def schema_revision(connection: Connection) -> str | None:
     return heads[0] if heads else None
 
 
-def _upgrade(connection: Connection, where: str, clock: Clock) -> None:
+def _upgrade(connection: Connection, where: str, clock: Clock, create: bool = True) -> None:
     """Check the version, migrate to head and make sure ledger_meta has its row, in one transaction."""
     inspector = inspect(connection)
     tables = set(inspector.get_table_names())
@@ -259,6 +267,8 @@ def _upgrade(connection: Connection, where: str, clock: Clock) -> None:
         # A shared server's database may hold other applications' tables.
         tables = tables & {"schedules", "revisions", "occurrences", "attempts", "events", "ledger_meta"}
     _check_schema_state(where, tables, versions)
+    if versions is None and not create:
+        raise _no_ledger(where)
     command.upgrade(alembic_config(connection), "head")
     if connection.scalar(select(LedgerMeta.id)) is None:
         values = {"id": 1, "ledger_id": str(uuid.uuid4()), "execution_epoch": 1, "created_at": clock.now()}
@@ -380,22 +390,22 @@ class Ledger:
         return f"Ledger({self.where!r})"
 
 
-def _make_engine(url: URL, path: Path | None, busy_timeout: float) -> Engine:
+def _make_engine(url: URL, path: Path | None, busy_timeout: float, create: bool = True) -> Engine:
     if path is not None:
-        _preflight_sqlite(path, busy_timeout)
+        _preflight_sqlite(path, busy_timeout, create)
         return _sqlite_engine(url, busy_timeout)
     connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT}
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 
-def _migrate(engine: Engine, where: str, clock: Clock) -> None:
+def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True) -> None:
     try:
         with engine.connect() as connection:
             options = connection.execution_options(**{_WRITE_OPTION: True})
             with options.begin():
                 if engine.dialect.name == "postgresql":
                     options.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
-                _upgrade(options, where, clock)
+                _upgrade(options, where, clock, create)
     except LedgerError:
         raise
     except sqlite3.Error as exc:  # raised by the driver itself, from the begin hook
@@ -416,6 +426,7 @@ def open_ledger(
     *,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     migrate: bool = True,
+    create: bool = True,
 ) -> Ledger:
     """Open (and create, and migrate) a ledger.
 
@@ -424,15 +435,17 @@ def open_ledger(
     file is created with mode 0600 and put in WAL mode; connections wait up to
     ``busy_timeout`` seconds for a lock and enforce foreign keys. With
     ``migrate`` (the default) the schema is upgraded to head; without it the
-    schema must already be current.
+    schema must already be current. Without ``create``, a ledger that does not
+    exist yet (no file, or a database without the ledger's tables) is a
+    :class:`LedgerError`, and nothing is created: what a reader uses.
     """
     clock = clock or SystemClock()
     target, path = _resolve(url)
     where = _display(target, path)
-    engine = _make_engine(target, path, busy_timeout)
+    engine = _make_engine(target, path, busy_timeout, create)
     try:
         if migrate:
-            _migrate(engine, where, clock)
+            _migrate(engine, where, clock, create)
         else:
             _require_head(engine, where)
     except BaseException:

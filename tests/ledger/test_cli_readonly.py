@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import Engine, create_engine, event, make_url, text
+from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 
 from core import cli
 from core.ledger import db as ledger_db
@@ -112,3 +112,62 @@ def test_a_ledger_that_may_only_be_read_refuses_a_change_in_one_line(
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert "read-only" in err or "may not change the ledger" in err, err
     assert _state(url, capsys) == before
+
+
+# --- a command that needs a ledger never creates one ------------------------------------
+
+#: Commands that read, or change what must already be there: none creates a ledger.
+NEEDS_A_LEDGER = {
+    "schedules": ["schedules"],
+    "ledger": ["ledger"],
+    "attempts": ["attempts", "occ-x"],
+    "drift": ["drift"],
+    "pause": ["pause", SID],
+    "resume": ["resume", SID],
+    "disable": ["disable", SID],
+    "run-now": ["run-now", SID],
+    "backfill": ["backfill", SID, "--from", "2026-02-01", "--to", "2026-02-03"],
+    "reconcile": ["reconcile", "occ-x", "--happened"],
+    "engine fence": ["engine", "fence"],
+}
+
+
+def _tables(url: str) -> set[str]:
+    engine = create_engine(url)
+    try:
+        return set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("command", list(NEEDS_A_LEDGER))
+def test_where_there_is_no_ledger_none_is_created(
+    ledger_url: str, command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = schedctl(capsys, *NEEDS_A_LEDGER[command], "--db", ledger_url, *NOW)
+    assert (status, out) == (2, "")
+    where = str(tmp_path / "ledger.db") if ledger_url.startswith("sqlite") else ledger_url
+    assert err == (
+        f"schedctl {command}: {where}: there is no ledger here; publish a schedule with schedctl apply to create one\n"
+    )
+    if ledger_url.startswith("sqlite"):
+        assert list(tmp_path.iterdir()) == []
+    else:
+        assert _tables(ledger_url) == set()
+
+
+@pytest.mark.parametrize("command", list(NEEDS_A_LEDGER))
+def test_a_mistyped_path_creates_no_folder(command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    typo = tmp_path / "typo" / "deeper" / "x.db"
+    status, out, err = schedctl(capsys, *NEEDS_A_LEDGER[command], "--db", str(typo), *NOW)
+    assert (status, out) == (2, "")
+    assert err.endswith(f"{typo}: there is no ledger here; publish a schedule with schedctl apply to create one\n")
+    assert not (tmp_path / "typo").exists()
+
+
+def test_an_empty_file_is_no_ledger_and_stays_empty(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    status, _out, err = schedctl(capsys, "schedules", "--db", str(empty))
+    assert status == 2 and "there is no ledger here" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.db"] and empty.stat().st_size == 0
