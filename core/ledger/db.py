@@ -103,7 +103,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _display(url: URL, path: Path | None) -> str:
-    return str(path) if path is not None else url.render_as_string(hide_password=True)
+    # mask_urls too: a password may also sit in the query (``?password=...``).
+    return str(path) if path is not None else mask_urls(url.render_as_string(hide_password=True))
 
 
 # --- SQLite ----------------------------------------------------------------------------

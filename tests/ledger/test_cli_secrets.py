@@ -244,3 +244,28 @@ def test_a_period_holding_a_placeholder_name_is_passed_as_written(
         row["attempt"]["stdoutTail"]
         == "{scheduledUtc}/{occurrenceId}/{period}-2026-03-01|2026-03-01T06:00:00|{other}\n"
     )
+
+
+def test_a_running_engine_names_its_ledger_without_the_password(ledger_url: str) -> None:
+    import subprocess
+
+    if ledger_url.startswith("sqlite"):
+        pytest.skip("a SQLite ledger is a file: it has no password")
+    url = ledger_url + ("&" if "?" in ledger_url else "?") + f"password={PASSWORD}"
+    proc = subprocess.Popen(
+        [PY, "-m", "core.cli", "engine", "run", "--db", url, "--poll", "0.1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert first.startswith("engine ") and "password=***" in first, first + err
+    assert PASSWORD not in first + out + err
