@@ -246,26 +246,17 @@ def test_a_period_holding_a_placeholder_name_is_passed_as_written(
     )
 
 
-def test_a_running_engine_names_its_ledger_without_the_password(ledger_url: str) -> None:
-    import subprocess
+def test_a_running_engine_names_its_ledger_without_the_password(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.engine.engine import Engine
 
     if ledger_url.startswith("sqlite"):
         pytest.skip("a SQLite ledger is a file: it has no password")
+    monkeypatch.setattr(Engine, "run_forever", lambda self, **_kw: None)  # stopped as soon as it started
     url = ledger_url + ("&" if "?" in ledger_url else "?") + f"password={PASSWORD}"
-    proc = subprocess.Popen(
-        [PY, "-m", "core.cli", "engine", "run", "--db", url, "--poll", "0.1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        proc.terminate()
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert first.startswith("engine ") and "password=***" in first, first + err
-    assert PASSWORD not in first + out + err
+    status, out, err = schedctl(capsys, "engine", "run", "--db", url)
+    assert (status, err) == (0, "")
+    first = out.splitlines()[0]
+    assert first.startswith("engine ") and "password=***;" in first, first
+    assert PASSWORD not in out
