@@ -129,12 +129,14 @@ def engine_argv(setup: ServiceSetup, db: str) -> list[str]:
 
 
 def unit_text(exec_argv: Sequence[str], db: str) -> str:
-    """The text of the unit file."""
+    """The text of the unit file (the Description, which systemctl shows to anyone, has no password)."""
+    from core.redact import mask_urls
+
     exec_start = " ".join(_systemd_quote(a) for a in exec_argv)
     return f"""\
 # Written by `schedctl engine install-service`; remove it with `schedctl engine uninstall-service`.
 [Unit]
-Description=Tidemark engine for {db.replace("%", "%%")}
+Description=Tidemark engine for {mask_urls(db).replace("%", "%%")}
 # Keep retrying: while the desktop app's engine runs on the same ledger this one
 # is refused, and starts once the app's engine has stopped.
 StartLimitIntervalSec=0

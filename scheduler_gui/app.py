@@ -115,12 +115,15 @@ def _check_db(url: str, flag: str) -> None:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    from core.redact import mask_urls
+
     try:
-        backend = make_url(text).get_backend_name()
-    except ArgumentError:
-        raise UsageError(f"{flag} {url}: not a database URL") from None
+        parsed = make_url(text)
+        backend = parsed.get_backend_name()
+    except (ArgumentError, ValueError):
+        raise UsageError(f"{flag} {mask_urls(url)}: not a database URL") from None
     if backend not in ("sqlite", "postgresql", "postgres"):
-        raise UsageError(f"{flag} {url}: unsupported database {backend!r}; use SQLite or PostgreSQL")
+        raise UsageError(f"{flag} {mask_urls(url)}: unsupported database {backend!r}; use SQLite or PostgreSQL")
 
 
 def _version() -> str:

@@ -9,12 +9,15 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from core.cli.common import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines
+from core.cli.output import err as _say
 from core.cli.parser import build_parser
+from core.redact import mask_urls
+from core.render.terminal import terminal_safe
 
 
 def _internal_error(exc: BaseException) -> int:
-    print(f"schedctl: internal error: {type(exc).__name__}: {exc} (this is a bug; please report it)", file=sys.stderr)
-    traceback.print_exception(exc, file=sys.stderr)
+    _say(f"schedctl: internal error: {type(exc).__name__}: {exc} (this is a bug; please report it)")
+    sys.stderr.write(terminal_safe(mask_urls("".join(traceback.format_exception(exc)))))
     return EXIT_INTERNAL
 
 
@@ -33,29 +36,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        print(exc, file=sys.stderr)
+        _say(exc)
         return EXIT_INVALID
     except SystemExit as exc:  # --help and friends
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
-        print("schedctl: choose a command (see schedctl --help)", file=sys.stderr)
+        _say("schedctl: choose a command (see schedctl --help)")
         return EXIT_INVALID
     where = getattr(args, "where", None) or f"schedctl {args.command}"
     try:
         return func(args)
     except Invalid as exc:
         for line in exc.lines:
-            print(line, file=sys.stderr)
+            _say(line)
         return EXIT_INVALID
     except UsageError as exc:
-        print(f"{where}: {exc}", file=sys.stderr)
+        _say(f"{where}: {exc}")
         return EXIT_INVALID
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_INTERNAL
     except KeyboardInterrupt:
-        print("schedctl: interrupted", file=sys.stderr)
+        _say("schedctl: interrupted")
         return EXIT_INTERNAL
     except Exception as exc:
         from core.errors import UserError
@@ -67,6 +70,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 lines = problem_lines(getattr(args, "spec", "schedctl"), exc)
             for line in lines:
-                print(line, file=sys.stderr)
+                _say(line)
             return EXIT_INVALID
         return _internal_error(exc)

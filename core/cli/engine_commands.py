@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from core.cli.arguments import parse_time
 from core.cli.common import EXIT_OK, UsageError
 from core.cli.ledger_access import command_clock, open_command_ledger
-from core.cli.output import out, plural, unicode_ok
+from core.cli.output import err, out, plural, unicode_ok
 
 if TYPE_CHECKING:
     import argparse
@@ -136,7 +136,7 @@ def cmd_engine_fence(args: argparse.Namespace) -> int:
     from core.engine.admin import fence
 
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger:
+    with open_command_ledger(args, clock, create=False) as ledger:
         epoch = fence(ledger, clock, args.note)
     out(f"fenced the ledger: execution epoch is now {epoch}; claims of earlier epochs are void")
     return EXIT_OK
@@ -147,7 +147,7 @@ def cmd_run_now(args: argparse.Namespace) -> int:
     from core.engine.admin import run_now
 
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger:
+    with open_command_ledger(args, clock, create=False) as ledger:
         occurrence_id = run_now(ledger, args.schedule_id, clock, args.note)
     out(occurrence_id)
     return EXIT_OK
@@ -163,7 +163,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from core.zones import get_zone
 
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger:
+    with open_command_ledger(args, clock, create=False) as ledger:
         with ledger.read() as session:
             get_schedule(session, args.schedule_id)
             zone_name = next(s.time_zone for s in list_schedules(session) if s.schedule_id == args.schedule_id)
@@ -192,7 +192,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
     decision = Decision(args.decision)
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger:
+    with open_command_ledger(args, clock, create=False) as ledger:
         done = reconcile(ledger, args.occurrence_id, decision, clock, args.note)
     arrow = "→" if unicode_ok() else "->"
     out(f"{done.occurrence_id}: {done.old.value} {arrow} {done.new.value} ({_AFTER[decision.value]})")
@@ -207,7 +207,7 @@ def _service_outcome(args: argparse.Namespace, result: Any) -> int:
         out("\n".join(result.lines))
         return EXIT_OK
     for line in result.lines:
-        print(f"{args.where}: {line}", file=sys.stderr)
+        err(f"{args.where}: {line}")
     if result.instead:
         out(f"run the engine yourself instead:\n  {result.instead}")
     return EXIT_INTERNAL

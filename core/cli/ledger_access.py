@@ -47,19 +47,43 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+#: SQLSTATEs of a server that refuses a change: a read-only transaction, a user without the right.
+_REFUSED_STATES = {"25006": "the ledger is read-only here", "42501": "this database user may not change the ledger"}
+
+
+def _refusal(exc: BaseException) -> str | None:
+    """Why the database refused a change, when it did because it may not change the ledger."""
+    state = getattr(exc, "sqlstate", None)
+    if state in _REFUSED_STATES:
+        return _REFUSED_STATES[state]
+    said = str(exc).lower()
+    if "readonly" in said or "read-only" in said:
+        return "the ledger is read-only here"
+    return None
+
+
 @contextmanager
-def open_command_ledger(args: argparse.Namespace, clock: Clock) -> Iterator[Ledger]:
-    """The open ledger; a database that refuses mid-command (locked, gone) becomes one LedgerError line."""
-    from sqlalchemy.exc import OperationalError
+def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool = True) -> Iterator[Ledger]:
+    """The open ledger; a database that refuses mid-command (locked, gone, read-only) becomes one LedgerError line.
+
+    A command that only reads passes ``create=False``: where there is no ledger it says so and creates none.
+    """
+    from sqlalchemy.exc import DBAPIError, OperationalError
 
     from core.errors import LedgerError
     from core.ledger.db import open_ledger
 
-    ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS)
+    ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS, create=create)
     try:
         yield ledger
-    except OperationalError as exc:
-        said = _first_line(exc.orig if exc.orig is not None else exc)
+    except DBAPIError as exc:
+        original = exc.orig if exc.orig is not None else exc
+        said = _first_line(original)
+        refused = _refusal(original)
+        if refused is not None:
+            raise LedgerError(f"{ledger.where}: {refused} ({said}); nothing was changed") from None
+        if not isinstance(exc, OperationalError):
+            raise
         if "locked" in said.lower() or "busy" in said.lower():
             raise LedgerError(
                 f"{ledger.where}: the ledger is locked by another program ({said}); try again when it has finished"

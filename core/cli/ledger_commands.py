@@ -52,7 +52,7 @@ def cmd_schedules(args: argparse.Namespace) -> int:
     from core.render.ledger_table import schedules_json, schedules_table
 
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger, ledger.read() as session:
+    with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
         rows = list_schedules(session, now=clock.now())
     out(schedules_json(rows) if args.format == "json" else schedules_table(rows, unicode=unicode_ok()))
     return EXIT_OK
@@ -64,7 +64,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     action = {"pause": pause, "resume": resume, "disable": disable}[args.command]
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger, ledger.write() as session:
+    with open_command_ledger(args, clock, create=False) as ledger, ledger.write() as session:
         change = action(session, args.schedule_id, clock, args.note)
     if not change.changed:
         out(f"{args.schedule_id} is already {change.new.value}")
@@ -100,7 +100,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
     states = _states(args.state) if args.state is not None else None
     where = OccurrenceFilter(schedule_id=args.schedule, states=states)
-    with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
+    with open_command_ledger(args, command_clock(args), create=False) as ledger, ledger.read() as session:
         if args.schedule is not None:
             get_schedule(session, args.schedule)
         ranges: list[Any] = []
@@ -144,7 +144,7 @@ def cmd_attempts(args: argparse.Namespace) -> int:
     from core.ledger.queries import get_occurrence
     from core.render.ledger_table import attempts_json, attempts_table
 
-    with open_command_ledger(args, command_clock(args)) as ledger, ledger.read() as session:
+    with open_command_ledger(args, command_clock(args), create=False) as ledger, ledger.read() as session:
         occurrence = get_occurrence(session, args.occurrence_id)
         if occurrence is None:
             raise UsageError(f"{args.occurrence_id}: no such occurrence in this ledger")
@@ -176,7 +176,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     from core.zones import tzdb_version
 
     clock = command_clock(args)
-    with open_command_ledger(args, clock) as ledger, ledger.read() as session:
+    with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
         if args.schedule is not None:
             get_schedule(session, args.schedule)
         items = drift(session, clock, args.schedule)

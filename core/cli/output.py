@@ -6,9 +6,24 @@ import os
 import sys
 
 
-def out(text: str) -> None:
-    """``text`` on stdout, ending in exactly one newline of its own."""
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+def out(text: str, *, coloured: bool = False) -> None:
+    """``text`` on stdout, ending in exactly one newline of its own, with nothing in it that drives a terminal.
+
+    ``coloured``: the text holds colour codes of its own renderer, which has made
+    everything else in it terminal-safe already.
+    """
+    from core.render.terminal import terminal_safe
+
+    safe = text if coloured else terminal_safe(text)
+    sys.stdout.write(safe if safe.endswith("\n") else safe + "\n")
+
+
+def err(text: object) -> None:
+    """One message on stderr: no database password, nothing that drives a terminal."""
+    from core.redact import mask_urls
+    from core.render.terminal import terminal_safe
+
+    print(terminal_safe(mask_urls(str(text))), file=sys.stderr)
 
 
 def stdout_is_terminal() -> bool:

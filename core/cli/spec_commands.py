@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 import textwrap
 from typing import TYPE_CHECKING
 
 from core.cli.arguments import current_time, parse_time
 from core.cli.common import DEFAULT_COUNT, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines, read_spec
-from core.cli.output import can_encode, out, stdout_is_terminal, use_colour
+from core.cli.output import can_encode, err, out, stdout_is_terminal, use_colour
 
 if TYPE_CHECKING:
     import argparse
@@ -24,7 +23,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except Invalid as exc:
             failed = True
             for line in exc.lines:
-                print(line, file=sys.stderr)
+                err(line)
             continue
         out("ok")
     return EXIT_INVALID if failed else EXIT_OK
@@ -60,7 +59,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
     unicode = can_encode("✓↷⊘②─—→·")
-    out(render(preview, args.format, color=use_colour(), unicode=unicode, stamp=now))
+    colour = use_colour() and args.format == "table"
+    out(render(preview, args.format, color=colour, unicode=unicode, stamp=now), coloured=colour)
     return EXIT_OK
 
 

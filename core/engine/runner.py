@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -71,6 +72,7 @@ class TaskIdentity:
 
 
 _PER_ATTEMPT = ("SCHED_ATTEMPT_ID", "SCHED_ATTEMPT_NUMBER")
+_IDENTITY_NAMES = frozenset(TaskIdentity("", 0, "", None, "", None, None, "", 0).environment())
 
 
 @dataclass(frozen=True)
@@ -84,25 +86,32 @@ class PreparedCommand:
     env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
 
 
+_PLACEHOLDER = re.compile("{(" + "|".join(PLACEHOLDERS) + ")}")
+
+
 def render_argv(argv: list[str], identity: TaskIdentity) -> list[str]:
-    """Fill ``{occurrenceId} {period} {nominalLocal} {scheduledUtc}``; other braces stay as written."""
+    """Fill ``{occurrenceId} {period} {nominalLocal} {scheduledUtc}`` in one pass: a value
+    that holds a placeholder's name is not filled in again. Other braces stay as written."""
     values = identity.placeholders()
-    out = []
-    for arg in argv:
-        for name, value in values.items():
-            arg = arg.replace("{" + name + "}", value)
-        out.append(arg)
-    return out
+    return [_PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in argv]
 
 
-def input_digest(argv: list[str], cwd: str | None, env: Mapping[str, str]) -> str:
-    """sha256 over the rendered argv, cwd and the task's environment (values included).
+def input_digest(argv: list[str], cwd: str | None, env: Mapping[str, str], task_names: tuple[str, ...] = ()) -> str:
+    """sha256 over the rendered argv, the cwd, the identity variables and the names of the task's own variables.
 
-    The per-attempt variables are left out, so attempts of one occurrence with
-    the same inputs share a digest.
+    The task's variable values stay out: a digest printed by ``attempts`` must
+    not let anyone try candidate values (a four-digit PIN falls in a second).
+    Those values live only in the revision, and ``SCHED_SCHEDULE_ID`` and
+    ``SCHED_REVISION`` are in the digest, so a changed value (a new revision)
+    still changes it. The per-attempt variables are left out, so attempts of
+    one occurrence with the same inputs share a digest.
     """
-    stable = {k: v for k, v in sorted(env.items()) if k not in _PER_ATTEMPT}
-    text = json.dumps({"argv": argv, "cwd": cwd, "env": stable}, separators=(",", ":"), ensure_ascii=False)
+    hidden = set(task_names) - _IDENTITY_NAMES  # the identity's values win over a task's (see prepare)
+    stable = {k: v for k, v in sorted(env.items()) if k not in _PER_ATTEMPT and k not in hidden}
+    names = sorted(hidden)
+    text = json.dumps(
+        {"argv": argv, "cwd": cwd, "env": stable, "envNames": names}, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -117,7 +126,8 @@ def prepare(
     rendered = render_argv(argv, identity)
     own = dict(task_env) | identity.environment()
     env = dict(os.environ if base_env is None else base_env) | own
-    return PreparedCommand(rendered, cwd, env, input_digest(rendered, cwd, own), tuple(sorted(task_env)))
+    names = tuple(sorted(task_env))
+    return PreparedCommand(rendered, cwd, env, input_digest(rendered, cwd, own, names), names)
 
 
 def find_program(program: str, path: str | None = None) -> str | None:

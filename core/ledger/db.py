@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.clock import Clock, SystemClock
 from core.errors import LedgerError
 from core.ledger.models import VERSION_TABLE, LedgerMeta
+from core.redact import mask_urls
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_BUSY_TIMEOUT = 5.0
@@ -67,24 +68,43 @@ def _resolve(url: str | None) -> tuple[URL, Path | None]:
         # A bare path is a SQLite file: ``--db ./team.db`` is what people type.
         path = Path(text_url).expanduser().resolve()
         return URL.create("sqlite+pysqlite", database=str(path)), path
+    shown = mask_urls(text_url)
     try:
         parsed = make_url(text_url)
+        backend = parsed.get_backend_name()
     except ArgumentError as exc:
-        raise LedgerError(f"{text_url}: not a database URL ({exc})") from None
-    backend = parsed.get_backend_name()
+        raise LedgerError(f"{shown}: not a database URL ({mask_urls(_first_line(exc))})") from None
+    except ValueError:
+        raise LedgerError(
+            f"{shown}: not a database URL: its host and port cannot be read "
+            "(a port is a number; an IPv6 host is written in brackets, e.g. [::1]:5432)"
+        ) from None
+    if parsed.host and "@" in parsed.host:
+        raise LedgerError(f"{shown}: not a database URL: write an @ in a user name or password as %40")
     if backend == "sqlite":
         database = parsed.database or ""
         if not database or database == ":memory:" or database.startswith("file:"):
-            raise LedgerError(f"{text_url}: a ledger must be a SQLite file, e.g. sqlite:////path/to/ledger.db")
+            raise LedgerError(f"{shown}: a ledger must be a SQLite file, e.g. sqlite:////path/to/ledger.db")
+        if parsed.username or parsed.password or parsed.host or parsed.port:
+            raise LedgerError(
+                f"{shown}: a SQLite URL names a file only, with no user, password or host; "
+                "e.g. sqlite:////path/to/ledger.db"
+            )
         path = Path(database).expanduser().resolve()
         return parsed.set(drivername="sqlite+pysqlite", database=str(path)), path
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg"), None
-    raise LedgerError(f"{text_url}: unsupported database {backend!r}; use a SQLite file or postgresql+psycopg://")
+    raise LedgerError(f"{shown}: unsupported database {backend!r}; use a SQLite file or postgresql+psycopg://")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _display(url: URL, path: Path | None) -> str:
-    return str(path) if path is not None else url.render_as_string(hide_password=True)
+    # mask_urls too: a password may also sit in the query (``?password=...``).
+    return str(path) if path is not None else mask_urls(url.render_as_string(hide_password=True))
 
 
 # --- SQLite ----------------------------------------------------------------------------
@@ -128,7 +148,11 @@ def _create_file(path: Path) -> None:
         os.close(fd)
 
 
-def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
+def _no_ledger(where: str) -> LedgerError:
+    return LedgerError(f"{where}: there is no ledger here; publish a schedule with schedctl apply to create one")
+
+
+def _preflight_sqlite(path: Path, busy_timeout: float, create: bool = True) -> None:
     """Look at the file with plain sqlite3 before SQLAlchemy and Alembic touch it.
 
     Reads first (damaged? a foreign or newer schema?), then probes for the
@@ -138,6 +162,8 @@ def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
     if path.exists() and not path.is_file():
         raise LedgerError(f"{path}: the ledger must be a file, but this is a directory or a device")
     if not path.exists():
+        if not create:
+            raise _no_ledger(str(path))
         _create_file(path)
     uri = f"{path.as_uri()}?mode=rw"
     try:
@@ -147,6 +173,8 @@ def _preflight_sqlite(path: Path, busy_timeout: float) -> None:
             if VERSION_TABLE in tables:
                 version = [row[0] for row in con.execute(f"SELECT version_num FROM {VERSION_TABLE}")]
             _check_schema_state(str(path), tables, version)
+            if version is None and not create:
+                raise _no_ledger(str(path))
             con.execute("BEGIN IMMEDIATE")
             con.execute("ROLLBACK")
             mode = con.execute("PRAGMA journal_mode").fetchone()[0]
@@ -229,7 +257,7 @@ def schema_revision(connection: Connection) -> str | None:
     return heads[0] if heads else None
 
 
-def _upgrade(connection: Connection, where: str, clock: Clock) -> None:
+def _upgrade(connection: Connection, where: str, clock: Clock, create: bool = True) -> None:
     """Check the version, migrate to head and make sure ledger_meta has its row, in one transaction."""
     inspector = inspect(connection)
     tables = set(inspector.get_table_names())
@@ -240,6 +268,8 @@ def _upgrade(connection: Connection, where: str, clock: Clock) -> None:
         # A shared server's database may hold other applications' tables.
         tables = tables & {"schedules", "revisions", "occurrences", "attempts", "events", "ledger_meta"}
     _check_schema_state(where, tables, versions)
+    if versions is None and not create:
+        raise _no_ledger(where)
     command.upgrade(alembic_config(connection), "head")
     if connection.scalar(select(LedgerMeta.id)) is None:
         values = {"id": 1, "ledger_id": str(uuid.uuid4()), "execution_epoch": 1, "created_at": clock.now()}
@@ -361,24 +391,26 @@ class Ledger:
         return f"Ledger({self.where!r})"
 
 
-def _make_engine(url: URL, path: Path | None, busy_timeout: float) -> Engine:
+def _make_engine(url: URL, path: Path | None, busy_timeout: float, create: bool = True) -> Engine:
     if path is not None:
-        _preflight_sqlite(path, busy_timeout)
+        _preflight_sqlite(path, busy_timeout, create)
         return _sqlite_engine(url, busy_timeout)
     connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT}
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 
-def _migrate(engine: Engine, where: str, clock: Clock) -> None:
+def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True) -> None:
     try:
         with engine.connect() as connection:
             options = connection.execution_options(**{_WRITE_OPTION: True})
             with options.begin():
                 if engine.dialect.name == "postgresql":
                     options.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
-                _upgrade(options, where, clock)
+                _upgrade(options, where, clock, create)
     except LedgerError:
         raise
+    except sqlite3.Error as exc:  # raised by the driver itself, from the begin hook
+        raise _sqlite_problem(where, exc) from None
     except DBAPIError as exc:
         original = exc.orig if exc.orig is not None else exc
         if engine.dialect.name == "sqlite":
@@ -395,6 +427,7 @@ def open_ledger(
     *,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     migrate: bool = True,
+    create: bool = True,
 ) -> Ledger:
     """Open (and create, and migrate) a ledger.
 
@@ -403,15 +436,17 @@ def open_ledger(
     file is created with mode 0600 and put in WAL mode; connections wait up to
     ``busy_timeout`` seconds for a lock and enforce foreign keys. With
     ``migrate`` (the default) the schema is upgraded to head; without it the
-    schema must already be current.
+    schema must already be current. Without ``create``, a ledger that does not
+    exist yet (no file, or a database without the ledger's tables) is a
+    :class:`LedgerError`, and nothing is created: what a reader uses.
     """
     clock = clock or SystemClock()
     target, path = _resolve(url)
     where = _display(target, path)
-    engine = _make_engine(target, path, busy_timeout)
+    engine = _make_engine(target, path, busy_timeout, create)
     try:
         if migrate:
-            _migrate(engine, where, clock)
+            _migrate(engine, where, clock, create)
         else:
             _require_head(engine, where)
     except BaseException:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from icalendar import Calendar, Event
+from icalendar import Calendar, Event, vText
 
 from core.occurrence import Occurrence
 from core.preview import Preview
@@ -29,12 +29,13 @@ def _description(row: Occurrence, zone: str) -> str:
 def render_ics(preview: Preview, *, stamp: datetime) -> str:
     """A VCALENDAR with one VEVENT per runnable row; ``stamp`` (aware) becomes every DTSTAMP."""
     spec = preview.spec
-    summary = spec.title or spec.schedule_id
+    # Any line break in a title is one newline, which iCalendar writes as "\n" (a bare CR it cannot write).
+    summary = (spec.title or spec.schedule_id).replace("\r\n", "\n").replace("\r", "\n")
     cal = Calendar()
     cal.add("prodid", PRODID)
     cal.add("version", "2.0")
     cal.add("calscale", "GREGORIAN")
-    cal.add("x-wr-calname", summary)
+    cal.add("x-wr-calname", vText(summary))  # an unknown property is not escaped as text by itself
     for row in preview.rows:
         if not row.runnable or row.resolved is None:
             continue

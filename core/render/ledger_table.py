@@ -20,6 +20,7 @@ from core.errors import UserError
 from core.ledger.models import Attempt
 from core.ledger.queries import OccurrenceView, ScheduleSummary
 from core.ledger.states import OccurrenceKind, OccurrenceState
+from core.render.terminal import terminal_safe
 from core.timefmt import fmt_local, fmt_utc
 from core.zones import format_offset, get_zone
 
@@ -84,16 +85,8 @@ def _dump(value: Any) -> str:
 
 
 def safe_text(text: str) -> str:
-    """Task output made harmless for a terminal: control characters other than
-    newline and tab are written as escapes (``\\x1b``), carriage returns too."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in "\n\t" or (code >= 0x20 and code != 0x7F and not 0x80 <= code < 0xA0):
-            out.append(ch)
-        else:
-            out.append(f"\\x{code:02x}")
-    return "".join(out)
+    """Task output made harmless for a terminal (:func:`~core.render.terminal.terminal_safe`)."""
+    return terminal_safe(text)
 
 
 # --- schedules ------------------------------------------------------------------------

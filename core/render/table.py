@@ -12,6 +12,7 @@ from core.durations import human_duration
 from core.enums import Status
 from core.occurrence import Occurrence
 from core.preview import Preview
+from core.render.terminal import terminal_safe
 from core.timefmt import fmt_clock
 from core.zones import Transition, format_offset
 
@@ -112,10 +113,11 @@ def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> st
 
 
 def render_table(preview: Preview, *, color: bool = False, unicode: bool = True) -> str:
-    """The table as text ending in a newline. ``color`` adds ANSI colours to the status words."""
-    rows = [(row, _cells(row)) for row in preview.rows]
+    """The table as text ending in a newline. ``color`` adds ANSI colours to the status words;
+    everything else is terminal-safe (:func:`~core.render.terminal.terminal_safe`)."""
+    rows = [(row, tuple(terminal_safe(cell) for cell in _cells(row))) for row in preview.rows]
     widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in rows]) for i in range(len(HEADERS) - 1)]
-    lines = [_title(preview), _line(HEADERS, widths, None)]
+    lines = [terminal_safe(_title(preview)), _line(HEADERS, widths, None)]
     pending = sorted(preview.transitions, key=lambda t: t.utc)
     for row, cells in rows:
         while pending and pending[0].utc <= row.position:

@@ -8,10 +8,13 @@ import os
 import signal
 import sys
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.clock import FixedClock
 from core.engine import runner
@@ -158,14 +161,29 @@ def test_output_tails_are_bounded() -> None:
     assert len(result.stdout_tail) < 1100
 
 
-def test_input_digest_is_shared_by_attempts_and_covers_env_values() -> None:
+_BRACED = st.text() | st.lists(
+    st.sampled_from(["{scheduledUtc}", "{nominalLocal}", "{occurrenceId}", "{period}", "{", "}", "x"])
+).map("".join)
+
+
+@given(period=_BRACED, nominal=_BRACED)
+def test_placeholders_are_filled_in_one_pass(period: str, nominal: str) -> None:
+    who = replace(identity(), business_period=period, nominal_local=nominal)
+    argv = ["{period}", "{nominalLocal}{period}", "{{period}}"]
+    assert render_argv(argv, who) == [period, nominal + period, "{" + period + "}"]
+
+
+def test_input_digest_is_shared_by_attempts_and_leaves_env_values_out() -> None:
     first = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "a"}, identity(1))
     retry = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "a"}, identity(2))
-    changed = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "b"}, identity(1))
-    assert first.digest == retry.digest
-    assert first.digest != changed.digest
+    other_value = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "b"}, identity(1))
+    other_name = prepare(["/bin/echo", "{period}"], None, {"KEY": "a"}, identity(1))
+    next_revision = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "b"}, replace(identity(1), revision=8))
+    assert first.digest == retry.digest == other_value.digest  # a value is no input of the digest
+    assert first.digest != other_name.digest
+    assert first.digest != next_revision.digest  # a changed value comes with a new revision
     assert len(first.digest) == 64
-    assert first.digest == input_digest(first.argv, None, {"TOKEN": "a"} | identity(1).environment())
+    assert first.digest == input_digest(first.argv, None, {"TOKEN": "a"} | identity(1).environment(), ("TOKEN",))
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,8 @@ from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
         (["--screenshot", "x.png", "--size", "10x10"], "between 320x240"),
         (["--spec", "/no/such/spec.yaml"], "--spec /no/such/spec.yaml: no such file"),
         (["--db", "mysql://host/db"], "unsupported database 'mysql'"),
+        (["--db", "mysql://u:Hunter2-zq@host/db"], "--db mysql://u:***@host/db: unsupported database"),
+        (["--db", "postgresql://u:Hunter2-zq@[::1:1/db"], "--db postgresql://u:***@[::1:1/db: not a database URL"),
         (["--db", "::not a url::"], None),
     ],
     ids=[
@@ -37,6 +39,8 @@ from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
         "tiny_size",
         "missing_spec",
         "unsupported_db",
+        "password_masked",
+        "bad_port_masked",
         "bare_path_db_is_sqlite",
     ],
 )

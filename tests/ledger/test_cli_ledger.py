@@ -421,6 +421,7 @@ def test_backfill_runs_what_never_ran(run: Session) -> None:
 
 
 def test_fence_bumps_the_epoch(run: Session) -> None:
+    run.ok("apply", run.spec())  # fencing needs a ledger: it creates none
     assert run.ok("engine", "fence", "--note", "old box died") == (
         "fenced the ledger: execution epoch is now 2; claims of earlier epochs are void\n"
     )
@@ -531,6 +532,7 @@ def test_drift(run: Session) -> None:
     ],
 )
 def test_bad_input_is_one_line(run: Session, argv: list[str], expected: str) -> None:
+    run.ok("db", "upgrade")  # a ledger, empty: commands that need one create none
     assert run.refused(*argv) == expected
 
 
