@@ -95,10 +95,10 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
         # handler must not wait for a lock its own thread may hold.
         signals.append(signum)
         if len(signals) == 1:
-            _say("stopping: no new task starts; running tasks end and are recorded (Ctrl-C again ends them now)")
+            _say("stopping: no new task starts; running tasks end and are recorded (Ctrl-C again ends them now)", 1)
             threading.Thread(target=engine.stop, name="tidemark-stop", daemon=True).start()
         else:
-            _say("interrupted: ending the running tasks' process groups")
+            _say("schedctl engine run: interrupted: ending the running tasks' process groups", 2)
             threading.Thread(target=engine.interrupt, name="tidemark-interrupt", daemon=True).start()
 
     previous: dict[int, Any] = {}
@@ -129,12 +129,12 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     return EXIT_OK
 
 
-def _say(line: str) -> None:
-    """A line on stderr from a signal handler (os.write: print may be in use by the interrupted code)."""
+def _say(line: str, fd: int) -> None:
+    """A line from a signal handler (os.write: print may be in use by the code it interrupted)."""
     import os
 
     with contextlib.suppress(OSError):
-        os.write(2, f"schedctl engine run: {line}\n".encode())
+        os.write(fd, f"{line}\n".encode())
 
 
 def _serve_metrics(ledger: Ledger, clock: Clock, port: int) -> Any:
