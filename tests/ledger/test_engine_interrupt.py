@@ -1,6 +1,7 @@
 """Two Ctrl-C to ``schedctl engine run``: the first stops claiming, the second ends
 the running tasks' process groups, records their attempts by invariant 5, and
-the engine exits at once. A real engine process on a SQLite ledger.
+the engine exits at once. A real engine process on a SQLite ledger, and the
+engine's interrupt itself on SQLite and PostgreSQL.
 
 The task blocks on opening a FIFO nobody writes to (not on a timer), after its
 child (same process group) does the same and it has told the test, through
@@ -23,7 +24,8 @@ from sqlalchemy import select as select_rows
 
 from core.clock import SystemClock
 from core.engine.admin import run_now
-from core.ledger.db import open_ledger
+from core.engine.engine import Engine, EngineOptions
+from core.ledger.db import Ledger, open_ledger
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.publish import publish
 
@@ -130,3 +132,33 @@ def test_a_second_ctrl_c_ends_running_tasks_and_exits(
     assert occ is not None and occ.state.value == expected, occ.reason if occ else None
     assert (attempt.error_class, attempt.exit_status) == ("signal", None)
     assert attempt.finished_at is not None and attempt.outcome is occ.state
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_interrupt_ends_the_running_task_and_records_it(ledger: Ledger, tmp_path: Path) -> None:
+    """``Engine.interrupt`` itself, on SQLite and PostgreSQL."""
+    ready, block = tmp_path / "ready", tmp_path / "block"
+    os.mkfifo(ready)
+    os.mkfifo(block)
+    clock = SystemClock()
+    argv = [sys.executable, "-c", TASK, str(ready), str(block)]
+    with ledger.write() as session:
+        publish(session, spec(task={"argv": argv, "effect": "idempotent"}, cutoverAt="2099-01-01T00:00:00Z"), clock)
+    occurrence_id = run_now(ledger, "daily-ops-summary", clock)
+    reader = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
+    engine = Engine(ledger, clock, EngineOptions())
+    try:
+        engine.run_once(wait=False)
+        pids = [int(p) for p in read_until(reader, b"\n", bytearray()).split()]
+        engine.interrupt()
+        assert engine.wait_idle(timeout=GUARD_SECONDS)
+    finally:
+        os.close(reader)
+        with contextlib.suppress(OSError):
+            os.close(os.open(block, os.O_WRONLY | os.O_NONBLOCK))
+    assert not any(alive(p) for p in pids)
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occurrence_id)
+        [attempt] = session.scalars(select_rows(Attempt).where(Attempt.occurrence_id == occurrence_id)).all()
+    assert occ is not None and occ.state.value == "RETRY_WAIT"
+    assert (attempt.error_class, attempt.outcome) == ("signal", occ.state)
