@@ -5,11 +5,12 @@ These run tasks, or decide what the engine runs next, through ``core.engine``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
 from core.cli.arguments import parse_time
-from core.cli.common import EXIT_OK, UsageError
+from core.cli.common import EXIT_INTERNAL, EXIT_OK, UsageError
 from core.cli.ledger_access import command_clock, open_command_ledger
 from core.cli.output import err, out, plural, unicode_ok
 
@@ -85,10 +86,20 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     if args.metrics_port is not None:
         server = _serve_metrics(ledger, clock, args.metrics_port)
 
+    signals: list[int] = []
+
     def on_signal(signum: int, _frame: object) -> None:
-        engine.stop()
-        # A second Ctrl-C interrupts at once (tasks of the last pass may still be finishing).
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # The first signal stops claiming; the running tasks end and are recorded. The
+        # second ends their process groups, records their attempts as killed (invariant 5)
+        # and so lets the engine exit at once. The work happens in a thread: a signal
+        # handler must not wait for a lock its own thread may hold.
+        signals.append(signum)
+        if len(signals) == 1:
+            _say("stopping: no new task starts; running tasks end and are recorded (Ctrl-C again ends them now)", 1)
+            threading.Thread(target=engine.stop, name="tidemark-stop", daemon=True).start()
+        else:
+            _say("schedctl engine run: interrupted: ending the running tasks' process groups", 2)
+            threading.Thread(target=engine.interrupt, name="tidemark-interrupt", daemon=True).start()
 
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
@@ -111,8 +122,19 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
             signal.signal(number, handler)
         if server is not None:
             server.shutdown()
+    if len(signals) > 1:
+        out("engine stopped: interrupted; the tasks it ended are recorded as killed by a signal")
+        return EXIT_INTERNAL
     out("engine stopped")
     return EXIT_OK
+
+
+def _say(line: str, fd: int) -> None:
+    """A line from a signal handler (os.write: print may be in use by the code it interrupted)."""
+    import os
+
+    with contextlib.suppress(OSError):
+        os.write(fd, f"{line}\n".encode())
 
 
 def _serve_metrics(ledger: Ledger, clock: Clock, port: int) -> Any:
@@ -201,7 +223,6 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 def _service_outcome(args: argparse.Namespace, result: Any) -> int:
     """Print a service result: its lines, and the command to run by hand when systemd could not be used."""
-    from core.cli.common import EXIT_INTERNAL
 
     if result.ok:
         out("\n".join(result.lines))

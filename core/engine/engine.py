@@ -8,7 +8,10 @@ a short write transaction with its event; commands run outside transactions.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
+import signal
 import socket
 import threading
 import uuid
@@ -16,7 +19,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -30,7 +33,15 @@ from core.engine.claims import Claimed, Gate, Held
 from core.engine.leases import LeaseKeeper
 from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.engine.outcomes import Outcome, Verdict, decide, verdict_from_exit
-from core.engine.runner import PreparedCommand, RunResult, TaskIdentity, prepare, run_command
+from core.engine.runner import (
+    KILL_GRACE_SECONDS,
+    PreparedCommand,
+    RunResult,
+    TaskIdentity,
+    describe_error,
+    prepare,
+    run_command,
+)
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
@@ -54,6 +65,11 @@ _LEAD = timedelta(hours=1)
 #: Rows per transaction when filling the horizon, so that workers recording
 #: outcomes never wait long for the write lock.
 _FILL_CHUNK = 10_000
+#: Times a worker killed by an exception is restarted within one pass; after that the
+#: next pass starts a new one.
+WORKER_RESTARTS = 3
+
+_log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=256)
@@ -110,6 +126,7 @@ class _Claim:
     spec: ScheduleSpec
     identity: TaskIdentity
     command: PreparedCommand  # rendered once at claim time: its digest is on the attempt row
+    unprepared: str | None = None  # why the command could not be rendered: recorded as a spawn error, never run
 
     def held(self) -> Held:
         return Held(self.schedule_id, self.occurrence_id, self.generation, self.attempt_number, self.epoch)
@@ -135,6 +152,8 @@ class Engine:
         self._futures: list[Future[None]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._interrupted = False  # running tasks' groups were ended (interrupt)
+        self._groups: dict[str, int] = {}  # occurrence -> process group of its running task
         self._specs: dict[tuple[str, int], ScheduleSpec] = {}  # revisions never change
         self._base_env: dict[str, str] | None = None  # None: read os.environ at each claim
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
@@ -171,6 +190,27 @@ class Engine:
         """Ask :meth:`run_forever` to return after the current pass. Workers claim
         nothing more: the tasks running now end and are recorded."""
         self._stop.set()
+
+    def interrupt(self) -> None:
+        """Stop, and end the process groups of the tasks running now (SIGTERM, then
+        SIGKILL after a grace period), a second Ctrl-C. Their attempts are recorded
+        as killed by a signal: a lost outcome, settled by invariant 5."""
+        self._stop.set()
+        with self._lock:
+            self._interrupted = True
+            groups = list(self._groups.values())
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGTERM)
+        if groups:
+            timer = threading.Timer(KILL_GRACE_SECONDS, self._kill_left, (set(groups),))
+            timer.daemon = True
+            timer.start()
+
+    def _kill_left(self, groups: set[int]) -> None:
+        with self._lock:
+            left = groups & set(self._groups.values())
+        for pgid in left:
+            _signal_group(pgid, signal.SIGKILL)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait for the tasks this engine started; True when none is left running."""
@@ -465,11 +505,22 @@ class Engine:
         those occurrences (an extra worker under overlapPolicy ALLOW).
 
         Each attempt's outcome is recorded in the same transaction as the next
-        claim, so a run of due occurrences costs one write transaction each."""
+        claim, so a run of due occurrences costs one write transaction each.
+
+        An exception that kills the worker is logged and recorded as an event, and
+        the worker restarts (at most WORKER_RESTARTS times a pass), first recording
+        the attempt it had in hand."""
+        self._held.pending = None
         try:
-            with self.ledger.writer() as transaction:
-                self._held.transaction = transaction
-                self._work_queue(schedule_id, only, report)
+            for restarts in range(WORKER_RESTARTS + 1):
+                try:
+                    with self.ledger.writer() as transaction:
+                        self._held.transaction = transaction
+                        self._work_queue(schedule_id, only, report)
+                    return
+                except Exception as exc:
+                    self._held.transaction = None
+                    self._worker_died(schedule_id, exc, restarts < WORKER_RESTARTS)
         finally:
             self._held.transaction = None
             with self._lock:
@@ -485,7 +536,45 @@ class Engine:
         transaction = getattr(self._held, "transaction", None)
         return transaction() if transaction is not None else self.ledger.write()
 
+    def _worker_died(self, schedule_id: str, exc: Exception, restarted: bool) -> None:
+        """A log line and an event about a worker an exception killed. When it is not
+        restarted, its claim in hand is left to recovery (its lease is no longer kept)."""
+        pending: tuple[_Claim, RunResult | None] | None = self._held.pending
+        held = pending[0] if pending is not None else None
+        why = describe_error(exc)
+        then = (
+            "restarted" if restarted else f"not restarted after {WORKER_RESTARTS} restarts (the next pass starts one)"
+        )
+        _log.error("the engine's worker for schedule %s died: %s; %s", schedule_id, why, then)
+        _log.debug("how the worker for schedule %s died", schedule_id, exc_info=exc)
+        if not restarted and held is not None:
+            self._held.pending = None
+            with self._lock:
+                self._mine.discard(held.occurrence_id)
+        data = {"worker": self.worker, "error": why, "restarted": restarted}
+        if held is not None:
+            data["attempt"] = held.attempt_number
+        try:
+            with self.ledger.write() as session:
+                events.append(
+                    session,
+                    events.NewEvent(
+                        events.EventKind.ENGINE_WORKER_DIED,
+                        self.clock.now(),
+                        schedule_id,
+                        held.occurrence_id if held is not None else None,
+                        data,
+                    ),
+                )
+        except Exception as again:
+            _log.error(
+                "could not record the death of the worker for schedule %s: %s", schedule_id, describe_error(again)
+            )
+
     def _work_queue(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
+        pending: tuple[_Claim, RunResult | None] | None = self._held.pending
+        if pending is not None:  # what a worker that died had in hand: run it or record its end first
+            self._settle_held(*pending, report)
         while True:
             queue: _Queue
             gate: Gate | None = None
@@ -498,10 +587,22 @@ class Engine:
             claim = self._claim_first(queue, report, gate)
             while claim is not None:
                 progressed = True
+                self._held.pending = (claim, None)
                 result = self._run(claim, report)
+                self._held.pending = (claim, result)
                 claim = self._finish(claim, result, report, queue=queue, gate=gate)
+                self._held.pending = None
             if only is not None or not progressed:
                 return
+
+    def _settle_held(self, claim: _Claim, result: RunResult | None, report: PassReport) -> None:
+        """Run (if it never ran) and record the claim a worker had in hand when it died."""
+        if result is None:
+            self._held.pending = (claim, None)
+            result = self._run(claim, report)
+        self._held.pending = (claim, result)
+        self._finish(claim, result, report)
+        self._held.pending = None
 
     def _claim_first(self, queue: _Queue, report: PassReport, gate: Gate | None) -> _Claim | None:
         while queue and not self._stop.is_set():
@@ -572,7 +673,7 @@ class Engine:
             attempt_id=attempt_id,
             attempt_number=claimed.attempt_number,
         )
-        command = prepare(task.argv, task.cwd, task.env, identity, self._base_env)
+        command, unprepared = self._prepare(task, identity)
         event = claims.add_attempt(
             session, claimed, epoch, self.host, self.pid, now, command.digest, self.worker, attempt_id
         )
@@ -589,6 +690,7 @@ class Engine:
             spec,
             identity,
             command,
+            unprepared,
         )
         return claim, event
 
@@ -614,7 +716,7 @@ class Engine:
         number = occ.attempt_count + 1
         attempt_id = str(uuid.uuid4())
         identity = _identity(occ, attempt_id, number)
-        command = prepare(spec.task.argv, spec.task.cwd, spec.task.env, identity, self._base_env)
+        command, unprepared = self._prepare(spec.task, identity)
         occ.claim_generation += 1
         occ.attempt_count = number
         occ.lease_owner = self.worker
@@ -646,7 +748,20 @@ class Engine:
             spec,
             identity,
             command,
+            unprepared,
         )
+
+    def _prepare(self, task: Task, identity: TaskIdentity) -> tuple[PreparedCommand, str | None]:
+        """The attempt's command; or, when it cannot even be rendered, a stand-in and why
+        (the attempt is then recorded as a spawn error and nothing runs)."""
+        try:
+            return prepare(task.argv, task.cwd, task.env, identity, self._base_env), None
+        except Exception as exc:
+            names = tuple(sorted(task.env))
+            # Printable whatever the task holds, and without the environment's values.
+            digest = hashlib.sha256(ascii([task.argv, task.cwd, names]).encode("ascii")).hexdigest()
+            stand_in = PreparedCommand(list(task.argv), task.cwd, {}, digest, names)
+            return stand_in, f"cannot prepare the command: {describe_error(exc)}"
 
     def _governs(self, session: Session, occ: Occurrence) -> bool:
         """The occurrence's revision still governs its position (cutover gate)."""
@@ -702,20 +817,48 @@ class Engine:
         self._finish(claim, self._run(claim, report), report)
 
     def _run(self, claim: _Claim, report: PassReport) -> RunResult:
-        """Run the task (no transaction is open meanwhile); the lease keeper watches it."""
+        """Run the task (no transaction is open meanwhile); the lease keeper watches it.
+
+        Never raises: a task that could not be prepared or started is a spawn error,
+        and one the runner lost track of after its start has its group killed and
+        its outcome lost (invariant 5)."""
         report.started += 1
+        start = self.clock.now()
         with self._lock:
-            self._busy[claim.schedule_id] = self.clock.now()
+            self._busy[claim.schedule_id] = start
+        if claim.unprepared is not None:
+            return RunResult(start, self.clock.now(), None, None, "spawn_error", "", claim.unprepared)
+        pids: list[int] = []
         try:
             return run_command(
                 claim.command,
                 claim.task.timeout,
                 self.clock,
                 tail_bytes=self.options.tail_bytes,
-                on_started=lambda _pid: self._keeper.track(claim),
+                on_started=lambda pid: self._started(claim, pid, pids),
+            )
+        except Exception as exc:
+            why = describe_error(exc)
+            if not pids:
+                return RunResult(start, self.clock.now(), None, None, "spawn_error", "", f"cannot start it: {why}")
+            _signal_group(pids[0], signal.SIGKILL)
+            return RunResult(
+                start, self.clock.now(), None, None, "lost", "", f"the engine lost track of it ({why})", pids[0]
             )
         finally:
+            with self._lock:
+                self._groups.pop(claim.occurrence_id, None)
             self._keeper.forget(claim)
+
+    def _started(self, claim: _Claim, pid: int, pids: list[int]) -> None:
+        """The task's process exists: its group is known (to interrupt it) and its lease kept."""
+        pids.append(pid)
+        with self._lock:
+            self._groups[claim.occurrence_id] = pid
+            interrupted = self._interrupted
+        if interrupted:  # started just as the engine was interrupted
+            _signal_group(pid, signal.SIGTERM)
+        self._keeper.track(claim)
 
     def _finish(
         self,
@@ -740,12 +883,18 @@ class Engine:
             probe=probe,
         )
         following: _Claim | None = None
-        with self._write() as session:
-            pending = self._record(session, claim, result, outcome, self.clock.now())
-            while queue and following is None and not self._stop.is_set():
-                occ_id, state = queue.popleft()
-                following = self._claim_in(session, occ_id, report, gate, state, pending)
-            events.append_many(session, pending)
+        try:
+            with self._write() as session:
+                pending = self._record(session, claim, result, outcome, self.clock.now())
+                while queue and following is None and not self._stop.is_set():
+                    occ_id, state = queue.popleft()
+                    following = self._claim_in(session, occ_id, report, gate, state, pending)
+                events.append_many(session, pending)
+        except BaseException:
+            if following is not None:  # its claim was rolled back with the rest
+                with self._lock:
+                    self._mine.discard(following.occurrence_id)
+            raise
         with self._lock:
             self._mine.discard(claim.occurrence_id)
         report.outcomes[outcome.state.value] += 1
@@ -834,8 +983,11 @@ class Engine:
         verify = task.verify
 
         def run() -> Verdict:
-            command = prepare(verify, task.cwd, task.env, identity)
-            result = run_command(command, task.timeout, self.clock, tail_bytes=1024)
+            try:
+                command = prepare(verify, task.cwd, task.env, identity)
+                result = run_command(command, task.timeout, self.clock, tail_bytes=1024)
+            except Exception:  # a probe that cannot run cannot tell
+                return Verdict.UNKNOWN
             return verdict_from_exit(result.exit_status if result.error_class is None else None)
 
         return run
@@ -855,6 +1007,11 @@ class Engine:
                 from core.engine.chain import schedule_next
 
                 schedule_next(session, occ, spec, now)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def _identity(occ: Occurrence, attempt_id: str, attempt_number: int) -> TaskIdentity:

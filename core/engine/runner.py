@@ -139,6 +139,25 @@ def find_program(program: str, path: str | None = None) -> str | None:
     return shutil.which(program, path=path)
 
 
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` fit for a record and a terminal: control characters, NUL and lone
+    surrogates escaped, at most ``limit`` characters."""
+    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    safe = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in safe)
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception in one printable line: the system's words for an OSError, else its class and message."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return printable(exc.strerror)
+    try:
+        message = str(exc)
+    except Exception:  # an exception whose text cannot be made
+        message = ""
+    return printable(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
+
+
 @dataclass(frozen=True)
 class RunResult:
     """How one execution ended."""
@@ -147,7 +166,7 @@ class RunResult:
     finished: datetime
     exit_status: int | None  # the process's own exit code; None when it did not exit by itself
     signal: int | None  # the signal that ended it, when one did
-    error_class: str | None  # None, "timeout", "signal", "spawn_error"
+    error_class: str | None  # None, "timeout", "signal", "spawn_error", "lost"
     stdout_tail: str
     stderr_tail: str
     pid: int | None = None
@@ -163,8 +182,8 @@ class RunResult:
 
     @property
     def outcome_lost(self) -> bool:
-        """Killed by a timeout or a signal: whatever it did before is unknown."""
-        return self.error_class in ("timeout", "signal")
+        """Killed by a timeout or a signal, or lost track of: whatever it did before is unknown."""
+        return self.error_class in ("timeout", "signal", "lost")
 
 
 class _Tail:
@@ -272,9 +291,10 @@ def run_command(
             start_new_session=True,
             close_fds=True,
         )
-    except OSError as exc:
-        what = exc.strerror or type(exc).__name__
-        return RunResult(started, clock.now(), None, None, "spawn_error", "", f"cannot start {command.argv[0]}: {what}")
+    except Exception as exc:  # OSError; ValueError for a NUL byte or a character the system cannot encode; any other
+        program = printable(command.argv[0]) if command.argv else "the task"
+        why = f"cannot start {program}: {describe_error(exc)}"
+        return RunResult(started, clock.now(), None, None, "spawn_error", "", why)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = _Tail(tail_bytes), _Tail(tail_bytes)
     if on_started is not None:

@@ -52,6 +52,9 @@ class EventKind(StrEnum):
     """A late result of a superseded claim, recorded and otherwise ignored; data: attempt, state."""
     LEDGER_FENCED = "ledger.fenced"
     """The execution epoch was bumped: claims of older epochs are void; data: epoch, note."""
+    ENGINE_WORKER_DIED = "engine.worker_died"
+    """An exception killed an engine's worker for a schedule (the occurrence: the one it
+    had in hand, if any); data: worker, error, restarted, attempt."""
 
 
 _EVENTS = Event.metadata.tables[Event.__tablename__]
