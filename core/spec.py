@@ -37,11 +37,17 @@ from core.enums import (
     OverlapPolicy,
 )
 from core.errors import Problem, SpecError, UserError, ZoneError
+from core.os_text import shown, string_problem, task_problems, text_problems
 from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
 from core.zones import check_zone_name, tzdb_version
 
 SCHEMA_NAME = "scheduleSpec.v1"
 SCHEDULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+TZDB_VERSION = re.compile(r"^[0-9A-Za-z._+-]{1,16}$")
+#: The longest business period the ledger stores (its column's width).
+MAX_PERIOD_CHARS = 255
+#: The nominal time whose period is longest: the longest day and month names at once (Wednesday, September).
+_LONGEST_NOMINAL = datetime(2026, 9, 30, 23, 59, 59, 999999)
 
 
 def _duration(value: Any) -> timedelta:
@@ -246,9 +252,16 @@ class ScheduleSpec(_Model):
     def _schedule_id(cls, value: str) -> str:
         if not SCHEDULE_ID.fullmatch(value):
             raise ValueError(
-                f"{value!r} must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', "
+                f"{shown(value)} must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', "
                 "starting with a letter or digit"
             )
+        return value
+
+    @field_validator("tzdb_version")
+    @classmethod
+    def _tzdb_version(cls, value: str | None) -> str | None:
+        if value is not None and not TZDB_VERSION.fullmatch(value):
+            raise ValueError(f"{shown(value)} is not a time zone database version such as 2025b")
         return value
 
     @field_validator("horizon", "every", "delay")
@@ -270,8 +283,14 @@ class ScheduleSpec(_Model):
                     f"unknown field(s) {sorted(names - {'nominal'})}; only {{nominal:FORMAT}} is available"
                 )
             value.format(nominal=datetime(2026, 1, 2, 3, 4, 5))
+            longest = value.format(nominal=_LONGEST_NOMINAL)
         except (ValueError, IndexError, KeyError) as exc:
-            raise ValueError(f"{value!r} is not a valid period template: {exc}") from None
+            raise ValueError(f"{shown(value)} is not a valid period template: {shown(str(exc))}") from None
+        if len(longest) > MAX_PERIOD_CHARS:
+            raise ValueError(
+                f"gives periods of up to {len(longest):,} characters (e.g. {shown(longest)}); "
+                f"a period is at most {MAX_PERIOD_CHARS}"
+            )
         return value
 
     # Effective values -------------------------------------------------------
@@ -309,8 +328,10 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
         known["task"] = Task
     for key, value in data.items():
         if not isinstance(key, str):
-            problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {key!r}"))
+            problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {shown(key)}"))
             continue
+        if string_problem(key):
+            continue  # reported by text_problems
         if key not in known:
             close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
             if not close:
@@ -393,7 +414,11 @@ def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True)
     if not isinstance(data, dict):
         kind = type(data).__name__ if data is not None else "nothing"
         raise SpecError([Problem("", f"a spec is a mapping of keys to values, but this holds {kind}")], source)
-    problems = _unknown_key_problems(data, ScheduleSpec)
+    # Text no program or ledger can take is reported alone for its key: it is the one thing to fix there.
+    problems = [Problem(key, why) for key, why in text_problems(data)]
+    problems += [Problem(key, why) for key, why in task_problems(data.get("task"))]
+    refused = {p.key for p in problems}
+    problems += _unknown_key_problems(data, ScheduleSpec)
     problems += _kind_problems(data)
     spec: ScheduleSpec | None = None
     try:
@@ -403,10 +428,12 @@ def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True)
             if err["type"] == "extra_forbidden":
                 continue  # reported above, with a suggestion
             key = _loc(err["loc"])
+            if key in refused:
+                continue
             if err["type"] == "missing":
                 problems.append(Problem(key, "required"))
             elif err["type"] == "literal_error" and key == "schema":
-                problems.append(Problem(key, f"must be {SCHEMA_NAME!r}, got {err.get('input')!r}"))
+                problems.append(Problem(key, f"must be {SCHEMA_NAME!r}, got {shown(err.get('input'))}"))
             else:
                 problems.append(Problem(key, _clean(err["msg"])))
     if spec is not None and not problems and check_rule:

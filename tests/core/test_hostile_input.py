@@ -1,0 +1,205 @@
+"""A spec that could never be run is refused where it enters: text no program or
+ledger can take (a NUL byte, a lone surrogate, an argument longer than the
+operating system passes, a period longer than the ledger stores), each naming
+its key, once; through ``schedctl validate`` and ``preview`` in one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import make_data
+
+from core.cli import main
+from core.errors import SpecError
+from core.os_text import MAX_ARG_BYTES, MAX_PATH_BYTES, shown
+from core.spec import MAX_PERIOD_CHARS, parse_spec
+
+TASK = {"argv": ["/bin/echo", "hello"]}
+NUL = "contains a NUL byte"
+SURROGATE = "a lone surrogate"
+
+
+def task(**overrides: Any) -> dict[str, Any]:
+    return TASK | overrides
+
+
+# overrides of a valid spec, the key named, a fragment of its one problem
+HOSTILE = [
+    pytest.param({"task": task(argv=["/bin/echo", "a", "b\x00c"])}, "task.argv[2]", NUL, id="nul_in_argv"),
+    pytest.param({"task": task(argv=["/bin/ec\x00ho"])}, "task.argv[0]", NUL, id="nul_in_program"),
+    pytest.param({"task": task(env={"PIN": "48\x0021"})}, "task.env.PIN", NUL, id="nul_in_env_value"),
+    pytest.param(
+        {"task": task(env={"P\x00N": "1"})}, "task.env", "the key 'P\\x00N' contains a NUL", id="nul_in_env_name"
+    ),
+    pytest.param(
+        {"task": task(env={"A=B": "1"})},
+        "task.env",
+        "'A=B' is not a valid environment variable name",
+        id="equals_in_env_name",
+    ),
+    pytest.param(
+        {"task": task(env={"": "1"})}, "task.env", "'' is not a valid environment variable name", id="empty_env_name"
+    ),
+    pytest.param({"task": task(cwd="/tmp\x00/x")}, "task.cwd", NUL, id="nul_in_cwd"),
+    pytest.param({"task": task(verify=["/bin/test", "-e", "/x\x00"])}, "task.verify[2]", NUL, id="nul_in_verify"),
+    pytest.param({"businessPeriod": "{nominal:%Y}\x00"}, "businessPeriod", NUL, id="nul_in_business_period"),
+    pytest.param({"title": "Nightly\x00"}, "title", NUL, id="nul_in_title"),
+    pytest.param({"rule": "FREQ=DAILY\x00"}, "rule", NUL, id="nul_in_rule"),
+    pytest.param({"scheduleId": "nightly\x00"}, "scheduleId", NUL, id="nul_in_schedule_id"),
+    pytest.param({"timeZone": "UTC\x00"}, "timeZone", NUL, id="nul_in_time_zone"),
+    pytest.param({"exclude": ["2026-12-25\x00"]}, "exclude[0]", NUL, id="nul_in_exclusion"),
+    pytest.param({"tzdbVersion": "2025b\x00"}, "tzdbVersion", NUL, id="nul_in_tzdb_version"),
+    pytest.param(
+        {"task": task(argv=["/bin/echo", "\ud800"])}, "task.argv[1]", "U+D800, a lone surrogate", id="surrogate_in_argv"
+    ),
+    pytest.param({"task": task(env={"X": "a\udcff"})}, "task.env.X", SURROGATE, id="surrogate_in_env_value"),
+    pytest.param({"title": "\udfff"}, "title", SURROGATE, id="surrogate_in_title"),
+    pytest.param(
+        {"colo\ud800ur": "red"}, "(top level)", "the key 'colo\\ud800ur' contains U+D800", id="surrogate_in_unknown_key"
+    ),
+    pytest.param(
+        {"task": task(argv=["/bin/echo", "x" * (MAX_ARG_BYTES + 1)])},
+        "task.argv[1]",
+        f"is 131,072 bytes; a program is given at most {MAX_ARG_BYTES:,} bytes",
+        id="argument_too_long",
+    ),
+    pytest.param(
+        {"task": task(argv=["/bin/echo", "é" * 70_000])},
+        "task.argv[1]",
+        "is 140,000 bytes",
+        id="argument_too_long_in_bytes_not_characters",
+    ),
+    pytest.param(
+        {"task": task(env={"BIG": "x" * MAX_ARG_BYTES})},
+        "task.env.BIG",
+        "NAME=value is 131,075 bytes",
+        id="variable_too_long",
+    ),
+    pytest.param(
+        {"task": task(cwd="/" + "d" * MAX_PATH_BYTES)},
+        "task.cwd",
+        f"is 4,096 bytes; a directory path is at most {MAX_PATH_BYTES:,}",
+        id="cwd_too_long",
+    ),
+    pytest.param(
+        {"businessPeriod": "{nominal:%A %B}" * 20},
+        "businessPeriod",
+        "gives periods of up to 380 characters (e.g. 'Wednesday September",
+        id="period_too_long",
+    ),
+    pytest.param(
+        {"businessPeriod": "{nominal:%A %B}" * 20},
+        "businessPeriod",
+        f"a period is at most {MAX_PERIOD_CHARS}",
+        id="period_bound_named",
+    ),
+    pytest.param(
+        {"businessPeriod": "{nominal!r:>300}"},
+        "businessPeriod",
+        "gives periods of up to 300 characters",
+        id="period_padded_too_long",
+    ),
+    pytest.param(
+        {"tzdbVersion": "2025b" * 4},
+        "tzdbVersion",
+        "is not a time zone database version such as 2025b",
+        id="tzdb_version_too_long",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "fragment"), HOSTILE)
+def test_text_no_program_or_ledger_can_take_is_refused_naming_its_key(
+    overrides: dict[str, Any], key: str, fragment: str
+) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec(make_data(**overrides))
+    found = [p for p in info.value.problems if p.key == key]
+    assert len(found) == 1, info.value.problems
+    assert fragment in found[0].message
+    assert "\x00" not in str(info.value) and len(str(info.value)) < 400, str(info.value)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        pytest.param({"task": task(argv=["/bin/echo", "x" * MAX_ARG_BYTES])}, id="longest_argument"),
+        pytest.param({"task": task(cwd="/" + "d" * (MAX_PATH_BYTES - 1))}, id="longest_cwd"),
+        pytest.param({"businessPeriod": "{nominal:%A %B}" * 13}, id="long_period_within_bound"),
+        pytest.param(
+            {"title": "tab\tbell\x07 and \u202e are text", "task": task(env={"X": "\x1b[2J"})},
+            id="control_characters_are_text",
+        ),
+        pytest.param({"tzdbVersion": "2025b"}, id="tzdb_version"),
+    ],
+)
+def test_text_within_the_bounds_passes(overrides: dict[str, Any]) -> None:
+    parse_spec(make_data(**overrides))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param("short", "'short'", id="short_text"),
+        pytest.param("x" * 100, "'" + "x" * 60 + "'… (100 characters)", id="long_text"),
+        pytest.param(["lol"] * 9, "a list of 9 values", id="long_list"),
+        pytest.param({"a": ["lol"] * 8}, "{'a': ['lol', 'lol', 'lol', 'lol', 'lol', 'lol', 'lol', 'lol…", id="deep"),
+    ],
+)
+def test_a_refused_value_is_shown_cut_short(value: Any, expected: str) -> None:
+    assert shown(value) == expected
+
+
+# --- through the command line ----------------------------------------------------------------
+
+SPEC = make_data(task=TASK)
+
+
+def schedctl(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    return (status, *capsys.readouterr())
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        pytest.param(
+            "nul.json",
+            json.dumps(SPEC | {"task": task(argv=["/bin/echo", "a", "b\x00c"])}),
+            "task.argv[2]: contains a NUL byte",
+            id="json_nul_escape",
+        ),
+        pytest.param(
+            "nul.yaml",
+            json.dumps(SPEC | {"businessPeriod": "{nominal:%Y}"}).replace("{nominal:%Y}", "{nominal:%Y}\\0"),
+            "businessPeriod: contains a NUL byte",
+            id="yaml_nul_escape",
+        ),
+        pytest.param(
+            "surrogate.yaml",
+            json.dumps(SPEC | {"task": task(env={"PIN": "PLACEHOLDER"})}).replace("PLACEHOLDER", "\\ud800"),
+            "task.env.PIN: contains U+D800",
+            id="yaml_surrogate_escape",
+        ),
+        pytest.param(
+            "surrogate.json",
+            json.dumps(SPEC | {"title": "\udc80"}),
+            "title: contains U+DC80",
+            id="json_surrogate_escape",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "preview"])
+def test_the_command_line_refuses_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str, text: str, line: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    status, out, err = schedctl(capsys, command, str(path))
+    assert (status, out) == (2, "")
+    [only] = err.splitlines()
+    assert only.startswith(f"{path}: {line}"), err
+    assert "Traceback" not in err and "\x00" not in err
