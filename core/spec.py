@@ -50,13 +50,23 @@ MAX_PERIOD_CHARS = 255
 _LONGEST_NOMINAL = datetime(2026, 9, 30, 23, 59, 59, 999999)
 
 
+def _whole(value: Any) -> None:
+    """Refuse a Python time with a fraction of a second (text is checked as it is parsed)."""
+    if isinstance(value, timedelta) and value.microseconds:
+        raise ValueError(f"{value} is not a whole number of seconds; durations are counted in whole seconds")
+    if isinstance(value, datetime) and value.microsecond:
+        raise ValueError(f"{value.isoformat()} has a fraction of a second; times are whole seconds")
+
+
 def _duration(value: Any) -> timedelta:
     if isinstance(value, timedelta):
+        _whole(value)
         return value
     return parse_duration(value)
 
 
 def _local(value: Any) -> datetime:
+    _whole(value)
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             raise ValueError("this is a local wall-clock time in timeZone; remove the offset")
@@ -67,6 +77,7 @@ def _local(value: Any) -> datetime:
 
 
 def _instant(value: Any) -> datetime:
+    _whole(value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValueError("an instant needs an offset: end it with Z for UTC")
@@ -76,6 +87,7 @@ def _instant(value: Any) -> datetime:
 
 def _end(value: Any) -> datetime:
     """``end`` is a local wall time, or a UTC instant when it ends in Z (or has an offset)."""
+    _whole(value)
     if isinstance(value, datetime):
         return value if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, date):
@@ -97,6 +109,7 @@ def _zone(value: Any) -> str:
 
 
 def _exclusion(value: Any) -> date | datetime:
+    _whole(value)
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             raise ValueError("exclusions are local dates or wall-clock times; remove the offset")
@@ -108,8 +121,8 @@ def _exclusion(value: Any) -> date | datetime:
 
 _DURATION_SCHEMA = {
     "type": "string",
-    "pattern": r"^P(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$",
-    "description": "ISO 8601 duration in weeks, days, hours, minutes, seconds (PT15M, P1D)",
+    "pattern": r"^P(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?$",
+    "description": "ISO 8601 duration in weeks, days, hours, minutes, whole seconds (PT15M, P1D)",
 }
 Duration = Annotated[
     timedelta,

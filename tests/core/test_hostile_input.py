@@ -6,15 +6,18 @@ its key, once; through ``schedctl validate`` and ``preview`` in one line and exi
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import make_data
+from helpers import BASE_INTERVAL, make_data
 
 from core.cli import main
 from core.errors import SpecError
 from core.os_text import MAX_ARG_BYTES, MAX_PATH_BYTES, shown
+from core.recurrence.compile import compile_schedule
+from core.recurrence.expand import expand
 from core.spec import MAX_PERIOD_CHARS, parse_spec
 
 TASK = {"argv": ["/bin/echo", "hello"]}
@@ -203,3 +206,82 @@ def test_the_command_line_refuses_in_one_line(
     [only] = err.splitlines()
     assert only.startswith(f"{path}: {line}"), err
     assert "Traceback" not in err and "\x00" not in err
+
+
+# --- whole seconds ---------------------------------------------------------------------------
+
+INTERVAL = make_data(BASE_INTERVAL)
+FRACTION = "is not a whole number of seconds; durations are counted in whole seconds"
+
+
+@pytest.mark.parametrize(
+    ("base", "overrides", "key", "fragment"),
+    [
+        pytest.param(INTERVAL, {"every": "PT0.5S"}, "every", f"'PT0.5S' {FRACTION}", id="every_half_second"),
+        pytest.param(INTERVAL, {"every": "PT1.5S"}, "every", f"'PT1.5S' {FRACTION}", id="every_one_and_a_half"),
+        pytest.param(INTERVAL, {"every": "PT1,5S"}, "every", FRACTION, id="every_decimal_comma"),
+        pytest.param(INTERVAL, {"every": "PT1M0.000001S"}, "every", FRACTION, id="every_a_microsecond_over"),
+        pytest.param(INTERVAL, {"every": timedelta(seconds=1.5)}, "every", FRACTION, id="every_python_timedelta"),
+        pytest.param(None, {"jitter": "PT0.1S"}, "jitter", FRACTION, id="jitter"),
+        pytest.param(None, {"retry": {"initialBackoff": "PT2.5S"}}, "retry.initialBackoff", FRACTION, id="backoff"),
+        pytest.param(
+            INTERVAL,
+            {"anchor": "2026-01-01T00:00:00.5Z"},
+            "anchor",
+            "'2026-01-01T00:00:00.5Z' has a fraction of a second; instants are whole seconds",
+            id="anchor",
+        ),
+        pytest.param(
+            None,
+            {"cutoverAt": "2026-01-01T00:00:00,25+01:00"},
+            "cutoverAt",
+            "instants are whole seconds",
+            id="cutover_at",
+        ),
+        pytest.param(None, {"end": "2027-01-01T00:00:00.999Z"}, "end", "instants are whole seconds", id="end_instant"),
+        pytest.param(None, {"end": "2027-01-01T00:00:00.5"}, "end", "times are whole seconds", id="end_local"),
+        pytest.param(None, {"start": "2026-01-01T00:00:00.5"}, "start", "times are whole seconds", id="start"),
+        pytest.param(
+            INTERVAL,
+            {"anchor": datetime(2026, 1, 1, 0, 0, 0, 500, tzinfo=UTC)},
+            "anchor",
+            "2026-01-01T00:00:00.000500+00:00 has a fraction of a second",
+            id="anchor_python_datetime",
+        ),
+        pytest.param(
+            INTERVAL,
+            {"every": "P9999999999D"},
+            "every",
+            "is longer than any duration can be",
+            id="every_past_what_a_duration_holds",
+        ),
+        pytest.param(
+            INTERVAL,
+            {"every": "PT" + "9" * 5000 + "S"},
+            "every",
+            "is longer than any duration can be",
+            id="every_five_thousand_digits",
+        ),
+    ],
+)
+def test_durations_and_instants_are_whole_seconds(
+    base: dict[str, Any] | None, overrides: dict[str, Any], key: str, fragment: str
+) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec(make_data(base, **overrides))
+    [problem] = [p for p in info.value.problems if p.key == key]
+    assert fragment in problem.message
+    assert len(problem.message) < 200
+
+
+@pytest.mark.parametrize("every", ["PT1S", "PT90S", "P1DT0S", "P1W"])
+def test_whole_second_durations_pass(every: str) -> None:
+    parse_spec(make_data(INTERVAL, every=every))
+
+
+def test_a_whole_second_interval_gives_distinct_whole_second_rows() -> None:
+    spec = parse_spec(make_data(INTERVAL, every="PT1S"))
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = list(expand(compile_schedule(spec), start, start + timedelta(seconds=5)))
+    assert [r.resolved_utc for r in rows] == [f"2026-01-01T00:00:0{n}Z" for n in range(5)]
+    assert len({r.occurrence_id for r in rows}) == 5
