@@ -224,7 +224,7 @@ class Task(_Model):
     def _env(cls, value: dict[str, str]) -> dict[str, str]:
         for name in value:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                raise ValueError(f"{name!r} is not a valid environment variable name")
+                raise ValueError(f"{shown(name)} is not a valid environment variable name")
         return value
 
 
@@ -418,7 +418,7 @@ def _kind_problems(data: dict[str, Any]) -> list[Problem]:
             Problem("maxCatchUp", "required with misfirePolicy CATCH_UP_BOUNDED (how many missed runs to catch up)")
         )
     if policy not in (None, MisfirePolicy.CATCH_UP_BOUNDED.value) and data.get("maxCatchUp") is not None:
-        problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {policy}"))
+        problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {shown(policy)}"))
     return problems
 
 

@@ -5,7 +5,11 @@ its key, once; through ``schedctl validate`` and ``preview`` in one line and exi
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ from core.os_text import MAX_ARG_BYTES, MAX_PATH_BYTES, shown
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
 from core.spec import MAX_PERIOD_CHARS, parse_spec
+from core.specfile import MAX_SPEC_BYTES, load_text
 
 TASK = {"argv": ["/bin/echo", "hello"]}
 NUL = "contains a NUL byte"
@@ -285,3 +290,108 @@ def test_a_whole_second_interval_gives_distinct_whole_second_rows() -> None:
     rows = list(expand(compile_schedule(spec), start, start + timedelta(seconds=5)))
     assert [r.resolved_utc for r in rows] == [f"2026-01-01T00:00:0{n}Z" for n in range(5)]
     assert len({r.occurrence_id for r in rows}) == 5
+
+
+# --- hostile files ---------------------------------------------------------------------------
+
+HEAD = "schema: scheduleSpec.v1\nscheduleId: evil\nrevision: 1\ntimeZone: UTC\nrule: FREQ=DAILY\n"
+
+
+def laughs(levels: int) -> str:
+    """The "billion laughs": each level nine aliases of the one before (567 bytes at ten levels)."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    names = "abcdefghijklmnopqrstuvwxyz"
+    for i in range(1, levels):
+        lines.append(f"{names[i]}: &{names[i]} [{','.join([f'*{names[i - 1]}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+BIG = "x" * 20_000
+HOSTILE_FILES = [
+    pytest.param("laughs.yaml", laughs(10), "holds more than 100,000 values once its aliases (*name) are expanded",
+                 id="billion_laughs_ten_levels"),
+    pytest.param("laughs8.yaml", laughs(8), "holds more than 100,000 values once its aliases", id="eight_levels"),
+    pytest.param("aliases.yaml", HEAD + "x: &x a\nexclude: [" + ", ".join(["*x"] * 101) + "]\n",
+                 "uses more than 100 aliases (*name), the last at line 7", id="too_many_aliases"),
+    pytest.param("wide.yaml", HEAD + f"s: &s {BIG}\ntask:\n  argv: [" + ", ".join(["*s"] * 60) + "]\n",
+                 "holds more than 1,000,000 characters once its aliases (*name) are expanded",
+                 id="long_text_aliased_many_times"),
+    pytest.param("deep.yaml", HEAD + "title: " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 32 levels deep",
+                 id="yaml_5000_nested_lists"),
+    pytest.param("deep.json", '{"title": ' + "[" * 5000 + "]" * 5000 + "}", "nested more than 32 levels deep",
+                 id="json_5000_nested_lists"),
+    pytest.param("deep100.json", '{"title": ' + "[" * 100 + "]" * 100 + "}", "nested more than 32 levels deep at title",
+                 id="json_100_nested_lists"),
+    pytest.param("dup.json", '{"schema": "scheduleSpec.v1", "revision": 1, "revision": 2}',
+                 "the key 'revision' appears twice at the top level", id="json_duplicate_key"),
+    pytest.param("dupenv.json", '{"task": {"argv": ["/bin/true"], "env": {"A": "1", "B": "2", "A": "3"}}}',
+                 "the key 'A' appears twice in task.env", id="json_duplicate_nested_key"),
+    pytest.param("dupdeep.json", '{"exclude": [{"x": 1}, {"y": 1, "y": 2}]}', "the key 'y' appears twice in exclude[1]",
+                 id="json_duplicate_key_in_a_list"),
+    pytest.param("shown.yaml",
+                 HEAD + f"s: &s {BIG}\nl: &l [" + ", ".join(["*s"] * 40) + "]\nschema: *l\ntimeZone: *s\n",
+                 "", id="expanded_values_in_errors_are_cut_short"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "text", "fragment"), HOSTILE_FILES)
+@pytest.mark.parametrize("command", ["validate", "preview", "explain"])
+def test_hostile_files_are_refused_in_one_line_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str, text: str, fragment: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    began = time.monotonic()
+    status, out, err = schedctl(capsys, command, str(path))
+    assert time.monotonic() - began < 5, "refused before anything walks the expansion"
+    assert (status, out) == (2, "")
+    lines = err.splitlines()
+    assert all(line.startswith(f"{path}: ") and len(line) < 300 for line in lines), err
+    assert fragment in err
+    if fragment:
+        assert len(lines) == 1, err
+
+
+def test_aliases_up_to_the_bound_still_load() -> None:
+    data = load_text(HEAD + "x: &x 2026-12-25\nexclude: [" + ", ".join(["*x"] * 100) + "]\n")
+    assert data["exclude"] == ["2026-12-25"] * 100
+
+
+class EndlessStream(io.RawIOBase):
+    """A stream that never ends (like ``yes |``), counting what was read from it."""
+
+    def __init__(self) -> None:
+        self.read_bytes = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size = min(len(buffer), 4096)  # a pipe gives a little at a time
+        buffer[:size] = b"y\n" * (size // 2)
+        self.read_bytes += size
+        return size
+
+
+def test_an_endless_standard_input_is_read_to_the_limit_and_one_byte(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    endless = EndlessStream()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(endless, buffer_size=8192)))
+    status, out, err = schedctl(capsys, "validate", "-")
+    assert (status, out) == (2, "")
+    assert err == f"<stdin>: is more than {MAX_SPEC_BYTES:,} bytes; a spec file is at most {MAX_SPEC_BYTES:,}\n"
+    assert MAX_SPEC_BYTES + 1 <= endless.read_bytes <= MAX_SPEC_BYTES + 1 + 8192
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+@pytest.mark.parametrize("command", ["validate", "preview", "apply"])
+def test_dev_zero_is_refused_not_read_forever(command: str, tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "core.cli", command, "/dev/zero"]
+    if command == "apply":
+        argv += ["--db", f"sqlite:///{tmp_path / 'ledger.db'}"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"/dev/zero: is more than {MAX_SPEC_BYTES:,} bytes; a spec file is at most {MAX_SPEC_BYTES:,}"
+    ]
