@@ -23,6 +23,8 @@ from typing import Any
 MAX_ARG_BYTES = 32 * 4096 - 1
 #: PATH_MAX less its terminating NUL: the longest working directory a task can be started in.
 MAX_PATH_BYTES = 4096 - 1
+#: NAME_MAX: the longest name of one file or directory in a path.
+MAX_NAME_BYTES = 255
 #: Characters of a refused value quoted in a message.
 SHOWN_CHARS = 60
 
@@ -40,6 +42,13 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     if len(text) > limit:
         return text[:limit] + "…"
     return text
+
+
+def key_text(name: str) -> str:
+    """A key as a message names it: as written when short and printable, else like :func:`shown`."""
+    if len(name) <= SHOWN_CHARS and name.isprintable():
+        return name
+    return shown(name, 40)
 
 
 def string_problem(text: str) -> str | None:
@@ -68,7 +77,8 @@ def _walk(value: Any, key: str) -> Iterator[tuple[str, str]]:
                 if problem:
                     yield key or "(top level)", f"the key {shown(name)} {problem}"
                     continue
-            yield from _walk(item, f"{key}.{name}" if key else str(name))
+            name = key_text(name) if isinstance(name, str) else str(name)
+            yield from _walk(item, f"{key}.{name}" if key else name)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _walk(item, f"{key}[{index}]")
@@ -104,10 +114,24 @@ def task_problems(task: Any) -> list[tuple[str, str]]:
             if isinstance(var, str) and isinstance(value, str):
                 why = _too_long(f"{var}={value}", MAX_ARG_BYTES)
                 if why:
-                    problems.append((f"task.env.{var}", why.replace("is ", "NAME=value is ", 1)))
+                    problems.append((f"task.env.{key_text(var)}", why.replace("is ", "NAME=value is ", 1)))
     cwd = task.get("cwd")
     if isinstance(cwd, str):
-        size = len(cwd.encode("utf-8", "surrogatepass"))
-        if size > MAX_PATH_BYTES:
-            problems.append(("task.cwd", f"is {size:,} bytes; a directory path is at most {MAX_PATH_BYTES:,}"))
+        problems += _path_name_problems("task.cwd", cwd)
+    for name in ("argv", "verify"):
+        items = task.get(name)
+        if isinstance(items, list) and items and isinstance(items[0], str) and "/" in items[0]:
+            problems += _path_name_problems(f"task.{name}[0]", items[0])
     return problems
+
+
+def _path_name_problems(key: str, path: str) -> list[tuple[str, str]]:
+    size = len(path.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATH_BYTES:
+        return [(key, f"is a path of {size:,} bytes; a path is at most {MAX_PATH_BYTES:,}")]
+    for part in path.split("/"):
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > MAX_NAME_BYTES:
+            why = f"names a file or directory of {size:,} bytes ({shown(part, 20)}); a name is at most {MAX_NAME_BYTES}"
+            return [(key, why)]
+    return []

@@ -37,7 +37,7 @@ from core.enums import (
     OverlapPolicy,
 )
 from core.errors import Problem, SpecError, UserError, ZoneError
-from core.os_text import shown, string_problem, task_problems, text_problems
+from core.os_text import key_text, shown, string_problem, task_problems, text_problems
 from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
 from core.zones import check_zone_name, tzdb_version
 
@@ -352,7 +352,7 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
                 if key.lower().replace("_", "") in lowered:
                     close = [lowered[key.lower().replace("_", "")]]
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append(Problem(prefix + key, f"unknown key{hint}"))
+            problems.append(Problem(prefix + key_text(key), f"unknown key{hint}"))
         elif known[key] is not None and isinstance(value, dict):
             sub = known[key]
             assert sub is not None
@@ -368,7 +368,7 @@ def _loc(loc: tuple[int | str, ...]) -> str:
         elif item.startswith("function-") or item in ("lax-or-strict", "json-or-python"):
             continue
         else:
-            parts.append(("." if parts else "") + item)
+            parts.append(("." if parts else "") + key_text(item))
     return "".join(parts)
 
 

@@ -120,11 +120,17 @@ def _program_problem(program: str, cwd: str | None) -> str | None:
 def check_programs(task: Task) -> list[str]:
     """Problems with the task's programs (``argv[0]`` and ``verify[0]``) and ``cwd``, each naming its key."""
     problems = []
-    if task.cwd is not None and not Path(task.cwd).expanduser().is_dir():
-        problems.append(f"task.cwd: {task.cwd!r} is not a directory")
+    try:
+        if task.cwd is not None and not Path(task.cwd).expanduser().is_dir():
+            problems.append(f"task.cwd: {task.cwd!r} is not a directory")
+    except OSError as exc:  # a directory above it that may not be read, a loop of links
+        problems.append(f"task.cwd: {task.cwd!r} cannot be examined ({exc.strerror})")
     for key, argv in (("task.argv[0]", task.argv), ("task.verify[0]", task.verify)):
         if argv:
-            problem = _program_problem(argv[0], task.cwd)
+            try:
+                problem = _program_problem(argv[0], task.cwd)
+            except OSError as exc:
+                problem = f"{argv[0]!r} cannot be examined ({exc.strerror})"
             if problem:
                 problems.append(f"{key}: {problem}")
     return problems

@@ -89,8 +89,20 @@ HOSTILE = [
     pytest.param(
         {"task": task(cwd="/" + "d" * MAX_PATH_BYTES)},
         "task.cwd",
-        f"is 4,096 bytes; a directory path is at most {MAX_PATH_BYTES:,}",
+        f"is a path of 4,096 bytes; a path is at most {MAX_PATH_BYTES:,}",
         id="cwd_too_long",
+    ),
+    pytest.param(
+        {"task": task(cwd="/tmp/" + "n" * 256)},
+        "task.cwd",
+        "names a file or directory of 256 bytes ('nnnnnnnnnnnnnnnnnnnn'… (256 characters)); a name is at most 255",
+        id="cwd_name_too_long",
+    ),
+    pytest.param(
+        {"task": task(argv=["/bin/" + "p" * 300])},
+        "task.argv[0]",
+        "names a file or directory of 300 bytes",
+        id="program_name_too_long",
     ),
     pytest.param(
         {"businessPeriod": "{nominal:%A %B}" * 20},
@@ -135,7 +147,7 @@ def test_text_no_program_or_ledger_can_take_is_refused_naming_its_key(
     "overrides",
     [
         pytest.param({"task": task(argv=["/bin/echo", "x" * MAX_ARG_BYTES])}, id="longest_argument"),
-        pytest.param({"task": task(cwd="/" + "d" * (MAX_PATH_BYTES - 1))}, id="longest_cwd"),
+        pytest.param({"task": task(cwd="/" + "/".join(["d" * 255] * 15) + "/" + "e" * 254)}, id="longest_cwd"),
         pytest.param({"businessPeriod": "{nominal:%A %B}" * 13}, id="long_period_within_bound"),
         pytest.param(
             {"title": "tab\tbell\x07 and \u202e are text", "task": task(env={"X": "\x1b[2J"})},
