@@ -33,6 +33,7 @@ from core.ledger.db import lock_for_write
 from core.ledger.events import EventKind, NewEvent
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.os_text import string_problem
 from core.spec import ScheduleSpec, Task, canonical_dict
 from core.timefmt import parse_instant
 
@@ -64,9 +65,13 @@ class RevisionSource:
     host: str
 
     @classmethod
-    def of_file(cls, path: str | os.PathLike[str]) -> RevisionSource:
-        """``path`` made absolute (links resolved), on this host."""
-        return cls(str(Path(path).expanduser().resolve()), this_host())
+    def of_file(cls, path: str | os.PathLike[str]) -> RevisionSource | None:
+        """``path`` made absolute (links resolved), on this host; None for a path whose name is not
+        UTF-8 text, which the ledger cannot hold (the revision is published without its source)."""
+        absolute = str(Path(path).expanduser().resolve())
+        if string_problem(absolute):
+            return None
+        return cls(absolute, this_host())
 
 
 def this_host() -> str:

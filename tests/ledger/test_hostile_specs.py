@@ -8,6 +8,7 @@ PostgreSQL."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
 from itertools import count
 from pathlib import Path
@@ -21,7 +22,7 @@ from sqlalchemy import select
 from core import cli
 from core.clock import FixedClock
 from core.ledger.db import open_ledger
-from core.ledger.models import Attempt, Occurrence
+from core.ledger.models import Attempt, Occurrence, Revision
 from core.ledger.states import OccurrenceState as S
 
 from . import NOW
@@ -307,3 +308,42 @@ def test_a_spec_with_hostile_text_that_is_still_valid_runs(
         [attempt] = session.scalars(select(Attempt))
         assert attempt.outcome is S.SUCCEEDED
         assert attempt.stdout_tail is not None and "2026-03-01 13" in attempt.stdout_tail
+
+
+def test_a_file_whose_name_is_not_utf8_is_published_without_its_name(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = tmp_path / os.fsdecode(b"caf\xe9.json")  # Latin-1 bytes in a name: no text the ledger can store
+    spec.write_text(json.dumps(with_text(("title",), "café", "latin")), encoding="utf-8")
+    status, _out, err = schedctl(capsys, "apply", str(spec), "--db", ledger_url, "--now", APPLIED.isoformat())
+    assert (status, err) == (0, "")
+    with open_ledger(ledger_url, FixedClock(RUN)) as ledger, ledger.read() as session:
+        [revision] = session.scalars(select(Revision))
+        assert (revision.schedule_id, revision.source_path) == ("latin", None)
+
+
+def laughs(levels: int) -> str:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]" for p, n in zip("abcdefghi", "bcdefghij", strict=False)]
+    return "\n".join(lines[:levels]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        pytest.param("laughs.yaml", laughs(10), "holds more than 100,000 values once its aliases", id="billion_laughs"),
+        pytest.param("deep.yaml", "a: " + "[" * 5000 + "]" * 5000, "nested more than 32 levels deep", id="deep_yaml"),
+        pytest.param("deep.json", '{"a": ' + "[" * 5000 + "]" * 5000 + "}", "nested more than 32", id="deep_json"),
+        pytest.param("dup.json", json.dumps(BASE)[:-1] + ', "revision": 2}', "the key 'revision' appears twice",
+                     id="json_duplicate_key"),
+    ],
+)  # fmt: skip
+def test_hostile_files_are_refused_by_apply(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, text: str, line: str
+) -> None:
+    spec = tmp_path / name
+    spec.write_text(text, encoding="utf-8")
+    status, out, err = schedctl(capsys, "apply", str(spec), "--db", ledger_url, "--now", APPLIED.isoformat())
+    assert (status, out) == (2, "")
+    [only] = err.splitlines()
+    assert only.startswith(f"{spec}: ") and line in only, err
