@@ -347,3 +347,25 @@ def test_hostile_files_are_refused_by_apply(
     assert (status, out) == (2, "")
     [only] = err.splitlines()
     assert only.startswith(f"{spec}: ") and line in only, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["pause", "latin", "--note", os.fsdecode(b"caf\xe9")], id="note"),
+        pytest.param(["pause", os.fsdecode(b"caf\xe9")], id="schedule_id"),
+        pytest.param(["run-now", os.fsdecode(b"caf\xe9")], id="run_now"),
+        pytest.param(["ledger", "--schedule", os.fsdecode(b"caf\xe9")], id="ledger_filter"),
+        pytest.param(["attempts", os.fsdecode(b"caf\xe9")], id="occurrence_id"),
+    ],
+)
+def test_command_line_text_that_is_not_utf8_is_refused(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(with_text(("title",), "t", "latin")), encoding="utf-8")
+    assert schedctl(capsys, "apply", str(spec), "--db", ledger_url, "--now", APPLIED.isoformat())[0] == 0
+    status, out, err = schedctl(capsys, *argv, "--db", ledger_url)
+    assert (status, out) == (2, "")
+    [only] = err.splitlines()
+    assert "contains U+DCE9, a lone surrogate" in only, err
