@@ -41,9 +41,8 @@ def parse_duration(text: str) -> timedelta:
     if not m or value in ("P", "PT") or value.endswith("T"):
         raise ValueError(f"{shown(text)} is not an ISO 8601 duration; examples: PT30S, PT15M, PT2H, P1D")
     parts = {k: int(v) if v else 0 for k, v in m.groupdict().items()}
-    seconds = (parts["weeks"] * 604800 + parts["days"] * 86400 + parts["hours"] * 3600 + parts["minutes"] * 60) + parts[
-        "seconds"
-    ]
+    days = parts["weeks"] * 7 + parts["days"]
+    seconds = ((days * 24 + parts["hours"]) * 60 + parts["minutes"]) * 60 + parts["seconds"]
     if seconds > _MAX_SECONDS:
         raise ValueError(f"{shown(text)} is longer than any duration can be (999,999,999 days)")
     return timedelta(seconds=seconds)

@@ -21,7 +21,7 @@ from typing import Any
 
 #: Linux's MAX_ARG_STRLEN (32 pages) less its terminating NUL: the longest argument or NAME=value.
 MAX_ARG_BYTES = 32 * 4096 - 1
-#: PATH_MAX less its terminating NUL: the longest working directory a task can be started in.
+#: PATH_MAX less its terminating NUL: the longest working directory or program path a task can have.
 MAX_PATH_BYTES = 4096 - 1
 #: NAME_MAX: the longest name of one file or directory in a path.
 MAX_NAME_BYTES = 255
@@ -120,8 +120,9 @@ def task_problems(task: Any) -> list[tuple[str, str]]:
         problems += _path_name_problems("task.cwd", cwd)
     for name in ("argv", "verify"):
         items = task.get(name)
-        if isinstance(items, list) and items and isinstance(items[0], str) and "/" in items[0]:
-            problems += _path_name_problems(f"task.{name}[0]", items[0])
+        program = items[0] if isinstance(items, list) and items else None
+        if isinstance(program, str) and "/" in program and all(k != f"task.{name}[0]" for k, _ in problems):
+            problems += _path_name_problems(f"task.{name}[0]", program)
     return problems
 
 

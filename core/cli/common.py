@@ -57,8 +57,10 @@ def read_spec(path: str) -> ScheduleSpec:
         if path == "-":
             # Read no further than a spec can be: an endless pipe is refused as too big, not read forever.
             stream = getattr(sys.stdin, "buffer", None)
-            text = sys.stdin.read(MAX_SPEC_BYTES + 1).encode("utf-8", "surrogatepass") if stream is None else None
-            data = read_bounded(stream) if stream is not None else text or b""
+            if stream is not None:
+                data = read_bounded(stream)
+            else:  # a text stream with no bytes beneath it
+                data = sys.stdin.read(MAX_SPEC_BYTES + 1).encode("utf-8", "surrogatepass")
             return parse_spec(load_text(spec_text(data, "<stdin>"), "<stdin>"), source="<stdin>")
         return load_spec(path)
     except UserError as exc:
