@@ -43,6 +43,7 @@ from core.zones import check_zone_name, tzdb_version
 
 SCHEMA_NAME = "scheduleSpec.v1"
 SCHEDULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+MAX_REVISION = 2**31 - 1
 TZDB_VERSION = re.compile(r"^[0-9A-Za-z._+-]{1,16}$")
 #: The longest business period the ledger stores (its column's width).
 MAX_PERIOD_CHARS = 255
@@ -233,7 +234,8 @@ class ScheduleSpec(_Model):
 
     schema_: Literal["scheduleSpec.v1"] = Field(alias="schema")
     schedule_id: str
-    revision: int = Field(ge=1, strict=True)
+    #: At most what the ledger's integer columns hold.
+    revision: int = Field(ge=1, le=MAX_REVISION, strict=True)
     title: str | None = None
     time_zone: ZoneName
     tzdb_version: str | None = None

@@ -369,3 +369,13 @@ def test_command_line_text_that_is_not_utf8_is_refused(
     assert (status, out) == (2, "")
     [only] = err.splitlines()
     assert "contains U+DCE9, a lone surrogate" in only, err
+
+
+def test_a_revision_past_what_the_ledger_holds_is_refused(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(BASE | {"revision": 2**31}), encoding="utf-8")
+    status, out, err = schedctl(capsys, "apply", str(spec), "--db", ledger_url, "--now", APPLIED.isoformat())
+    assert (status, out) == (2, "")
+    assert err == f"{spec}: revision: Input should be less than or equal to 2147483647\n"
