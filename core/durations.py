@@ -3,6 +3,9 @@
 Only exact units are accepted: weeks, days, hours, minutes and seconds. A day
 here is 24 hours of elapsed time. Months and years are refused because their
 length depends on the calendar, which would make "every P1M" ambiguous.
+Durations are whole seconds, like every time a schedule produces (``PT0.5S``
+is refused): a fraction would put two runs in one second of the contract's
+``...THH:MM:SSZ`` times.
 """
 
 from __future__ import annotations
@@ -10,30 +13,39 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from core.os_text import shown
+
 _DURATION = re.compile(
     r"^P(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
-    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$"
+    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+)S)?)?$"
 )
+_FRACTION = re.compile(r"^P.*T.*\d[.,]\d+S$")
+#: Seconds in the longest duration a timedelta holds (999,999,999 days).
+_MAX_SECONDS = int(timedelta.max.total_seconds())
 
 
 def parse_duration(text: str) -> timedelta:
     """Parse an ISO 8601 duration, raising ``ValueError`` with a readable message."""
     if not isinstance(text, str):
-        raise ValueError(f"expected an ISO 8601 duration such as PT15M, got {text!r}")
+        raise ValueError(f"expected an ISO 8601 duration such as PT15M, got {shown(text)}")
     value = text.strip().upper()
     if re.match(r"^P(\d+W)?(\d+D)?\d+[YM]|^P\d+[YM]", value):
-        raise ValueError(f"{text!r} uses years or months, whose length varies; use days, hours or minutes (e.g. P30D)")
+        raise ValueError(
+            f"{shown(text)} uses years or months, whose length varies; use days, hours or minutes (e.g. P30D)"
+        )
+    if re.search(r"\d{16}", value):
+        raise ValueError(f"{shown(text)} is longer than any duration can be (999,999,999 days)")
+    if _FRACTION.match(value):
+        raise ValueError(f"{shown(text)} is not a whole number of seconds; durations are counted in whole seconds")
     m = _DURATION.match(value)
     if not m or value in ("P", "PT") or value.endswith("T"):
-        raise ValueError(f"{text!r} is not an ISO 8601 duration; examples: PT30S, PT15M, PT2H, P1D")
-    parts = {k: float(v) if v else 0.0 for k, v in m.groupdict().items()}
-    return timedelta(
-        weeks=parts["weeks"],
-        days=parts["days"],
-        hours=parts["hours"],
-        minutes=parts["minutes"],
-        seconds=parts["seconds"],
-    )
+        raise ValueError(f"{shown(text)} is not an ISO 8601 duration; examples: PT30S, PT15M, PT2H, P1D")
+    parts = {k: int(v) if v else 0 for k, v in m.groupdict().items()}
+    days = parts["weeks"] * 7 + parts["days"]
+    seconds = ((days * 24 + parts["hours"]) * 60 + parts["minutes"]) * 60 + parts["seconds"]
+    if seconds > _MAX_SECONDS:
+        raise ValueError(f"{shown(text)} is longer than any duration can be (999,999,999 days)")
+    return timedelta(seconds=seconds)
 
 
 def format_duration(delta: timedelta) -> str:

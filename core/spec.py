@@ -37,20 +37,37 @@ from core.enums import (
     OverlapPolicy,
 )
 from core.errors import Problem, SpecError, UserError, ZoneError
+from core.os_text import key_text, shown, string_problem, task_problems, text_problems
 from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
 from core.zones import check_zone_name, tzdb_version
 
 SCHEMA_NAME = "scheduleSpec.v1"
 SCHEDULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+MAX_REVISION = 2**31 - 1
+TZDB_VERSION = re.compile(r"^[0-9A-Za-z._+-]{1,16}$")
+#: The longest business period the ledger stores (its column's width).
+MAX_PERIOD_CHARS = 255
+#: The nominal time whose period is longest: the longest day and month names at once (Wednesday, September).
+_LONGEST_NOMINAL = datetime(2026, 9, 30, 23, 59, 59, 999999)
+
+
+def _whole(value: Any) -> None:
+    """Refuse a Python time with a fraction of a second (text is checked as it is parsed)."""
+    if isinstance(value, timedelta) and value.microseconds:
+        raise ValueError(f"{value} is not a whole number of seconds; durations are counted in whole seconds")
+    if isinstance(value, datetime) and value.microsecond:
+        raise ValueError(f"{value.isoformat()} has a fraction of a second; times are whole seconds")
 
 
 def _duration(value: Any) -> timedelta:
     if isinstance(value, timedelta):
+        _whole(value)
         return value
     return parse_duration(value)
 
 
 def _local(value: Any) -> datetime:
+    _whole(value)
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             raise ValueError("this is a local wall-clock time in timeZone; remove the offset")
@@ -61,6 +78,7 @@ def _local(value: Any) -> datetime:
 
 
 def _instant(value: Any) -> datetime:
+    _whole(value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValueError("an instant needs an offset: end it with Z for UTC")
@@ -70,6 +88,7 @@ def _instant(value: Any) -> datetime:
 
 def _end(value: Any) -> datetime:
     """``end`` is a local wall time, or a UTC instant when it ends in Z (or has an offset)."""
+    _whole(value)
     if isinstance(value, datetime):
         return value if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, date):
@@ -91,6 +110,7 @@ def _zone(value: Any) -> str:
 
 
 def _exclusion(value: Any) -> date | datetime:
+    _whole(value)
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             raise ValueError("exclusions are local dates or wall-clock times; remove the offset")
@@ -102,8 +122,8 @@ def _exclusion(value: Any) -> date | datetime:
 
 _DURATION_SCHEMA = {
     "type": "string",
-    "pattern": r"^P(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$",
-    "description": "ISO 8601 duration in weeks, days, hours, minutes, seconds (PT15M, P1D)",
+    "pattern": r"^P(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?$",
+    "description": "ISO 8601 duration in weeks, days, hours, minutes, whole seconds (PT15M, P1D)",
 }
 Duration = Annotated[
     timedelta,
@@ -205,7 +225,7 @@ class Task(_Model):
     def _env(cls, value: dict[str, str]) -> dict[str, str]:
         for name in value:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                raise ValueError(f"{name!r} is not a valid environment variable name")
+                raise ValueError(f"{shown(name)} is not a valid environment variable name")
         return value
 
 
@@ -214,7 +234,8 @@ class ScheduleSpec(_Model):
 
     schema_: Literal["scheduleSpec.v1"] = Field(alias="schema")
     schedule_id: str
-    revision: int = Field(ge=1, strict=True)
+    #: At most what the ledger's integer columns hold.
+    revision: int = Field(ge=1, le=MAX_REVISION, strict=True)
     title: str | None = None
     time_zone: ZoneName
     tzdb_version: str | None = None
@@ -246,9 +267,16 @@ class ScheduleSpec(_Model):
     def _schedule_id(cls, value: str) -> str:
         if not SCHEDULE_ID.fullmatch(value):
             raise ValueError(
-                f"{value!r} must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', "
+                f"{shown(value)} must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', "
                 "starting with a letter or digit"
             )
+        return value
+
+    @field_validator("tzdb_version")
+    @classmethod
+    def _tzdb_version(cls, value: str | None) -> str | None:
+        if value is not None and not TZDB_VERSION.fullmatch(value):
+            raise ValueError(f"{shown(value)} is not a time zone database version such as 2025b")
         return value
 
     @field_validator("horizon", "every", "delay")
@@ -270,8 +298,14 @@ class ScheduleSpec(_Model):
                     f"unknown field(s) {sorted(names - {'nominal'})}; only {{nominal:FORMAT}} is available"
                 )
             value.format(nominal=datetime(2026, 1, 2, 3, 4, 5))
+            longest = value.format(nominal=_LONGEST_NOMINAL)
         except (ValueError, IndexError, KeyError) as exc:
-            raise ValueError(f"{value!r} is not a valid period template: {exc}") from None
+            raise ValueError(f"{shown(value)} is not a valid period template: {shown(str(exc))}") from None
+        if len(longest) > MAX_PERIOD_CHARS:
+            raise ValueError(
+                f"gives periods of up to {len(longest):,} characters (e.g. {shown(longest)}); "
+                f"a period is at most {MAX_PERIOD_CHARS}"
+            )
         return value
 
     # Effective values -------------------------------------------------------
@@ -309,8 +343,10 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
         known["task"] = Task
     for key, value in data.items():
         if not isinstance(key, str):
-            problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {key!r}"))
+            problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {shown(key)}"))
             continue
+        if string_problem(key):
+            continue  # reported by text_problems
         if key not in known:
             close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
             if not close:
@@ -318,7 +354,7 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
                 if key.lower().replace("_", "") in lowered:
                     close = [lowered[key.lower().replace("_", "")]]
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append(Problem(prefix + key, f"unknown key{hint}"))
+            problems.append(Problem(prefix + key_text(key), f"unknown key{hint}"))
         elif known[key] is not None and isinstance(value, dict):
             sub = known[key]
             assert sub is not None
@@ -334,7 +370,7 @@ def _loc(loc: tuple[int | str, ...]) -> str:
         elif item.startswith("function-") or item in ("lax-or-strict", "json-or-python"):
             continue
         else:
-            parts.append(("." if parts else "") + item)
+            parts.append(("." if parts else "") + key_text(item))
     return "".join(parts)
 
 
@@ -384,7 +420,7 @@ def _kind_problems(data: dict[str, Any]) -> list[Problem]:
             Problem("maxCatchUp", "required with misfirePolicy CATCH_UP_BOUNDED (how many missed runs to catch up)")
         )
     if policy not in (None, MisfirePolicy.CATCH_UP_BOUNDED.value) and data.get("maxCatchUp") is not None:
-        problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {policy}"))
+        problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {shown(policy)}"))
     return problems
 
 
@@ -393,7 +429,11 @@ def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True)
     if not isinstance(data, dict):
         kind = type(data).__name__ if data is not None else "nothing"
         raise SpecError([Problem("", f"a spec is a mapping of keys to values, but this holds {kind}")], source)
-    problems = _unknown_key_problems(data, ScheduleSpec)
+    # Text no program or ledger can take is reported alone for its key: it is the one thing to fix there.
+    problems = [Problem(key, why) for key, why in text_problems(data)]
+    problems += [Problem(key, why) for key, why in task_problems(data.get("task"))]
+    refused = {p.key for p in problems}
+    problems += _unknown_key_problems(data, ScheduleSpec)
     problems += _kind_problems(data)
     spec: ScheduleSpec | None = None
     try:
@@ -403,10 +443,12 @@ def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True)
             if err["type"] == "extra_forbidden":
                 continue  # reported above, with a suggestion
             key = _loc(err["loc"])
+            if key in refused:
+                continue
             if err["type"] == "missing":
                 problems.append(Problem(key, "required"))
             elif err["type"] == "literal_error" and key == "schema":
-                problems.append(Problem(key, f"must be {SCHEMA_NAME!r}, got {err.get('input')!r}"))
+                problems.append(Problem(key, f"must be {SCHEMA_NAME!r}, got {shown(err.get('input'))}"))
             else:
                 problems.append(Problem(key, _clean(err["msg"])))
     if spec is not None and not problems and check_rule:

@@ -3,10 +3,12 @@
 
 Spec files come from anywhere (a colleague, a download), so reading is safe
 against hostile input: no Python objects (a safe loader), at most
-:data:`MAX_SPEC_BYTES`, no key twice, values nested at most
-:data:`MAX_SPEC_DEPTH` deep, and at most :data:`MAX_SPEC_VALUES` values once
-aliases (``*name``) are expanded, so a "billion laughs" file is refused
-before anything walks it.
+:data:`MAX_SPEC_BYTES` read from a file or a stream that never ends, no key
+twice (in JSON too), values nested at most :data:`MAX_SPEC_DEPTH` deep, at most
+:data:`MAX_SPEC_ALIASES` aliases (``*name``), and at most
+:data:`MAX_SPEC_VALUES` values and :data:`MAX_SPEC_BYTES` characters once the
+aliases are expanded, so a "billion laughs" file is refused before anything
+walks it.
 
 New spec files are written by :func:`dump_yaml` with the same table of types,
 so that what it writes reads back as it was meant (a date plain, ``yes``
@@ -21,11 +23,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
 from core.errors import SpecError, SpecFileError
+from core.os_text import shown
 from core.spec import ScheduleSpec, parse_spec
 from core.spec_order import merged_order
 
@@ -34,6 +37,8 @@ MAX_SPEC_BYTES = 1_000_000
 MAX_SPEC_DEPTH = 32
 #: Keys and values counted with every alias expanded; real specs hold a few hundred.
 MAX_SPEC_VALUES = 100_000
+#: Aliases (``*name``) in one file; a spec has no use for more than a handful.
+MAX_SPEC_ALIASES = 100
 
 #: YAML 1.1's implicit types without timestamps: dates and times stay the text the person wrote.
 #: The writers use the same table, so that what they write plain reads back as text.
@@ -48,11 +53,21 @@ class _TextTimestampLoader(yaml.SafeLoader):
 
     yaml_implicit_resolvers = TEXT_IMPLICIT_RESOLVERS
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, source: str = "<text>") -> None:
         super().__init__(stream)
         self._depth = 0
+        self._aliases = 0
+        self._source = source
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_SPEC_ALIASES:
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
+                raise SpecFileError(
+                    f"{self._source}: uses more than {MAX_SPEC_ALIASES} aliases (*name), the last at line {line}; "
+                    "a spec needs a handful at most"
+                )
         # The composer recurses once per level: bound it before Python's own limit turns into a traceback.
         self._depth += 1
         try:
@@ -136,12 +151,14 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _check_expanded_size(root: yaml.Node, source: str) -> None:
-    """Refuse a document whose aliases refer to themselves or expand past :data:`MAX_SPEC_VALUES`.
+    """Refuse a document whose aliases refer to themselves or expand past :data:`MAX_SPEC_VALUES`
+    values or :data:`MAX_SPEC_BYTES` characters.
 
     An alias is the same node object in two places, so sizes are memoized per node: the walk
     costs the size of the text, not of the expansion.
     """
     sizes: dict[int, int] = {}
+    chars: dict[int, int] = {}
     open_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -150,9 +167,16 @@ def _check_expanded_size(root: yaml.Node, source: str) -> None:
         if finished:
             open_nodes.discard(key)
             sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            own = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
+            chars[key] = own + sum(chars[id(child)] for child in _children(node))
             if sizes[key] > MAX_SPEC_VALUES:
                 raise SpecFileError(
                     f"{source}: holds more than {MAX_SPEC_VALUES:,} values once its aliases (*name) are "
+                    "expanded; a spec is far smaller"
+                )
+            if chars[key] > MAX_SPEC_BYTES:
+                raise SpecFileError(
+                    f"{source}: holds more than {MAX_SPEC_BYTES:,} characters once its aliases (*name) are "
                     "expanded; a spec is far smaller"
                 )
             continue
@@ -168,6 +192,42 @@ def _check_expanded_size(root: yaml.Node, source: str) -> None:
                 stack.append((child, False))
 
 
+class _KeyTwice(dict[str, Any]):
+    """A JSON object in which :attr:`key` appears twice (the hook keeps the last, as JSON does)."""
+
+    key: str
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) == len(pairs):
+        return mapping
+    twice = _KeyTwice(mapping)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            twice.key = key
+            break
+        seen.add(key)
+    return twice
+
+
+def _check_json(data: Any, source: str) -> None:
+    """Refuse JSON with a key twice in one object (YAML refuses it too) or nested past :data:`MAX_SPEC_DEPTH`."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_SPEC_DEPTH:
+            raise SpecFileError(f"{source}: values are nested more than {MAX_SPEC_DEPTH} levels deep at {where}")
+        if isinstance(value, _KeyTwice):
+            place = f"in {where}" if where else "at the top level"
+            raise SpecFileError(f"{source}: the key {shown(value.key)} appears twice {place}")
+        if isinstance(value, dict):
+            stack += [(item, f"{where}.{key}" if where else key, depth + 1) for key, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
+
+
 def is_json_text(text: str, source: str) -> bool:
     """True when ``text`` is read as JSON: a ``.json`` file holding an object."""
     return source.endswith(".json") and text.lstrip().startswith("{")
@@ -180,8 +240,10 @@ def load_text(text: str, source: str = "<text>") -> Any:
         raise SpecFileError(f"{source}: the file is empty")
     try:
         if is_json_text(text, source):
-            return json.loads(text)
-        loader = _TextTimestampLoader(text)
+            data = json.loads(text, object_pairs_hook=_json_object)
+            _check_json(data, source)
+            return data
+        loader = _TextTimestampLoader(text, source)
         try:
             node = loader.get_single_node()
             if node is None:
@@ -194,7 +256,7 @@ def load_text(text: str, source: str = "<text>") -> Any:
         raise SpecFileError(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         # Only JSON gets here: YAML's depth is bounded while composing.
-        raise SpecFileError(f"{source}: values are nested too deeply for a spec") from None
+        raise SpecFileError(f"{source}: values are nested more than {MAX_SPEC_DEPTH} levels deep") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -211,13 +273,34 @@ def read_spec_text(path: str | os.PathLike[str]) -> str:
     if p.is_dir():
         raise SpecFileError(f"{name}: is a directory, not a spec file")
     try:
-        data = p.read_bytes()
+        with p.open("rb") as stream:
+            data = read_bounded(stream)
     except PermissionError:
         raise SpecFileError(f"{name}: permission denied") from None
     except OSError as exc:
         raise SpecFileError(f"{name}: cannot be read ({exc.strerror})") from None
+    return spec_text(data, name)
+
+
+def read_bounded(stream: BinaryIO) -> bytes:
+    """At most :data:`MAX_SPEC_BYTES` and one more byte from ``stream``: a device or pipe that never
+    ends (``/dev/zero``, ``yes |``) is cut there and refused as too big."""
+    chunks: list[bytes] = []
+    left = MAX_SPEC_BYTES + 1
+    while left > 0:
+        chunk = stream.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def spec_text(data: bytes, name: str) -> str:
+    """The text of spec bytes read by :func:`read_bounded`, or a :class:`SpecFileError` saying why
+    they are not a spec's text."""
     if len(data) > MAX_SPEC_BYTES:
-        raise SpecFileError(f"{name}: is {len(data):,} bytes; a spec file is at most {MAX_SPEC_BYTES:,}")
+        raise SpecFileError(f"{name}: is more than {MAX_SPEC_BYTES:,} bytes; a spec file is at most {MAX_SPEC_BYTES:,}")
     if b"\x00" in data:
         raise SpecFileError(f"{name}: is a binary file, not YAML or JSON")
     try:

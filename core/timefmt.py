@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 
+from core.os_text import shown
+
 _LOCAL = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$", re.IGNORECASE)
+_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:?\d{2})$", re.IGNORECASE)
+_FRACTION = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}[.,]\d+(Z|[+-]\d{2}:?\d{2})?$", re.IGNORECASE)
 
 
 def parse_local(text: str, what: str = "a local date-time") -> datetime:
@@ -17,30 +20,34 @@ def parse_local(text: str, what: str = "a local date-time") -> datetime:
         try:
             return datetime.combine(date.fromisoformat(value), datetime.min.time())
         except ValueError as exc:
-            raise ValueError(f"{text!r} is not a real date ({exc})") from None
+            raise ValueError(f"{shown(text)} is not a real date ({exc})") from None
+    if _FRACTION.match(value):
+        raise ValueError(f"{shown(text)} has a fraction of a second; times are whole seconds")
     if _INSTANT.match(value):
         raise ValueError(
-            f"{text!r} carries an offset, but this is {what} (wall-clock time in timeZone); remove the offset"
+            f"{shown(text)} carries an offset, but this is {what} (wall-clock time in timeZone); remove the offset"
         )
     if not _LOCAL.match(value):
-        raise ValueError(f"{text!r} is not {what} like 2026-01-01T09:00:00")
+        raise ValueError(f"{shown(text)} is not {what} like 2026-01-01T09:00:00")
     try:
         return datetime.fromisoformat(value.replace(" ", "T"))
     except ValueError as exc:
-        raise ValueError(f"{text!r} is not a real date-time ({exc})") from None
+        raise ValueError(f"{shown(text)} is not a real date-time ({exc})") from None
 
 
 def parse_instant(text: str) -> datetime:
     """``2026-11-01T06:00:00Z`` or with an explicit offset, as an aware UTC datetime."""
     value = str(text).strip()
+    if _FRACTION.match(value):
+        raise ValueError(f"{shown(text)} has a fraction of a second; instants are whole seconds")
     if not _INSTANT.match(value):
         if _LOCAL.match(value) or _DATE.match(value):
-            raise ValueError(f"{text!r} has no offset; an instant needs one: end it with Z for UTC")
-        raise ValueError(f"{text!r} is not an instant like 2026-11-01T06:00:00Z")
+            raise ValueError(f"{shown(text)} has no offset; an instant needs one: end it with Z for UTC")
+        raise ValueError(f"{shown(text)} is not an instant like 2026-11-01T06:00:00Z")
     try:
         parsed = datetime.fromisoformat(value.replace(" ", "T").replace("z", "Z"))
     except ValueError as exc:
-        raise ValueError(f"{text!r} is not a real date-time ({exc})") from None
+        raise ValueError(f"{shown(text)} is not a real date-time ({exc})") from None
     return parsed.astimezone(UTC)
 
 
@@ -51,7 +58,7 @@ def parse_local_or_date(text: str) -> date | datetime:
         try:
             return date.fromisoformat(value)
         except ValueError as exc:
-            raise ValueError(f"{text!r} is not a real date ({exc})") from None
+            raise ValueError(f"{shown(text)} is not a real date ({exc})") from None
     return parse_local(value, "a local date or date-time")
 
 

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import tzdata
 
 from core.errors import ZoneError
+from core.os_text import shown
 
 _RAW_OFFSET = re.compile(r"^(?:UTC|GMT|Z)?\s*[+\-−]\s*\d{1,2}(?::?\d{2})?$", re.IGNORECASE)
 
@@ -74,15 +75,15 @@ def check_zone_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ZoneError("expected an IANA time zone name such as Europe/Paris, or UTC")
     if name != name.strip():
-        raise ZoneError(f"{name!r} has surrounding spaces")
+        raise ZoneError(f"{shown(name)} has surrounding spaces")
     if _RAW_OFFSET.match(name):
         raise ZoneError(
-            f"{name!r} is a raw UTC offset; offsets change with daylight saving time, "
+            f"{shown(name)} is a raw UTC offset; offsets change with daylight saving time, "
             "so name a place instead, such as Europe/Berlin, or use UTC"
         )
     if name.startswith("Etc/GMT") and name not in ("Etc/GMT", "Etc/GMT0", "Etc/GMT+0", "Etc/GMT-0"):
         raise ZoneError(
-            f"{name!r} is a fixed offset (and its sign is inverted: Etc/GMT+5 means UTC−05:00); "
+            f"{shown(name)} is a fixed offset (and its sign is inverted: Etc/GMT+5 means UTC−05:00); "
             "name a place such as America/Bogota, or use UTC"
         )
     if is_location_zone(name):
@@ -90,20 +91,20 @@ def check_zone_name(name: object) -> str:
     if name in _zone_set():
         if (name.isupper() and len(name) <= 5) or name in ("EST5EDT", "CST6CDT", "MST7MDT", "PST8PDT"):
             raise ZoneError(
-                f"{name!r} is an abbreviation, not a place, and abbreviations are ambiguous; "
+                f"{shown(name)} is an abbreviation, not a place, and abbreviations are ambiguous; "
                 "use an IANA name such as America/New_York"
             )
         better = _suggest_location(name)
         hint = f"; use {better}" if better else "; use an IANA name such as Europe/London"
-        raise ZoneError(f"{name!r} is a legacy alias, not a location{hint}")
+        raise ZoneError(f"{shown(name)} is a legacy alias, not a location{hint}")
     lower = {z.lower(): z for z in available_zones() if is_location_zone(z)}
     if name.lower() in lower:
         raise ZoneError(
-            f"unknown time zone {name!r}; zone names are case-sensitive: did you mean {lower[name.lower()]}?"
+            f"unknown time zone {shown(name)}; zone names are case-sensitive: did you mean {lower[name.lower()]}?"
         )
     close = difflib.get_close_matches(name, list(lower.values()), n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]}?" if close else "; use an IANA name such as America/New_York"
-    raise ZoneError(f"unknown time zone {name!r}{hint}")
+    raise ZoneError(f"unknown time zone {shown(name)}{hint}")
 
 
 @lru_cache(maxsize=512)

@@ -63,6 +63,17 @@ def port_number(text: str) -> int:
     return value
 
 
+def ledger_text(text: str) -> str:
+    """Text the ledger records or looks up (--note, a schedule or occurrence id): not bytes that are
+    no UTF-8 text, which a shell can pass."""
+    from core.os_text import string_problem
+
+    problem = string_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def time_text(text: str) -> str:
     """A time option's text, stripped; read later by :func:`parse_time`, once its zone is known."""
     if not text.strip():

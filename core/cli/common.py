@@ -51,11 +51,17 @@ def read_spec(path: str) -> ScheduleSpec:
     """Read and validate a spec; ``-`` reads standard input."""
     from core.errors import UserError
     from core.spec import parse_spec
-    from core.specfile import load_spec, load_text
+    from core.specfile import MAX_SPEC_BYTES, load_spec, load_text, read_bounded, spec_text
 
     try:
         if path == "-":
-            return parse_spec(load_text(sys.stdin.read(), "<stdin>"), source="<stdin>")
+            # Read no further than a spec can be: an endless pipe is refused as too big, not read forever.
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is not None:
+                data = read_bounded(stream)
+            else:  # a text stream with no bytes beneath it
+                data = sys.stdin.read(MAX_SPEC_BYTES + 1).encode("utf-8", "surrogatepass")
+            return parse_spec(load_text(spec_text(data, "<stdin>"), "<stdin>"), source="<stdin>")
         return load_spec(path)
     except UserError as exc:
         raise Invalid(problem_lines(path, exc)) from None

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from core.cli.arguments import Parser, poll_seconds, port_number, positive_count, time_text
+from core.cli.arguments import Parser, ledger_text, poll_seconds, port_number, positive_count, time_text
 from core.cli.common import DB_ENV, DEFAULT_COUNT, UsageError
 from core.cli.engine_commands import (
     cmd_backfill,
@@ -138,7 +138,7 @@ def _add_ledger_commands(commands: Any) -> None:
         sub.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
 
     def note(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--note", metavar="TEXT", help="why (recorded in the ledger's events)")
+        sub.add_argument("--note", type=ledger_text, metavar="TEXT", help="why (recorded in the ledger's events)")
 
     apply = add(
         "apply",
@@ -158,7 +158,7 @@ def _add_ledger_commands(commands: Any) -> None:
         ("disable", "stop materializing and dispatching a schedule"),
     ):
         gate = add(name, cmd_gate, what, description=what[0].upper() + what[1:] + ".")
-        gate.add_argument("schedule_id", metavar="ID", help="the schedule")
+        gate.add_argument("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
         note(gate)
 
     engine = commands.add_parser("engine", help="run the engine, fence off older engines, or install it as a service")
@@ -213,7 +213,7 @@ def _add_ledger_commands(commands: Any) -> None:
     uninstall.set_defaults(func=cmd_uninstall_service, where="schedctl engine uninstall-service")
 
     run_now = add("run-now", cmd_run_now, "run a schedule's task now (prints the new occurrence id)")
-    run_now.add_argument("schedule_id", metavar="ID", help="the schedule")
+    run_now.add_argument("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
     note(run_now)
 
     backfill = add(
@@ -224,7 +224,7 @@ def _add_ledger_commands(commands: Any) -> None:
         "run yet is made due now under its own id, one that expired, was skipped or failed gets a backfill "
         "occurrence; ones that succeeded, are live or wait for a person are left alone.",
     )
-    backfill.add_argument("schedule_id", metavar="ID", help="the schedule")
+    backfill.add_argument("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
     backfill.add_argument("--from", dest="from_", type=time_text, required=True, metavar="TIME", help="first position")
     backfill.add_argument("--to", type=time_text, required=True, metavar="TIME", help="end of the range (excluded)")
     note(backfill)
@@ -235,7 +235,7 @@ def _add_ledger_commands(commands: Any) -> None:
         "list occurrences",
         description="Occurrences in position order (positionUtc, nominalLocal, foldOrdinal), oldest first.",
     )
-    ledger.add_argument("--schedule", metavar="ID", help="only this schedule's")
+    ledger.add_argument("--schedule", type=ledger_text, metavar="ID", help="only this schedule's")
     ledger.add_argument("--state", metavar="S[,S...]", help="only these states (e.g. DUE,RETRY_WAIT)")
     ledger.add_argument(
         "--limit", type=positive_count, metavar="N", help="the first N in position order (default: all)"
@@ -243,7 +243,7 @@ def _add_ledger_commands(commands: Any) -> None:
     formats(ledger)
 
     attempts = add("attempts", cmd_attempts, "list the attempts of one occurrence")
-    attempts.add_argument("occurrence_id", metavar="OCCURRENCE_ID", help="the occurrence")
+    attempts.add_argument("occurrence_id", type=ledger_text, metavar="OCCURRENCE_ID", help="the occurrence")
     formats(attempts)
 
     reconcile = add(
@@ -253,7 +253,7 @@ def _add_ledger_commands(commands: Any) -> None:
         description="Record a person's decision about an occurrence whose effect is unknown: it happened "
         "(SUCCEEDED), it did not (RETRY_WAIT, run again at once), or give up (FAILED).",
     )
-    reconcile.add_argument("occurrence_id", metavar="OCCURRENCE_ID", help="the occurrence")
+    reconcile.add_argument("occurrence_id", type=ledger_text, metavar="OCCURRENCE_ID", help="the occurrence")
     decision = reconcile.add_mutually_exclusive_group(required=True)
     decision.add_argument("--happened", dest="decision", action="store_const", const="happened")
     decision.add_argument("--not-happened", dest="decision", action="store_const", const="not-happened")
@@ -273,4 +273,4 @@ def _add_ledger_commands(commands: Any) -> None:
         description="Future, not-started occurrences whose instant differs under the installed tzdata "
         "(materialized instants are never rewritten; a new revision adopts them).",
     )
-    drift.add_argument("--schedule", metavar="ID", help="only this schedule's")
+    drift.add_argument("--schedule", type=ledger_text, metavar="ID", help="only this schedule's")

@@ -33,6 +33,7 @@ from core.ledger.db import lock_for_write
 from core.ledger.events import EventKind, NewEvent
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.os_text import string_problem
 from core.spec import ScheduleSpec, Task, canonical_dict
 from core.timefmt import parse_instant
 
@@ -64,9 +65,13 @@ class RevisionSource:
     host: str
 
     @classmethod
-    def of_file(cls, path: str | os.PathLike[str]) -> RevisionSource:
-        """``path`` made absolute (links resolved), on this host."""
-        return cls(str(Path(path).expanduser().resolve()), this_host())
+    def of_file(cls, path: str | os.PathLike[str]) -> RevisionSource | None:
+        """``path`` made absolute (links resolved), on this host; None for a path whose name is not
+        UTF-8 text, which the ledger cannot hold (the revision is published without its source)."""
+        absolute = str(Path(path).expanduser().resolve())
+        if string_problem(absolute):
+            return None
+        return cls(absolute, this_host())
 
 
 def this_host() -> str:
@@ -120,11 +125,17 @@ def _program_problem(program: str, cwd: str | None) -> str | None:
 def check_programs(task: Task) -> list[str]:
     """Problems with the task's programs (``argv[0]`` and ``verify[0]``) and ``cwd``, each naming its key."""
     problems = []
-    if task.cwd is not None and not Path(task.cwd).expanduser().is_dir():
-        problems.append(f"task.cwd: {task.cwd!r} is not a directory")
+    try:
+        if task.cwd is not None and not Path(task.cwd).expanduser().is_dir():
+            problems.append(f"task.cwd: {task.cwd!r} is not a directory")
+    except OSError as exc:  # a directory above it that may not be read, a loop of links
+        problems.append(f"task.cwd: {task.cwd!r} cannot be examined ({exc.strerror})")
     for key, argv in (("task.argv[0]", task.argv), ("task.verify[0]", task.verify)):
         if argv:
-            problem = _program_problem(argv[0], task.cwd)
+            try:
+                problem = _program_problem(argv[0], task.cwd)
+            except OSError as exc:
+                problem = f"{argv[0]!r} cannot be examined ({exc.strerror})"
             if problem:
                 problems.append(f"{key}: {problem}")
     return problems

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from dateutil import rrule as du
 
 from core.errors import UserError
+from core.os_text import shown
 
 FREQS = {
     "YEARLY": du.YEARLY,
@@ -101,7 +102,7 @@ def _check_int_list(name: str, value: str) -> str:
     out = []
     for item in items:
         if not re.match(r"^[+-]?\d+$", item):
-            raise RuleError(f"{name}={value}: {item!r} is not a whole number")
+            raise RuleError(f"{name}={value}: {shown(item)} is not a whole number")
         n = int(item)
         ok = lo <= n <= hi or (signed and -hi <= n <= -lo)
         if not ok:
@@ -122,7 +123,7 @@ def parse_rule(text: str) -> ParsedRule:
     parts: dict[str, str] = {}
     for chunk in body.strip().strip(";").split(";"):
         if "=" not in chunk:
-            raise RuleError(f"{chunk!r} is not a NAME=VALUE part")
+            raise RuleError(f"{shown(chunk)} is not a NAME=VALUE part")
         name, value = (s.strip() for s in chunk.split("=", 1))
         name = name.upper()
         value = value.upper()
@@ -161,7 +162,7 @@ def parse_rule(text: str) -> ParsedRule:
         for token in tokens:
             m = _BYDAY.match(token)
             if not m:
-                raise RuleError(f"BYDAY={parts['BYDAY']}: {token!r} is not a weekday like MO, 2TU or -1FR")
+                raise RuleError(f"BYDAY={parts['BYDAY']}: {shown(token)} is not a weekday like MO, 2TU or -1FR")
             if m.group(1):
                 n = int(m.group(1))
                 if freq not in ("MONTHLY", "YEARLY"):

@@ -30,3 +30,18 @@ def test_attempts_left_counts_to_max() -> None:
 def test_attempt_numbers_start_at_one() -> None:
     with pytest.raises(ValueError, match="start at 1"):
         backoff(Retry(), 0)
+
+
+@pytest.mark.parametrize(
+    ("retry", "attempt", "expected"),
+    [
+        pytest.param({"maxAttempts": 100, "multiplier": 100.0}, 99, timedelta(minutes=10), id="huge_growth_is_capped"),
+        pytest.param(
+            {"initialBackoff": "PT3S", "multiplier": 1.5, "maxBackoff": "PT1H"}, 2, timedelta(seconds=4), id="whole"
+        ),
+    ],
+)
+def test_backoff_is_whole_seconds_and_never_overflows(
+    retry: dict[str, object], attempt: int, expected: timedelta
+) -> None:
+    assert backoff(Retry.model_validate(retry), attempt) == expected
