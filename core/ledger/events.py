@@ -52,6 +52,9 @@ class EventKind(StrEnum):
     """A late result of a superseded claim, recorded and otherwise ignored; data: attempt, state."""
     LEDGER_FENCED = "ledger.fenced"
     """The execution epoch was bumped: claims of older epochs are void; data: epoch, note."""
+    ENGINE_FOUND_GONE = "engine.found_gone"
+    """An engine's process was found gone on its own host (it crashed or was killed without
+    retiring) and its row was retired at once; data: engine, kind, host, pid, lastHeartbeat."""
 
 
 _EVENTS = Event.metadata.tables[Event.__tablename__]
