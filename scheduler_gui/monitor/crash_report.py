@@ -190,8 +190,11 @@ class CrashReport(QObject):
         self._reader.done.connect(self.dialog.set_attempts)
         self._reader.failed.connect(self.dialog.show_error)
         if watcher is not None:
-            watcher.eventsArrived.connect(lambda _events: self.reload())
+            watcher.eventsArrived.connect(self._on_events)  # bound: dropped when this report is deleted
         self.dialog.finished.connect(lambda _r: self._reader.cancel())
+
+    def _on_events(self, _events: object) -> None:
+        self.reload()
 
     def reload(self) -> None:
         """Read the attempts again (only while the dialog is open)."""
