@@ -221,11 +221,13 @@ def _run(opts: Options) -> int:
         window.open_initial(opts.spec)
     except UserError as exc:
         print(f"scheduler-gui: {exc}", file=sys.stderr)
+        guard.end()
         return 2
     if os.environ.get(EXIT_AFTER_SHOW):
         window.show()
         app.processEvents()  # the first paint
         _print_time_to_show()
+        guard.end()
         return 0
     window.show()
 
