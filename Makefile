@@ -46,6 +46,7 @@ bench: $(STAMP)
 
 bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/window_stress.py --minutes 3
 
 # The README's pictures, rendered offscreen on a fixed clock and a demo ledger.
 SCREENSHOT_VIEWS := designer preview timeline whatif monitor attention detail health

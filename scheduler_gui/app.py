@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 _STARTED = time.perf_counter()
 
@@ -207,6 +207,7 @@ def _run(opts: Options) -> int:
     from core.errors import UserError
     from scheduler_gui.context import AppContext, default_workspace
     from scheduler_gui.main_window import MainWindow
+    from scheduler_gui.session_guard import BEAT_EVERY
     from scheduler_gui.workspace import seed_workspace
 
     workspace = opts.workspace or default_workspace()
@@ -216,17 +217,20 @@ def _run(opts: Options) -> int:
         print(f"scheduler-gui: --workspace {workspace}: cannot be used ({exc.strerror})", file=sys.stderr)
         return 2
     ctx = AppContext(workspace=workspace.resolve(), ledger_url=opts.db)
+    guard, unclean = _guard_session(ctx)
     window = MainWindow(ctx)
     first_run = ctx.settings.value("app/seeded") in (None, "", False, "false")
     try:
         window.open_initial(opts.spec)
     except UserError as exc:
         print(f"scheduler-gui: {exc}", file=sys.stderr)
+        guard.end()
         return 2
     if os.environ.get(EXIT_AFTER_SHOW):
         window.show()
         app.processEvents()  # the first paint
         _print_time_to_show()
+        guard.end()
         return 0
     window.show()
 
@@ -234,8 +238,13 @@ def _run(opts: Options) -> int:
         window.start_monitor(seed=seeded or first_run, start_engine=window.engine_autostart)
         ctx.settings.setValue("app/seeded", True)
         window.offer_recovery()
+        if unclean:
+            _report_crash_when_ready(ctx, window, unclean)
 
     QTimer.singleShot(0, after_first_paint)
+    beat = QTimer()
+    beat.timeout.connect(guard.beat)
+    beat.start(int(BEAT_EVERY.total_seconds() * 1000))
     # Ctrl+C in the terminal (or a polite kill) closes the window the ordinary way, with its questions.
     signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.close))
     signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, window.close))
@@ -243,9 +252,41 @@ def _run(opts: Options) -> int:
     wake.timeout.connect(lambda: None)  # Python runs signal handlers only between calls into it
     wake.start(300)
     try:
-        return app.exec()
+        status = app.exec()
     finally:
         ctx.close()
+    guard.end()  # a clean quit: the next start reports nothing
+    return status
+
+
+def _guard_session(ctx: Any) -> tuple[Any, list[Any]]:
+    """This session's marker and crash log in the data folder, and the sessions that died before it."""
+    from scheduler_gui.session_guard import SessionGuard, data_folder
+
+    guard = SessionGuard(data_folder(), ctx.clock)
+    try:
+        unclean = guard.begin()
+        guard.record_crashes()
+    except OSError as exc:  # a data folder that cannot be written costs the crash report, not the window
+        print(f"scheduler-gui: no crash log in {data_folder()} ({exc.strerror})", file=sys.stderr)
+        unclean = []
+    return guard, unclean
+
+
+def _report_crash_when_ready(ctx: Any, window: Any, unclean: list[Any]) -> None:
+    """Show the crash report once the ledger is open (the attempts come from it)."""
+    from scheduler_gui.monitor.crash_report import CrashReport
+
+    def show() -> None:
+        if getattr(window, "crash_report", None) is None:  # once, whether the ledger opened or failed first
+            window.crash_report = CrashReport(ctx, unclean, window, window.hub.watcher)
+            window.crash_report.open()
+
+    if window.hub.state == "open":
+        show()
+    else:
+        window.hub.ledgerReady.connect(show)
+        window.hub.ledgerFailed.connect(lambda _message: show())
 
 
 if __name__ == "__main__":

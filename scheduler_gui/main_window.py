@@ -295,11 +295,19 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def show_schedule_occurrences(self, schedule_id: str) -> None:
         """The occurrences of one schedule (from the Schedules page)."""
+        self._in_occurrences("set_schedule", schedule_id)
+
+    def show_occurrence(self, occurrence_id: str) -> None:
+        """The occurrences view showing one occurrence, selected, with its detail (attempts, history)."""
+        self._in_occurrences("show_only", occurrence_id)
+
+    def _in_occurrences(self, method: str, argument: str) -> None:
+        """Show the occurrences view and call its ``method`` (absent while the page is a placeholder)."""
         self.show_view("occurrences")
         view = getattr(self._pages["occurrences"], "view", None)
-        narrow = getattr(view, "set_schedule", None)
-        if callable(narrow):
-            narrow(schedule_id)
+        call = getattr(view, method, None)
+        if callable(call):
+            call(argument)
 
     def focus_filter(self) -> None:
         """Ctrl+F: the occurrences view's filter."""

@@ -6,6 +6,13 @@ in the ``engines`` table. A row whose last heartbeat is older than
 ``stale_after`` belongs to an engine that stopped without retiring (killed,
 crashed, machine off) and is not counted as live.
 
+Each row also records its process (pid, start time, boot id; see
+:mod:`core.engine.processes`). A row on this host whose process is gone (the
+pid free, reused by another process, or from an earlier boot) is dead at once,
+however fresh its heartbeat: it is not counted as live, and the next engine to
+announce itself retires it with an ``engine.found_gone`` event. A row of
+another host cannot be looked at and goes by its heartbeat alone.
+
 Staleness is judged on the reader's clock, so machines sharing a ledger need
 roughly synchronized clocks (NTP), as they already do for leases.
 
@@ -15,11 +22,9 @@ an instant.
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import NewType
 
@@ -27,8 +32,10 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
+from core.engine.processes import Liveness, ProcessIdentity, identify, liveness
 from core.errors import LedgerError
 from core.ledger.db import Ledger
+from core.ledger.events import EventKind, NewEvent, append
 from core.ledger.models import EngineKind, EnginePresence, EngineRow, Occurrence, Schedule
 from core.ledger.states import OccurrenceState, ScheduleState
 from core.timefmt import fmt_utc
@@ -54,6 +61,17 @@ class EngineInfo:
     state: EnginePresence
     started_at: datetime
     last_heartbeat: datetime
+    process_started: float | None = None
+    boot_id: str | None = None
+
+    @property
+    def process(self) -> ProcessIdentity:
+        """The engine's process as recorded."""
+        return ProcessIdentity(self.host, self.pid, self.process_started, self.boot_id)
+
+    def gone(self) -> bool:
+        """True when this host can tell the engine's process no longer runs."""
+        return liveness(self.process) is Liveness.GONE
 
     def describe(self, now: datetime) -> str:
         """One sentence naming the engine: where it runs and when it was last seen."""
@@ -78,14 +96,23 @@ class EngineRunningError(LedgerError):
 
 def _info(row: EngineRow) -> EngineInfo:
     return EngineInfo(
-        EngineId(row.engine_id), row.host, row.pid, row.kind, row.state, row.started_at, row.last_heartbeat
+        EngineId(row.engine_id),
+        row.host,
+        row.pid,
+        row.kind,
+        row.state,
+        row.started_at,
+        row.last_heartbeat,
+        row.process_started,
+        row.boot_id,
     )
 
 
 def live_engines(
     session: Session, now: datetime, stale_after: timedelta = STALE_AFTER, *, exclude: str | None = None
 ) -> list[EngineInfo]:
-    """Engines that have not retired and beat within ``stale_after`` of ``now``, freshest first."""
+    """Engines that have not retired, beat within ``stale_after`` of ``now`` and whose
+    process is not known to be gone, freshest first."""
     stmt = (
         select(EngineRow)
         .where(EngineRow.state != EnginePresence.RETIRED, EngineRow.last_heartbeat >= now - stale_after)
@@ -93,7 +120,35 @@ def live_engines(
     )
     if exclude is not None:
         stmt = stmt.where(EngineRow.engine_id != exclude)
-    return [_info(row) for row in session.scalars(stmt)]
+    return [info for info in map(_info, session.scalars(stmt)) if not info.gone()]
+
+
+def retire_gone(session: Session, now: datetime) -> list[EngineInfo]:
+    """Retire every unretired engine whose process this host knows to be gone, each with an
+    ``engine.found_gone`` event, in the session's (write) transaction; return them."""
+    rows = session.scalars(select(EngineRow).where(EngineRow.state != EnginePresence.RETIRED))
+    gone = [info for info in map(_info, rows) if info.gone()]
+    for info in gone:
+        session.execute(
+            update(EngineRow)
+            .where(EngineRow.engine_id == info.engine_id, EngineRow.state != EnginePresence.RETIRED)
+            .values(state=EnginePresence.RETIRED, retired_at=now)
+        )
+        append(
+            session,
+            NewEvent(
+                EventKind.ENGINE_FOUND_GONE,
+                now,
+                data={
+                    "engine": info.engine_id,
+                    "kind": info.kind.value,
+                    "host": info.host,
+                    "pid": info.pid,
+                    "lastHeartbeat": fmt_utc(info.last_heartbeat),
+                },
+            ),
+        )
+    return gone
 
 
 def other_dispatcher(
@@ -116,18 +171,28 @@ def announce(
     stale_after: timedelta = STALE_AFTER,
     host: str | None = None,
     pid: int | None = None,
+    process: ProcessIdentity | None = None,
 ) -> EngineId:
     """Record a new engine on the ledger and return its id.
 
     With ``exclusive``, refuse (:class:`EngineRunningError`, nothing written)
     when another live engine is dispatching; the check and the insert are one
     write transaction, so two engines starting together cannot both pass it.
-    Rows of engines retired or silent for longer than :data:`FORGET_AFTER` are
-    removed on the way.
+    Engines of this host whose process is gone are retired first
+    (:func:`retire_gone`), and rows of engines retired or silent for longer
+    than :data:`FORGET_AFTER` are removed on the way.
+
+    The engine is recorded as ``process`` (default: this process, or ``pid``
+    on this host, named ``host`` when given).
     """
     now = clock.now()
     engine_id = EngineId(str(uuid.uuid4()))
+    if process is None:
+        process = identify(pid)
+        if host is not None:
+            process = replace(process, host=host)
     with ledger.write() as session:  # holds the write lock: check and insert are one step
+        retire_gone(session, now)
         if exclusive:
             other = other_dispatcher(session, now, stale_after)
             if other is not None:
@@ -136,8 +201,10 @@ def announce(
         session.add(
             EngineRow(
                 engine_id=engine_id,
-                host=host if host is not None else socket.gethostname(),
-                pid=pid if pid is not None else os.getpid(),
+                host=process.host,
+                pid=process.pid,
+                process_started=process.started,
+                boot_id=process.boot_id,
                 kind=EngineKind(kind),
                 state=state,
                 started_at=now,

@@ -184,8 +184,21 @@ def _preflight_sqlite(path: Path, busy_timeout: float, create: bool = True) -> N
         raise _sqlite_problem(str(path), exc) from None
 
 
+#: Connections a SQLite ledger's pool keeps, and how many more it opens when every one is in use.
+#: A window runs many threads that use the ledger at once (each engine worker holds a connection
+#: for its whole loop; every monitor view reads on a thread of its own), and a SQLite connection
+#: is only an open file: the pool is sized so that no thread waits for another's connection.
+SQLITE_POOL_SIZE = 8
+SQLITE_MAX_OVERFLOW = 120
+
+
 def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": busy_timeout})
+    engine = create_engine(
+        url,
+        connect_args={"timeout": busy_timeout},
+        pool_size=SQLITE_POOL_SIZE,
+        max_overflow=SQLITE_MAX_OVERFLOW,
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -55,6 +55,9 @@ class EventKind(StrEnum):
     ENGINE_WORKER_DIED = "engine.worker_died"
     """An exception killed an engine's worker for a schedule (the occurrence: the one it
     had in hand, if any); data: worker, error, restarted, attempt."""
+    ENGINE_FOUND_GONE = "engine.found_gone"
+    """An engine's process was found gone on its own host (it crashed or was killed without
+    retiring) and its row was retired at once; data: engine, kind, host, pid, lastHeartbeat."""
 
 
 _EVENTS = Event.metadata.tables[Event.__tablename__]

@@ -372,9 +372,13 @@ class AttentionView(QWidget):
         self._ages.timeout.connect(self.show_ages)
         self._ages.start()
         if watcher is not None:
-            watcher.attentionCountChanged.connect(lambda _n: self.reload())
-            watcher.newAttention.connect(lambda _ids: self.reload())
+            # Bound methods, not lambdas: Qt drops the connections when this view is deleted.
+            watcher.attentionCountChanged.connect(self._reload_for)
+            watcher.newAttention.connect(self._reload_for)
             watcher.eventsArrived.connect(self._on_events)
+        self.reload()
+
+    def _reload_for(self, _change: object) -> None:
         self.reload()
 
     @property

@@ -227,8 +227,12 @@ class HealthView(QWidget):
         self._timer.setInterval(REFRESH_DEBOUNCE_MS)
         self._timer.timeout.connect(self.reload)
         if watcher is not None:
-            watcher.eventsArrived.connect(lambda _e: self._timer.start())
+            # A bound method, not a lambda: Qt drops the connection when this page is deleted.
+            watcher.eventsArrived.connect(self._on_events)
         self.reload()
+
+    def _on_events(self, _events: object) -> None:
+        self._timer.start()
 
     def reload(self) -> None:
         """Read the series again (off the GUI thread)."""

@@ -83,6 +83,8 @@ KIND_CHOICES: tuple[tuple[str, OccurrenceKind | None], ...] = (
 )
 
 TEXT_DEBOUNCE_MS = 300
+#: show_only looks for the occurrence among this many first rows (its id filter leaves one or a few).
+OPENING_SEARCH = 50
 #: Expired ranges listed under the table at most (the rest are counted).
 RANGE_LINES = 3
 
@@ -290,6 +292,8 @@ class OccurrencesView(QWidget):
         self.now_button.clicked.connect(self.go_to_now)
         self.model.loaded.connect(self._on_loaded)
         self.model.loaded.connect(self.go_to_now)
+        self._select_when_loaded: str | None = None
+        self.model.loaded.connect(self._select_loaded)
         self.model.refreshed.connect(self._on_loaded)
         self.model.errorOccurred.connect(self._show_error)
         self.model.reload()
@@ -337,6 +341,29 @@ class OccurrencesView(QWidget):
         if not total:
             return
         self.table.scrollTo(self.model.index(self.model.opening_row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+
+    def show_only(self, occurrence_id: str) -> None:
+        """Show one occurrence, whatever the filter was, and select it (its detail follows)."""
+        for box in (self.schedule_box, self.state_box, self.time_box, self.time_field_box, self.kind_box):
+            box.blockSignals(True)
+            box.setCurrentIndex(0)
+            box.blockSignals(False)
+        self.text_edit.blockSignals(True)
+        self.text_edit.setText(occurrence_id)
+        self.text_edit.blockSignals(False)
+        self._select_when_loaded = occurrence_id
+        self.apply_filter()
+
+    def _select_loaded(self) -> None:
+        wanted, self._select_when_loaded = self._select_when_loaded, None
+        if wanted is None:
+            return
+        for row in range(min(self.model.rowCount(), OPENING_SEARCH)):
+            index = self.model.index(row, 0)
+            if index.data(OccurrenceIdRole) == wanted:
+                self.table.setCurrentIndex(index)
+                self.table.scrollTo(index)
+                return
 
     def set_schedule(self, schedule_id: str | None) -> None:
         """Show one schedule's occurrences (from the sidebar)."""
