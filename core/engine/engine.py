@@ -30,6 +30,7 @@ from core.engine.leases import LeaseKeeper
 from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.engine.outcomes import Outcome, Verdict, decide, verdict_from_exit
 from core.engine.runner import PreparedCommand, RunResult, TaskIdentity, prepare, run_command
+from core.engine.tether import TETHER
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
@@ -84,9 +85,9 @@ class EngineOptions:
     """A task still running this long after its start is recorded RUNNING at once; one
     that ends sooner has its RUNNING recorded with its outcome, in one transaction."""
     tasks_die_with_engine: bool = field(default_factory=lambda: os.environ.get(OUTLIVE_ENV) != "1")
-    """Linux: a task's group leader gets SIGTERM when its engine process dies (see
-    :func:`core.engine.runner.parent_death_hook`). ``TIDEMARK_TASKS_OUTLIVE_ENGINE=1``
-    turns it off (tasks then outlive a crash, and the next engine finds them)."""
+    """A running task's process group is ended when its engine process dies (see
+    :mod:`core.engine.tether`). ``TIDEMARK_TASKS_OUTLIVE_ENGINE=1`` turns it off
+    (tasks then outlive a crash, and the next engine finds them as orphans)."""
 
 
 @dataclass
@@ -796,10 +797,13 @@ class Engine:
                 self.clock,
                 tail_bytes=self.options.tail_bytes,
                 on_started=lambda pid: self._started(claim, pid),
-                die_with_parent=self.options.tasks_die_with_engine,
             )
         finally:
             self._keeper.forget(claim)
+            with self._lock:
+                task = self._tasks.get(claim.attempt_id)
+            if task is not None and self.options.tasks_die_with_engine:
+                TETHER.release(task[0])
 
     def _started(self, claim: _Claim, pid: int) -> None:
         """The task's process exists: keep its identity for the attempt row (written
@@ -808,8 +812,11 @@ class Engine:
         No write here: most tasks end within moments, and a transaction per spawn
         would double the ledger's work per task. Until RUNNING is recorded the
         next engine finds a task by its SCHED_ATTEMPT_ID (see core.engine.orphans)."""
+        started = processes.start_time(pid)
         with self._lock:
-            self._tasks[claim.attempt_id] = (pid, processes.start_time(pid))
+            self._tasks[claim.attempt_id] = (pid, started)
+        if self.options.tasks_die_with_engine:
+            TETHER.hold(pid, started)
         self._keeper.track(claim)
 
     def _finish(
@@ -936,9 +943,7 @@ class Engine:
 
         def run() -> Verdict:
             command = prepare(verify, task.cwd, task.env, identity)
-            result = run_command(
-                command, task.timeout, self.clock, tail_bytes=1024, die_with_parent=self.options.tasks_die_with_engine
-            )
+            result = run_command(command, task.timeout, self.clock, tail_bytes=1024)
             return verdict_from_exit(result.exit_status if result.error_class is None else None)
 
         return run

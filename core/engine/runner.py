@@ -9,7 +9,6 @@ The runner knows nothing of the ledger: it turns a prepared command into a
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import json
 import math
@@ -18,7 +17,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -232,50 +230,6 @@ def only_zombies(pgid: int) -> bool:
     return True
 
 
-#: prctl(2) option: the signal a process gets when the thread that started it ends.
-_PR_SET_PDEATHSIG = 1
-#: The signal a task's group leader gets when its engine dies (where the platform has one).
-PARENT_DEATH_SIGNAL = signal.SIGTERM
-_PRCTL: list[Callable[..., int]] = []
-
-
-def _prctl() -> Callable[..., int] | None:
-    """libc's prctl (Linux), looked up once, before any fork; None elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    if not _PRCTL:
-        try:
-            function = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError):
-            return None
-        function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        function.restype = ctypes.c_int
-        _PRCTL.append(function)
-    return _PRCTL[0]
-
-
-def parent_death_hook() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child die with this process (Linux), or None.
-
-    The kernel sends the signal when the *thread* that forked the child ends,
-    not the process: the caller must start the task from the thread that waits
-    for it (the engine's workers do), so the signal comes only when that wait
-    ends abnormally, that is when the engine process dies. If the engine died
-    between the fork and the prctl call, the child exits at once.
-    """
-    prctl = _prctl()
-    if prctl is None:
-        return None
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(PARENT_DEATH_SIGNAL), 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return arm
-
-
 def _kill_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
@@ -288,14 +242,11 @@ def run_command(
     *,
     tail_bytes: int = TAIL_BYTES,
     on_started: Callable[[int], None] | None = None,
-    die_with_parent: bool = False,
 ) -> RunResult:
     """Run ``command`` to its end (or its timeout) and describe how it ended.
 
     The process gets its own session, so a timeout kills everything it
-    started (SIGTERM to the group, SIGKILL after a grace period). With
-    ``die_with_parent`` (Linux), its group leader also gets
-    :data:`PARENT_DEATH_SIGNAL` when this process dies. One loop in
+    started (SIGTERM to the group, SIGKILL after a grace period). One loop in
     the calling thread reads both pipes and notices the exit (a pidfd where
     the system has one), so a short task costs little more than its spawn.
     """
@@ -310,7 +261,6 @@ def run_command(
             stderr=subprocess.PIPE,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=parent_death_hook() if die_with_parent else None,  # the hook takes no locks
         )
     except OSError as exc:
         what = exc.strerror or type(exc).__name__

@@ -3,8 +3,8 @@ again: the task never runs twice at once (CONTRACT §4, invariant 5), on SQLite
 and PostgreSQL.
 
 The task writes ``start PID`` and ``end PID`` marks to a file and waits for a
-gate file between them. With tasks tied to their engine (the default on
-Linux) the kill ends the task too; with them untied
+gate file between them. With tasks tied to their engine (the default, see
+core/engine/tether.py) the kill ends the task too; with them untied
 (``TIDEMARK_TASKS_OUTLIVE_ENGINE=1``) the next engine finds the orphan, keeps
 it RUNNING while it lives, and settles it by invariant 5 once it has ended.
 Either way the marks never overlap.
@@ -34,7 +34,9 @@ from core.ledger.states import OccurrenceState as S
 
 from . import spec, utc
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a task whose pid was not recorded yet is found through /proc"
+)
 
 PY = sys.executable
 SID = "daily-ops-summary"
