@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from core import cli
 from core.clock import FixedClock
 from core.engine import processes
 from core.engine.admin import AdminError, backfill, run_now
@@ -340,6 +341,22 @@ def test_reconcile_not_happened_refuses_while_an_attempt_still_runs(
     alive.kill()
     alive.wait()
     assert reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock).new is S.RETRY_WAIT
+
+
+def test_schedctl_reconcile_refuses_in_one_line_with_exit_2(
+    ledger: Ledger,
+    ledger_url: str,
+    clock: FixedClock,
+    alive: subprocess.Popen[bytes],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    put(ledger, clock, effect="non_idempotent")
+    occ_id = lost_with_live_task(ledger, clock, processes.identify(alive.pid), S.UNKNOWN_EFFECT)
+    status = cli.main(["reconcile", occ_id, "--not-happened", "--db", ledger_url, "--now", "2026-03-02T08:00:00Z"])
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    assert len(err.splitlines()) == 1 and f"still running as pid {alive.pid} since " in err
+    assert occurrence(ledger, occ_id).state is S.UNKNOWN_EFFECT
 
 
 def test_running_again_refuses_while_a_lost_attempt_still_runs(
