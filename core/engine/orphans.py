@@ -26,7 +26,16 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
-from core.engine.processes import Liveness, ProcessIdentity, identify, liveness, this_host
+from core.engine.processes import (
+    START_TIME_TOLERANCE,
+    Liveness,
+    ProcessIdentity,
+    boot_id,
+    identify,
+    liveness,
+    start_time,
+    this_host,
+)
 from core.engine.runner import KILL_GRACE_SECONDS, only_zombies
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.states import OccurrenceState as _S
@@ -88,13 +97,12 @@ def group_liveness(process: ProcessIdentity) -> Liveness:
     leader = liveness(process)
     if leader is not Liveness.GONE or process.host != this_host():
         return leader
-    try:
-        os.kill(process.pid, 0)
+    current = boot_id()
+    if process.boot_id and current and process.boot_id != current:
+        return Liveness.GONE  # another boot: group N is someone else's
+    started = start_time(process.pid)  # still readable while the leader is a zombie
+    if started is not None and (process.started is None or abs(started - process.started) > START_TIME_TOLERANCE):
         return Liveness.GONE  # pid N is another process now: the group is not ours
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        return Liveness.GONE
     try:
         os.killpg(process.pid, 0)
     except (ProcessLookupError, PermissionError):

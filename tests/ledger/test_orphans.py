@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ from sqlalchemy import select
 
 from core import cli
 from core.clock import FixedClock
-from core.engine import processes
+from core.engine import orphans, processes
 from core.engine.admin import AdminError, backfill, run_now
 from core.engine.engine import Engine, EngineOptions
 from core.engine.processes import ProcessIdentity
@@ -311,6 +312,36 @@ def test_children_that_outlive_the_task_leader_keep_it_running(ledger: Ledger, c
         assert occurrence(ledger, occ_id).state is S.RUNNING
     finally:
         os.killpg(leader.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("leader", "expected"),
+    [
+        pytest.param("zombie", processes.Liveness.ALIVE, id="zombie_leader_child_left"),
+        pytest.param("other_boot", processes.Liveness.GONE, id="recorded_in_another_boot"),
+        pytest.param("other_start", processes.Liveness.GONE, id="pid_reused_by_another_leader"),
+    ],
+)
+def test_a_task_group_outliving_its_leader(leader: str, expected: processes.Liveness) -> None:
+    """The leader exited (not reaped yet: a zombie) and left a child in its group."""
+    script = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])"
+    parent = subprocess.Popen([PY, "-c", script], start_new_session=True)
+    try:
+        recorded = processes.identify(parent.pid)
+        assert recorded.started is not None
+        deadline = time.monotonic() + 30
+        while processes.liveness(recorded) is not processes.Liveness.GONE:  # a zombie until we reap it
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process = {
+            "zombie": recorded,
+            "other_boot": ProcessIdentity(HOST, parent.pid, recorded.started, "another-boot"),
+            "other_start": ProcessIdentity(HOST, parent.pid, recorded.started - 60, recorded.boot_id),
+        }[leader]
+        assert orphans.group_liveness(process) is expected
+    finally:
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
 
 
 # --- no retry beside a live attempt -----------------------------------------------------------
