@@ -37,6 +37,11 @@ from core.engine.runner import KILL_GRACE_SECONDS
 #: The watcher: reads ``+ PGID START`` and ``- PGID`` lines; at end of input, ends the groups still held.
 WATCHER = f"""
 import os, signal, sys, time
+# It stays in its engine's process group (so that an engine ending its tasks'
+# groups does not end it), but outlives a Ctrl-C or a hangup long enough to
+# see its engine go.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
 try:
     import psutil
 except ImportError:
@@ -130,6 +135,8 @@ class Tether:
     def _running(self) -> subprocess.Popen[bytes] | None:
         if self._watcher is not None and self._watcher.poll() is None:
             return self._watcher
+        if self._watcher is not None and self._watcher.stdin is not None:
+            self._watcher.stdin.close()  # it died (someone killed it): a new one takes over
         if self._unavailable:
             return None
         try:
@@ -138,7 +145,6 @@ class Tether:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                start_new_session=True,  # a Ctrl-C to the engine's terminal does not reach it
                 close_fds=True,
             )
         except OSError:
