@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
+from core.engine.orphans import live_attempt, live_settled_attempt
 from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
@@ -59,12 +60,23 @@ def _active_revision(session: Session, schedule_id: str) -> Revision:
     return revision
 
 
+def _refuse_beside_live_attempt(session: Session, schedule_id: str) -> None:
+    """A task run again never starts beside an earlier attempt whose process still lives."""
+    found = live_settled_attempt(session, schedule_id)
+    if found is not None:
+        occurrence_id, orphan = found
+        raise AdminError(
+            f"{schedule_id}: {occurrence_id}'s {orphan.describe()}; wait until it ends (or end it), then run it again"
+        )
+
+
 def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None) -> str:
     """A manual occurrence of the schedule's task, due at once. Its id is random:
     it is its own obligation, not a copy of a scheduled one."""
     now = clock.now().astimezone(UTC).replace(microsecond=0)
     with ledger.write() as session:
         revision = _active_revision(session, schedule_id)
+        _refuse_beside_live_attempt(session, schedule_id)
         spec = compiled_revision(revision.spec_json).spec
         local = now.astimezone(get_zone(spec.time_zone))
         occurrence_id = "occ-" + uuid.uuid4().hex
@@ -171,6 +183,10 @@ def backfill(
                 continue
             if found is not None and found.state not in _RERUNNABLE:
                 left.append((row.occurrence_id, f"{found.state.value}: not run again"))
+                continue
+            orphan = live_attempt(session, found.occurrence_id) if found is not None else None
+            if orphan is not None:
+                left.append((row.occurrence_id, f"{orphan.describe()}: not run again beside it"))
                 continue
             done = earlier.get((row.nominal_local, row.fold_ordinal))
             if done is not None:

@@ -39,6 +39,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from core.engine.processes import ProcessIdentity
 from core.ledger import events
 from core.ledger.models import Attempt, LedgerMeta, Occurrence, Revision, Schedule
 from core.ledger.prepared import Prepared, instant
@@ -206,6 +207,8 @@ _ATTEMPT_COLUMNS = (
     "execution_epoch",
     "worker_host",
     "worker_pid",
+    "worker_started",
+    "boot_id",
     "started_at",
     "input_digest",
 )
@@ -218,14 +221,14 @@ def add_attempt(
     session: Session,
     claimed: Claimed,
     epoch: int,
-    host: str,
-    pid: int,
+    process: ProcessIdentity,
     now: datetime,
     digest: str,
     worker: str,
     attempt_id: str,
 ) -> events.NewEvent:
-    """Insert the attempt row of a claim; returns the claim's event, for the caller to append."""
+    """Insert the attempt row of a claim, with the engine ``process`` that opened it;
+    returns the claim's event, for the caller to append."""
     _ADD_ATTEMPT.run(
         session,
         {
@@ -234,8 +237,10 @@ def add_attempt(
             "attempt_number": claimed.attempt_number,
             "claim_generation": claimed.generation,
             "execution_epoch": epoch,
-            "worker_host": host,
-            "worker_pid": pid,
+            "worker_host": process.host,
+            "worker_pid": process.pid,
+            "worker_started": process.started,
+            "boot_id": process.boot_id,
             "started_at": now,
             "input_digest": digest,
         },
@@ -249,6 +254,18 @@ def add_attempt(
         None,
         {"attempt": claimed.attempt_number, "worker": worker},
     )
+
+
+_TASK_STARTED = Prepared(
+    update(_att)
+    .where(_att.c.attempt_id == bindparam("p_id"))
+    .values(task_pid=bindparam("p_pid"), task_started=bindparam("p_started", type_=_att.c.task_started.type))
+)
+
+
+def record_task(session: Session, attempt_id: str, pid: int, started: float | None) -> None:
+    """Store the attempt's task process (its group leader) and when it started."""
+    _TASK_STARTED.run(session, {"p_id": attempt_id, "p_pid": pid, "p_started": started})
 
 
 @dataclass(frozen=True)
@@ -273,7 +290,7 @@ def standing(session: Session, occurrence_id: str) -> Standing | None:
     return None if row is None else Standing(OccurrenceState(row[0]), row[1], row[2])
 
 
-_ENDED = ("finished_at", "exit_status", "error_class", "stdout_tail", "stderr_tail")
+_ENDED = ("finished_at", "exit_status", "error_class", "stdout_tail", "stderr_tail", "task_pid", "task_started")
 
 
 def _finish_statement(names: tuple[str, ...]) -> Update:
@@ -290,7 +307,8 @@ _FINISH_ATTEMPT = {True: Prepared(_finish_statement((*_ENDED, "outcome"))), Fals
 
 def finish_attempt(session: Session, attempt_id: str, values: dict[str, Any]) -> None:
     """Store how an attempt ended: ``values`` has finished_at, exit_status,
-    error_class, stdout_tail and stderr_tail, and outcome when it decided one."""
+    error_class, stdout_tail, stderr_tail, task_pid and task_started, and outcome
+    when it decided one."""
     decided = "outcome" in values
     names = (*_ENDED, "outcome") if decided else _ENDED
     params = {f"p_{name}": values.get(name) for name in names} | {"p_id": attempt_id}
@@ -341,11 +359,16 @@ class Held:
     generation: int
     attempt_number: int
     epoch: int
+    attempt_id: str = ""
+    task_pid: int | None = None
+    """The task's process, recorded on the attempt with RUNNING (None: not known yet)."""
+    task_started: float | None = None
 
 
 def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[str]:
     """DISPATCHING -> RUNNING, with its event, for each claim still current (same
-    generation, not fenced). Returns the occurrences moved."""
+    generation, not fenced), and the task's process on its attempt. Returns the
+    occurrences moved."""
     epoch = session.scalar(select(_meta.c.execution_epoch))
     moved: list[str] = []
     for h in held:
@@ -363,6 +386,8 @@ def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[
         ).first()
         if row is not None:
             moved.append(h.occurrence_id)
+            if h.task_pid is not None:
+                record_task(session, h.attempt_id, h.task_pid, h.task_started)
             events.append(
                 session,
                 events.transitioned(

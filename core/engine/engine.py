@@ -12,7 +12,6 @@ import hashlib
 import logging
 import os
 import signal
-import socket
 import threading
 import uuid
 from collections import Counter, defaultdict, deque
@@ -28,7 +27,7 @@ from sqlalchemy import String, func, literal_column, select, type_coerce, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
-from core.engine import claims
+from core.engine import claims, orphans, processes
 from core.engine.claims import Claimed, Gate, Held
 from core.engine.leases import LeaseKeeper
 from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
@@ -42,6 +41,7 @@ from core.engine.runner import (
     prepare,
     run_command,
 )
+from core.engine.tether import TETHER
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
@@ -80,6 +80,10 @@ def stored_spec(spec_json: str) -> ScheduleSpec:
     return parse_spec(json.loads(spec_json), check_rule=False)
 
 
+#: Set to 1, tasks are not tied to their engine's life (a diagnostic and test switch).
+OUTLIVE_ENV = "TIDEMARK_TASKS_OUTLIVE_ENGINE"
+
+
 @dataclass
 class EngineOptions:
     """How an engine behaves; the defaults suit a desktop."""
@@ -96,6 +100,10 @@ class EngineOptions:
     running_after: timedelta = timedelta(milliseconds=250)
     """A task still running this long after its start is recorded RUNNING at once; one
     that ends sooner has its RUNNING recorded with its outcome, in one transaction."""
+    tasks_die_with_engine: bool = field(default_factory=lambda: os.environ.get(OUTLIVE_ENV) != "1")
+    """A running task's process group is ended when its engine process dies (see
+    :mod:`core.engine.tether`). ``TIDEMARK_TASKS_OUTLIVE_ENGINE=1`` turns it off
+    (tasks then outlive a crash, and the next engine finds them as orphans)."""
 
 
 @dataclass
@@ -109,6 +117,8 @@ class PassReport:
     expired_ranges: int = 0
     """Long stretches of missed occurrences recorded as one range each (core.ledger.expired)."""
     recovered: int = 0
+    orphans: int = 0
+    """Attempts whose engine died while their task still runs: watched, not settled."""
     started: int = 0
     skipped_overlap: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
@@ -128,8 +138,18 @@ class _Claim:
     command: PreparedCommand  # rendered once at claim time: its digest is on the attempt row
     unprepared: str | None = None  # why the command could not be rendered: recorded as a spawn error, never run
 
-    def held(self) -> Held:
-        return Held(self.schedule_id, self.occurrence_id, self.generation, self.attempt_number, self.epoch)
+    def held(self, task: tuple[int, float | None] | None = None) -> Held:
+        pid, started = task or (None, None)
+        return Held(
+            self.schedule_id,
+            self.occurrence_id,
+            self.generation,
+            self.attempt_number,
+            self.epoch,
+            self.attempt_id,
+            pid,
+            started,
+        )
 
 
 #: Occurrences a worker will try to claim, oldest first, with the state each was seen in (None: unknown).
@@ -143,13 +163,15 @@ class Engine:
         self.ledger = ledger
         self.clock = clock
         self.options = options or EngineOptions()
-        self.host = socket.gethostname()
-        self.pid = os.getpid()
+        self.process = processes.identify()
+        self.host = self.process.host
+        self.pid = self.process.pid
         self.worker = f"{self.host}:{self.pid}:{uuid.uuid4().hex[:8]}"
         self._mine: set[str] = set()  # occurrences this engine is running now
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         self._busy: dict[str, datetime] = {}  # schedule -> when its running task started
         self._futures: list[Future[None]] = []
+        self._tasks: dict[str, tuple[int, float | None]] = {}  # attempt -> its task's pid and start time
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._interrupted = False  # running tasks' groups were ended (interrupt)
@@ -340,13 +362,15 @@ class Engine:
         return int(value or 1)
 
     def _recover_lost(self, report: PassReport) -> None:
-        """Attempts whose engine stopped (lease expired, or fenced by a newer
-        epoch) have lost their outcome: settle them by invariant 5."""
+        """Attempts whose engine stopped (lease expired, fenced by a newer epoch, or
+        its process seen gone on this host) have lost their outcome: settle them by
+        invariant 5, unless their task still runs (then it is watched: see
+        :mod:`core.engine.orphans`)."""
         now = self.clock.now()
         with self.ledger.read() as session:
             epoch = self._epoch(session)
             candidates = session.execute(
-                select(Occurrence.occurrence_id, Occurrence.lease_expires_at, Occurrence.claim_generation).where(
+                select(Occurrence.occurrence_id, Occurrence.lease_expires_at, Occurrence.lease_owner).where(
                     Occurrence.state.in_(IN_FLIGHT)
                 )
             ).all()
@@ -357,30 +381,50 @@ class Engine:
             )
         with self._lock:
             mine = set(self._mine)
-        for occ_id, lease, _gen in candidates:
+        for occ_id, lease, owner in candidates:
             if occ_id in mine:
                 continue
-            if (lease is not None and _aware(lease) > now) and occ_id not in fenced:
+            watched = owner == self.worker  # an orphan this engine watches: looked at every pass
+            held = lease is not None and _aware(lease) > now and occ_id not in fenced
+            if held and not watched and not self._claimant_gone(occ_id, owner):
                 continue
-            if self._settle_lost(occ_id, now):
+            settled = self._settle_lost(occ_id, now)
+            if settled is None:
+                report.orphans += 1
+            elif settled:
                 report.recovered += 1
 
-    def _settle_lost(self, occurrence_id: str, now: datetime) -> bool:
+    def _claimant_gone(self, occurrence_id: str, owner: str | None) -> bool:
+        """Whether the engine holding a live lease is certainly dead (on this host only)."""
+        if owner is None or not owner.startswith(self.host + ":"):
+            return False  # another host: its lease decides
+        with self.ledger.read() as session:
+            return orphans.claimant_gone(owner, self._last_attempt(session, occurrence_id))
+
+    def _last_attempt(self, session: Session, occurrence_id: str) -> Attempt | None:
+        return session.scalar(
+            select(Attempt)
+            .where(Attempt.occurrence_id == occurrence_id)
+            .order_by(Attempt.attempt_number.desc())
+            .limit(1)
+        )
+
+    def _settle_lost(self, occurrence_id: str, now: datetime) -> bool | None:
+        """Settle a lost attempt; False when someone else did, None when its task still runs."""
         with self.ledger.read() as session:
             occ = session.get(Occurrence, occurrence_id)
             if occ is None or occ.state not in IN_FLIGHT:
                 return False
             spec = self._spec_of(session, occ.schedule_id, occ.revision)
-            attempt = session.scalar(
-                select(Attempt)
-                .where(Attempt.occurrence_id == occurrence_id)
-                .order_by(Attempt.attempt_number.desc())
-                .limit(1)
-            )
+            attempt = self._last_attempt(session, occurrence_id)
             generation = occ.claim_generation
             identity = _identity(occ, attempt.attempt_id if attempt else "", attempt.attempt_number if attempt else 0)
         task = spec.task
         assert task is not None
+        orphan = orphans.find(attempt) if attempt is not None else None
+        if orphan is not None:
+            self._watch(occurrence_id, generation, orphan, task.timeout, now)
+            return None
         number = attempt.attempt_number if attempt is not None else 1
         outcome = decide(
             exit_status=None,
@@ -403,6 +447,46 @@ class Engine:
                     row.outcome = outcome.state
             self._apply(session, occ, outcome, now, spec)
         return True
+
+    def _watch(
+        self, occurrence_id: str, generation: int, orphan: orphans.Orphan, timeout: timedelta, now: datetime
+    ) -> None:
+        """Keep an orphaned task's occurrence RUNNING under this engine's lease, say
+        so, and end its group once it outlives its timeout."""
+        late = orphans.overdue(orphan, timeout, now)
+        ended = orphans.end_group(orphan, late) if late is not None else None
+        reason = orphans.watched_reason(orphan) + (f"; {ended}" if ended else "")
+        with self.ledger.write() as session:
+            occ = session.get(Occurrence, occurrence_id, populate_existing=True)
+            if occ is None or occ.state not in IN_FLIGHT or occ.claim_generation != generation:
+                return
+            found = occ.lease_owner != self.worker
+            row = session.scalar(
+                select(Attempt).where(
+                    Attempt.occurrence_id == occurrence_id, Attempt.attempt_number == orphan.attempt_number
+                )
+            )
+            if row is not None and row.task_pid is None:  # found by its SCHED_ATTEMPT_ID: recorded now
+                row.task_pid, row.task_started = orphan.process.pid, orphan.process.started
+            occ.lease_owner = self.worker
+            occ.lease_expires_at = now + self.options.lease
+            if occ.state is _S.DISPATCHING:
+                events.transition(session, occ, _S.RUNNING, now, reason, {"attempt": orphan.attempt_number})
+            elif found or ended:
+                occ.reason = reason
+                occ.updated_at = now
+            if found or ended:
+                data = {
+                    "attempt": orphan.attempt_number,
+                    "host": orphan.process.host,
+                    "pid": orphan.process.pid,
+                    "started": orphan.process.started,
+                    "reason": reason,
+                }
+                events.append(
+                    session,
+                    events.NewEvent(events.EventKind.ATTEMPT_ORPHANED, now, occ.schedule_id, occurrence_id, data),
+                )
 
     # --- dispatch -------------------------------------------------------------------------
 
@@ -674,9 +758,7 @@ class Engine:
             attempt_number=claimed.attempt_number,
         )
         command, unprepared = self._prepare(task, identity)
-        event = claims.add_attempt(
-            session, claimed, epoch, self.host, self.pid, now, command.digest, self.worker, attempt_id
-        )
+        event = claims.add_attempt(session, claimed, epoch, self.process, now, command.digest, self.worker, attempt_id)
         with self._lock:
             self._mine.add(claimed.occurrence_id)
         claim = _Claim(
@@ -731,6 +813,8 @@ class Engine:
                 execution_epoch=epoch,
                 worker_host=self.host,
                 worker_pid=self.pid,
+                worker_started=self.process.started,
+                boot_id=self.process.boot_id,
                 started_at=now,
                 input_digest=command.digest,
             )
@@ -849,13 +933,27 @@ class Engine:
             with self._lock:
                 self._groups.pop(claim.occurrence_id, None)
             self._keeper.forget(claim)
+            with self._lock:
+                task = self._tasks.get(claim.attempt_id)
+            if task is not None and self.options.tasks_die_with_engine:
+                TETHER.release(task[0])
 
     def _started(self, claim: _Claim, pid: int, pids: list[int]) -> None:
-        """The task's process exists: its group is known (to interrupt it) and its lease kept."""
+        """The task's process exists: its group is known (to interrupt it), its identity
+        kept for the attempt row (written with RUNNING by the lease keeper, or with the
+        outcome), and its lease kept.
+
+        No write here: most tasks end within moments, and a transaction per spawn
+        would double the ledger's work per task. Until RUNNING is recorded the
+        next engine finds a task by its SCHED_ATTEMPT_ID (see core.engine.orphans)."""
         pids.append(pid)
+        started = processes.start_time(pid)
         with self._lock:
             self._groups[claim.occurrence_id] = pid
+            self._tasks[claim.attempt_id] = (pid, started)
             interrupted = self._interrupted
+        if self.options.tasks_die_with_engine:
+            TETHER.hold(pid, started)
         if interrupted:  # started just as the engine was interrupted
             _signal_group(pid, signal.SIGTERM)
         self._keeper.track(claim)
@@ -905,7 +1003,11 @@ class Engine:
     ) -> list[events.NewEvent]:
         """Store the attempt's end; move the occurrence to its outcome if the claim still holds it.
         Returns the events of that, for the caller to append in the same transaction."""
+        with self._lock:
+            task_pid, task_started = self._tasks.pop(claim.attempt_id, (result.pid, None))
         ended: dict[str, object] = {
+            "task_pid": task_pid,
+            "task_started": task_started,
             "finished_at": result.finished,
             "exit_status": result.exit_status,
             "error_class": result.error_class,
@@ -972,7 +1074,9 @@ class Engine:
 
     def _mark_running(self, running: Sequence[_Claim]) -> None:
         with self.ledger.write() as session:
-            claims.mark_running(session, [c.held() for c in running], self.clock.now())
+            with self._lock:
+                held = [c.held(self._tasks.get(c.attempt_id)) for c in running]
+            claims.mark_running(session, held, self.clock.now())
 
     def _renew_leases(self, running: Sequence[_Claim]) -> None:
         with self.ledger.write() as session:

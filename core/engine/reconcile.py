@@ -53,6 +53,15 @@ def reconcile(
                 f"{occurrence_id} is {occ.state.value}, not UNKNOWN_EFFECT; only an unknown effect needs reconciling"
             )
         target = _TARGET[decision]
+        if target is _S.RETRY_WAIT:
+            from core.engine.orphans import live_attempt
+
+            orphan = live_attempt(session, occurrence_id)
+            if orphan is not None:
+                raise ReconcileError(
+                    f"{occurrence_id}: {orphan.describe()}; a retry would run beside it: "
+                    "wait until it ends (or end it), then decide"
+                )
         reason = f"reconciled by a person: {decision.value}" + (f" ({note})" if note else "")
         events.transition(session, occ, target, now, reason, {"decision": decision.value, "note": note})
         occ.retry_at = now if target is _S.RETRY_WAIT else None

@@ -235,12 +235,12 @@ def _wait_group_gone(pgid: int, limit: float) -> None:
             os.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):
             return
-        if _only_zombies(pgid):
+        if only_zombies(pgid):
             return
         time.sleep(0.005)
 
 
-def _only_zombies(pgid: int) -> bool:
+def only_zombies(pgid: int) -> bool:
     """Whether every process of the group is a zombie (Linux /proc; elsewhere: assume not)."""
     try:
         entries = os.listdir("/proc")

@@ -50,6 +50,9 @@ class EventKind(StrEnum):
     action (acknowledged or retried), note, state."""
     ATTEMPT_IGNORED = "attempt.ignored"
     """A late result of a superseded claim, recorded and otherwise ignored; data: attempt, state."""
+    ATTEMPT_ORPHANED = "attempt.orphaned"
+    """The engine of an attempt died while its task still runs; another engine on the same
+    host found it and watches it; data: attempt, host, pid, started, reason."""
     LEDGER_FENCED = "ledger.fenced"
     """The execution epoch was bumped: claims of older epochs are void; data: epoch, note."""
     ENGINE_WORKER_DIED = "engine.worker_died"

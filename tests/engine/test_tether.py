@@ -1,0 +1,72 @@
+"""Tasks die with their engine: the watcher ends the groups its engine still held.
+
+An "engine" process (a Python script using the real :data:`TETHER`) starts
+three sleeping tasks in their own groups: one it holds, one it held and
+released, one it holds under a start time that is not the task's (as if the
+pid had been reused). Killed with SIGKILL, its watcher ends the first only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core.engine import processes
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
+
+ENGINE = """
+import subprocess, sys, time
+from core.engine.processes import start_time
+from core.engine.tether import TETHER
+
+def task():
+    sleep = [sys.executable, "-c", "import time; time.sleep(120)"]
+    return subprocess.Popen(sleep, stdout=subprocess.DEVNULL, start_new_session=True)
+
+held, released, reused = task(), task(), task()
+TETHER.hold(held.pid, start_time(held.pid))
+TETHER.hold(released.pid, start_time(released.pid))
+TETHER.release(released.pid)
+TETHER.hold(reused.pid, start_time(reused.pid) - 100)
+print(held.pid, released.pid, reused.pid, TETHER.watcher_pid(), flush=True)
+time.sleep(120)
+"""
+#: Real seconds to wait for a process to end.
+REACH = 30.0
+
+
+def state(pid: int, started: float | None) -> processes.Liveness:
+    return processes.liveness(processes.ProcessIdentity(processes.this_host(), pid, started, processes.boot_id()))
+
+
+def wait_gone(pid: int, started: float | None) -> None:
+    deadline = time.monotonic() + REACH
+    while state(pid, started) is not processes.Liveness.GONE:
+        assert time.monotonic() < deadline, f"{pid} still runs"
+        time.sleep(0.02)
+
+
+def test_the_groups_a_killed_engine_held_are_ended() -> None:
+    engine = subprocess.Popen([sys.executable, "-c", ENGINE], stdout=subprocess.PIPE, text=True)
+    assert engine.stdout is not None
+    held, released, reused, watcher = (int(word) for word in engine.stdout.readline().split())
+    tasks = {pid: processes.start_time(pid) for pid in (held, released, reused)}
+    watcher_started = processes.start_time(watcher)
+    try:
+        engine.send_signal(signal.SIGKILL)
+        engine.communicate(timeout=REACH)
+        wait_gone(held, tasks[held])
+        wait_gone(watcher, watcher_started)  # it has done all it will do
+        assert state(released, tasks[released]) is processes.Liveness.ALIVE
+        assert state(reused, tasks[reused]) is processes.Liveness.ALIVE
+    finally:
+        for pid in tasks:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
