@@ -13,6 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its class name when it has none."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class TidemarkError(Exception):
     """Base of every error the core raises on purpose."""
 

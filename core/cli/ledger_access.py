@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from core.cli.arguments import parse_time
 from core.cli.common import DB_ENV
+from core.errors import first_line
 
 if TYPE_CHECKING:
     import argparse
@@ -40,11 +41,6 @@ def command_clock(args: argparse.Namespace, zone_name: str = "UTC") -> FixedCloc
     if args.now is None:
         return SystemClock()
     return FixedClock(parse_time(args.now, "--now", get_zone(zone_name)))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 #: SQLSTATEs of a server that refuses a change: a read-only transaction, a user without the right.
@@ -78,7 +74,7 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
         yield ledger
     except DBAPIError as exc:
         original = exc.orig if exc.orig is not None else exc
-        said = _first_line(original)
+        said = first_line(original)
         refused = _refusal(original)
         if refused is not None:
             raise LedgerError(f"{ledger.where}: {refused} ({said}); nothing was changed") from None

@@ -37,7 +37,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.clock import Clock, SystemClock
-from core.errors import LedgerError
+from core.errors import LedgerError, first_line
 from core.ledger.models import VERSION_TABLE, LedgerMeta
 from core.redact import mask_urls
 
@@ -73,7 +73,7 @@ def _resolve(url: str | None) -> tuple[URL, Path | None]:
         parsed = make_url(text_url)
         backend = parsed.get_backend_name()
     except ArgumentError as exc:
-        raise LedgerError(f"{shown}: not a database URL ({mask_urls(_first_line(exc))})") from None
+        raise LedgerError(f"{shown}: not a database URL ({mask_urls(first_line(exc))})") from None
     except ValueError:
         raise LedgerError(
             f"{shown}: not a database URL: its host and port cannot be read "
@@ -95,11 +95,6 @@ def _resolve(url: str | None) -> tuple[URL, Path | None]:
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg"), None
     raise LedgerError(f"{shown}: unsupported database {backend!r}; use a SQLite file or postgresql+psycopg://")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _display(url: URL, path: Path | None) -> str:
