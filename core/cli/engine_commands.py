@@ -43,6 +43,9 @@ def pass_summary(report: PassReport, at: datetime) -> str:
         f"materialized {report.materialized:,}, promoted {report.promoted:,}, {expired}, "
         f"recovered {report.recovered:,}, started {report.started:,}, skipped for overlap {report.skipped_overlap:,}"
     )
+    if report.orphans:
+        n = report.orphans
+        counts += f", watched {n:,} task{'' if n == 1 else 's'} still running from an engine that stopped"
     outcomes = ", ".join(f"{state} {n:,}" for state, n in sorted(report.outcomes.items()))
     return f"pass at {fmt_utc(at)}: {counts}; " + (f"outcomes: {outcomes}" if outcomes else "nothing finished")
 

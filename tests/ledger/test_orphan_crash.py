@@ -138,7 +138,8 @@ def test_an_orphan_outliving_its_engine_is_found_and_never_run_twice(
     task = processes.identify(pid)
     assert processes.liveness(task) is processes.Liveness.ALIVE  # it outlived its engine
     # The next engine, well within the dead engine's lease: the orphan is found, nothing else starts.
-    finish(engine_once(ledger_url, "2026-03-01T12:00:10Z", outlive=True))
+    said = finish(engine_once(ledger_url, "2026-03-01T12:00:10Z", outlive=True))
+    assert "watched 1 task still running from an engine that stopped" in said
     occ = occurrence(ledger, occ_id)
     assert occ.state is S.RUNNING
     assert occ.reason is not None and f"attempt 1 is still running as pid {pid} since " in occ.reason
