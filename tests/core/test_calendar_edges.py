@@ -76,6 +76,13 @@ CASES = [
         0,
         "9999-12-31T23:59:00Z",
     ),
+    (
+        "local_from_past_the_last_instant",
+        lambda t: _calendar(t),
+        ["preview", "--from", "9999-12-31T23:30"],
+        2,
+        "outside the calendar",
+    ),
     ("last_day_new_york", lambda t: _calendar(t), ["preview", "--from", "9999-12-31"], 0, "9999-12-31"),
     ("explain_from_9999_new_york", lambda t: _calendar(t), ["explain", "--from", "9999-01-01"], 0, "America/New_York"),
     (

@@ -32,15 +32,17 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+# Plain ADD/DROP COLUMN, not a batch copy: SQLite cannot drop and recreate
+# ``schedules`` while occurrences, revisions and claims refer to it.
+_COLUMNS = ("count_revision", "count_nominal", "count_index")
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("schedules") as batch:
-        batch.add_column(sa.Column("count_revision", sa.Integer(), nullable=True))
-        batch.add_column(sa.Column("count_nominal", sa.String(32), nullable=True))
-        batch.add_column(sa.Column("count_index", sa.BigInteger(), nullable=True))
+    op.add_column("schedules", sa.Column("count_revision", sa.Integer(), nullable=True))
+    op.add_column("schedules", sa.Column("count_nominal", sa.String(32), nullable=True))
+    op.add_column("schedules", sa.Column("count_index", sa.BigInteger(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("schedules") as batch:
-        batch.drop_column("count_index")
-        batch.drop_column("count_nominal")
-        batch.drop_column("count_revision")
+    for name in reversed(_COLUMNS):
+        op.execute(f"ALTER TABLE schedules DROP COLUMN {name}")
