@@ -38,7 +38,7 @@ from core.recurrence.invalid_dates import MonthDayPlan, plan_for
 from core.recurrence.rules import build_rrule
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_clock
-from core.zones import Transition, transitions
+from core.zones import Transition, shifted, transitions
 
 #: How far ahead to look for a gap, a fold or a missing date that touches the schedule.
 LOOKAHEAD = timedelta(days=3660)
@@ -240,7 +240,7 @@ def consequences(spec: ScheduleSpec, now: datetime) -> Consequences:
         return _after_completion(compiled, first, now)
     # A schedule that starts later is looked at from its first row: ten years of it.
     after = max(now, first.position) if first is not None else now
-    ahead = transitions(compiled.zone, after - _BEFORE, after + LOOKAHEAD, limit=_TRANSITION_LIMIT)
+    ahead = transitions(compiled.zone, shifted(after, -_BEFORE), shifted(after, LOOKAHEAD), limit=_TRANSITION_LIMIT)
     gap = _change(compiled, [t for t in ahead if t.kind == "gap"], now, after, GapPolicy, "gap_policy")
     fold = _change(compiled, [t for t in ahead if t.kind == "fold"], now, after, FoldPolicy, "fold_policy")
     invalid = _invalid_date(compiled, now)
@@ -395,7 +395,7 @@ def _after_completion(compiled: CompiledSchedule, first: Occurrence | None, now:
     assert spec.start is not None
     gap = fold = None
     if first is not None:
-        near = transitions(compiled.zone, first.position - _BEFORE, first.position + _BEFORE)
+        near = transitions(compiled.zone, shifted(first.position, -_BEFORE), shifted(first.position, _BEFORE))
         gaps = [t for t in near if t.kind == "gap"]
         folds = [t for t in near if t.kind == "fold"]
         found_gap = _change(compiled, gaps, now, now, GapPolicy, "gap_policy")

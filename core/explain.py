@@ -25,7 +25,7 @@ from core.recurrence.describe import describe_bounds, describe_rule, join_words
 from core.recurrence.expand import expand, iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.zones import Transition, next_transition
+from core.zones import Transition, next_transition, shifted
 
 
 @dataclass(frozen=True)
@@ -254,7 +254,7 @@ def _interval(compiled: CompiledSchedule, after: datetime) -> tuple[str, list[st
 def _interval_gap(compiled: CompiledSchedule, tr: Transition) -> str:
     every = compiled.spec.every
     assert every is not None
-    rows = expand(compiled, tr.utc - every, tr.utc + every)
+    rows = expand(compiled, shifted(tr.utc, -every), shifted(tr.utc, every))
     before = [r for r in rows if r.position < tr.utc]
     later = [r for r in rows if r.position >= tr.utc]
     if not before or not later:
@@ -267,7 +267,7 @@ def _interval_gap(compiled: CompiledSchedule, tr: Transition) -> str:
 
 
 def _interval_fold(compiled: CompiledSchedule, tr: Transition) -> str:
-    repeats = [r for r in expand(compiled, tr.utc, tr.utc + tr.delta) if r.fold_ordinal == 1]
+    repeats = [r for r in expand(compiled, tr.utc, shifted(tr.utc, tr.delta)) if r.fold_ordinal == 1]
     if not repeats:
         return "no run falls in the repeated wall times"
     times = clocks([r.nominal for r in repeats], tr.local_after)

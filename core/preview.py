@@ -4,18 +4,20 @@ changes between the first and last row (CONTRACT §5, ``preview.v1``)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from core.enums import Kind
 from core.errors import ComputeLimitError
 from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, compile_schedule
-from core.recurrence.expand import first_rows, iter_rows
+from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_utc
-from core.zones import Transition, format_offset, next_transition, transitions, tzdb_version
+from core.zones import Transition, format_offset, next_transition, shifted, transitions, tzdb_version
 
 #: Rows a single preview may hold.
 MAX_PREVIEW_ROWS = 1_000_000
@@ -43,6 +45,63 @@ class Preview:
             "transitions": [transition_json(t) for t in self.transitions],
         }
 
+    def transitions_in(self, lo: datetime, hi: datetime) -> list[Transition]:
+        """The clock changes found with ``lo <= utc < hi``."""
+        return [t for t in self.transitions if lo <= t.utc < hi]
+
+
+@dataclass
+class PreviewStream:
+    """A preview whose rows are produced as they are read (once): a renderer
+    writes them out one by one, so that a long preview never sits in memory."""
+
+    spec: ScheduleSpec
+    rows: Iterable[Occurrence]
+    zone: ZoneInfo
+    tzdb_version: str = ""
+
+    def transitions_in(self, lo: datetime, hi: datetime) -> list[Transition]:
+        """The zone's clock changes with ``lo <= utc < hi``."""
+        return transitions(self.zone, lo, hi)
+
+
+def stream_preview(
+    spec: ScheduleSpec,
+    start: datetime,
+    *,
+    count: int | None = 10,
+    until: datetime | None = None,
+    compiled: CompiledSchedule | None = None,
+    max_rows: int = MAX_PREVIEW_ROWS,
+) -> PreviewStream:
+    """The rows of :func:`build_preview`, produced while they are written.
+
+    Everything that can refuse the preview is settled first, before a row is
+    handed out: a range holding more than ``max_rows`` rows is counted (the
+    rows are not kept) and refused with :class:`ComputeLimitError`.
+    """
+    compiled = compiled or compile_schedule(spec)
+    rows: Iterator[Occurrence]
+    if until is not None:
+        held = sum(1 for _ in itertools.islice(_positions_before(compiled, start, until), max_rows + 1))
+        if held > max_rows:
+            raise ComputeLimitError(f"the range holds more than {max_rows:,} rows; ask for a shorter one")
+        rows = _rows_before(compiled, start, until)
+    else:
+        wanted = count if count is not None else 10
+        if wanted > max_rows:
+            raise ComputeLimitError(f"{wanted:,} rows asked for; a preview holds at most {max_rows:,}")
+        rows = itertools.islice(iter_rows(compiled, start), max(wanted, 0))
+    return PreviewStream(spec=compiled.spec, rows=rows, zone=compiled.zone, tzdb_version=tzdb_version())
+
+
+def _rows_before(compiled: CompiledSchedule, start: datetime, until: datetime) -> Iterator[Occurrence]:
+    return itertools.takewhile(lambda row: row.position < until, iter_rows(compiled, start))
+
+
+def _positions_before(compiled: CompiledSchedule, start: datetime, until: datetime) -> Iterator[datetime]:
+    return (row.position for row in _rows_before(compiled, start, until))
+
 
 def transition_json(t: Transition) -> dict[str, Any]:
     return {
@@ -69,19 +128,8 @@ def build_preview(
     as soon as it is exceeded, before the rows pile up.
     """
     compiled = compiled or compile_schedule(spec)
-    if until is not None:
-        rows: list[Occurrence] = []
-        for row in iter_rows(compiled, start):
-            if row.position >= until:
-                break
-            if len(rows) == max_rows:
-                raise ComputeLimitError(f"the range holds more than {max_rows:,} rows; ask for a shorter one")
-            rows.append(row)
-    else:
-        wanted = count if count is not None else 10
-        if wanted > max_rows:
-            raise ComputeLimitError(f"{wanted:,} rows asked for; a preview holds at most {max_rows:,}")
-        rows = first_rows(compiled, start, wanted)
+    stream = stream_preview(spec, start, count=count, until=until, compiled=compiled, max_rows=max_rows)
+    rows = list(stream.rows)
     return _preview(compiled, rows)
 
 
@@ -89,7 +137,7 @@ def _preview(compiled: CompiledSchedule, rows: list[Occurrence]) -> Preview:
     found: list[Transition] = []
     if rows:
         first, last = rows[0].position, rows[-1].position
-        found = transitions(compiled.zone, first, last + timedelta(seconds=1))
+        found = transitions(compiled.zone, first, shifted(last, timedelta(seconds=1)))
     return Preview(spec=compiled.spec, rows=rows, transitions=found, tzdb_version=tzdb_version())
 
 
@@ -125,7 +173,7 @@ def build_preview_to_change(
     rows = list(itertools.islice(source, count))
     if not rows or compiled.spec.kind is Kind.AFTER_COMPLETION:
         return _preview(compiled, rows), Reach(None, False)
-    change = next_transition(compiled.zone, (after or rows[0].position) + timedelta(seconds=1))
+    change = next_transition(compiled.zone, shifted(after or rows[0].position, timedelta(seconds=1)))
     if change is None:
         return _preview(compiled, rows), Reach(None, False)
     shown = len(rows)

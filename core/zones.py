@@ -195,11 +195,26 @@ def find_change(zone: ZoneInfo, lo: datetime, hi: datetime) -> Transition:
 
 
 _SCAN_STEP = timedelta(hours=12)
+#: The instants whose wall time exists in every zone: the calendar (years 1 to 9999)
+#: less the largest offset on either side.
+FIRST_INSTANT = datetime(1, 1, 3, tzinfo=UTC)
+LAST_INSTANT = datetime(9999, 12, 29, tzinfo=UTC)
+
+
+def shifted(instant: datetime, delta: timedelta) -> datetime:
+    """``instant + delta``, kept within [FIRST_INSTANT, LAST_INSTANT] instead of
+    leaving the calendar (a search window near year 1 or 9999 ends where it does)."""
+    try:
+        moved = instant + delta
+    except OverflowError:
+        return LAST_INSTANT if delta > timedelta(0) else FIRST_INSTANT
+    return min(max(moved, FIRST_INSTANT), LAST_INSTANT)
 
 
 def transitions(zone: ZoneInfo, start: datetime, end: datetime, limit: int = 100_000) -> list[Transition]:
     """Every offset change with ``start <= utc < end`` (aware UTC datetimes)."""
     out: list[Transition] = []
+    start, end = max(start, FIRST_INSTANT), min(end, LAST_INSTANT)
     # Start a second early: a change exactly at ``start`` is already in force
     # there, so it is only seen as a difference from the instant before.
     t = start - timedelta(seconds=1)
@@ -222,7 +237,7 @@ def next_transition(
     zone: ZoneInfo, after: datetime, kind: str | None = None, within: timedelta = timedelta(days=3660)
 ) -> Transition | None:
     """The first transition at or after ``after`` (of ``kind`` gap/fold if given), searching ``within``."""
-    end = after + within
+    end = shifted(after, within)
     t = after
     while t < end:
         chunk_end = min(t + timedelta(days=400), end)

@@ -100,10 +100,13 @@ def parse_time(text: str, option: str, zone: ZoneInfo) -> datetime:
             f"{option}: {text!r} is not a date-time; give an instant such as 2026-03-08T07:00:00Z, "
             "or a local date-time or date such as 2026-03-08T02:30 or 2026-03-08"
         ) from None
-    found = candidates(zone, local)
-    if found:
-        return found[0]
-    return gap_transition(zone, local).utc
+    try:
+        found = candidates(zone, local)
+        return found[0] if found else gap_transition(zone, local).utc
+    except OverflowError:
+        raise UsageError(
+            f"{option}: {text!r} in {zone.key} lies outside the calendar (years 1 to 9999) as an instant"
+        ) from None
 
 
 def current_time(args: argparse.Namespace, zone: ZoneInfo) -> datetime:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from typing import TextIO, cast
 
 
 def out(text: str, *, coloured: bool = False) -> None:
@@ -16,6 +18,31 @@ def out(text: str, *, coloured: bool = False) -> None:
 
     safe = text if coloured else terminal_safe(text)
     sys.stdout.write(safe if safe.endswith("\n") else safe + "\n")
+
+
+class _TerminalSafeStream(io.TextIOBase):
+    """Text written piece by piece (rows as they are produced), each piece made terminal-safe."""
+
+    def __init__(self, target: TextIO) -> None:
+        super().__init__()
+        self._target = target
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        from core.render.terminal import terminal_safe
+
+        self._target.write(terminal_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+
+def terminal_safe_stream(target: TextIO) -> TextIO:
+    """``target`` behind a filter that keeps anything that drives a terminal out of it."""
+    return cast(TextIO, _TerminalSafeStream(target))
 
 
 def err(text: object) -> None:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
 from typing import TYPE_CHECKING
 
 from core.cli.arguments import current_time, parse_time
 from core.cli.common import DEFAULT_COUNT, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines, read_spec
-from core.cli.output import can_encode, err, out, stdout_is_terminal, use_colour
+from core.cli.output import can_encode, err, out, stdout_is_terminal, terminal_safe_stream, use_colour
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterable, Iterator
+
+    from core.occurrence import Occurrence
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -30,11 +34,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    """The rows of CONTRACT §2 from --from on, in the chosen format."""
+    """The rows of CONTRACT §2 from --from on, in the chosen format, written as they are produced."""
     from core.errors import UserError
-    from core.preview import MAX_PREVIEW_ROWS, build_preview
+    from core.preview import MAX_PREVIEW_ROWS, stream_preview
     from core.recurrence.compile import compile_schedule
-    from core.render import render
+    from core.render import write
+    from core.zones import LAST_INSTANT
 
     spec = read_spec(args.spec)
     try:
@@ -46,6 +51,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     start = parse_time(args.from_, "--from", zone) if args.from_ is not None else now
     if args.count is not None and args.count > MAX_PREVIEW_ROWS:
         raise UsageError(f"--count: at most {MAX_PREVIEW_ROWS:,} rows, got {args.count:,}")
+    wanted = args.count or DEFAULT_COUNT
     try:
         if args.until is not None:
             until = parse_time(args.until, "--until", zone)
@@ -53,14 +59,27 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 raise UsageError(
                     f"--until: {args.until!r} is not after the start of the preview ({start:%Y-%m-%dT%H:%M:%SZ})"
                 )
-            preview = build_preview(spec, start, until=until, compiled=compiled)
+            stream = stream_preview(spec, start, until=until, compiled=compiled)
         else:
-            preview = build_preview(spec, start, count=args.count or DEFAULT_COUNT, compiled=compiled)
+            stream = stream_preview(spec, start, count=wanted, compiled=compiled)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
+    written, last = [0], [start]
+
+    def counted(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
+        for row in rows:
+            written[0] += 1
+            last[0] = row.position
+            yield row
+
+    stream.rows = counted(stream.rows)
     unicode = can_encode("✓↷⊘②─—→·")
     colour = use_colour() and args.format == "table"
-    out(render(preview, args.format, color=colour, unicode=unicode, stamp=now), coloured=colour)
+    # A coloured table made its own text terminal-safe; anything else is made so on its way out.
+    target = sys.stdout if colour else terminal_safe_stream(sys.stdout)
+    write(stream, args.format, target, color=colour, unicode=unicode, stamp=now)
+    if last[0] >= LAST_INSTANT and (args.until is not None or written[0] < wanted):
+        err(f"{args.spec}: note: the calendar ends with the year 9999; no later rows exist")
     return EXIT_OK
 
 
@@ -78,6 +97,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         text = explain(spec, start)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
+    except OverflowError:  # a search that would leave the calendar, where nothing narrowed it first
+        raise Invalid([f"{args.spec}: the explanation reaches past the calendar (years 1 to 9999)"]) from None
     if stdout_is_terminal():
         text = textwrap.fill(text, width=max(40, min(100, shutil.get_terminal_size().columns - 1)))
     out(text)

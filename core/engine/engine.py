@@ -257,7 +257,7 @@ class Engine:
         long outage never holds the write lock for long."""
         for _ in range(_MATERIALIZE_ROUNDS):
             with self.ledger.write() as session:
-                results = materialize_all(session, self.clock, lead=_LEAD, expire=certain_expiry)
+                results = materialize_all(session, self.clock, max_rows=_FILL_CHUNK, lead=_LEAD, expire=certain_expiry)
             report.materialized += sum(r.inserted for r in results)
             report.expired_ranges += sum(r.expired_ranges for r in results)
             report.expired += sum(r.expired_in_ranges for r in results)

@@ -60,10 +60,10 @@ from core.ledger.states import (
     ScheduleState,
 )
 from core.occurrence import Occurrence as Row
-from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.recurrence.compile import CompiledSchedule, CountHint, compile_schedule
 from core.recurrence.expand import expand, iter_rows
 from core.spec import parse_spec
-from core.zones import tzdb_version
+from core.zones import shifted, tzdb_version
 
 #: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
 CHUNK = 2000
@@ -71,6 +71,8 @@ CHUNK = 2000
 MAX_ROWS = 100_000
 #: Compare-and-set rounds before giving up on a schedule that keeps moving.
 MAX_ROUNDS = 5
+#: A count position is kept this far before the cursor's instant (no wall time lies further from its instant).
+_HINT_MARGIN = timedelta(days=2)
 #: How far an instant can move between tz database releases, for drift's re-expansion window.
 _DRIFT_MARGIN = timedelta(days=2)
 
@@ -243,12 +245,48 @@ class _CursorMoved(Exception):
     """Another engine moved the cursor or the gate first."""
 
 
-def _advance(session: Session, sid: str, gate: int, old: datetime | None, new: datetime, now: datetime) -> None:
+def _stored_hint(schedule: Schedule) -> tuple[int, CountHint] | None:
+    if schedule.count_revision is None or schedule.count_nominal is None or schedule.count_index is None:
+        return None
+    return schedule.count_revision, CountHint(datetime.fromisoformat(schedule.count_nominal), schedule.count_index)
+
+
+def _next_hint(revisions: list[_Gov], end: datetime, old: tuple[int, CountHint] | None) -> tuple[int, CountHint] | None:
+    """Where the count of the rule governing at ``end`` stands a little before it
+    (a wall time can lie up to two days from its instant), walked from ``old``."""
+    governing = [r for r in revisions if r.cutover <= end]
+    if not governing:
+        return None
+    number = max(r.revision for r in governing)
+    compiled = compiled_revision(next(r.spec_json for r in revisions if r.revision == number))
+    if compiled.count is None:
+        return None
+    local = shifted(end, -_HINT_MARGIN).replace(tzinfo=None)
+    found = compiled.count_position(local, old[1] if old is not None and old[0] == number else None)
+    return (number, found) if found is not None else None
+
+
+def _advance(
+    session: Session,
+    sid: str,
+    gate: int,
+    old: datetime | None,
+    new: datetime,
+    now: datetime,
+    hint: tuple[int, CountHint] | None = None,
+) -> None:
     where: ColumnElement[bool] = Schedule.cursor_utc.is_(None) if old is None else Schedule.cursor_utc == old
+    number, at = hint if hint is not None else (None, None)
     stmt = (
         update(Schedule)
         .where(Schedule.id == sid, Schedule.gate_version == gate, where)
-        .values(cursor_utc=new, updated_at=now)
+        .values(
+            cursor_utc=new,
+            updated_at=now,
+            count_revision=number,
+            count_nominal=at.nominal.isoformat() if at is not None else None,
+            count_index=at.index if at is not None else None,
+        )
         .execution_options(synchronize_session="fetch")
     )
     if session.execute(stmt).rowcount != 1:  # type: ignore[attr-defined]
@@ -320,11 +358,11 @@ _RESUME_LOCK = threading.Lock()
 _RESUME_SIZE = 256
 
 
-def _rows_from(spec_json: str, start: datetime) -> Iterator[Row]:
+def _rows_from(spec_json: str, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
     with _RESUME_LOCK:
         kept = _RESUME.pop((spec_json, start), None)
     if kept is None:
-        return iter_rows(compiled_revision(spec_json), start)
+        return iter_rows(compiled_revision(spec_json), start, count_hint=hint)
     rows, first = kept
     return itertools.chain((first,), rows)
 
@@ -338,7 +376,11 @@ def _keep(spec_json: str, start: datetime, rows: Iterator[Row], first: Row) -> N
 
 
 def _expand_bounded(
-    segments: list[tuple[int, datetime, datetime]], by_number: dict[int, _Gov], end: datetime, max_rows: int
+    segments: list[tuple[int, datetime, datetime]],
+    by_number: dict[int, _Gov],
+    end: datetime,
+    max_rows: int,
+    hint: tuple[int, CountHint] | None = None,
 ) -> tuple[list[tuple[int, list[Row]]], datetime]:
     """The rows of each segment, at most about ``max_rows`` in all, and where they stop.
 
@@ -351,7 +393,7 @@ def _expand_bounded(
         batch: list[Row] = []
         out.append((number, batch))
         spec_json = by_number[number].spec_json
-        rows = _rows_from(spec_json, lo)
+        rows = _rows_from(spec_json, lo, hint[1] if hint is not None and hint[0] == number else None)
         for row in rows:
             if row.position >= hi:
                 _keep(spec_json, hi, rows, row)
@@ -392,6 +434,7 @@ def materialize(
     for _ in range(MAX_ROUNDS):
         schedule = get_schedule(session, schedule_id, for_update=True)
         state, gate, cursor = schedule.state, schedule.gate_version, schedule.cursor_utc
+        hint = _stored_hint(schedule)
         if state is ScheduleState.DISABLED:
             return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="the schedule is disabled")
         revisions = [
@@ -418,7 +461,7 @@ def materialize(
                     )
                 by_number = {r.revision: r for r in revisions}
                 segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
-                expanded, end = _expand_bounded(segments, by_number, end, max_rows)
+                expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint)
                 more = until_or_horizon(until, now, active, lead) > end
                 rows: list[dict[str, Any]] = []
                 for number, batch in expanded:
@@ -426,7 +469,7 @@ def materialize(
                 used = [number for number, _ in expanded]
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
-                _advance(session, schedule_id, gate, cursor, end, now)
+                _advance(session, schedule_id, gate, cursor, end, now, _next_hint(revisions, end, hint))
                 if expired:
                     events.append_many(
                         session, (NewEvent(EventKind.OCCURRENCES_EXPIRED, now, schedule_id, data=d) for d in expired)

@@ -150,6 +150,12 @@ class Schedule(Base):
     disable_generation: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     #: Positions before this instant are materialized.
     cursor_utc: Mapped[datetime | None]
+    #: For a rule with COUNT: one of its times near the cursor (the nominal wall
+    #: time, of revision ``count_revision``) and how many of its times come before
+    #: it, so that materializing resumes there instead of counting from DTSTART.
+    count_revision: Mapped[int | None]
+    count_nominal: Mapped[str | None] = mapped_column(String(32))
+    count_index: Mapped[int | None] = mapped_column(BigInteger)
     #: The note of the latest pause, resume or disable.
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]

@@ -25,6 +25,15 @@ FIRST_OCCURRENCE_BOUND_YEARS = 1000
 _MAX_MONTH_LEN = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
 
 
+@dataclass(frozen=True)
+class CountHint:
+    """One time of a rule with COUNT and how many of its times come before it
+    (0 for DTSTART's own): enough to resume the count there, not at DTSTART."""
+
+    nominal: datetime
+    index: int
+
+
 @dataclass
 class CompiledSchedule:
     """Everything expansion needs, derived once from a spec."""
@@ -62,13 +71,58 @@ class CompiledSchedule:
     def is_excluded(self, nominal: datetime) -> bool:
         return nominal in self.excluded_times or nominal.date() in self.excluded_dates
 
-    def nominals(self, after: datetime | None = None, *, rebase: bool = True) -> Iterator[tuple[datetime, str | None]]:
+    @property
+    def count(self) -> int | None:
+        """The rule's COUNT, when it has one (and its times are dateutil's own, not moved month days)."""
+        if self.parsed is None or self.month_days is not None or "COUNT" not in self.parsed.parts:
+            return None
+        return int(self.parsed.parts["COUNT"])
+
+    def counted(self, hint: CountHint) -> Iterator[CountHint]:
+        """The rule's times from ``hint`` on, each with its place in the count, until COUNT runs out.
+
+        The rule without COUNT names the same times, so it is resumed at a period
+        boundary near ``hint`` (see :mod:`core.recurrence.rebase`) and numbered from there.
+        """
+        count = self.count
+        assert count is not None and self.parsed is not None and self.spec.start is not None
+        anchor = rebased_start(self.parsed, self.spec.start, hint.nominal)
+        resumed = build_rrule(ParsedRule(explicit_parts(self.parsed, self.spec.start)), anchor, until=self.until)
+        times = (when for when in resumed.xafter(hint.nominal, inc=True) if when >= self.spec.start)
+        for index, when in enumerate(times, start=hint.index):
+            if index >= count:
+                return
+            yield CountHint(when, index)
+
+    def count_position(self, local: datetime, hint: CountHint | None) -> CountHint | None:
+        """The last time of a COUNT rule before ``local`` with its place in the count, walking
+        from ``hint`` (from DTSTART without one); None when no time comes before ``local``."""
+        assert self.spec.start is not None
+        if hint is None or hint.nominal > local:
+            first = next(iter(self.rule), None) if self.rule is not None else None
+            if first is None:
+                return None
+            hint = CountHint(first, 0)
+        found = None
+        for item in self.counted(hint):
+            if item.nominal >= local:
+                break
+            found = item
+        return found
+
+    def nominals(
+        self, after: datetime | None = None, *, rebase: bool = True, hint: CountHint | None = None
+    ) -> Iterator[tuple[datetime, str | None]]:
         """Calendar nominal wall times (>= ``after`` when given), each with a move note or None.
 
         With ``rebase`` (the default) a rule without COUNT resumes near ``after``
         instead of walking every period from its start; the times are the same.
+        A rule with COUNT resumes at ``hint`` (a time at or before ``after`` and
+        its place in the count) when one is given.
         """
         assert self.parsed is not None and self.spec.start is not None
+        if hint is not None and after is not None and hint.nominal <= after and self.count is not None:
+            return ((item.nominal, None) for item in self.counted(hint) if item.nominal >= after)
         if self.month_days is not None:
             items = expand_month_days(self.parsed, self.spec.start, self.month_days, self.until)
             if after is None:
@@ -134,7 +188,10 @@ def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
         compiled.rule = build_rrule(parsed, spec.start, until=compiled.until)
     except RuleError as exc:
         raise SpecError([Problem("rule", str(exc))]) from None
-    first = next(compiled.nominals(), None)
+    try:
+        first = next(compiled.nominals(), None)
+    except ValueError as exc:  # dateutil finds out only while iterating (INTERVAL with BYHOUR that never meet)
+        raise SpecError([Problem("rule", f"it yields no occurrence at all ({str(exc).rstrip('.').lower()})")]) from None
     if first is None:
         if compiled.until is not None:
             raise SpecError([Problem("rule", "it yields no occurrence between start and its end (UNTIL or end)")])

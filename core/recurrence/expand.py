@@ -23,10 +23,10 @@ from core.enums import Kind, Status
 from core.errors import ComputeLimitError
 from core.identity import IdFactory, jitter_seconds
 from core.occurrence import Occurrence
-from core.recurrence.compile import CompiledSchedule
+from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.resolve import Reading, resolve
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.zones import offset_at, transitions, zone_index
+from core.zones import offset_at, shifted, transitions, zone_index
 
 #: How far positions can stray from a nominal wall time read as UTC at most
 #: (offsets up to about ±16 h in the historic data, plus a gap of up to a day):
@@ -92,14 +92,16 @@ def _exclude(row: Occurrence) -> None:
     row.dispatch_delay = 0
 
 
-def _calendar_rows(compiled: CompiledSchedule, from_local: datetime | None, limit: int) -> Iterator[Occurrence]:
+def _calendar_rows(
+    compiled: CompiledSchedule, from_local: datetime | None, limit: int, hint: CountHint | None = None
+) -> Iterator[Occurrence]:
     zone, name = compiled.zone, compiled.spec.time_zone
     index = zone_index(name)
     gap, fold = compiled.gap_policy, compiled.fold_policy
     make = _RowMaker(compiled)
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)
     scanned = 0
-    for nominal, moved in compiled.nominals(from_local):
+    for nominal, moved in compiled.nominals(from_local, hint=hint):
         scanned += 1
         if scanned > limit:
             raise ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
@@ -173,6 +175,15 @@ def _offset_bounds(zone: ZoneInfo, year: int) -> tuple[timedelta, timedelta]:
     return min(offsets), max(offsets)
 
 
+def _until_calendar_ends(rows: Iterator[Occurrence]) -> Iterator[Occurrence]:
+    """The rows of ``rows`` up to the end (or before the start) of the calendar:
+    a wall time or instant past year 9999 does not exist, so the schedule ends there."""
+    try:
+        yield from rows
+    except OverflowError:
+        return
+
+
 def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
     """Only the first appointment is known in advance; later ones follow completions."""
     spec = compiled.spec
@@ -210,7 +221,10 @@ def _ordered(rows: Iterable[Occurrence], zone: ZoneInfo) -> Iterator[Occurrence]
             year = row.nominal.year
             base = _EPOCH_NAIVE + _offset_bounds(zone, year)[1]
         # Any later row lies at or after (its nominal read as UTC) - the greatest offset near it.
-        safe = _EPOCH + (row.nominal - base)
+        try:
+            safe = _EPOCH + (row.nominal - base)
+        except OverflowError:  # at the calendar's end: hold the rest until the stream ends
+            continue
         while head < len(buf) and buf[head][0][0] < safe:
             ready = buf[head][1]
             head += 1
@@ -301,9 +315,16 @@ def _settle_period(held: list[Occurrence], period: str | None, winners: dict[str
 
 
 def iter_rows(
-    compiled: CompiledSchedule, start: datetime | None = None, *, scan_limit: int = DEFAULT_SCAN_LIMIT
+    compiled: CompiledSchedule,
+    start: datetime | None = None,
+    *,
+    scan_limit: int = DEFAULT_SCAN_LIMIT,
+    count_hint: CountHint | None = None,
 ) -> Iterator[Occurrence]:
-    """Every row with positionUtc >= ``start`` (aware), in order, without end."""
+    """Every row with positionUtc >= ``start`` (aware), in order, without end.
+
+    ``count_hint`` lets a rule with COUNT resume its count there instead of at DTSTART
+    (see :meth:`CompiledSchedule.count_position`); the rows are the same."""
     spec = compiled.spec
     period = spec.business_period
     # Business periods are settled from the schedule's beginning, so that a
@@ -313,10 +334,11 @@ def iter_rows(
         # A row at or after ``start`` has a nominal at or after ``start`` plus the least offset near it.
         from_local = None
         if from_utc is not None:
-            from_local = (from_utc + _offset_bounds(compiled.zone, from_utc.year)[0]).replace(tzinfo=None)
-        rows: Iterator[Occurrence] = _calendar_rows(compiled, from_local, scan_limit)
+            from_local = shifted(from_utc, _offset_bounds(compiled.zone, from_utc.year)[0]).replace(tzinfo=None)
+        rows: Iterator[Occurrence] = _until_calendar_ends(_calendar_rows(compiled, from_local, scan_limit, count_hint))
     elif spec.kind is Kind.INTERVAL:
-        rows = _interval_rows(compiled, from_utc, scan_limit)  # positions are the interval's instants
+        # positions are the interval's instants
+        rows = _until_calendar_ends(_interval_rows(compiled, from_utc, scan_limit))
     else:
         rows = _after_completion_rows(compiled)
     rows = _ordered(rows, compiled.zone)

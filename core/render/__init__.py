@@ -2,45 +2,84 @@
 
 Each format lives in its own module and is imported only when asked for, so
 that a front end pays for ``icalendar`` only when it writes a calendar.
+
+Every format writes its rows one by one as the source yields them
+(:func:`write`), so a :class:`~core.preview.PreviewStream` of a million rows
+is written in bounded memory; :func:`render` returns the same text as a string.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import io
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
-    from core.preview import Preview
+    from core.occurrence import Occurrence
+    from core.spec import ScheduleSpec
+    from core.zones import Transition
 
 FORMATS = ("table", "json", "csv", "ics")
 
 
-def render(
-    preview: Preview, fmt: str, *, color: bool = False, unicode: bool = True, stamp: datetime | None = None
-) -> str:
-    """The preview as text in ``fmt`` (one of :data:`FORMATS`).
+class Source(Protocol):
+    """What a renderer reads: a :class:`~core.preview.Preview` or a :class:`~core.preview.PreviewStream`."""
+
+    @property
+    def spec(self) -> ScheduleSpec: ...
+
+    @property
+    def rows(self) -> Iterable[Occurrence]: ...
+
+    @property
+    def tzdb_version(self) -> str: ...
+
+    def transitions_in(self, lo: datetime, hi: datetime) -> list[Transition]: ...
+
+
+def write(
+    source: Source,
+    fmt: str,
+    file: TextIO,
+    *,
+    color: bool = False,
+    unicode: bool = True,
+    stamp: datetime | None = None,
+) -> None:
+    """Write ``source`` to ``file`` in ``fmt`` (one of :data:`FORMATS`), row by row.
 
     ``color`` and ``unicode`` only affect the table. ``stamp`` (aware) is the
     instant a calendar writes as DTSTAMP, required for ``ics``: the caller's
     "now", passed in so that the same inputs give the same file.
     """
     if fmt == "table":
-        from core.render.table import render_table
+        from core.render.table import write_table
 
-        return render_table(preview, color=color, unicode=unicode)
-    if fmt == "json":
-        from core.render.jsonfmt import render_json
+        write_table(source, file, color=color, unicode=unicode)
+    elif fmt == "json":
+        from core.render.jsonfmt import write_json
 
-        return render_json(preview)
-    if fmt == "csv":
-        from core.render.csvfmt import render_csv
+        write_json(source, file)
+    elif fmt == "csv":
+        from core.render.csvfmt import write_csv
 
-        return render_csv(preview)
-    if fmt == "ics":
-        from core.render.ics import render_ics
+        write_csv(source, file)
+    elif fmt == "ics":
+        from core.render.ics import write_ics
 
         if stamp is None:
             raise ValueError("an ics calendar needs a stamp (the instant written as DTSTAMP)")
-        return render_ics(preview, stamp=stamp)
-    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        write_ics(source, file, stamp=stamp)
+    else:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def render(
+    preview: Source, fmt: str, *, color: bool = False, unicode: bool = True, stamp: datetime | None = None
+) -> str:
+    """The preview as text in ``fmt`` (see :func:`write`)."""
+    buf = io.StringIO()
+    write(preview, fmt, buf, color=color, unicode=unicode, stamp=stamp)
+    return buf.getvalue()

@@ -2,19 +2,26 @@
 
 One VEVENT per row that will run (SCHEDULED or SHIFTED): UID is the
 occurrenceId, so re-importing a later preview updates events instead of
-duplicating them; DTSTART is the resolved instant in UTC.
+duplicating them; DTSTART is the resolved instant in UTC. Events are written
+one by one between the calendar's head and its END line.
 """
 
 from __future__ import annotations
 
+import io
 from datetime import datetime
+from typing import TYPE_CHECKING, TextIO
 
 from icalendar import Calendar, Event, vText
 
 from core.occurrence import Occurrence
 from core.preview import Preview
 
+if TYPE_CHECKING:
+    from core.render import Source
+
 PRODID = "-//Tidemark//schedctl//EN"
+_END = "END:VCALENDAR\r\n"
 
 
 def _description(row: Occurrence, zone: str) -> str:
@@ -26,9 +33,9 @@ def _description(row: Occurrence, zone: str) -> str:
     return "\n".join(lines)
 
 
-def render_ics(preview: Preview, *, stamp: datetime) -> str:
+def write_ics(source: Source, file: TextIO, *, stamp: datetime) -> None:
     """A VCALENDAR with one VEVENT per runnable row; ``stamp`` (aware) becomes every DTSTAMP."""
-    spec = preview.spec
+    spec = source.spec
     # Any line break in a title is one newline, which iCalendar writes as "\n" (a bare CR it cannot write).
     summary = (spec.title or spec.schedule_id).replace("\r\n", "\n").replace("\r", "\n")
     cal = Calendar()
@@ -36,7 +43,10 @@ def render_ics(preview: Preview, *, stamp: datetime) -> str:
     cal.add("version", "2.0")
     cal.add("calscale", "GREGORIAN")
     cal.add("x-wr-calname", vText(summary))  # an unknown property is not escaped as text by itself
-    for row in preview.rows:
+    head = cal.to_ical().decode("utf-8")
+    assert head.endswith(_END)
+    file.write(head[: -len(_END)])
+    for row in source.rows:
         if not row.runnable or row.resolved is None:
             continue
         event = Event()
@@ -45,6 +55,12 @@ def render_ics(preview: Preview, *, stamp: datetime) -> str:
         event.add("dtstart", row.resolved)
         event.add("summary", summary)
         event.add("description", _description(row, spec.time_zone))
-        cal.add_component(event)
-    text: str = cal.to_ical().decode("utf-8")
-    return text
+        file.write(event.to_ical().decode("utf-8"))
+    file.write(_END)
+
+
+def render_ics(preview: Preview, *, stamp: datetime) -> str:
+    """:func:`write_ics` as a string."""
+    buf = io.StringIO()
+    write_ics(preview, buf, stamp=stamp)
+    return buf.getvalue()

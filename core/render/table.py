@@ -5,8 +5,11 @@ separator lines between the rows they fall between.
 
 from __future__ import annotations
 
+import io
+import itertools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TextIO
 
 from core.durations import human_duration
 from core.enums import Status
@@ -15,6 +18,9 @@ from core.preview import Preview
 from core.render.terminal import terminal_safe
 from core.timefmt import fmt_clock
 from core.zones import Transition, format_offset
+
+if TYPE_CHECKING:
+    from core.render import Source
 
 HEADERS = ("Local", "UTC", "Offset", "Status", "Why")
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -99,12 +105,6 @@ def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
     return when, utc, offset, status_text(row), why
 
 
-def _title(preview: Preview) -> str:
-    spec = preview.spec
-    name = f"{spec.title} · " if spec.title else ""
-    return f"{name}{spec.schedule_id} revision {spec.revision} · {spec.time_zone} · tzdb {preview.tzdb_version}"
-
-
 def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> str:
     padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths, strict=True)]
     if colour is not None:
@@ -112,19 +112,46 @@ def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> st
     return "  ".join([*padded, cells[-1]]).rstrip()
 
 
-def render_table(preview: Preview, *, color: bool = False, unicode: bool = True) -> str:
-    """The table as text ending in a newline. ``color`` adds ANSI colours to the status words;
+#: Rows laid out together: column widths are those of their block, so a long
+#: preview is written block by block instead of being held whole.
+BLOCK = 1000
+
+
+def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: bool = True) -> None:
+    """The table, block by block, ending in a newline. ``color`` adds ANSI colours to the status words;
     everything else is terminal-safe (:func:`~core.render.terminal.terminal_safe`)."""
-    rows = [(row, tuple(terminal_safe(cell) for cell in _cells(row))) for row in preview.rows]
-    widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in rows]) for i in range(len(HEADERS) - 1)]
-    lines = [terminal_safe(_title(preview)), _line(HEADERS, widths, None)]
-    pending = sorted(preview.transitions, key=lambda t: t.utc)
-    for row, cells in rows:
-        while pending and pending[0].utc <= row.position:
-            lines.append(transition_line(pending.pop(0)))
-        lines.append(_line(cells, widths, _colour(row) if color else None))
-    lines.extend(transition_line(tr) for tr in pending)
-    if not rows:
-        lines.append("No occurrences in this range.")
-    text = "\n".join(lines) + "\n"
-    return text if unicode else text.translate(_ASCII)
+    spec = source.spec
+    name = f"{spec.title} · " if spec.title else ""
+    title = terminal_safe(
+        f"{name}{spec.schedule_id} revision {spec.revision} · {spec.time_zone} · tzdb {source.tzdb_version}"
+    )
+
+    def emit(lines: list[str]) -> None:
+        text = "\n".join(lines) + "\n"
+        file.write(text if unicode else text.translate(_ASCII))
+
+    rows = iter(source.rows)
+    lo: datetime | None = None
+    first = True
+    while block := [(row, tuple(terminal_safe(cell) for cell in _cells(row))) for row in itertools.islice(rows, BLOCK)]:
+        widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in block]) for i in range(len(HEADERS) - 1)]
+        lines = [title, _line(HEADERS, widths, None)] if first else []
+        first = False
+        hi = block[-1][0].position + timedelta(seconds=1)
+        pending = sorted(source.transitions_in(block[0][0].position if lo is None else lo, hi), key=lambda t: t.utc)
+        lo = hi
+        for row, cells in block:
+            while pending and pending[0].utc <= row.position:
+                lines.append(transition_line(pending.pop(0)))
+            lines.append(_line(cells, widths, _colour(row) if color else None))
+        lines.extend(transition_line(tr) for tr in pending)
+        emit(lines)
+    if first:
+        emit([title, _line(HEADERS, [len(h) for h in HEADERS[:-1]], None), "No occurrences in this range."])
+
+
+def render_table(preview: Preview, *, color: bool = False, unicode: bool = True) -> str:
+    """:func:`write_table` as a string."""
+    buf = io.StringIO()
+    write_table(preview, buf, color=color, unicode=unicode)
+    return buf.getvalue()

@@ -14,7 +14,8 @@ import icalendar
 import pytest
 
 from core import cli
-from core.cli import main, use_colour
+from core.cli import use_colour
+from tests.core.conftest import Run
 
 NOW = ["--now", "2026-03-05T12:00:00Z"]
 VALID = """\
@@ -41,19 +42,6 @@ ROW_KEYS = [
     "businessPeriod",
     "dispatchUtc",
 ]
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Run:
-    """Run schedctl in-process: (exit status, stdout, stderr)."""
-
-    def go(*argv: str) -> tuple[int, str, str]:
-        status = main(list(argv))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return go
 
 
 # --- validate -------------------------------------------------------------------------------
