@@ -47,7 +47,11 @@ def pass_summary(report: PassReport, at: datetime) -> str:
         n = report.orphans
         counts += f", watched {n:,} task{'' if n == 1 else 's'} still running from an engine that stopped"
     outcomes = ", ".join(f"{state} {n:,}" for state, n in sorted(report.outcomes.items()))
-    return f"pass at {fmt_utc(at)}: {counts}; " + (f"outcomes: {outcomes}" if outcomes else "nothing finished")
+    line = f"pass at {fmt_utc(at)}: {counts}; " + (f"outcomes: {outcomes}" if outcomes else "nothing finished")
+    held = "".join(
+        f"\nschedule {sid} is held: {why}; publish a corrected revision" for sid, why in sorted(report.held.items())
+    )
+    return line + held
 
 
 def cmd_engine_run(args: argparse.Namespace) -> int:

@@ -45,8 +45,8 @@ from core.engine.tether import TETHER
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
-from core.ledger.materialize import materialize_all
-from core.ledger.models import Attempt, LedgerMeta, Occurrence, Revision, Schedule
+from core.ledger.materialize import materialize_all, unreadable_revisions
+from core.ledger.models import Attempt, Event, LedgerMeta, Occurrence, Revision, Schedule
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
 from core.spec import ScheduleSpec, Task, parse_spec
 from core.timefmt import fmt_utc
@@ -122,6 +122,8 @@ class PassReport:
     started: int = 0
     skipped_overlap: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
+    held: dict[str, str] = field(default_factory=dict)
+    """Schedules left alone because a published revision cannot be read, with why."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,10 @@ class Engine:
         self._interrupted = False  # running tasks' groups were ended (interrupt)
         self._groups: dict[str, int] = {}  # occurrence -> process group of its running task
         self._specs: dict[tuple[str, int], ScheduleSpec] = {}  # revisions never change
+        self._readable: set[tuple[str, int]] = set()  # revisions read without a problem
+        self._unreadable: dict[tuple[str, int], tuple[bool, list[str]]] = {}  # revisions held this pass
+        self._held_schedules: set[str] = set()  # schedules whose newest revision cannot be read
+        self._told: set[tuple[str, int]] = set()  # unreadable revisions already logged and recorded
         self._base_env: dict[str, str] | None = None  # None: read os.environ at each claim
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
         self._keeper: LeaseKeeper[_Claim] = LeaseKeeper(
@@ -194,6 +200,7 @@ class Engine:
         return only when the tasks started by this pass have finished."""
         report = PassReport()
         self._base_env = dict(os.environ)  # read once a pass: tasks of this pass see the same environment
+        self._hold_unreadable(report)
         self._materialize(report)
         self._promote(report)
         self._recover_lost(report)
@@ -248,6 +255,43 @@ class Engine:
         with self._lock:
             return any(not f.done() for f in self._futures)
 
+    # --- revisions this Tidemark cannot read ------------------------------------------------
+
+    def _hold_unreadable(self, report: PassReport) -> None:
+        """Find published revisions this Tidemark refuses to read (an older one accepted
+        them). What needs one is held this pass: a schedule whose newest revision it is
+        is neither materialized nor promoted, and no occurrence of such a revision is
+        claimed or settled. Each is said once in the log and once as an event."""
+        with self.ledger.read() as session:
+            self._unreadable = unreadable_revisions(session, self._readable)
+        self._held_schedules = {sid for (sid, _), (newest, _) in self._unreadable.items() if newest}
+        now = self.clock.now()
+        for (sid, number), (_, problems) in sorted(self._unreadable.items()):
+            why = f"revision {number} cannot be read by this Tidemark: {'; '.join(problems)}"
+            report.held.setdefault(sid, why)
+            if (sid, number) in self._told:
+                continue
+            self._told.add((sid, number))
+            _log.error("schedule %s: %s; publish a corrected revision", sid, why)
+            with self.ledger.write() as session:
+                said = session.scalars(
+                    select(Event.data).where(
+                        Event.schedule_id == sid, Event.kind == events.EventKind.SCHEDULE_UNREADABLE.value
+                    )
+                ).all()
+                if any(data.get("revision") == number for data in said):
+                    continue  # recorded by an earlier engine
+                events.append(
+                    session,
+                    events.NewEvent(
+                        events.EventKind.SCHEDULE_UNREADABLE,
+                        now,
+                        sid,
+                        None,
+                        {"revision": number, "problems": problems},
+                    ),
+                )
+
     # --- materialization ----------------------------------------------------------------
 
     def _materialize(self, report: PassReport) -> None:
@@ -257,7 +301,14 @@ class Engine:
         long outage never holds the write lock for long."""
         for _ in range(_MATERIALIZE_ROUNDS):
             with self.ledger.write() as session:
-                results = materialize_all(session, self.clock, max_rows=_FILL_CHUNK, lead=_LEAD, expire=certain_expiry)
+                results = materialize_all(
+                    session,
+                    self.clock,
+                    max_rows=_FILL_CHUNK,
+                    lead=_LEAD,
+                    expire=certain_expiry,
+                    hold=self._held_schedules,
+                )
             report.materialized += sum(r.inserted for r in results)
             report.expired_ranges += sum(r.expired_ranges for r in results)
             report.expired += sum(r.expired_in_ranges for r in results)
@@ -268,7 +319,9 @@ class Engine:
             if left <= 0:
                 break
             with self.ledger.write() as session:
-                results = materialize_all(session, self.clock, max_rows=min(left, _FILL_CHUNK))
+                results = materialize_all(
+                    session, self.clock, max_rows=min(left, _FILL_CHUNK), hold=self._held_schedules
+                )
             inserted = sum(r.inserted for r in results)
             report.materialized += inserted
             left -= max(inserted, 1)
@@ -297,6 +350,8 @@ class Engine:
             for sid, occ_id, due_at in rows:
                 by_schedule[sid].append(Due(occ_id, _aware(due_at)))
             for sid, due in by_schedule.items():
+                if sid in self._held_schedules:
+                    continue
                 spec = self._active_spec(session, sid)
                 decisions = plan_recovery(
                     due,
@@ -370,9 +425,13 @@ class Engine:
         with self.ledger.read() as session:
             epoch = self._epoch(session)
             candidates = session.execute(
-                select(Occurrence.occurrence_id, Occurrence.lease_expires_at, Occurrence.lease_owner).where(
-                    Occurrence.state.in_(IN_FLIGHT)
-                )
+                select(
+                    Occurrence.occurrence_id,
+                    Occurrence.lease_expires_at,
+                    Occurrence.lease_owner,
+                    Occurrence.schedule_id,
+                    Occurrence.revision,
+                ).where(Occurrence.state.in_(IN_FLIGHT))
             ).all()
             fenced = set(
                 session.scalars(
@@ -381,8 +440,8 @@ class Engine:
             )
         with self._lock:
             mine = set(self._mine)
-        for occ_id, lease, owner in candidates:
-            if occ_id in mine:
+        for occ_id, lease, owner, sid, revision in candidates:
+            if occ_id in mine or (sid, revision) in self._unreadable:
                 continue
             watched = owner == self.worker  # an orphan this engine watches: looked at every pass
             held = lease is not None and _aware(lease) > now and occ_id not in fenced
@@ -491,10 +550,11 @@ class Engine:
     # --- dispatch -------------------------------------------------------------------------
 
     def _claimable(self, schedule_id: str | None = None) -> list[tuple[str, str, OccurrenceState]]:
-        """(schedule, occurrence, state) ready to claim, oldest first per schedule."""
+        """(schedule, occurrence, state) ready to claim, oldest first per schedule (none of
+        a revision held this pass)."""
         now = self.clock.now()
         query = (
-            select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state)
+            select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state, Occurrence.revision)
             .join(Schedule, Schedule.id == Occurrence.schedule_id)
             .where(
                 Schedule.state == ScheduleState.ACTIVE,
@@ -505,7 +565,9 @@ class Engine:
         if schedule_id is not None:
             query = query.where(Occurrence.schedule_id == schedule_id)
         with self.ledger.read() as session:
-            return [(sid, oid, state) for sid, oid, state in session.execute(query).all()]
+            rows = session.execute(query).all()
+        # Occurrences of a revision this Tidemark cannot read wait for a corrected one.
+        return [(sid, oid, state) for sid, oid, state, revision in rows if (sid, revision) not in self._unreadable]
 
     def _gate(self, schedule_id: str) -> Gate | None:
         with self.ledger.read() as session:

@@ -34,6 +34,9 @@ class EventKind(StrEnum):
     """data: from, note."""
     SCHEDULE_DISABLED = "schedule.disabled"
     """data: from, note, disableGeneration."""
+    SCHEDULE_UNREADABLE = "schedule.unreadable"
+    """A published revision this Tidemark cannot read (published by an older one that
+    accepted it): the engine holds the schedule; data: revision, problems."""
     OCCURRENCES_MATERIALIZED = "occurrences.materialized"
     """A batch of new occurrences; data: revisions, fromUtc, toUtc, inserted, and the expanded rows by state."""
     OCCURRENCES_EXPIRED = "occurrences.expired"

@@ -32,7 +32,7 @@ import itertools
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -44,7 +44,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.enums import Status
-from core.errors import LedgerError
+from core.errors import LedgerError, SpecError, first_line
 from core.ledger import events
 from core.ledger.db import lock_for_write
 from core.ledger.events import EventKind, NewEvent
@@ -508,23 +508,74 @@ def materialize_all(
     max_rows: int = MAX_ROWS,
     lead: timedelta | None = None,
     expire: ExpiryRule | None = None,
+    hold: Collection[str] = (),
 ) -> list[MaterializeResult]:
     """Materialize every schedule that is not disabled, in id order (see :func:`materialize`).
     ``max_rows`` bounds the rows of this call in all: schedules it does not reach
-    report nothing and are taken up by the next call."""
+    report nothing and are taken up by the next call. Schedules in ``hold`` are left
+    alone (their revision cannot be read: see :func:`unreadable_schedules`)."""
     ids = session.scalars(
         select(Schedule.id).where(Schedule.state != ScheduleState.DISABLED).order_by(Schedule.id)
     ).all()
     results: list[MaterializeResult] = []
     left = max_rows
     for sid in ids:
+        if sid in hold:
+            results.append(MaterializeResult(sid, None, None, 0, None, skipped="its revision cannot be read"))
+            continue
         if left <= 0:
             results.append(MaterializeResult(sid, None, None, 0, None, skipped="row budget used", more=True))
             continue
-        result = materialize(session, sid, clock, max_rows=left, lead=lead, expire=expire)
+        try:
+            with session.begin_nested():
+                result = materialize(session, sid, clock, max_rows=left, lead=lead, expire=expire)
+        except SpecError as exc:  # an older revision this Tidemark cannot read still governs a stretch
+            skipped = f"a revision cannot be read: {'; '.join(exc.lines())}"
+            results.append(MaterializeResult(sid, None, None, 0, None, skipped=skipped))
+            continue
         left -= result.inserted
         results.append(result)
     return results
+
+
+def unreadable_revisions(
+    session: Session, readable: set[tuple[str, int]]
+) -> dict[tuple[str, int], tuple[bool, list[str]]]:
+    """Published revisions (of schedules not disabled) this Tidemark refuses to read:
+    (schedule, revision) -> (whether it is the schedule's newest, its problems).
+
+    A revision is validated when it is published; a later Tidemark may refuse what an
+    earlier one let through (a fraction of a second, a NUL byte). The engine holds
+    what needs such a revision (see ``Engine``) instead of stopping every other
+    schedule's pass, until a corrected revision is published.
+
+    ``readable`` holds the pairs already read without a problem; it is extended
+    here, so that each revision is read once per process.
+    """
+    pairs = session.execute(
+        select(Revision.schedule_id, Revision.revision)
+        .join(Schedule, Schedule.id == Revision.schedule_id)
+        .where(Schedule.state != ScheduleState.DISABLED)
+        .order_by(Revision.schedule_id, Revision.revision)
+    ).all()
+    newest: dict[str, int] = {}
+    for sid, number in pairs:
+        newest[sid] = max(number, newest.get(sid, number))
+    found: dict[tuple[str, int], tuple[bool, list[str]]] = {}
+    for sid, number in pairs:
+        if (sid, number) in readable:
+            continue
+        text = session.scalar(
+            select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == number)
+        )
+        try:
+            compiled_revision(text or "")
+        except (SpecError, ValueError) as exc:
+            problems = exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
+            found[(sid, number)] = (number == newest[sid], problems)
+        else:
+            readable.add((sid, number))
+    return found
 
 
 @dataclass(frozen=True)
