@@ -45,7 +45,7 @@ from core.engine.tether import TETHER
 from core.enums import Kind, OverlapPolicy
 from core.ledger import events
 from core.ledger.db import Ledger
-from core.ledger.materialize import materialize_all, unreadable_revisions
+from core.ledger.materialize import materialize_all, unreadable_revisions, warm_counts
 from core.ledger.models import Attempt, Event, LedgerMeta, Occurrence, Revision, Schedule
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
 from core.spec import ScheduleSpec, Task, parse_spec
@@ -299,6 +299,8 @@ class Engine:
         occurrences that are certain to expire as expired ranges; then a bounded
         number of rows toward each horizon. Each call is bounded (max_rows), so a
         long outage never holds the write lock for long."""
+        with self.ledger.read() as session:
+            warm_counts(session)  # a new COUNT rule's first walk, outside the write lock
         for _ in range(_MATERIALIZE_ROUNDS):
             with self.ledger.write() as session:
                 results = materialize_all(

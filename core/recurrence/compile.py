@@ -25,6 +25,10 @@ FIRST_OCCURRENCE_BOUND_YEARS = 1000
 _MAX_MONTH_LEN = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
 
 
+#: Places in the count a compiled schedule remembers.
+_KNOWN_COUNTS = 16
+
+
 @dataclass(frozen=True)
 class CountHint:
     """One time of a rule with COUNT and how many of its times come before it
@@ -47,6 +51,8 @@ class CompiledSchedule:
     end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z, a UTC UNTIL)
     excluded_dates: frozenset[date] = field(default_factory=frozenset)
     excluded_times: frozenset[datetime] = field(default_factory=frozenset)
+    #: Places in the count found so far (a COUNT rule): walks resume from the nearest.
+    known_counts: list[CountHint] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def schedule_id(self) -> str:
@@ -94,10 +100,18 @@ class CompiledSchedule:
                 return
             yield CountHint(when, index)
 
+    def nearest_count(self, local: datetime) -> CountHint | None:
+        """The latest place in the count found so far at or before ``local``."""
+        before = [h for h in self.known_counts if h.nominal <= local]
+        return max(before, key=lambda h: h.nominal) if before else None
+
     def count_position(self, local: datetime, hint: CountHint | None) -> CountHint | None:
         """The last time of a COUNT rule before ``local`` with its place in the count, walking
-        from ``hint`` (from DTSTART without one); None when no time comes before ``local``."""
+        from ``hint`` (or the nearest place found before; from DTSTART without one); None
+        when no time comes before ``local``. What it finds is remembered for later walks."""
         assert self.spec.start is not None
+        if hint is None or hint.nominal > local:
+            hint = self.nearest_count(local)
         if hint is None or hint.nominal > local:
             first = next(iter(self.rule), None) if self.rule is not None else None
             if first is None:
@@ -108,6 +122,9 @@ class CompiledSchedule:
             if item.nominal >= local:
                 break
             found = item
+        if found is not None and found not in self.known_counts:
+            self.known_counts.append(found)
+            del self.known_counts[:-_KNOWN_COUNTS]
         return found
 
     def nominals(
@@ -121,6 +138,8 @@ class CompiledSchedule:
         its place in the count) when one is given.
         """
         assert self.parsed is not None and self.spec.start is not None
+        if self.count is not None and after is not None and (hint is None or hint.nominal > after):
+            hint = self.nearest_count(after)
         if hint is not None and after is not None and hint.nominal <= after and self.count is not None:
             return ((item.nominal, None) for item in self.counted(hint) if item.nominal >= after)
         if self.month_days is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,6 +14,7 @@ from dateutil import rrule as du
 from sqlalchemy import select
 
 from core.clock import FixedClock
+from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger
 from core.ledger.materialize import materialize
 from core.ledger.models import Schedule
@@ -107,3 +109,34 @@ def test_a_rule_without_count_keeps_no_position(ledger: Ledger, clock: FixedCloc
     with ledger.read() as session:
         stored = session.scalars(select(Schedule).where(Schedule.id == SID)).one()
     assert (stored.count_revision, stored.count_nominal, stored.count_index) == (None, None, None)
+
+
+def test_the_first_pass_walks_from_dtstart_outside_the_write_lock(
+    ledger: Ledger, clock: FixedClock, walked: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A COUNT rule just published has no stored place in its count: the engine finds it
+    before its write transactions, which then walk only what they write."""
+    with ledger.write() as session:
+        publish(session, counted("FREQ=MINUTELY;COUNT=1000000000", "2025-09-01T00:00:00", horizon="PT2H"), clock)
+    _new_process()
+    in_writes = [0]
+    original_write = Ledger.write
+
+    @contextmanager
+    def counting_write(self: Ledger, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        before = walked[0]
+        with original_write(self, *args, **kwargs) as session:
+            yield session
+        in_writes[0] += walked[0] - before
+
+    monkeypatch.setattr(Ledger, "write", counting_write)
+    walked[0] = 0
+    Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
+    assert walked[0] > 200_000  # the walk from DTSTART happened (half a year of minutes) ...
+    assert in_writes[0] < 10_000, in_writes[0]  # ... but not while holding the write lock
+    with ledger.read() as session:
+        rows = occurrences(session, SID)
+        index = session.scalars(select(Schedule.count_index).where(Schedule.id == SID)).one()
+    assert rows and rows[0].nominal_local == f"{NOW:%Y-%m-%dT%H:%M:%S}"
+    minutes = int((NOW + timedelta(hours=2) - datetime(2025, 9, 1, tzinfo=NOW.tzinfo)) / timedelta(minutes=1))
+    assert index is not None and minutes - 2 * 24 * 60 - 2 <= index <= minutes
