@@ -71,7 +71,7 @@ class Effect(StrEnum):
 
 
 class Status(StrEnum):
-    """What the expansion says about one occurrence (CONTRACT §2)."""
+    """What the expansion says about one occurrence (docs/contract.md §2)."""
 
     SCHEDULED = "SCHEDULED"
     SHIFTED = "SHIFTED"

@@ -1,4 +1,4 @@
-"""Stable identities of occurrences (CONTRACT §3).
+"""Stable identities of occurrences (docs/contract.md §3).
 
 The canonical form is ``json.dumps(x, separators=(",", ":"), ensure_ascii=False)``
 in UTF-8. The ids hash only the schedule id, revision, nominal wall time, fold

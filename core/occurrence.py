@@ -14,7 +14,7 @@ from core.zones import format_offset
 
 @dataclass(slots=True)
 class Occurrence:
-    """A row of CONTRACT §2. Times: ``nominal`` naive wall time; ``resolved`` and
+    """A row of docs/contract.md §2. Times: ``nominal`` naive wall time; ``resolved`` and
     ``position`` aware UTC; ``offset``/``abbreviation`` of the resolved instant."""
 
     schedule_id: str

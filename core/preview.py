@@ -1,5 +1,5 @@
 """The preview: the rows of a schedule from a point on, with the zone's offset
-changes between the first and last row (CONTRACT §5, ``preview.v1``)."""
+changes between the first and last row (docs/contract.md §5, ``preview.v1``)."""
 
 from __future__ import annotations
 

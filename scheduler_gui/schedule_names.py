@@ -124,7 +124,7 @@ class IdCheck:
 
 
 def id_format_problem(text: str) -> str | None:
-    """Why ``text`` cannot be a schedule id (CONTRACT §1), or None."""
+    """Why ``text`` cannot be a schedule id (docs/contract.md §1), or None."""
     if not text:
         return "Give the schedule an id: it names the schedule in the ledger."
     if SCHEDULE_ID.fullmatch(text):

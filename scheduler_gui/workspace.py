@@ -131,7 +131,7 @@ def system_zone() -> str:
     return "UTC"
 
 
-#: The longest schedule id (CONTRACT §1).
+#: The longest schedule id (docs/contract.md §1).
 MAX_ID = 64
 #: Letters that Unicode does not decompose into a base letter and a mark.
 _FOLD = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "þ": "th", "ı": "i"})

@@ -1,4 +1,4 @@
-"""``schedctl``: Tidemark's command line (CONTRACT §5).
+"""``schedctl``: Tidemark's command line (docs/contract.md §5).
 
 Exit status: 0 success, 2 invalid input (one line on stderr per problem, naming
 the key or option), 1 anything else (an internal error, reported with its

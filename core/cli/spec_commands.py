@@ -34,7 +34,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    """The rows of CONTRACT §2 from --from on, in the chosen format, written as they are produced."""
+    """The rows of docs/contract.md §2 from --from on, in the chosen format, written as they are produced."""
     from core.errors import UserError
     from core.preview import MAX_PREVIEW_ROWS, stream_preview
     from core.recurrence.compile import compile_schedule

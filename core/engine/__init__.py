@@ -1,1 +1,1 @@
-"""The engine: materialize, recover misfires, claim, run, record (CONTRACT §4)."""
+"""The engine: materialize, recover misfires, claim, run, record (docs/contract.md §4)."""

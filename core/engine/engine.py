@@ -1,5 +1,5 @@
 """The engine loop: materialize, promote (and apply the misfire policy), recover
-lost attempts, then claim and run what is due (CONTRACT §4).
+lost attempts, then claim and run what is due (docs/contract.md §4).
 
 One class serves ``schedctl engine run`` and the desktop app. Time comes from
 the injected clock; nothing here calls ``datetime.now``. Every state change is

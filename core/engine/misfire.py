@@ -1,4 +1,4 @@
-"""Misfire decisions (CONTRACT §4, invariant 6), as a pure function.
+"""Misfire decisions (docs/contract.md §4, invariant 6), as a pure function.
 
 Given the occurrences that were due while nothing ran, the engine and the
 designer's what-if view both ask :func:`plan_recovery` which ones run late and

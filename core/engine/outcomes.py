@@ -1,4 +1,4 @@
-"""What an attempt's end means for its occurrence (CONTRACT §4, invariant 5).
+"""What an attempt's end means for its occurrence (docs/contract.md §4, invariant 5).
 
 Exit 0 succeeds. A clean non-zero exit (or a program that never started)
 retries with backoff until attempts are used up. A lost outcome (timeout,

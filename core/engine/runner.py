@@ -1,6 +1,6 @@
 """Running a task's command: no shell, its own process group, a timeout that
 kills the whole group, bounded output tails, and the occurrence's identity in
-the environment and in argv placeholders (CONTRACT §4, invariants 4 and 9).
+the environment and in argv placeholders (docs/contract.md §4, invariants 4 and 9).
 
 The runner knows nothing of the ledger: it turns a prepared command into a
 :class:`RunResult`, and the engine decides what the result means.

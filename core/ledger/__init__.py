@@ -1,4 +1,4 @@
-"""The ledger (CONTRACT §4): schedules and their revisions, occurrences, attempts
+"""The ledger (docs/contract.md §4): schedules and their revisions, occurrences, attempts
 and the append-only event log, on SQLite (default) or PostgreSQL.
 
 Typical use, one unit of work per command::

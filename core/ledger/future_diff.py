@@ -9,7 +9,7 @@ instant: a zone change), then by nominal date in order (02:30 becoming 03:30 on
 the same day). Occurrences already started or finished keep their slots and are
 never listed as vanishing; those running or waiting on a decision
 (DISPATCHING, RUNNING, RETRY_WAIT, UNKNOWN_EFFECT) are listed as **untouched**:
-a cutover cancels only what has not started (CONTRACT §4, invariant 8).
+a cutover cancels only what has not started (docs/contract.md §4, invariant 8).
 
 A pure read: nothing is written.
 """

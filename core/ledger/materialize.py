@@ -19,7 +19,7 @@ transaction, instead of being expanded row by row; the cursor then means
 
 Revision r governs positions from its cutover until a higher revision's
 cutover takes over (the highest revision whose cutover is <= position wins:
-CONTRACT §2's half-open ranges, also when a later revision moves its cutover
+docs/contract.md §2's half-open ranges, also when a later revision moves its cutover
 earlier).
 
 :func:`drift` reports future occurrences that the installed tz database would

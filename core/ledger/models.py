@@ -1,4 +1,4 @@
-"""The ledger's tables (CONTRACT §4), declared once for SQLite and PostgreSQL.
+"""The ledger's tables (docs/contract.md §4), declared once for SQLite and PostgreSQL.
 
 The migrations in ``migrations/versions`` build exactly this schema; a test
 compares them with Alembic's autogenerate, which must find nothing to do.

@@ -28,7 +28,7 @@ from core.ledger.states import OccurrenceState
 
 @dataclass(frozen=True)
 class AttemptView:
-    """One execution (CONTRACT §4, invariant 4)."""
+    """One execution (docs/contract.md §4, invariant 4)."""
 
     attempt_id: str
     occurrence_id: str

@@ -1,4 +1,4 @@
-"""The life of an occurrence in the ledger (CONTRACT §4) and of a schedule's gate.
+"""The life of an occurrence in the ledger (docs/contract.md §4) and of a schedule's gate.
 
 ```
 PLANNED -> DUE -> DISPATCHING -> RUNNING -> SUCCEEDED

@@ -1,4 +1,4 @@
-"""Resolution of a nominal wall time to instants in a zone (CONTRACT §2).
+"""Resolution of a nominal wall time to instants in a zone (docs/contract.md §2).
 
 candidates(L) are the UTC instants whose wall time in the zone is L: none
 (a gap), one, or two (a fold). The gap and fold policies then decide which

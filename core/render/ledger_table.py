@@ -183,7 +183,7 @@ def occurrences_table(rows: Sequence[OccurrenceView], *, total: int | None = Non
 
 
 def occurrences_json(rows: Sequence[OccurrenceView]) -> str:
-    """``{"occurrences": [...]}`` (CONTRACT §5), each row the contract's keys first."""
+    """``{"occurrences": [...]}`` (docs/contract.md §5), each row the contract's keys first."""
     return _dump({"occurrences": [r.to_json() for r in rows]})
 
 

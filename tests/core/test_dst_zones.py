@@ -1,4 +1,4 @@
-"""Gaps and folds in real zones under every policy (CONTRACT §2).
+"""Gaps and folds in real zones under every policy (docs/contract.md §2).
 
 Every expected instant below was worked out by hand from the zone's facts
 (offset before and after, the transition instant) as listed by

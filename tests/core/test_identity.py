@@ -1,4 +1,4 @@
-"""Occurrence identity (CONTRACT §3), recomputed here from the formula with
+"""Occurrence identity (docs/contract.md §3), recomputed here from the formula with
 json.dumps and hashlib, never through core.identity."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dates a rule names but the calendar lacks (CONTRACT §2, RFC 7529 vocabulary).
+"""Dates a rule names but the calendar lacks (docs/contract.md §2, RFC 7529 vocabulary).
 
 OMIT drops them (RFC 5545); BACKWARD moves them to the last valid day before,
 FORWARD to the first valid day after. A moved date is the row's nominalLocal

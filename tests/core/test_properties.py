@@ -1,4 +1,4 @@
-"""Properties of expansion near real clock changes (CONTRACT §2-3), checked with
+"""Properties of expansion near real clock changes (docs/contract.md §2-3), checked with
 hypothesis on about 100,000 wall times.
 
 Each example picks a real transition of one of many zones (1970-2030 in the

@@ -1,4 +1,4 @@
-"""scheduleSpec.v1 validation (CONTRACT §1): a spec is refused whole, with every
+"""scheduleSpec.v1 validation (docs/contract.md §1): a spec is refused whole, with every
 problem at once, each naming its key; refusals are user errors with plain
 messages; YAML timestamps mean the same quoted or not; the canonical form holds
 every default explicitly; unreadable files are refused with a clear message."""

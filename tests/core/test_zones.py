@@ -1,6 +1,6 @@
 """The zone module: names we accept and refuse, zone data from the tzdata
 package, transition facts, offsets, and the fast-path index of wall times
-near a change (CONTRACT §1, §3)."""
+near a change (docs/contract.md §1, §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``schedctl`` against a ledger (CONTRACT §5): apply, schedules, gates, the engine,
+"""``schedctl`` against a ledger (docs/contract.md §5): apply, schedules, gates, the engine,
 run-now, backfill, ledger, attempts, reconcile, db upgrade and drift, in process
 with a frozen ``--now``, on SQLite and on PostgreSQL."""
 

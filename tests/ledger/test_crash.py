@@ -1,4 +1,4 @@
-"""Real engine processes killed with SIGKILL at random moments (CONTRACT §4,
+"""Real engine processes killed with SIGKILL at random moments (docs/contract.md §4,
 invariants 1, 2, 4 and 5), on SQLite and PostgreSQL.
 
 A worker process (``crash_worker.py``) runs engine passes on a simulated clock

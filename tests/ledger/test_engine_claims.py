@@ -1,6 +1,6 @@
 """The engine's hot path: the one-statement claim against what the engine saw,
 the outcome and the next claim in one transaction, RUNNING written by the
-lease keeper or with the outcome (CONTRACT §4, invariants 3-5). Every test
+lease keeper or with the outcome (docs/contract.md §4, invariants 3-5). Every test
 runs on SQLite and PostgreSQL."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The engine on a fixed clock: what runs, what is skipped, and what each
-outcome becomes (CONTRACT §4, invariants 4-7 and 9). Every test runs on SQLite
+outcome becomes (docs/contract.md §4, invariants 4-7 and 9). Every test runs on SQLite
 and PostgreSQL."""
 
 from __future__ import annotations

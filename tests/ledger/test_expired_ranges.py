@@ -1,5 +1,5 @@
 """Long outages: occurrences certain to expire are recorded as expired ranges
-(CONTRACT §4, invariant 6; docs/ledger.md "Long outages"). Every test runs on
+(docs/contract.md §4, invariant 6; docs/ledger.md "Long outages"). Every test runs on
 SQLite and PostgreSQL.
 
 The main table compares two ledgers after the same outage: one where the

@@ -1,5 +1,5 @@
 """The fault matrix: what the engine does when things go wrong in ways the
-other engine tests do not stage (CONTRACT §4, invariants 4, 5, 7 and 8).
+other engine tests do not stage (docs/contract.md §4, invariants 4, 5, 7 and 8).
 Each row is its own test, on SQLite and PostgreSQL.
 
 * a lost acknowledgement: the task ran to exit 0, its engine died before

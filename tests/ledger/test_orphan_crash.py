@@ -1,5 +1,5 @@
 """``schedctl engine run`` killed with SIGKILL while its task runs, then started
-again: the task never runs twice at once (CONTRACT §4, invariant 5), on SQLite
+again: the task never runs twice at once (docs/contract.md §4, invariant 5), on SQLite
 and PostgreSQL.
 
 The task writes ``start PID`` and ``end PID`` marks to a file and waits for a

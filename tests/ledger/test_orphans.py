@@ -1,5 +1,5 @@
 """An attempt's processes on record, a dead claimant taken over at once, an orphaned
-task watched and never run twice (CONTRACT §4, invariants 4 and 5), on a fixed
+task watched and never run twice (docs/contract.md §4, invariants 4 and 5), on a fixed
 clock, on SQLite and PostgreSQL.
 
 Real processes stand in for the engines and tasks on record: a child that

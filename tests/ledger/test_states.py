@@ -1,4 +1,4 @@
-"""The occurrence state diagram of CONTRACT §4, as data, and its guard."""
+"""The occurrence state diagram of docs/contract.md §4, as data, and its guard."""
 
 from __future__ import annotations
 
