@@ -135,8 +135,8 @@ class MainWindow(FilesMixin, QMainWindow):
         a.save.triggered.connect(lambda: self.save())
         a.save_as.triggered.connect(lambda: self.save_as())
         a.quit.triggered.connect(self.close)
-        a.undo.triggered.connect(lambda: self.document and self.document.undo_stack.undo())
-        a.redo.triggered.connect(lambda: self.document and self.document.undo_stack.redo())
+        a.undo.triggered.connect(self._undo)
+        a.redo.triggered.connect(self._redo)
         a.refresh.triggered.connect(self.refresh)
         a.filter.triggered.connect(self.focus_filter)
         a.view_designer.triggered.connect(lambda: self.show_view("designer"))
@@ -378,6 +378,14 @@ class MainWindow(FilesMixin, QMainWindow):
         ok = doc is not None and doc.can_save and self.hub.state == "open"
         self.acts.publish.setEnabled(ok)
 
+    def _undo(self) -> None:
+        if self.document is not None:
+            self.document.undo_stack.undo()
+
+    def _redo(self) -> None:
+        if self.document is not None:
+            self.document.undo_stack.redo()
+
     # --- documents -----------------------------------------------------------
     def _set_document(self, doc: SpecDocument) -> None:
         """Show ``doc`` in a new designer page, replacing the current one."""
@@ -539,7 +547,7 @@ class MainWindow(FilesMixin, QMainWindow):
             return
         mode = "stop"
         engine = self.hub.engine
-        if engine is not None and getattr(engine, "tasks_running", 0):
+        if engine is not None and int(getattr(engine, "tasks_running", 0)):
             answer = load("scheduler_gui.monitor.close_guard", "ask_on_close")(engine, self)
             if answer is None:  # keep the window open
                 event.ignore()

@@ -177,7 +177,10 @@ class MonitorHub(QObject):
 
     def count(self, *states: str) -> int:
         """Occurrences in any of ``states`` (``OccurrenceState`` values) across every schedule."""
-        return sum(s.counts.get(state, 0) for s in self.summaries for state in states)
+        from core.ledger.states import OccurrenceState  # loaded already: the summaries came from the ledger
+
+        keys = [OccurrenceState(state) for state in states]  # a misspelt state raises rather than counting 0
+        return sum(s.counts.get(key, 0) for s in self.summaries for key in keys)
 
     def next_due(self) -> ScheduleSummary | None:
         due = [s for s in self.summaries if s.next_due_at is not None]

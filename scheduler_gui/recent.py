@@ -20,7 +20,9 @@ class RecentFiles:
         raw = self._settings.value(KEY, [])
         if isinstance(raw, str):  # QSettings gives a lone string for a one-item list
             raw = [raw]
-        return [Path(p) for p in (raw or []) if p]
+        if not isinstance(raw, list | tuple):  # nothing stored, or not a list of paths
+            return []
+        return [Path(p) for p in raw if p]
 
     def existing(self) -> list[Path]:
         return [p for p in self.paths() if p.is_file()]

@@ -108,6 +108,8 @@ class ScheduleRow:
 def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary]) -> list[ScheduleRow]:
     """The sidebar rows: each spec file, joined with the ledger's summary of its schedule when the
     ledger's active revision was published from that file (or did not record its file)."""
+    from core.ledger.states import OccurrenceState  # loaded already when there are summaries to show
+
     rows = []
     for entry in entries:
         summary = summaries.get(entry.schedule_id or "")
@@ -133,7 +135,7 @@ def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, Schedule
             )
             rows.append(ScheduleRow(entry.path, label, kind, ID_ELSEWHERE, 0, None, "\n".join(tip), None))
             continue
-        attention = sum(summary.counts.get(s, 0) for s in ATTENTION_STATES)
+        attention = sum(summary.counts.get(OccurrenceState(s), 0) for s in ATTENTION_STATES)
         gate = GATE_LOOKS.get(str(summary.state), NOT_PUBLISHED)
         look = ATTENTION_LOOK if attention else gate
         next_run = fmt_next(summary.next_due_at, summary.time_zone, compact=True) if summary.next_due_at else None

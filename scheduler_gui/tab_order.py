@@ -33,9 +33,10 @@ def first_stop(part: QWidget) -> QWidget | None:
         inside = widget is part or part.isAncestorOf(widget)
         if inside and widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.focusProxy() is None:
             return widget
-        widget = widget.nextInFocusChain()
-        if widget is part:
+        following = widget.nextInFocusChain()
+        if following is None or following is part:
             return None
+        widget = following
 
 
 @contextmanager
@@ -45,13 +46,14 @@ def _as_block(part: QWidget) -> Iterator[None]:
     their order. Its own focus policy and proxy are put back afterwards."""
     policy, proxy = part.focusPolicy(), part.focusProxy()
     stop = first_stop(part)
-    if proxy is None and stop is not part:
+    if proxy is None and stop is not None and stop is not part:
         part.setFocusProxy(stop)
     part.setFocusPolicy(policy | Qt.FocusPolicy.TabFocus)
     try:
         yield
     finally:
-        part.setFocusProxy(proxy)
+        # Qt takes None (no proxy), which the stubs leave out.
+        part.setFocusProxy(proxy)  # type: ignore[arg-type]
         part.setFocusPolicy(policy)
 
 

@@ -9,7 +9,7 @@ expanded once and both redraw from the same rows.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
@@ -31,6 +31,9 @@ from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
 from scheduler_gui.preview_service import PreviewService
 from scheduler_gui.tab_order import move_after, order_tabs
+
+if TYPE_CHECKING:  # loaded when the panel is made (the first window appears sooner)
+    from scheduler_gui.designer.identity_fields import IdentityFields
 
 #: Tab keys, in order, with their titles and tooltips.
 TABS = (
@@ -134,7 +137,10 @@ class DesignerPanel(QWidget):
         self.ctx = ctx
         self.service = PreviewService(document, ctx.clock, self)
 
-        self.identity = _build("designer.identity_fields", "IdentityFields", "The title and id", document, ctx, self)
+        self.identity = cast(
+            "IdentityFields",
+            _build("designer.identity_fields", "IdentityFields", "The title and id", document, ctx, self),
+        )
         # The summary and the consequences look from the preview's own instant (its From, or "now").
         self.summary = _build("designer.summary", "SummaryLine", "The summary", document, ctx, self, self.service)
         self.when_form = _build("designer.when_form", "WhenForm", "The schedule form", document, ctx, self)
@@ -171,11 +177,13 @@ class DesignerPanel(QWidget):
             "Choose the preview, the timeline or the what-if view",
         )
         self.tabs.setDocumentMode(True)
+        self._tab_layouts: list[QVBoxLayout] = []  # each tab's, by index: its view goes in when first shown
         for key, title, tip in TABS:
             holder = QWidget()
             holder.setObjectName(f"{key}Holder")
             holder_layout = QVBoxLayout(holder)
             holder_layout.setContentsMargins(0, 0, 0, 0)
+            self._tab_layouts.append(holder_layout)
             i = self.tabs.addTab(holder, title)
             self.tabs.setTabToolTip(i, tip)
         self._fill_tab(0)
@@ -192,18 +200,20 @@ class DesignerPanel(QWidget):
         forms_layout.addWidget(self.task_section)
         forms_layout.addWidget(self.recovery_section)
         forms_layout.addStretch(1)
-        self.scroll = QScrollArea(self)
-        self.scroll.setWidget(forms)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # as the tabs' scroll areas
-        accessible(self.scroll, "Schedule settings", "When the schedule runs, its clock changes, task and recovery")
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.settings_area = QScrollArea(self)
+        self.settings_area.setWidget(forms)
+        self.settings_area.setWidgetResizable(True)
+        self.settings_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.settings_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # as the tabs' scroll areas
+        accessible(
+            self.settings_area, "Schedule settings", "When the schedule runs, its clock changes, task and recovery"
+        )
+        self.settings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.setObjectName("designerSplitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.settings_area)
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 1)
@@ -237,8 +247,7 @@ class DesignerPanel(QWidget):
 
     def _fill_tab(self, index: int) -> None:
         key, title, _tip = TABS[index]
-        holder = self.tabs.widget(index)
-        layout = holder.layout()
+        layout = self._tab_layouts[index]
         if layout.count():
             return
         if key == "preview":

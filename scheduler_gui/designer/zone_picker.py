@@ -28,6 +28,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFocusEvent, QFont, QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QCompleter,
     QHBoxLayout,
@@ -180,6 +181,13 @@ class _SearchField(QLineEdit):
             self._on_leave()
 
 
+def _popup(completer: QCompleter) -> QAbstractItemView:
+    """The completer's list. Qt makes one when it has none, so it is never None (the stubs allow None)."""
+    popup = completer.popup()
+    assert popup is not None
+    return popup
+
+
 class _SkipNotes(QObject):
     """Up or Down from the field into the list lands on the first zone, not on a note above it.
 
@@ -198,7 +206,7 @@ class _SkipNotes(QObject):
             and isinstance(event, QKeyEvent)
             and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up)
         ):
-            popup = self._completer.popup()
+            popup = _popup(self._completer)
             row = self._model.first_zone_row()
             if row and not popup.selectionModel().hasSelection() and row < self._model.rowCount():
                 index = self._model.index(row, 0)
@@ -250,8 +258,9 @@ class ZonePicker(QWidget):
         self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         self.completer.setMaxVisibleItems(12)
         self.completer.setWidget(self.edit)
-        self.completer.activated[QModelIndex].connect(self._on_activated)
-        popup = self.completer.popup()
+        # The stubs type a signal as not indexable; Qt picks the QModelIndex overload of activated by it.
+        self.completer.activated[QModelIndex].connect(self._on_activated)  # type: ignore[index]
+        popup = _popup(self.completer)
         popup.setMinimumWidth(_LIST_MIN_WIDTH)
         popup.installEventFilter(_SkipNotes(self.completer, self.model))
         self.edit.textEdited.connect(self._on_text_edited)
@@ -345,7 +354,7 @@ class ZonePicker(QWidget):
         if names:
             self._show_list()
         else:
-            self.completer.popup().hide()
+            _popup(self.completer).hide()
 
     def show_all(self) -> None:
         self.search("")
@@ -356,9 +365,7 @@ class ZonePicker(QWidget):
 
     def choose(self, name: str) -> None:
         """Pick ``name`` as if the person chose it."""
-        popup = self.completer.popup()
-        if popup is not None:
-            popup.hide()
+        _popup(self.completer).hide()
         changed = name != self._zone
         # The list keeps its rows: the completer may still be delivering this
         # very key press, and its index must keep naming the same zone.
@@ -386,8 +393,8 @@ class ZonePicker(QWidget):
 
     def _on_enter(self) -> bool:
         """Whether the picker takes this Enter (False: the completer or the window may have it)."""
-        popup = self.completer.popup()
-        listing = popup is not None and popup.isVisible()
+        popup = _popup(self.completer)
+        listing = popup.isVisible()
         if listing and any(isinstance(i.data(NAME_ROLE), str) for i in popup.selectionModel().selectedIndexes()):
             return False  # a highlighted zone in the list: the completer takes it
         text = self.edit.text().strip()

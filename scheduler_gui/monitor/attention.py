@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -55,17 +56,17 @@ EMPTY_TEXT = (
 )
 
 
-class Action:
-    """What a person can decide on a card."""
+class Action(StrEnum):
+    """What a person can decide on a card: the three :class:`Decision` values, and two more."""
 
-    HAPPENED = "happened"
-    NOT_HAPPENED = "not-happened"
-    ABANDON = "abandon"
+    HAPPENED = Decision.HAPPENED.value
+    NOT_HAPPENED = Decision.NOT_HAPPENED.value
+    ABANDON = Decision.ABANDON.value
     RETRY = "retry"
     ACKNOWLEDGE = "acknowledge"
 
 
-_BUTTONS: dict[OccurrenceState, tuple[tuple[str, str, str], ...]] = {
+_BUTTONS: dict[OccurrenceState, tuple[tuple[Action, str, str], ...]] = {
     OccurrenceState.UNKNOWN_EFFECT: (
         (Action.HAPPENED, "It happened", "The effect took place: record it as succeeded"),
         (
@@ -86,7 +87,7 @@ _BUTTONS: dict[OccurrenceState, tuple[tuple[str, str, str], ...]] = {
 }
 
 
-def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: str, note: str | None) -> str:
+def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: Action, note: str | None) -> str:
     """Carry out a person's decision on an attention item; returns what was done, in words.
 
     Raises :class:`~core.errors.UserError` when the ledger refuses (someone
@@ -98,11 +99,11 @@ def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: str, note:
         return f"{occ.occurrence_id} is now {done.new.value}"
     if occ.state is not OccurrenceState.FAILED:
         raise UserError(f"{occ.occurrence_id} is {occ.state.value}, not FAILED; read the list again")
-    if action == Action.ACKNOWLEDGE:
+    if action is Action.ACKNOWLEDGE:
         with ledger.write() as session:
             acknowledge(session, occ.occurrence_id, clock.now(), note=note)
         return f"{occ.occurrence_id} acknowledged"
-    if action != Action.RETRY:
+    if action is not Action.RETRY:
         raise ValueError(f"unknown action {action!r}")
     if occ.kind is OccurrenceKind.MANUAL:
         new_id = run_now(ledger, occ.schedule_id, clock, note or f"again after {occ.occurrence_id} failed")
@@ -250,7 +251,7 @@ class AttentionCard(QFrame):
         accessible(self.note, "Note for the decision", "Recorded in the ledger with your decision")
         layout.addWidget(self.note)
         row = QHBoxLayout()
-        self.buttons: dict[str, QPushButton] = {}
+        self.buttons: dict[Action, QPushButton] = {}
         for action, text, tip in _BUTTONS.get(occ.state, ()):
             button = QPushButton(text)
             accessible(button, text, tip)
@@ -277,7 +278,7 @@ class AttentionCard(QFrame):
         self.title.setAccessibleName(f"{state_look.word}, {occ.schedule_id}, waiting {waited}")
         self.attempt.setText(attempt_text(item, now))
 
-    def _decide(self, action: str) -> None:
+    def _decide(self, action: Action) -> None:
         for button in self.buttons.values():
             button.setEnabled(False)
         self.message.setStyleSheet("")
@@ -463,7 +464,7 @@ class AttentionView(QWidget):
         ledger_owner, clock = self._ctx, self._ctx.clock
 
         def work() -> str:
-            return decide(ledger_owner.ledger, clock, item, action, note or None)
+            return decide(ledger_owner.ledger, clock, item, Action(action), note or None)
 
         def done(words: str) -> None:
             self.decisionRecorded.emit(occurrence_id, words)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from scheduler_gui.a11y import accessible, plain_text
+from scheduler_gui.monitor.engine_host import ShutdownMode
 from scheduler_gui.monitor.schedule_actions import error_label
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class CloseGuardDialog(QDialog):
         self.host = host
         self.installer = installer
         self.service_installed = installed()
-        self.choice: str | None = None
+        self.choice: ShutdownMode | None = None
         self.setWindowTitle("Tasks are running")
         self.setAccessibleName("Tasks are running")
         self.setMinimumWidth(520)
@@ -125,15 +126,15 @@ class CloseGuardDialog(QDialog):
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
 
-        self.detach_button.clicked.connect(lambda: self.choose("detach"))
-        self.wait_button.clicked.connect(lambda: self.choose("wait"))
-        self.stop_button.clicked.connect(lambda: self.choose("stop"))
+        self.detach_button.clicked.connect(lambda: self.choose(ShutdownMode.DETACH))
+        self.wait_button.clicked.connect(lambda: self.choose(ShutdownMode.WAIT))
+        self.stop_button.clicked.connect(lambda: self.choose(ShutdownMode.STOP))
         self.cancel_button.clicked.connect(self.reject)
         self.wait_button.setDefault(True)
 
-    def choose(self, mode: str) -> None:
+    def choose(self, mode: ShutdownMode) -> None:
         """The accept path of each answer."""
-        if mode == "detach" and not self.service_installed and self.install_box.isChecked():
+        if mode == ShutdownMode.DETACH and not self.service_installed and self.install_box.isChecked():
             ctx = getattr(self.host, "ctx", None)
             result = self.installer(getattr(ctx, "ledger_url", None))
             if not result.ok:
@@ -149,10 +150,10 @@ class CloseGuardDialog(QDialog):
         self.accept()
 
 
-def ask_on_close(host: Any, parent: QWidget | None = None) -> str | None:
+def ask_on_close(host: Any, parent: QWidget | None = None) -> ShutdownMode | None:
     """``detach``, ``wait`` or ``stop``; None to keep the window open. Asks only when tasks run."""
     if not int(getattr(host, "tasks_running", 0)):
-        return "stop"
+        return ShutdownMode.STOP
     dialog = CloseGuardDialog(host, parent)
     dialog.exec()
     return dialog.choice

@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,24 @@ WATCH_EVERY = 5
 #: Seconds the loop waits after a failed pass before trying again.
 ERROR_BACKOFF = 5.0
 
-STATES = ("stopped", "running", "paused", "other-engine", "error")
-SHUTDOWN_MODES = ("detach", "wait", "stop")
+
+class EngineState(StrEnum):
+    """Where the app's engine stands, as the status bar and the Engine menu show it."""
+
+    STOPPED = "stopped"
+    RUNNING = EnginePresence.RUNNING.value
+    PAUSED = EnginePresence.PAUSED.value
+    OTHER_ENGINE = "other-engine"
+    """Another engine runs on this ledger: this one watches it instead."""
+    ERROR = "error"
+
+
+class ShutdownMode(StrEnum):
+    """How the engine ends when the window closes (see :meth:`EngineHost.shutdown`)."""
+
+    DETACH = "detach"
+    WAIT = "wait"
+    STOP = "stop"
 
 
 @dataclass(frozen=True)
@@ -103,7 +120,7 @@ class _Loop(QThread):
             self.engine = Engine(ledger, ctx.clock, EngineOptions())
         except Exception as exc:
             self.failed.emit(_message(exc))
-            self.becameState.emit("error")
+            self.becameState.emit(EngineState.ERROR)
             return
         engine = self.engine
         clock = ctx.clock
@@ -116,18 +133,18 @@ class _Loop(QThread):
                     other = self._other(ledger, clock)
                     if other is not None:
                         self.sawOther.emit(other)
-                        self.becameState.emit("other-engine")
+                        self.becameState.emit(EngineState.OTHER_ENGINE)
                         self._sleep(poll * WATCH_EVERY)
                         continue
                     self.dispatching = True
                     if self.heartbeat is not None:
                         self.heartbeat.state = EnginePresence.RUNNING
-                    self.becameState.emit("running")
+                    self.becameState.emit(EngineState.RUNNING)
                 elif not self.want_run.is_set() and self.dispatching:
                     self.dispatching = False
                     if self.heartbeat is not None:
                         self.heartbeat.state = EnginePresence.PAUSED
-                    self.becameState.emit("paused")
+                    self.becameState.emit(EngineState.PAUSED)
                 if self.dispatching:
                     report = engine.run_once(wait=False)
                     self.ran.emit(report)
@@ -135,11 +152,11 @@ class _Loop(QThread):
                     self.looked.emit(outlook(session, engine.worker))
                 if in_error:
                     in_error = False
-                    self.becameState.emit("running" if self.dispatching else "paused")
+                    self.becameState.emit(EngineState.RUNNING if self.dispatching else EngineState.PAUSED)
             except Exception as exc:
                 in_error = True
                 self.failed.emit(_message(exc))
-                self.becameState.emit("error")
+                self.becameState.emit(EngineState.ERROR)
                 wait = max(poll, ERROR_BACKOFF)
             self._sleep(wait)
 
@@ -181,7 +198,7 @@ class EngineHost(QObject):
         if poll_seconds is None:
             poll_seconds = _setting_seconds(ctx.settings.value(POLL_KEY, 1.0))
         self.poll_seconds = poll_seconds
-        self._state = "stopped"
+        self._state = EngineState.STOPPED
         self._outlook = Outlook(0, None, None)
         self._other: EngineInfo | None = None
         self.last_error: str | None = None
@@ -194,7 +211,7 @@ class EngineHost(QObject):
 
     # --- what it shows ---------------------------------------------------------
     @property
-    def state(self) -> str:
+    def state(self) -> EngineState:
         return self._state
 
     @property
@@ -259,7 +276,7 @@ class EngineHost(QObject):
         self._loop.want_run.clear()
         self._loop.wake.set()
 
-    def shutdown(self, mode: str = "wait") -> None:
+    def shutdown(self, mode: ShutdownMode | str = ShutdownMode.WAIT) -> None:
         """End the engine when the window closes.
 
         ``detach``: claim nothing more and leave running tasks to finish (their
@@ -269,11 +286,13 @@ class EngineHost(QObject):
         now; the engine records them as lost and its rules decide (a retry, or
         unknown effect for a non-idempotent task).
         """
-        if mode not in SHUTDOWN_MODES:
-            raise ValueError(f"shutdown mode {mode!r}: one of {', '.join(SHUTDOWN_MODES)}")
+        try:
+            mode = ShutdownMode(mode)
+        except ValueError:
+            raise ValueError(f"shutdown mode {mode!r}: one of {', '.join(ShutdownMode)}") from None
         loop = self._loop
         if loop is None:
-            self._set_state("stopped")
+            self._set_state(EngineState.STOPPED)
             return
         loop.want_run.clear()
         loop.quit_flag.set()
@@ -282,24 +301,24 @@ class EngineHost(QObject):
         engine = loop.engine
         if engine is not None:
             engine.stop()  # its workers claim nothing more; running tasks end and are recorded
-            if mode == "wait" and not self._wait_with_progress(engine):
-                mode = "stop"
-            if mode == "stop":
+            if mode is ShutdownMode.WAIT and not self._wait_with_progress(engine):
+                mode = ShutdownMode.STOP
+            if mode is ShutdownMode.STOP:
                 _stop_tasks(engine)
         if loop.heartbeat is not None:
             loop.heartbeat.stop()
         if loop.engine_id is not None:
             with contextlib.suppress(Exception):  # the window closes either way; a stale row goes stale
                 retire(self.ctx.ledger, self.ctx.clock, loop.engine_id)
-        if mode == "detach":
+        if mode is ShutdownMode.DETACH:
             self._hand_over()
         self._loop = None
-        self._set_state("stopped")
+        self._set_state(EngineState.STOPPED)
 
     # --- inner workings --------------------------------------------------------
     def _on_quit(self) -> None:
         if self._loop is not None:
-            self.shutdown("detach")
+            self.shutdown(ShutdownMode.DETACH)
 
     def _wait_with_progress(self, engine: Engine) -> bool:
         """Wait for running tasks, with a progress dialog when there is a window; False when cancelled."""
@@ -344,8 +363,9 @@ class EngineHost(QObject):
             if service_installed():
                 start_installed_service()
 
-    def _set_state(self, state: str) -> None:
-        if state == "running":
+    def _set_state(self, value: str) -> None:
+        state = EngineState(value)  # the loop's signal carries its value
+        if state is EngineState.RUNNING:
             self._other = None
         if state != self._state:
             self._state = state
