@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -15,6 +15,7 @@ from core.engine.orphans import live_attempt, live_settled_attempt
 from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
+from core.ledger.attention_queries import acknowledge
 from core.ledger.db import Ledger
 from core.ledger.materialize import compiled_revision, governing_segments, materialize
 from core.ledger.models import LedgerMeta, Occurrence, Revision
@@ -73,28 +74,33 @@ def _refuse_beside_live_attempt(session: Session, schedule_id: str) -> None:
 def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None) -> str:
     """A manual occurrence of the schedule's task, due at once. Its id is random:
     it is its own obligation, not a copy of a scheduled one."""
-    now = clock.now().astimezone(UTC).replace(microsecond=0)
     with ledger.write() as session:
-        revision = _active_revision(session, schedule_id)
-        _refuse_beside_live_attempt(session, schedule_id)
-        spec = compiled_revision(revision.spec_json).spec
-        local = now.astimezone(get_zone(spec.time_zone))
-        occurrence_id = "occ-" + uuid.uuid4().hex
-        reason = "run now by a person" + (f" ({note})" if note else "")
-        _add_due(
-            session,
-            occurrence_id,
-            schedule_id,
-            revision.revision,
-            OccurrenceKind.MANUAL,
-            fmt_local(local.replace(tzinfo=None)),
-            local.fold,
-            now,
-            now,
-            None,
-            reason,
-            now,
-        )
+        return run_now_in(session, schedule_id, clock, note)
+
+
+def run_now_in(session: Session, schedule_id: str, clock: Clock, note: str | None = None) -> str:
+    """:func:`run_now` in the caller's write transaction."""
+    now = clock.now().astimezone(UTC).replace(microsecond=0)
+    revision = _active_revision(session, schedule_id)
+    _refuse_beside_live_attempt(session, schedule_id)
+    spec = compiled_revision(revision.spec_json).spec
+    local = now.astimezone(get_zone(spec.time_zone))
+    occurrence_id = "occ-" + uuid.uuid4().hex
+    reason = "run now by a person" + (f" ({note})" if note else "")
+    _add_due(
+        session,
+        occurrence_id,
+        schedule_id,
+        revision.revision,
+        OccurrenceKind.MANUAL,
+        fmt_local(local.replace(tzinfo=None)),
+        local.fold,
+        now,
+        now,
+        None,
+        reason,
+        now,
+    )
     return occurrence_id
 
 
@@ -123,6 +129,14 @@ def backfill(
     live, wait for a person or were already backfilled are left alone: a
     backfill never repeats an effect that happened or may have happened.
     """
+    with ledger.write() as session:
+        return backfill_in(session, schedule_id, start, end, clock, note)
+
+
+def backfill_in(
+    session: Session, schedule_id: str, start: datetime, end: datetime, clock: Clock, note: str | None = None
+) -> BackfillResult:
+    """:func:`backfill` in the caller's write transaction."""
     if start.tzinfo is None or end.tzinfo is None:
         raise ValueError("backfill bounds must be aware instants")
     now = clock.now().astimezone(UTC).replace(microsecond=0)
@@ -134,82 +148,79 @@ def backfill(
     created: list[str] = []
     queued: list[str] = []
     left: list[tuple[str, str]] = []
-    with ledger.write() as session:
-        _active_revision(session, schedule_id)
-        # Materialize the range first, so that an occurrence is never both
-        # materialized later (and caught up) and backfilled.
-        for _ in range(1000):
-            if not materialize(session, schedule_id, clock, until=end).more:
-                break
-        revisions = session.execute(
-            select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(
-                Revision.schedule_id == schedule_id
+    _active_revision(session, schedule_id)
+    # Materialize the range first, so that an occurrence is never both
+    # materialized later (and caught up) and backfilled.
+    for _ in range(1000):
+        if not materialize(session, schedule_id, clock, until=end).more:
+            break
+    revisions = session.execute(
+        select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(Revision.schedule_id == schedule_id)
+    ).all()
+    texts = {r: text for r, _, text in revisions}
+    rows: list[tuple[int, Row]] = []
+    for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
+        rows.extend((number, row) for row in expand(compiled_revision(texts[number]), lo, hi) if row.runnable)
+    if len(rows) > MAX_BACKFILL:
+        raise AdminError(f"the range holds {len(rows):,} occurrences; backfill at most {MAX_BACKFILL:,} at a time")
+    existing = {
+        o.occurrence_id: o
+        for o in session.scalars(
+            select(Occurrence).where(
+                Occurrence.schedule_id == schedule_id,
+                Occurrence.occurrence_id.in_([row.occurrence_id for _, row in rows]),
             )
-        ).all()
-        texts = {r: text for r, _, text in revisions}
-        rows: list[tuple[int, Row]] = []
-        for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
-            rows.extend((number, row) for row in expand(compiled_revision(texts[number]), lo, hi) if row.runnable)
-        if len(rows) > MAX_BACKFILL:
-            raise AdminError(f"the range holds {len(rows):,} occurrences; backfill at most {MAX_BACKFILL:,} at a time")
-        existing = {
-            o.occurrence_id: o
-            for o in session.scalars(
-                select(Occurrence).where(
-                    Occurrence.schedule_id == schedule_id,
-                    Occurrence.occurrence_id.in_([row.occurrence_id for _, row in rows]),
-                )
+        )
+    }
+    earlier = {
+        (o.nominal_local, o.fold_ordinal): o
+        for o in session.scalars(
+            select(Occurrence).where(
+                Occurrence.schedule_id == schedule_id,
+                Occurrence.kind == OccurrenceKind.BACKFILL,
+                Occurrence.state.not_in(_RERUNNABLE),
+                Occurrence.nominal_local.in_([row.nominal_local for _, row in rows]),
             )
-        }
-        earlier = {
-            (o.nominal_local, o.fold_ordinal): o
-            for o in session.scalars(
-                select(Occurrence).where(
-                    Occurrence.schedule_id == schedule_id,
-                    Occurrence.kind == OccurrenceKind.BACKFILL,
-                    Occurrence.state.not_in(_RERUNNABLE),
-                    Occurrence.nominal_local.in_([row.nominal_local for _, row in rows]),
-                )
-            )
-        }
-        for number, row in rows:
-            found = existing.get(row.occurrence_id)
-            if found is not None and found.state is _S.PLANNED:
-                # Not run yet: it runs now under its own id (no copy, no misfire decision).
-                reason = "due now: backfill requested" + (f" ({note})" if note else "")
-                events.transition(session, found, _S.DUE, now, reason)
-                found.due_at = now
-                queued.append(found.occurrence_id)
-                continue
-            if found is not None and found.state not in _RERUNNABLE:
-                left.append((row.occurrence_id, f"{found.state.value}: not run again"))
-                continue
-            orphan = live_attempt(session, found.occurrence_id) if found is not None else None
-            if orphan is not None:
-                left.append((row.occurrence_id, f"{orphan.describe()}: not run again beside it"))
-                continue
-            done = earlier.get((row.nominal_local, row.fold_ordinal))
-            if done is not None:
-                left.append((row.occurrence_id, f"already backfilled as {done.occurrence_id} ({done.state.value})"))
-                continue
-            occurrence_id = "occ-" + _digest(canonical(["backfill", request, row.occurrence_id]))
-            reason = f"backfill of {row.occurrence_id} ({row.nominal_local})" + (f": {note}" if note else "")
-            _add_due(
-                session,
-                occurrence_id,
-                schedule_id,
-                number,
-                OccurrenceKind.BACKFILL,
-                row.nominal_local,
-                row.fold_ordinal,
-                row.resolved,
-                row.position,
-                row.period,
-                reason,
-                now,
-                {"of": row.occurrence_id},
-            )
-            created.append(occurrence_id)
+        )
+    }
+    for number, row in rows:
+        found = existing.get(row.occurrence_id)
+        if found is not None and found.state is _S.PLANNED:
+            # Not run yet: it runs now under its own id (no copy, no misfire decision).
+            reason = "due now: backfill requested" + (f" ({note})" if note else "")
+            events.transition(session, found, _S.DUE, now, reason)
+            found.due_at = now
+            queued.append(found.occurrence_id)
+            continue
+        if found is not None and found.state not in _RERUNNABLE:
+            left.append((row.occurrence_id, f"{found.state.value}: not run again"))
+            continue
+        orphan = live_attempt(session, found.occurrence_id) if found is not None else None
+        if orphan is not None:
+            left.append((row.occurrence_id, f"{orphan.describe()}: not run again beside it"))
+            continue
+        done = earlier.get((row.nominal_local, row.fold_ordinal))
+        if done is not None:
+            left.append((row.occurrence_id, f"already backfilled as {done.occurrence_id} ({done.state.value})"))
+            continue
+        occurrence_id = "occ-" + _digest(canonical(["backfill", request, row.occurrence_id]))
+        reason = f"backfill of {row.occurrence_id} ({row.nominal_local})" + (f": {note}" if note else "")
+        _add_due(
+            session,
+            occurrence_id,
+            schedule_id,
+            number,
+            OccurrenceKind.BACKFILL,
+            row.nominal_local,
+            row.fold_ordinal,
+            row.resolved,
+            row.position,
+            row.period,
+            reason,
+            now,
+            {"of": row.occurrence_id},
+        )
+        created.append(occurrence_id)
     return BackfillResult(tuple(created), tuple(left), tuple(queued))
 
 
@@ -260,3 +271,39 @@ def _digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def acknowledge_failed(ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None) -> None:
+    """A person has seen a FAILED occurrence and lets it be: it leaves the attention queue."""
+    with ledger.write() as session:
+        _failed(session, occurrence_id)
+        acknowledge(session, occurrence_id, clock.now(), note=note)
+
+
+def retry_failed(ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None) -> str:
+    """Run a FAILED occurrence again and acknowledge it, in one transaction: either both
+    happen or neither. A manual run gets a new manual run; a scheduled one is backfilled.
+    Returns the id of the new run."""
+    with ledger.write() as session:
+        occ = _failed(session, occurrence_id)
+        if occ.kind is OccurrenceKind.MANUAL:
+            new_id = run_now_in(session, occ.schedule_id, clock, note or f"again after {occurrence_id} failed")
+        else:
+            start = occ.position_utc
+            result = backfill_in(session, occ.schedule_id, start, start + timedelta(seconds=1), clock, note)
+            made = result.created + result.queued
+            if not made:
+                why = "; ".join(reason for _, reason in result.left) or "nothing in that range can run again"
+                raise AdminError(f"{occurrence_id} was not run again: {why}")
+            new_id = made[0]
+        acknowledge(session, occurrence_id, clock.now(), note=note, action="retried", data={"retriedAs": new_id})
+    return new_id
+
+
+def _failed(session: Session, occurrence_id: str) -> Occurrence:
+    occ = session.get(Occurrence, occurrence_id, populate_existing=True)
+    if occ is None:
+        raise AdminError(f"no occurrence {occurrence_id} in this ledger")
+    if occ.state is not OccurrenceState.FAILED:
+        raise AdminError(f"{occurrence_id} is {occ.state.value}, not FAILED; read the list again")
+    return occ

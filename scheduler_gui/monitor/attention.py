@@ -30,13 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.clock import Clock
-from core.engine.admin import AdminError, backfill, run_now
+from core.engine.admin import acknowledge_failed, retry_failed
 from core.engine.reconcile import Decision, reconcile
-from core.errors import UserError
-from core.ledger.attention_queries import AttentionItem, PastDecision, acknowledge, attention_items
+from core.ledger.attention_queries import AttentionItem, PastDecision, attention_items
 from core.ledger.db import Ledger
 from core.ledger.monitor_queries import schedule_zones
-from core.ledger.states import OccurrenceKind, OccurrenceState
+from core.ledger.states import OccurrenceState
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
@@ -97,26 +96,12 @@ def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: Action, no
     if action in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON):
         done = reconcile(ledger, occ.occurrence_id, Decision(action), clock, note)
         return f"{occ.occurrence_id} is now {done.new.value}"
-    if occ.state is not OccurrenceState.FAILED:
-        raise UserError(f"{occ.occurrence_id} is {occ.state.value}, not FAILED; read the list again")
     if action is Action.ACKNOWLEDGE:
-        with ledger.write() as session:
-            acknowledge(session, occ.occurrence_id, clock.now(), note=note)
+        acknowledge_failed(ledger, occ.occurrence_id, clock, note)
         return f"{occ.occurrence_id} acknowledged"
     if action is not Action.RETRY:
         raise ValueError(f"unknown action {action!r}")
-    if occ.kind is OccurrenceKind.MANUAL:
-        new_id = run_now(ledger, occ.schedule_id, clock, note or f"again after {occ.occurrence_id} failed")
-    else:
-        start = occ.position_utc
-        result = backfill(ledger, occ.schedule_id, start, start + timedelta(seconds=1), clock, note)
-        made = result.created + result.queued
-        if not made:
-            why = "; ".join(reason for _, reason in result.left) or "nothing in that range can run again"
-            raise AdminError(f"{occ.occurrence_id} was not run again: {why}")
-        new_id = made[0]
-    with ledger.write() as session:
-        acknowledge(session, occ.occurrence_id, clock.now(), note=note, action="retried", data={"retriedAs": new_id})
+    new_id = retry_failed(ledger, occ.occurrence_id, clock, note)
     return f"{occ.occurrence_id} runs again as {new_id}"
 
 
