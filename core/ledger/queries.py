@@ -101,6 +101,11 @@ def _expected_next(schedule: Schedule, cutover: datetime, spec_json: str, now: d
     return next_from_revision(spec_json, start)
 
 
+def has_schedules(session: Session) -> bool:
+    """Whether anything was ever published to this ledger (a new ledger has no schedule)."""
+    return session.scalar(select(Schedule.id).limit(1)) is not None
+
+
 def list_schedules(session: Session, now: datetime | None = None) -> list[ScheduleSummary]:
     """Every schedule, by id, with occurrence counts per state.
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, select
-
 from core.errors import UserError
-from core.ledger.models import Schedule
 from core.ledger.publish import RevisionSource, publish
+from core.ledger.queries import has_schedules
 from core.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -51,7 +49,7 @@ def seed_demo_ledger(ctx: AppContext) -> int:
             skipped.append(f"{path.name}: {str(exc).splitlines()[0]}")
     published = 0
     with ctx.ledger.write() as session:
-        if session.scalar(select(func.count()).select_from(Schedule)):
+        if has_schedules(session):
             return 0
         for path, spec in specs:
             try:
