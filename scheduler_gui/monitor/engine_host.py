@@ -15,14 +15,11 @@ States: ``stopped``, ``running``, ``paused``, ``other-engine``, ``error``.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
@@ -398,27 +395,10 @@ def _setting_seconds(value: object, default: float = 1.0) -> float:
 
 
 def _stop_tasks(engine: Engine, timeout: float = 30.0) -> None:
-    """Stop the tasks this process runs (each is its own process group) and wait
-    for the engine to record them: a lost outcome, settled by its rules."""
-    for pid in _child_pids(os.getpid()):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.getpgid(pid) == pid:  # a task: the runner starts each in a session of its own
-                os.killpg(pid, signal.SIGTERM)
+    """Stop the tasks the engine runs (its interrupt: SIGTERM to each task's process
+    group, SIGKILL after a grace period) and wait for it to record them: killed by a
+    signal, settled by its rules."""
+    engine.interrupt()
     deadline = time.monotonic() + timeout
     while not engine.wait_idle(timeout=0.2) and time.monotonic() < deadline:
         pass
-
-
-def _child_pids(parent: int) -> list[int]:
-    """Direct children of ``parent`` (Linux ``/proc``; none found elsewhere)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ")".
-        fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == parent:
-            found.append(int(stat.parent.name))
-    return found

@@ -16,8 +16,9 @@ import pytest
 from sqlalchemy import select
 
 from core.clock import FixedClock
+from core.engine import processes
 from core.engine.presence import live_engines
-from core.ledger.models import EngineKind, EnginePresence, EngineRow, Event, Occurrence
+from core.ledger.models import Attempt, EngineKind, EnginePresence, EngineRow, Event, Occurrence
 from core.ledger.publish import publish
 from core.spec import parse_spec
 from scheduler_gui.context import AppContext
@@ -130,9 +131,16 @@ def test_stop_kills_running_tasks_and_records_them_as_unknown(ctx: AppContext, h
     put(ctx, hourly({"argv": ["/bin/sleep", "3600"], "effect": "non_idempotent", "timeout": "PT1H"}))
     host.start()
     qtbot.waitUntil(lambda: states(ctx)[:1] == ["RUNNING"], timeout=10_000)
+    with ctx.ledger.read() as session:
+        task_pid = session.scalar(select(Attempt.task_pid).where(Attempt.task_pid.is_not(None)))
+    assert task_pid is not None
+    task = processes.identify(task_pid)
     host.shutdown("stop")
     assert host.state == "stopped"
     assert states(ctx)[:1] == ["UNKNOWN_EFFECT"]  # a non-idempotent task cut short: a person decides
+    assert processes.liveness(task) is processes.Liveness.GONE  # its group was ended, not left running
+    with ctx.ledger.read() as session:
+        assert session.scalars(select(Attempt.error_class)).all() == ["signal"]
 
 
 @pytest.mark.parametrize(
