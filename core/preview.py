@@ -85,7 +85,7 @@ def stream_preview(
     if until is not None:
         held = sum(1 for _ in itertools.islice(_positions_before(compiled, start, until), max_rows + 1))
         if held > max_rows:
-            raise ComputeLimitError(f"the range holds more than {max_rows:,} rows; ask for a shorter one")
+            raise _range_too_long(max_rows)
         rows = _rows_before(compiled, start, until)
     else:
         wanted = count if count is not None else 10
@@ -93,6 +93,10 @@ def stream_preview(
             raise ComputeLimitError(f"{wanted:,} rows asked for; a preview holds at most {max_rows:,}")
         rows = itertools.islice(iter_rows(compiled, start), max(wanted, 0))
     return PreviewStream(spec=compiled.spec, rows=rows, zone=compiled.zone, tzdb_version=tzdb_version())
+
+
+def _range_too_long(max_rows: int) -> ComputeLimitError:
+    return ComputeLimitError(f"the range holds more than {max_rows:,} rows; ask for a shorter one")
 
 
 def _rows_before(compiled: CompiledSchedule, start: datetime, until: datetime) -> Iterator[Occurrence]:
@@ -128,8 +132,14 @@ def build_preview(
     as soon as it is exceeded, before the rows pile up.
     """
     compiled = compiled or compile_schedule(spec)
-    stream = stream_preview(spec, start, count=count, until=until, compiled=compiled, max_rows=max_rows)
-    rows = list(stream.rows)
+    if until is None:  # bounded by its count, which stream_preview checks first
+        rows = list(stream_preview(spec, start, count=count, compiled=compiled, max_rows=max_rows).rows)
+        return _preview(compiled, rows)
+    # The rows are kept anyway: one walk, refused the moment it holds too many
+    # (stream_preview walks a range twice, to refuse before writing a row).
+    rows = list(itertools.islice(_rows_before(compiled, start, until), max_rows + 1))
+    if len(rows) > max_rows:
+        raise _range_too_long(max_rows)
     return _preview(compiled, rows)
 
 
