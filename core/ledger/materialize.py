@@ -545,27 +545,22 @@ def warm_counts(session: Session) -> int:
     the compiled revision remembers its result, so the write that follows starts
     near it instead of holding the write lock through the walk. Returns how many
     schedules were warmed."""
+    # One statement a pass: every schedule without a stored place, with its newest revision.
     rows = session.execute(
-        select(Schedule.id, Schedule.cursor_utc)
+        select(Schedule.cursor_utc, Revision.cutover_at, Revision.spec_json)
+        .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .where(Schedule.state != ScheduleState.DISABLED, Schedule.count_index.is_(None))
-        .order_by(Schedule.id)
     ).all()
     warmed = 0
-    for sid, cursor in rows:
-        revisions = session.execute(
-            select(Revision.cutover_at, Revision.spec_json)
-            .where(Revision.schedule_id == sid)
-            .order_by(Revision.revision.desc())
-        ).all()
-        if not revisions:
-            continue
+    for cursor, cutover, spec_json in rows:
         try:
-            compiled = compiled_revision(revisions[0].spec_json)
+            compiled = compiled_revision(spec_json)
         except (SpecError, ValueError):
             continue  # held by the engine: see unreadable_revisions
         if compiled.count is None:
             continue
-        start = cursor if cursor is not None else min(r.cutover_at for r in revisions)
+        # A hint only: the write walks on from wherever this stops.
+        start = cursor if cursor is not None else cutover
         compiled.count_position(shifted(start, -_HINT_MARGIN).replace(tzinfo=None), None)
         warmed += 1
     return warmed
