@@ -52,6 +52,12 @@ def _choices(parent: QWidget, choices: tuple[tuple[str, str], ...]) -> QComboBox
     return combo
 
 
+def _row(form: QFormLayout, label: QLabel) -> QLabel:
+    """``label`` (a problem or a meaning) as a whole row of ``form``."""
+    form.addRow(label)
+    return label
+
+
 class RecoveryPanel(QWidget):
     """Misfire, overlap, retry and jitter settings of the document, each with its meaning."""
 
@@ -97,10 +103,8 @@ class RecoveryPanel(QWidget):
             "Missed runs older than this are never run, whatever the policy; empty means no limit",
             "no limit",
         )
-        self.misfire_problem = problem_label(box, "Missed runs: problem")
-        form.addRow(self.misfire_problem)
-        self.misfire_meaning = meaning_label(box, "Missed runs: meaning")
-        form.addRow(self.misfire_meaning)
+        self.misfire_problem = _row(form, problem_label(box, "Missed runs: problem"))
+        self.misfire_meaning = _row(form, meaning_label(box, "Missed runs: meaning"))
         return box
 
     def _add_outage_row(self, box: QGroupBox, form: QFormLayout) -> None:
@@ -122,8 +126,7 @@ class RecoveryPanel(QWidget):
         row.addWidget(buddy(QLabel("newest", box), self.max_catch_up))
         row.addWidget(self.max_catch_up)
         form.addRow(buddy(QLabel("After an outage", box), self.misfire), row)
-        self.max_catch_up_problem = problem_label(box, f"{CATCH_UP}: problem")
-        form.addRow(self.max_catch_up_problem)
+        self.max_catch_up_problem = _row(form, problem_label(box, f"{CATCH_UP}: problem"))
         self._catch_up = self._typed(
             self.max_catch_up,
             "maxCatchUp",
@@ -143,8 +146,7 @@ class RecoveryPanel(QWidget):
             "What happens when a run comes due while the previous one still runs (overlapPolicy)",
         )
         form.addRow("Then", self.overlap)
-        self.overlap_meaning = meaning_label(box, "Overlap: meaning")
-        form.addRow(self.overlap_meaning)
+        self.overlap_meaning = _row(form, meaning_label(box, "Overlap: meaning"))
         return box
 
     def _retry_box(self) -> QGroupBox:
@@ -169,10 +171,8 @@ class RecoveryPanel(QWidget):
             "No wait is longer than this (retry.maxBackoff)",
             "10 min (default)",
         )
-        self.retry_problem = problem_label(box, "Retry: problem")
-        form.addRow(self.retry_problem)
-        self.retry_meaning = meaning_label(box, "Retry: meaning")
-        form.addRow(self.retry_meaning)
+        self.retry_problem = _row(form, problem_label(box, "Retry: problem"))
+        self.retry_meaning = _row(form, meaning_label(box, "Retry: meaning"))
         return box
 
     def _add_attempts(self, box: QGroupBox, form: QFormLayout) -> None:
@@ -183,8 +183,7 @@ class RecoveryPanel(QWidget):
             "How many times a run is tried in all, the first included (retry.maxAttempts)",
         )
         form.addRow("Attempts at most", self.max_attempts)
-        self.max_attempts_problem = problem_label(box, "Attempts at most: problem")
-        form.addRow(self.max_attempts_problem)
+        self.max_attempts_problem = _row(form, problem_label(box, "Attempts at most: problem"))
         self._attempts = self._typed(
             self.max_attempts,
             "retry.maxAttempts",
@@ -199,8 +198,7 @@ class RecoveryPanel(QWidget):
         self.multiplier.setDecimals(1)
         accessible(self.multiplier, "Each wait ×", "Each wait is this many times the one before (retry.multiplier)")
         form.addRow("Each wait ×", self.multiplier)
-        self.multiplier_problem = problem_label(box, "Each wait ×: problem")
-        form.addRow(self.multiplier_problem)
+        self.multiplier_problem = _row(form, problem_label(box, "Each wait ×: problem"))
         self._multiplier = self._typed(
             self.multiplier,
             "retry.multiplier",
@@ -221,8 +219,7 @@ class RecoveryPanel(QWidget):
             "Each run starts up to this much late, by a delay fixed per occurrence (jitter)",
             "none",
         )
-        self.jitter_meaning = meaning_label(box, "Jitter: meaning")
-        form.addRow(self.jitter_meaning)
+        self.jitter_meaning = _row(form, meaning_label(box, "Jitter: meaning"))
         return box
 
     def _duration(
