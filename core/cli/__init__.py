@@ -12,8 +12,9 @@ The modules: :mod:`~core.cli.common` (exit statuses, errors, reading a spec),
 :mod:`~core.cli.arguments` (argument types and times), :mod:`~core.cli.output`
 (stdout, colour, encoding), :mod:`~core.cli.ledger_access` (opening the ledger
 for one command), the commands in :mod:`~core.cli.spec_commands`,
-:mod:`~core.cli.ledger_commands` and :mod:`~core.cli.engine_commands`,
-:mod:`~core.cli.parser` and :mod:`~core.cli.app` (``main``).
+:mod:`~core.cli.ledger_commands` and :mod:`~core.cli.engine_commands`, the
+table of every command and the parser built from it in :mod:`~core.cli.parser`,
+and :mod:`~core.cli.app` (``main``).
 """
 
 from __future__ import annotations

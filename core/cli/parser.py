@@ -1,4 +1,5 @@
-"""The argument parser of ``schedctl``: every command, its options and its help text.
+"""The argument parser of ``schedctl``: a table of every command, its options and its help
+text (:data:`COMMANDS`), and the builder that turns the table into argparse.
 
 Standard library only: building the parser imports no part of the core, so that
 ``schedctl --help`` answers at once.
@@ -7,7 +8,8 @@ Standard library only: building the parser imports no part of the core, so that
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from core.cli.arguments import Parser, ledger_text, poll_seconds, port_number, positive_count, time_text
@@ -32,6 +34,53 @@ from core.cli.ledger_commands import (
 )
 from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
 
+Run = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument: the names and the keywords :meth:`argparse.ArgumentParser.add_argument` takes."""
+
+    names: tuple[str, ...]
+    options: Mapping[str, Any]
+
+
+def arg(*names: str, **options: Any) -> Arg:
+    """An :class:`Arg`, written as its ``add_argument`` call would be."""
+    return Arg(names, options)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Arguments that exclude one another; with ``required``, one of them must be given."""
+
+    args: tuple[Arg, ...]
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its help, its arguments in the order ``--help`` lists them, and what runs it.
+
+    A command with ``subcommands`` runs none itself: given alone, it names them.
+    """
+
+    name: str
+    help: str
+    run: Run | None = None
+    description: str | None = None
+    epilog: str | None = None
+    args: tuple[Arg | OneOf, ...] = ()
+    subcommands: tuple[Command, ...] = ()
+    #: Errors start with the command's own name (``schedctl engine run: ...``). Not for the spec
+    #: commands: their errors name the spec file and the key instead.
+    names_itself: bool = False
+    #: The description and epilog keep the line breaks they are written with.
+    keeps_lines: bool = False
+
+
+# --- help texts and arguments shared by several commands ------------------------------
+
 _TIME_HELP = """\
 Times (--from, --until, --now) are either an instant with Z or an offset
 (2026-03-08T07:00:00Z, 2026-03-08T02:00:00-05:00), or a local date-time or
@@ -46,231 +95,271 @@ _LEDGER_TIME_HELP = (
     f"${DB_ENV}, else ledger.db in your data directory."
 )
 
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``schedctl`` (standard library only)."""
-    parser = Parser(
-        prog="schedctl",
-        description="Tidemark's command line: check, preview and explain schedules; "
-        "publish them to a ledger, run them and look after what ran.",
-        epilog="Exit status: 0 success, 2 invalid input, 1 internal error.",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    _add_spec_commands(commands)
-    _add_ledger_commands(commands)
-    return parser
-
-
-def _choose(what: str, choices: str) -> Callable[[argparse.Namespace], int]:
-    """The command of a group given without its subcommand (``schedctl engine``): one line naming the choices."""
-
-    def missing(args: argparse.Namespace) -> int:
-        raise UsageError(f"choose {choices} (see schedctl {what} --help)")
-
-    return missing
-
-
-def _add_spec_commands(commands: Any) -> None:
-    validate = commands.add_parser(
-        "validate", help="check spec files", description="Check spec files; prints ok per valid file."
-    )
-    validate.add_argument("specs", nargs="+", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)")
-    validate.set_defaults(func=cmd_validate)
-
-    preview = commands.add_parser(
-        "preview",
-        help="list the occurrences a spec produces",
-        description="List the rows with positionUtc >= --from: the first --count (default 10), "
-        "or those before --until.",
-        epilog=_TIME_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    preview.add_argument("spec", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)")
-    preview.add_argument("--from", dest="from_", type=time_text, metavar="TIME", help="first position (default: now)")
-    limit = preview.add_mutually_exclusive_group()
-    limit.add_argument("--count", type=positive_count, metavar="N", help=f"rows to list (default {DEFAULT_COUNT})")
-    limit.add_argument("--until", type=time_text, metavar="TIME", help="list rows positioned before this time")
-    preview.add_argument(
-        "--format", choices=("table", "json", "csv", "ics"), default="table", help="output format (default table)"
-    )
-    preview.add_argument("--now", type=time_text, metavar="TIME", help="freeze the current time (tests, simulation)")
-    preview.set_defaults(func=cmd_preview)
-
-    explain = commands.add_parser(
-        "explain",
-        help="describe a spec in plain words",
-        description="One paragraph: the rule, the zone, and what each policy does at the next gap and fold.",
-        epilog=_TIME_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    explain.add_argument("spec", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)")
-    explain.add_argument("--from", dest="from_", type=time_text, metavar="TIME", help="look ahead from (default: now)")
-    explain.add_argument("--now", type=time_text, metavar="TIME", help="freeze the current time (tests, simulation)")
-    explain.set_defaults(func=cmd_explain)
-
-    schema = commands.add_parser("schema", help="print the JSON Schema of scheduleSpec.v1")
-    schema.set_defaults(func=cmd_schema)
-
-
-def _ledger_options() -> argparse.ArgumentParser:
-    """--db and --now, shared by every ledger command."""
-    common = Parser(add_help=False)
-    common.add_argument(
+_SPEC = arg("spec", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)")
+_NOW = arg("--now", type=time_text, metavar="TIME", help="freeze the current time (tests, simulation)")
+#: --db and --now, first among the options of every command that opens the ledger.
+_LEDGER = (
+    arg(
         "--db",
         metavar="URL",
         help=f"the ledger: a SQLite file or URL, or postgresql+psycopg://user@host/db "
         f"(default: ${DB_ENV}, else ledger.db in your data directory)",
-    )
-    common.add_argument("--now", type=time_text, metavar="TIME", help="freeze the current time (tests, simulation)")
-    return common
+    ),
+    _NOW,
+)
+_FORMAT = arg("--format", choices=("table", "json"), default="table", help="output format (default table)")
+_NOTE = arg("--note", type=ledger_text, metavar="TEXT", help="why (recorded in the ledger's events)")
+_SCHEDULE_ID = arg("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
+_OCCURRENCE_ID = arg("occurrence_id", type=ledger_text, metavar="OCCURRENCE_ID", help="the occurrence")
+_ONLY_SCHEDULE = arg("--schedule", type=ledger_text, metavar="ID", help="only this schedule's")
 
 
-def _add_ledger_commands(commands: Any) -> None:
-    common = [_ledger_options()]
+def _ledger_command(
+    name: str,
+    help: str,
+    run: Run,
+    *args: Arg | OneOf,
+    description: str | None = None,
+    epilog: str | None = _LEDGER_TIME_HELP,
+) -> Command:
+    """A command on the ledger: --db and --now, the times help, errors that name the command."""
+    return Command(name, help, run, description=description, epilog=epilog, args=(*_LEDGER, *args), names_itself=True)
 
-    def add(name: str, func: Callable[[argparse.Namespace], int], help: str, **kwargs: Any) -> argparse.ArgumentParser:
-        kwargs.setdefault("epilog", _LEDGER_TIME_HELP)
-        sub: argparse.ArgumentParser = commands.add_parser(name, help=help, parents=common, **kwargs)
-        sub.set_defaults(func=func, where=f"schedctl {name}")
-        return sub
 
-    def formats(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
+def _gate(name: str, what: str) -> Command:
+    return _ledger_command(name, what, cmd_gate, _SCHEDULE_ID, _NOTE, description=what[0].upper() + what[1:] + ".")
 
-    def note(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--note", type=ledger_text, metavar="TEXT", help="why (recorded in the ledger's events)")
 
-    apply = add(
+# --- the table --------------------------------------------------------------------------
+
+PROG = "schedctl"
+DESCRIPTION = (
+    "Tidemark's command line: check, preview and explain schedules; "
+    "publish them to a ledger, run them and look after what ran."
+)
+EPILOG = "Exit status: 0 success, 2 invalid input, 1 internal error."
+
+_SPEC_COMMANDS = (
+    Command(
+        "validate",
+        "check spec files",
+        cmd_validate,
+        description="Check spec files; prints ok per valid file.",
+        args=(arg("specs", nargs="+", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)"),),
+    ),
+    Command(
+        "preview",
+        "list the occurrences a spec produces",
+        cmd_preview,
+        description="List the rows with positionUtc >= --from: the first --count (default 10), "
+        "or those before --until.",
+        epilog=_TIME_HELP,
+        keeps_lines=True,
+        args=(
+            _SPEC,
+            arg("--from", dest="from_", type=time_text, metavar="TIME", help="first position (default: now)"),
+            OneOf(
+                (
+                    arg("--count", type=positive_count, metavar="N", help=f"rows to list (default {DEFAULT_COUNT})"),
+                    arg("--until", type=time_text, metavar="TIME", help="list rows positioned before this time"),
+                )
+            ),
+            arg(
+                "--format",
+                choices=("table", "json", "csv", "ics"),
+                default="table",
+                help="output format (default table)",
+            ),
+            _NOW,
+        ),
+    ),
+    Command(
+        "explain",
+        "describe a spec in plain words",
+        cmd_explain,
+        description="One paragraph: the rule, the zone, and what each policy does at the next gap and fold.",
+        epilog=_TIME_HELP,
+        keeps_lines=True,
+        args=(
+            _SPEC,
+            arg("--from", dest="from_", type=time_text, metavar="TIME", help="look ahead from (default: now)"),
+            _NOW,
+        ),
+    ),
+    Command("schema", "print the JSON Schema of scheduleSpec.v1", cmd_schema),
+)
+
+_ENGINE = Command(
+    "engine",
+    "run the engine, fence off older engines, or install it as a service",
+    names_itself=True,
+    subcommands=(
+        _ledger_command(
+            "run",
+            "run the engine",
+            cmd_engine_run,
+            arg("--once", action="store_true", help="one full pass, then exit"),
+            arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N"),
+            arg("--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"),
+            arg(
+                "--allow-second",
+                action="store_true",
+                help="start even while another engine dispatches on this ledger (two dispatchers)",
+            ),
+            description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
+            "recover, dispatch everything due, wait for the tasks it started) and exit.",
+        ),
+        _ledger_command(
+            "fence",
+            "void the claims of every engine running now",
+            cmd_engine_fence,
+            _NOTE,
+            description="Bump the ledger's execution epoch: claims made under an earlier epoch can no longer "
+            "record outcomes, and the next pass settles their attempts as lost.",
+        ),
+        _ledger_command(
+            "install-service",
+            "keep the engine running as a systemd user service",
+            cmd_install_service,
+            description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
+            "schedctl engine run --db URL, Restart=on-failure), reload the user manager, and enable and start it. "
+            "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1).",
+        ),
+        Command(
+            "uninstall-service",
+            "stop and remove the systemd user service",
+            cmd_uninstall_service,
+            description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager.",
+            names_itself=True,
+        ),
+    ),
+)
+
+_LEDGER_COMMANDS = (
+    _ledger_command(
         "apply",
-        cmd_apply,
         "publish a spec to the ledger",
+        cmd_apply,
+        _SPEC,
         description="Validate a spec and publish it as its schedule's next revision. Not-yet-started "
         "occurrences of earlier revisions at or after its cutoverAt are cancelled.",
-    )
-    apply.add_argument("spec", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)")
-
-    schedules = add("schedules", cmd_schedules, "list the ledger's schedules")
-    formats(schedules)
-
-    for name, what in (
-        ("pause", "stop dispatching a schedule (occurrences are still materialized)"),
-        ("resume", "make a paused or disabled schedule active again"),
-        ("disable", "stop materializing and dispatching a schedule"),
-    ):
-        gate = add(name, cmd_gate, what, description=what[0].upper() + what[1:] + ".")
-        gate.add_argument("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
-        note(gate)
-
-    engine = commands.add_parser("engine", help="run the engine, fence off older engines, or install it as a service")
-    engine.set_defaults(
-        func=_choose("engine", "run, fence, install-service or uninstall-service"), where="schedctl engine"
-    )
-    engine_commands = engine.add_subparsers(dest="engine_command", metavar="COMMAND", parser_class=Parser)
-    run = engine_commands.add_parser(
-        "run",
-        help="run the engine",
-        parents=common,
-        description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
-        "recover, dispatch everything due, wait for the tasks it started) and exit.",
-        epilog=_LEDGER_TIME_HELP,
-    )
-    run.set_defaults(func=cmd_engine_run, where="schedctl engine run")
-    run.add_argument("--once", action="store_true", help="one full pass, then exit")
-    run.add_argument("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N")
-    run.add_argument(
-        "--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"
-    )
-    run.add_argument(
-        "--allow-second",
-        action="store_true",
-        help="start even while another engine dispatches on this ledger (two dispatchers)",
-    )
-    fence = engine_commands.add_parser(
-        "fence",
-        help="void the claims of every engine running now",
-        parents=common,
-        description="Bump the ledger's execution epoch: claims made under an earlier epoch can no longer record "
-        "outcomes, and the next pass settles their attempts as lost.",
-        epilog=_LEDGER_TIME_HELP,
-    )
-    fence.set_defaults(func=cmd_engine_fence, where="schedctl engine fence")
-    note(fence)
-    install = engine_commands.add_parser(
-        "install-service",
-        help="keep the engine running as a systemd user service",
-        parents=common,
-        description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
-        "schedctl engine run --db URL, Restart=on-failure), reload the user manager, and enable and start it. "
-        "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1).",
-        epilog=_LEDGER_TIME_HELP,
-    )
-    install.set_defaults(func=cmd_install_service, where="schedctl engine install-service")
-    uninstall = engine_commands.add_parser(
-        "uninstall-service",
-        help="stop and remove the systemd user service",
-        description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager.",
-    )
-    uninstall.set_defaults(func=cmd_uninstall_service, where="schedctl engine uninstall-service")
-
-    run_now = add("run-now", cmd_run_now, "run a schedule's task now (prints the new occurrence id)")
-    run_now.add_argument("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
-    note(run_now)
-
-    backfill = add(
+    ),
+    _ledger_command("schedules", "list the ledger's schedules", cmd_schedules, _FORMAT),
+    _gate("pause", "stop dispatching a schedule (occurrences are still materialized)"),
+    _gate("resume", "make a paused or disabled schedule active again"),
+    _gate("disable", "stop materializing and dispatching a schedule"),
+    _ENGINE,
+    _ledger_command(
+        "run-now", "run a schedule's task now (prints the new occurrence id)", cmd_run_now, _SCHEDULE_ID, _NOTE
+    ),
+    _ledger_command(
         "backfill",
-        cmd_backfill,
         "run a past range's occurrences that never ran",
+        cmd_backfill,
+        _SCHEDULE_ID,
+        arg("--from", dest="from_", type=time_text, required=True, metavar="TIME", help="first position"),
+        arg("--to", type=time_text, required=True, metavar="TIME", help="end of the range (excluded)"),
+        _NOTE,
         description="Run, oldest first, each occurrence with a position in [--from, --to) that never ran: one not "
         "run yet is made due now under its own id, one that expired, was skipped or failed gets a backfill "
         "occurrence; ones that succeeded, are live or wait for a person are left alone.",
-    )
-    backfill.add_argument("schedule_id", type=ledger_text, metavar="ID", help="the schedule")
-    backfill.add_argument("--from", dest="from_", type=time_text, required=True, metavar="TIME", help="first position")
-    backfill.add_argument("--to", type=time_text, required=True, metavar="TIME", help="end of the range (excluded)")
-    note(backfill)
-
-    ledger = add(
+    ),
+    _ledger_command(
         "ledger",
-        cmd_ledger,
         "list occurrences",
+        cmd_ledger,
+        _ONLY_SCHEDULE,
+        arg("--state", metavar="S[,S...]", help="only these states (e.g. DUE,RETRY_WAIT)"),
+        arg("--limit", type=positive_count, metavar="N", help="the first N in position order (default: all)"),
+        _FORMAT,
         description="Occurrences in position order (positionUtc, nominalLocal, foldOrdinal), oldest first.",
-    )
-    ledger.add_argument("--schedule", type=ledger_text, metavar="ID", help="only this schedule's")
-    ledger.add_argument("--state", metavar="S[,S...]", help="only these states (e.g. DUE,RETRY_WAIT)")
-    ledger.add_argument(
-        "--limit", type=positive_count, metavar="N", help="the first N in position order (default: all)"
-    )
-    formats(ledger)
-
-    attempts = add("attempts", cmd_attempts, "list the attempts of one occurrence")
-    attempts.add_argument("occurrence_id", type=ledger_text, metavar="OCCURRENCE_ID", help="the occurrence")
-    formats(attempts)
-
-    reconcile = add(
+    ),
+    _ledger_command("attempts", "list the attempts of one occurrence", cmd_attempts, _OCCURRENCE_ID, _FORMAT),
+    _ledger_command(
         "reconcile",
-        cmd_reconcile,
         "resolve an UNKNOWN_EFFECT occurrence",
+        cmd_reconcile,
+        _OCCURRENCE_ID,
+        OneOf(
+            tuple(
+                arg(f"--{decision}", dest="decision", action="store_const", const=decision)
+                for decision in ("happened", "not-happened", "abandon")
+            ),
+            required=True,
+        ),
+        _NOTE,
         description="Record a person's decision about an occurrence whose effect is unknown: it happened "
         "(SUCCEEDED), it did not (RETRY_WAIT, run again at once), or give up (FAILED).",
-    )
-    reconcile.add_argument("occurrence_id", type=ledger_text, metavar="OCCURRENCE_ID", help="the occurrence")
-    decision = reconcile.add_mutually_exclusive_group(required=True)
-    decision.add_argument("--happened", dest="decision", action="store_const", const="happened")
-    decision.add_argument("--not-happened", dest="decision", action="store_const", const="not-happened")
-    decision.add_argument("--abandon", dest="decision", action="store_const", const="abandon")
-    note(reconcile)
-
-    db = commands.add_parser("db", help="look after the ledger's database")
-    db.set_defaults(func=_choose("db", "upgrade"), where="schedctl db")
-    db_commands = db.add_subparsers(dest="db_command", metavar="COMMAND", parser_class=Parser)
-    upgrade = db_commands.add_parser("upgrade", help="migrate the ledger's schema to the newest", parents=common)
-    upgrade.set_defaults(func=cmd_db_upgrade, where="schedctl db upgrade")
-
-    drift = add(
+    ),
+    Command(
+        "db",
+        "look after the ledger's database",
+        names_itself=True,
+        subcommands=(
+            _ledger_command("upgrade", "migrate the ledger's schema to the newest", cmd_db_upgrade, epilog=None),
+        ),
+    ),
+    _ledger_command(
         "drift",
-        cmd_drift,
         "list future occurrences the installed tz database would move",
+        cmd_drift,
+        _ONLY_SCHEDULE,
         description="Future, not-started occurrences whose instant differs under the installed tzdata "
         "(materialized instants are never rewritten; a new revision adopts them).",
-    )
-    drift.add_argument("--schedule", type=ledger_text, metavar="ID", help="only this schedule's")
+    ),
+)
+
+#: Every command of ``schedctl``, in the order ``schedctl --help`` lists them.
+COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS)
+
+
+# --- the builder ------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``schedctl`` (standard library only), built from :data:`COMMANDS`."""
+    parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG)
+    _add_commands(parser, "command", COMMANDS, PROG)
+    return parser
+
+
+def _add_commands(parser: argparse.ArgumentParser, dest: str, commands: Sequence[Command], prog: str) -> None:
+    """``commands`` as the subcommands of ``parser``; the one chosen is stored as ``dest``."""
+    subparsers = parser.add_subparsers(dest=dest, metavar="COMMAND", parser_class=Parser)
+    for command in commands:
+        formatter = argparse.RawDescriptionHelpFormatter if command.keeps_lines else argparse.HelpFormatter
+        sub = subparsers.add_parser(
+            command.name,
+            help=command.help,
+            description=command.description,
+            epilog=command.epilog,
+            formatter_class=formatter,
+        )
+        _fill(sub, command, f"{prog} {command.name}")
+
+
+def _fill(parser: argparse.ArgumentParser, command: Command, prog: str) -> None:
+    """Give ``parser`` the arguments of ``command``, what runs it, and its subcommands."""
+    for item in command.args:
+        if isinstance(item, OneOf):
+            group = parser.add_mutually_exclusive_group(required=item.required)
+            for one in item.args:
+                group.add_argument(*one.names, **one.options)
+        else:
+            parser.add_argument(*item.names, **item.options)
+    run = command.run or _choose(prog, [sub.name for sub in command.subcommands])
+    parser.set_defaults(func=run)
+    if command.names_itself:
+        parser.set_defaults(where=prog)
+    if command.subcommands:
+        _add_commands(parser, f"{command.name}_command", command.subcommands, prog)
+
+
+def _choose(prog: str, names: Sequence[str]) -> Run:
+    """What runs a group given without its subcommand (``schedctl engine``): one line naming them."""
+    choices = " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+
+    def missing(args: argparse.Namespace) -> int:
+        raise UsageError(f"choose {choices} (see {prog} --help)")
+
+    return missing

@@ -20,8 +20,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import (
     QComboBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -104,7 +106,34 @@ class CalendarForm(QWidget):
         self.setAccessibleName("Calendar form")
         self.cal_form = form = form_layout(self)
         locale = self.locale()
+        self._build_repeats(form)
+        self._build_weekdays(form, locale)
+        self._build_months(form, locale)
+        self._build_day(form, locale)
+        self._build_times(form)
+        self._build_minutes(form)
+        self._build_hours(form)
+        self._build_start(form)
+        self._typed_rule_fields = (self._interval, self._month_days, self._times, self._minutes, self._hours)
+        self._choice_problems = (self._freq_problem, self._weekdays_problem, self._months_problem, self._day_problem)
+        self._controls = [
+            self.interval,
+            self.freq,
+            *self.weekday_buttons,
+            *self.month_buttons,
+            self.month_mode,
+            self.month_days,
+            self.nth,
+            self.nth_weekday,
+            self.times,
+            self.add_time,
+            self.minutes,
+            self.hours,
+        ]
 
+    def _build_repeats(self, form: QFormLayout) -> None:
+        """Repeats: every N, in which unit."""
+        state = self._state
         self.interval = CountSpin("the repeat interval", 1, 1000, self)
         self.interval.setPrefix("every ")
         accessible(
@@ -130,6 +159,9 @@ class CalendarForm(QWidget):
         )
         self._freq_problem = state.problem("repeatUnit", "rule", repeat_line)
 
+    def _build_weekdays(self, form: QFormLayout, locale: QLocale) -> None:
+        """On: a toggle per weekday (none: every day)."""
+        state = self._state
         self.weekday_buttons: list[QToolButton] = []
         days, days_layout = _button_row(self, 2)
         for i, code in enumerate(WEEKDAYS):
@@ -152,6 +184,9 @@ class CalendarForm(QWidget):
         self.row_weekdays = form.rowCount() - 1
         self._weekdays_problem = state.problem("weekdays", "rule", weekdays_line)
 
+    def _build_months(self, form: QFormLayout, locale: QLocale) -> None:
+        """In: a toggle per month."""
+        state = self._state
         self.month_buttons: list[QToolButton] = []
         months, months_layout = _button_row(self, 1)
         for m in range(1, 13):
@@ -169,6 +204,9 @@ class CalendarForm(QWidget):
         self.row_months = add_row(form, "In", stack(months, months_line), self.month_buttons[0])
         self._months_problem = state.problem("months", "rule", months_line)
 
+    def _build_day(self, form: QFormLayout, locale: QLocale) -> None:
+        """Day: day numbers, the Nth weekday, the last day or the last weekday of the month."""
+        state = self._state
         self.month_mode = QComboBox(self)
         for value, words in _MODE_WORDS:
             self.month_mode.addItem(words, value)
@@ -204,6 +242,9 @@ class CalendarForm(QWidget):
         )
         self._day_problem = state.problem("dayOfMonth", "rule", day_line)
 
+    def _build_times(self, form: QFormLayout) -> None:
+        """At: the times of day, and a button that adds one."""
+        state = self._state
         self.times = QLineEdit(self)
         self.times.setObjectName("timesOfDay")
         self.times.setFont(tabular(self.times.font()))
@@ -228,6 +269,9 @@ class CalendarForm(QWidget):
             show=lambda times: self.times.setText(format_times(times or ())),
         )
 
+    def _build_minutes(self, form: QFormLayout) -> None:
+        """At (minutes past the hour), for rules that repeat in hours or minutes."""
+        state = self._state
         self.minutes = QLineEdit(self)
         self.minutes.setPlaceholderText("0, 30")
         self.minutes.setMaximumWidth(110)
@@ -241,6 +285,9 @@ class CalendarForm(QWidget):
             self.minutes, "minutes", minutes_line, "minutes", (0, 59, "minutes"), "Minutes past the hour"
         )
 
+    def _build_hours(self, form: QFormLayout) -> None:
+        """Hours: the hours of the day a rule may run in."""
+        state = self._state
         self.hours = QLineEdit(self)
         self.hours.setPlaceholderText("every hour")
         self.hours.setMaximumWidth(110)
@@ -251,6 +298,9 @@ class CalendarForm(QWidget):
         )
         self._hours = self._numbers(self.hours, "hours", hours_line, "hours", (0, 23, "hours"), "Hours of the day")
 
+    def _build_start(self, form: QFormLayout) -> None:
+        """Starts: the local start (DTSTART), with its UTC reading beside it."""
+        state = self._state
         self.start = DateTimeField(
             "Starts", "The first local date and time the rule counts from (DTSTART)", self, with_time=True
         )
@@ -260,22 +310,6 @@ class CalendarForm(QWidget):
         start_line = state.error_line("start", self, "Starts")
         add_row(form, "Starts", stack(field_row(self.start, self.start_hint), start_line), self.start)
         self._start = state.typed_start("start", start_line, self.start, "Start")
-        self._typed_rule_fields = (self._interval, self._month_days, self._times, self._minutes, self._hours)
-        self._choice_problems = (self._freq_problem, self._weekdays_problem, self._months_problem, self._day_problem)
-        self._controls = [
-            self.interval,
-            self.freq,
-            *self.weekday_buttons,
-            *self.month_buttons,
-            self.month_mode,
-            self.month_days,
-            self.nth,
-            self.nth_weekday,
-            self.times,
-            self.add_time,
-            self.minutes,
-            self.hours,
-        ]
 
     def _numbers(
         self, edit: QLineEdit, field: str, line: Any, part: str, bounds: tuple[int, int, str], label: str

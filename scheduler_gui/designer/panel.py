@@ -164,6 +164,20 @@ class DesignerPanel(QWidget):
         self._ordered = False  # Tab order is set once the page is laid out (order_tabs); later tabs move then
         self.timeline: QWidget | None = None
         self.whatif: QWidget | None = None
+        self._build_tabs()
+        self._fill_tab(0)
+        self.tabs.currentChanged.connect(self._fill_tab)
+        self._build_settings()
+        self._lay_out()
+        self._ordered = True
+        self.order_tabs()
+        for section in (self.task_section, self.recovery_section):
+            section.contentBuilt.connect(lambda section=section: self._place(section))
+        self.service.refresh_now()
+
+    # --- building -------------------------------------------------------------------
+    def _build_tabs(self) -> None:
+        """The Preview, Timeline and What-if tabs, each an empty holder its view goes into when first shown."""
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("designerTabs")
         accessible(
@@ -186,10 +200,10 @@ class DesignerPanel(QWidget):
             self._tab_layouts.append(holder_layout)
             i = self.tabs.addTab(holder, title)
             self.tabs.setTabToolTip(i, tip)
-        self._fill_tab(0)
-        self.tabs.currentChanged.connect(self._fill_tab)
 
-        # The forms scroll when the window is short; the tabs keep the rest.
+    def _build_settings(self) -> None:
+        """The forms in a scroll area: "When" beside "Clock changes", then the Task and recovery sections.
+        They scroll when the window is short; the tabs keep the rest."""
         forms = QWidget()
         forms_layout = QVBoxLayout(forms)
         forms_layout.setContentsMargins(0, 0, 4, 0)
@@ -210,6 +224,8 @@ class DesignerPanel(QWidget):
         )
         self.settings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
+    def _lay_out(self) -> None:
+        """The title and id, the summary, then the settings over the tabs (half and half at first)."""
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.setObjectName("designerSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -218,19 +234,12 @@ class DesignerPanel(QWidget):
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([330, 330])
-
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(6)
         layout.addWidget(self.identity)  # UI.md: the title, with its id beneath, above the summary
         layout.addWidget(self.summary)
         layout.addWidget(self.splitter, 1)
-
-        self._ordered = True
-        self.order_tabs()
-        for section in (self.task_section, self.recovery_section):
-            section.contentBuilt.connect(lambda section=section: self._place(section))
-        self.service.refresh_now()
 
     def _place(self, section: FoldSection) -> None:
         """A section's content, just built (it joined the end of Qt's order), is read after its heading."""

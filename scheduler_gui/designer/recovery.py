@@ -44,6 +44,20 @@ OVERLAP_CHOICES = (
 CATCH_UP = "Newest (how many missed runs to make up)"
 
 
+def _choices(parent: QWidget, choices: tuple[tuple[str, str], ...]) -> QComboBox:
+    """A combo box of ``(value, words)`` pairs: it shows the words and holds the value."""
+    combo = QComboBox(parent)
+    for value, words in choices:
+        combo.addItem(words, value)
+    return combo
+
+
+def _row(form: QFormLayout, label: QLabel) -> QLabel:
+    """``label`` (a problem or a meaning) as a whole row of ``form``."""
+    form.addRow(label)
+    return label
+
+
 class RecoveryPanel(QWidget):
     """Misfire, overlap, retry and jitter settings of the document, each with its meaning."""
 
@@ -55,14 +69,47 @@ class RecoveryPanel(QWidget):
         accessible(self, "When things go wrong", "Missed runs, overlapping runs, retries and jitter")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._missed_runs_box())
+        layout.addWidget(self._overlap_box())
+        layout.addWidget(self._retry_box())
+        layout.addWidget(self._jitter_box())
+        layout.addStretch(1)
 
-        # Missed runs -------------------------------------------------------------
+        self.misfire.activated.connect(self._misfire_chosen)
+        self.overlap.activated.connect(self._overlap_chosen)
+        document.changed.connect(self.sync)
+        self.sync()
+
+    # --- building -----------------------------------------------------------------
+    def _missed_runs_box(self) -> QGroupBox:
+        """The misfire policy and how many missed runs to make up, lateness and the oldest run ever made up."""
         box = QGroupBox("Missed runs (computer off, engine stopped)", self)
         form = QFormLayout(box)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        self.misfire = QComboBox(box)
-        for value, words in MISFIRE_CHOICES:
-            self.misfire.addItem(words, value)
+        self._add_outage_row(box, form)
+        self.lateness = self._duration(
+            box,
+            form,
+            "latenessWindow",
+            "Missed when late by",
+            "A run that starts later than its time plus this counts as missed",
+            "15 min (default)",
+        )
+        self.catch_up_window = self._duration(
+            box,
+            form,
+            "catchUpWindow",
+            "Never run if older than",
+            "Missed runs older than this are never run, whatever the policy; empty means no limit",
+            "no limit",
+        )
+        self.misfire_problem = _row(form, problem_label(box, "Missed runs: problem"))
+        self.misfire_meaning = _row(form, meaning_label(box, "Missed runs: meaning"))
+        return box
+
+    def _add_outage_row(self, box: QGroupBox, form: QFormLayout) -> None:
+        """The "After an outage" row: the policy, then "newest" and how many (bounded catch-up only); its problem."""
+        self.misfire = _choices(box, MISFIRE_CHOICES)
         accessible(
             self.misfire,
             "After an outage",
@@ -79,8 +126,7 @@ class RecoveryPanel(QWidget):
         row.addWidget(buddy(QLabel("newest", box), self.max_catch_up))
         row.addWidget(self.max_catch_up)
         form.addRow(buddy(QLabel("After an outage", box), self.misfire), row)
-        self.max_catch_up_problem = problem_label(box, f"{CATCH_UP}: problem")
-        form.addRow(self.max_catch_up_problem)
+        self.max_catch_up_problem = _row(form, problem_label(box, f"{CATCH_UP}: problem"))
         self._catch_up = self._typed(
             self.max_catch_up,
             "maxCatchUp",
@@ -88,49 +134,48 @@ class RecoveryPanel(QWidget):
             current=self._catch_up_value,
             write=self._write_catch_up,
         )
-        self.lateness = DurationField(
-            document,
-            "latenessWindow",
-            "Missed when late by",
-            "A run that starts later than its time plus this counts as missed",
-            "15 min (default)",
-            box,
-        )
-        form.addRow("Missed when late by", self.lateness)
-        self.catch_up_window = DurationField(
-            document,
-            "catchUpWindow",
-            "Never run if older than",
-            "Missed runs older than this are never run, whatever the policy; empty means no limit",
-            "no limit",
-            box,
-        )
-        form.addRow("Never run if older than", self.catch_up_window)
-        self.misfire_problem = problem_label(box, "Missed runs: problem")
-        form.addRow(self.misfire_problem)
-        self.misfire_meaning = meaning_label(box, "Missed runs: meaning")
-        form.addRow(self.misfire_meaning)
-        layout.addWidget(box)
 
-        # Overlap -----------------------------------------------------------------
+    def _overlap_box(self) -> QGroupBox:
+        """The overlap policy and its meaning."""
         box = QGroupBox("A run is due while the previous one still runs", self)
         form = QFormLayout(box)
-        self.overlap = QComboBox(box)
-        for value, words in OVERLAP_CHOICES:
-            self.overlap.addItem(words, value)
+        self.overlap = _choices(box, OVERLAP_CHOICES)
         accessible(
             self.overlap,
             "Then",
             "What happens when a run comes due while the previous one still runs (overlapPolicy)",
         )
         form.addRow("Then", self.overlap)
-        self.overlap_meaning = meaning_label(box, "Overlap: meaning")
-        form.addRow(self.overlap_meaning)
-        layout.addWidget(box)
+        self.overlap_meaning = _row(form, meaning_label(box, "Overlap: meaning"))
+        return box
 
-        # Retry -------------------------------------------------------------------
+    def _retry_box(self) -> QGroupBox:
+        """Attempts, the first wait, the multiplier and the longest wait, with their problems and meaning."""
         box = QGroupBox("A run fails", self)
         form = QFormLayout(box)
+        self._add_attempts(box, form)
+        self.initial_backoff = self._duration(
+            box,
+            form,
+            "retry.initialBackoff",
+            "First wait",
+            "The wait after the first failure (retry.initialBackoff)",
+            "30 s (default)",
+        )
+        self._add_multiplier(box, form)
+        self.max_backoff = self._duration(
+            box,
+            form,
+            "retry.maxBackoff",
+            "Longest wait",
+            "No wait is longer than this (retry.maxBackoff)",
+            "10 min (default)",
+        )
+        self.retry_problem = _row(form, problem_label(box, "Retry: problem"))
+        self.retry_meaning = _row(form, meaning_label(box, "Retry: meaning"))
+        return box
+
+    def _add_attempts(self, box: QGroupBox, form: QFormLayout) -> None:
         self.max_attempts = CountSpin("the number of attempts", 1, 100, box)
         accessible(
             self.max_attempts,
@@ -138,8 +183,7 @@ class RecoveryPanel(QWidget):
             "How many times a run is tried in all, the first included (retry.maxAttempts)",
         )
         form.addRow("Attempts at most", self.max_attempts)
-        self.max_attempts_problem = problem_label(box, "Attempts at most: problem")
-        form.addRow(self.max_attempts_problem)
+        self.max_attempts_problem = _row(form, problem_label(box, "Attempts at most: problem"))
         self._attempts = self._typed(
             self.max_attempts,
             "retry.maxAttempts",
@@ -147,22 +191,14 @@ class RecoveryPanel(QWidget):
             current=lambda: self._number("retry.maxAttempts", 3),
             write=lambda v: self._write("retry.maxAttempts", v, "Edit attempts at most", merge=True),
         )
-        self.initial_backoff = DurationField(
-            document,
-            "retry.initialBackoff",
-            "First wait",
-            "The wait after the first failure (retry.initialBackoff)",
-            "30 s (default)",
-            box,
-        )
-        form.addRow("First wait", self.initial_backoff)
+
+    def _add_multiplier(self, box: QGroupBox, form: QFormLayout) -> None:
         self.multiplier = RatioSpin("the wait multiplier", 1.0, 100.0, box)
         self.multiplier.setSingleStep(0.5)
         self.multiplier.setDecimals(1)
         accessible(self.multiplier, "Each wait ×", "Each wait is this many times the one before (retry.multiplier)")
         form.addRow("Each wait ×", self.multiplier)
-        self.multiplier_problem = problem_label(box, "Each wait ×: problem")
-        form.addRow(self.multiplier_problem)
+        self.multiplier_problem = _row(form, problem_label(box, "Each wait ×: problem"))
         self._multiplier = self._typed(
             self.multiplier,
             "retry.multiplier",
@@ -170,42 +206,29 @@ class RecoveryPanel(QWidget):
             current=lambda: float(self._number("retry.multiplier", 2.0)),
             write=lambda v: self._write("retry.multiplier", round(v, 1), "Edit wait multiplier", merge=True),
         )
-        self.max_backoff = DurationField(
-            document,
-            "retry.maxBackoff",
-            "Longest wait",
-            "No wait is longer than this (retry.maxBackoff)",
-            "10 min (default)",
-            box,
-        )
-        form.addRow("Longest wait", self.max_backoff)
-        self.retry_problem = problem_label(box, "Retry: problem")
-        form.addRow(self.retry_problem)
-        self.retry_meaning = meaning_label(box, "Retry: meaning")
-        form.addRow(self.retry_meaning)
-        layout.addWidget(box)
 
-        # Jitter ------------------------------------------------------------------
+    def _jitter_box(self) -> QGroupBox:
+        """The jitter and its meaning."""
         box = QGroupBox("Spread out starts", self)
         form = QFormLayout(box)
-        self.jitter = DurationField(
-            document,
+        self.jitter = self._duration(
+            box,
+            form,
             "jitter",
             "Start up to",
             "Each run starts up to this much late, by a delay fixed per occurrence (jitter)",
             "none",
-            box,
         )
-        form.addRow("Start up to", self.jitter)
-        self.jitter_meaning = meaning_label(box, "Jitter: meaning")
-        form.addRow(self.jitter_meaning)
-        layout.addWidget(box)
-        layout.addStretch(1)
+        self.jitter_meaning = _row(form, meaning_label(box, "Jitter: meaning"))
+        return box
 
-        self.misfire.activated.connect(self._misfire_chosen)
-        self.overlap.activated.connect(self._overlap_chosen)
-        document.changed.connect(self.sync)
-        self.sync()
+    def _duration(
+        self, box: QGroupBox, form: QFormLayout, key: str, name: str, tooltip: str, placeholder: str
+    ) -> DurationField:
+        """A duration field for ``key`` in a row of ``form``, captioned with its accessible ``name``."""
+        field = DurationField(self._doc, key, name, tooltip, placeholder, box)
+        form.addRow(name, field)
+        return field
 
     def _typed(self, spin: CountSpin | RatioSpin, key: str, line: QLabel, *, current: Any, write: Any) -> TypedField:
         """A number box that writes ``key`` only when its text is a number it may hold; else says why on ``line``."""

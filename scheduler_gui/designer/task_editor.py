@@ -60,11 +60,20 @@ class TaskEditor(QWidget):
         accessible(self, "Task", "What runs at each occurrence")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-
         self.keeper = TrustKeeper(document, TrustStore(ctx.settings), self)
         self.trust_prompt = TrustPrompt(self.keeper, document, self)
         layout.addWidget(self.trust_prompt)
+        layout.addWidget(self._command_box(document))
+        layout.addWidget(self._twice_box())
+        self._build_trial()
+        layout.addWidget(self.trial)
+        layout.addStretch(1)
+        self._connect(document)
+        self.sync()
 
+    # --- building -----------------------------------------------------------------
+    def _command_box(self, document: SpecDocument) -> QGroupBox:
+        """The command, its folder, its environment and its timeout, each with its problem."""
         box = QGroupBox("Command", self)
         form = QFormLayout(box)
         self.argv = ArgvList("Run", "The program first, then its arguments (task.argv)", box, what="Command")
@@ -76,6 +85,20 @@ class TaskEditor(QWidget):
         hint.setStyleSheet("color: palette(placeholder-text);")
         hint.setAccessibleName("Command: placeholders")
         form.addRow(hint)
+        self._add_folder_row(box, form)
+        self.env_table = EnvTable(box)
+        self.env = self.env_table.table
+        form.addRow("Environment", self.env_table)
+        self.env_problem = problem_label(box, "Environment: problem")
+        form.addRow(self.env_problem)
+        self.timeout = DurationField(
+            document, "task.timeout", "Stop after", "The command is stopped after this long", "10 min (default)", box
+        )
+        form.addRow("Stop after", self.timeout)
+        return box
+
+    def _add_folder_row(self, box: QGroupBox, form: QFormLayout) -> None:
+        """The "In folder" row: the working folder and a Browse button, and its problem."""
         folder = QHBoxLayout()
         self.cwd = QLineEdit(box)
         self.cwd.setPlaceholderText("the engine's own folder")
@@ -88,17 +111,9 @@ class TaskEditor(QWidget):
         form.addRow(buddy(QLabel("In folder", box), self.cwd), folder)
         self.cwd_problem = problem_label(box, "In folder: problem")
         form.addRow(self.cwd_problem)
-        self.env_table = EnvTable(box)
-        self.env = self.env_table.table
-        form.addRow("Environment", self.env_table)
-        self.env_problem = problem_label(box, "Environment: problem")
-        form.addRow(self.env_problem)
-        self.timeout = DurationField(
-            document, "task.timeout", "Stop after", "The command is stopped after this long", "10 min (default)", box
-        )
-        form.addRow("Stop after", self.timeout)
-        layout.addWidget(box)
 
+    def _twice_box(self) -> QGroupBox:
+        """What running the command twice would mean, and the probe that checks whether it ran."""
         box = QGroupBox("If it runs twice", self)
         form = QFormLayout(box)
         self.effect = QComboBox(box)
@@ -123,16 +138,18 @@ class TaskEditor(QWidget):
         form.addRow("Check with", self.verify)
         self.verify_problem = problem_label(box, "Verify probe: problem")
         form.addRow(self.verify_problem)
-        layout.addWidget(box)
+        return box
 
+    def _build_trial(self) -> None:
+        """The test run; its buttons, status and output are the editor's too."""
         self.trial = TrialRun(self)
         self.run_button = self.trial.run_button
         self.stop_button = self.trial.stop_button
         self.run_status = self.trial.run_status
         self.output = self.trial.output
-        layout.addWidget(self.trial)
-        layout.addStretch(1)
 
+    def _connect(self, document: SpecDocument) -> None:
+        """The test run's signals, the fields' edits to the document, and the document and the trust back here."""
         self.trial.runStarted.connect(self.testRunStarted)
         self.trial.runEnded.connect(self._update_run_button)
         self.trial.runFinished.connect(self.testRunFinished)
@@ -159,7 +176,6 @@ class TaskEditor(QWidget):
         self.run_button.clicked.connect(self.start_test_run)
         document.changed.connect(self.sync)
         self.keeper.changed.connect(self._update_run_button)
-        self.sync()
 
     # --- writing ------------------------------------------------------------------
     def _write(self, key: str, value: Any, label: str, merge: bool = False) -> None:

@@ -94,8 +94,29 @@ class PreviewPanel(QWidget):
         self._service = service
         self._ctx = ctx
         self.model = PreviewModel(self)
+        self._build_start(ctx)
+        self._build_count_and_next(service)
+        self._build_zone(ctx)
+        self._build_export()
+        self._build_busy()
+        bar = self._toolbar()
+        self._build_table()
+        self._build_stand_ins()
+        self._lay_out(bar)
+        self._connect(service)
+        self._jump_pending = False
+        self._size_columns()
+        if service.latest is not None:
+            self.show_preview(service.latest)
+        else:
+            self._show_message("Building the preview…")
+            if service.count != self.count_spin.value():
+                service.set_count(self.count_spin.value())
+            service.schedule_refresh()
 
-        # --- controls ---------------------------------------------------------------------
+    # --- building ---------------------------------------------------------------------------
+    def _build_start(self, ctx: AppContext) -> None:
+        """From: now, or a chosen instant (the field is enabled with "a chosen time")."""
         self.from_choice = QComboBox()
         self.from_choice.addItems(["now", "a chosen time"])
         accessible(self.from_choice, "From", "Show rows from now, or from a date and time you choose")
@@ -107,6 +128,9 @@ class PreviewPanel(QWidget):
         self.from_edit.setEnabled(False)
         self.from_edit.setFont(tabular_font())
         accessible(self.from_edit, "From: chosen time", "The first instant shown, in UTC (with From: a chosen time)")
+
+    def _build_count_and_next(self, service: PreviewService) -> None:
+        """How many rows, and the button (F6) that goes to the next clock change."""
         self.count_spin = QSpinBox()
         self.count_spin.setRange(MIN_ROWS, MAX_ROWS)
         self.count_spin.setSingleStep(10)
@@ -126,6 +150,9 @@ class PreviewPanel(QWidget):
             f"(up to {MAX_ROWS} rows) (F6)",
         )
         self.next_button.setShortcut(QKeySequence(Qt.Key.Key_F6))
+
+    def _build_zone(self, ctx: AppContext) -> None:
+        """The second zone ("Also in") and the line that says what is wrong with a typed one."""
         self.zone_choice = ZoneChoice(ctx.clock)
         # Narrow enough for the toolbar to fit a 1280-pixel window; the field scrolls a long name.
         self.zone_choice.setMinimumWidth(QFontMetrics(self.font()).horizontalAdvance("America/New_York"))
@@ -133,6 +160,9 @@ class PreviewPanel(QWidget):
         self.zone_error.setObjectName("fieldError")
         self.zone_error.setWordWrap(True)
         self.zone_error.setVisible(False)
+
+    def _build_export(self) -> None:
+        """The Export button, with one menu entry per format of :data:`EXPORTS`."""
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -142,6 +172,8 @@ class PreviewPanel(QWidget):
             action = menu.addAction(label)
             action.triggered.connect(lambda _checked=False, f=fmt: self.choose_export(f))
         self.export_button.setMenu(menu)
+
+    def _build_busy(self) -> None:
         # A thin bar under the toolbar: it takes no room from the controls and moves nothing when it shows.
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
@@ -153,6 +185,8 @@ class PreviewPanel(QWidget):
         self.busy.setVisible(False)
         accessible(self.busy, "Building preview", "The preview is being built")
 
+    def _toolbar(self) -> QHBoxLayout:
+        """The controls in a row, each after its caption."""
         bar = QHBoxLayout()
         captions: tuple[tuple[str | None, QWidget], ...] = (
             ("From", self.from_choice),
@@ -167,8 +201,10 @@ class PreviewPanel(QWidget):
         bar.addWidget(buddy(QLabel("Also in"), self.zone_choice))
         bar.addWidget(self.zone_choice, 1)
         bar.addWidget(self.export_button)
+        return bar
 
-        # --- table and its stand-ins ----------------------------------------------------------
+    def _build_table(self) -> None:
+        """The rows: whole rows selected, the id columns shown from the header's menu, Ctrl+C copies ids."""
         self.table = _Table()
         self.table.setTabKeyNavigation(False)  # arrows move within it; Tab goes on to the next control
         self.table.setModel(self.model)
@@ -178,19 +214,7 @@ class PreviewPanel(QWidget):
         self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(QFontMetrics(tabular_font()).height() + 8)
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setHighlightSections(False)
-        self._shown_ids: set[Column] = set()
-        self.column_actions: dict[Column, QAction] = {}
-        for column in HIDDEN_AT_FIRST:
-            action = QAction(f"Show {column.value.lower()}", header)
-            action.setCheckable(True)
-            action.toggled.connect(lambda on, c=column: self.show_column(c, on))
-            header.addAction(action)
-            self.column_actions[column] = action
-        header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        header.setToolTip("Right-click to show the occurrence and slot ids")
+        self._build_header(self.table.horizontalHeader())
         accessible(
             self.table,
             "Preview rows",
@@ -203,6 +227,24 @@ class PreviewPanel(QWidget):
         self.table.addAction(copy)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.table.copyRequested.connect(self.copy_selection)
+
+    def _build_header(self, header: QHeaderView) -> None:
+        """The column header and its right-click menu: one checkable "Show …" per column of :data:`HIDDEN_AT_FIRST`."""
+        header.setStretchLastSection(False)
+        header.setHighlightSections(False)
+        self._shown_ids: set[Column] = set()
+        self.column_actions: dict[Column, QAction] = {}
+        for column in HIDDEN_AT_FIRST:
+            action = QAction(f"Show {column.value.lower()}", header)
+            action.setCheckable(True)
+            action.toggled.connect(lambda on, c=column: self.show_column(c, on))
+            header.addAction(action)
+            self.column_actions[column] = action
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        header.setToolTip("Right-click to show the occurrence and slot ids")
+
+    def _build_stand_ins(self) -> None:
+        """The message shown in place of the table (a problem, no rows), and the notice under it."""
         self.message = QLabel()
         self.message.setObjectName("previewMessage")
         self.message.setWordWrap(True)
@@ -218,6 +260,9 @@ class PreviewPanel(QWidget):
         self.notice.setAccessibleName("Preview notice")
         self.notice.setVisible(False)
 
+    def _lay_out(self, bar: QHBoxLayout) -> None:
+        """The toolbar over the busy bar, the zone's problem, the table (or its message) and the notice;
+        Tab goes along the toolbar, then into the table."""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -232,7 +277,8 @@ class PreviewPanel(QWidget):
         self.setTabOrder(self.zone_choice, self.export_button)
         self.setTabOrder(self.export_button, self.table)
 
-        # --- wiring ---------------------------------------------------------------------------
+    def _connect(self, service: PreviewService) -> None:
+        """The controls drive the service; the service's results, failures and work show here."""
         self.from_choice.currentIndexChanged.connect(self._on_from_changed)
         self.from_edit.dateTimeChanged.connect(self._on_from_changed)
         self.count_spin.valueChanged.connect(service.set_count)
@@ -242,15 +288,6 @@ class PreviewPanel(QWidget):
         service.ready.connect(self.show_preview)
         service.failed.connect(self.show_failure)
         service.busyChanged.connect(self.busy.setVisible)
-        self._jump_pending = False
-        self._size_columns()
-        if service.latest is not None:
-            self.show_preview(service.latest)
-        else:
-            self._show_message("Building the preview…")
-            if service.count != self.count_spin.value():
-                service.set_count(self.count_spin.value())
-            service.schedule_refresh()
 
     # --- service results --------------------------------------------------------------------
     def show_preview(self, preview: Preview) -> None:

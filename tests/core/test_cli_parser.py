@@ -1,0 +1,117 @@
+"""schedctl's parser, walked command by command: every command of the table is reachable and
+runs what the table says, every argument explains itself, and no two arguments collide."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+
+from core.cli import UsageError, build_parser
+from core.cli.parser import COMMANDS, Command
+
+#: Arguments that ``--help`` lists without a line of their own yet (changing that changes the help).
+WITHOUT_HELP = {"schedctl reconcile": {"--happened", "--not-happened", "--abandon"}}
+
+
+def _parsers(parser: argparse.ArgumentParser, prog: str = "schedctl") -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every parser under ``parser``, by its command line (``schedctl engine run``), ``parser`` first."""
+    yield prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{prog} {name}")
+
+
+def _commands(commands: tuple[Command, ...] = COMMANDS, prog: str = "schedctl") -> Iterator[tuple[str, Command]]:
+    for command in commands:
+        yield f"{prog} {command.name}", command
+        yield from _commands(command.subcommands, f"{prog} {command.name}")
+
+
+PARSERS = dict(_parsers(build_parser()))
+TABLE = dict(_commands())
+
+
+def _arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if not isinstance(a, argparse._SubParsersAction | argparse._HelpAction)]
+
+
+def _smallest_line(prog: str, parser: argparse.ArgumentParser) -> list[str]:
+    """``prog``'s arguments with each required one given once."""
+    line = prog.split()[1:]
+    for action in _arguments(parser):
+        if not action.option_strings:
+            line.append("1")
+        elif action.required:
+            line += [action.option_strings[0], "1"]
+    for group in parser._mutually_exclusive_groups:
+        if group.required:
+            line.append(group._group_actions[0].option_strings[0])
+    return line
+
+
+def test_every_command_of_the_table_is_a_command_line_and_no_other() -> None:
+    assert set(PARSERS) - {"schedctl"} == set(TABLE)
+
+
+@pytest.mark.parametrize("prog", sorted(TABLE))
+def test_each_command_runs_what_the_table_says(prog: str) -> None:
+    command = TABLE[prog]
+    args = build_parser().parse_args(_smallest_line(prog, PARSERS[prog]))
+    assert PARSERS[prog].prog == prog
+    if command.subcommands:
+        # A group alone names every subcommand and where to read about them.
+        with pytest.raises(UsageError) as raised:
+            args.func(args)
+        for sub in command.subcommands:
+            assert sub.name in str(raised.value)
+        assert f"(see {prog} --help)" in str(raised.value)
+    else:
+        assert args.func is command.run
+    assert getattr(args, "where", None) == (prog if command.names_itself else None)
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_every_argument_says_what_it_is(prog: str) -> None:
+    parser = PARSERS[prog]
+    without = {a.option_strings[0] if a.option_strings else a.dest for a in _arguments(parser) if not a.help}
+    assert without == WITHOUT_HELP.get(prog, set())
+    for action in parser._actions:
+        if action.help:
+            # The style of argparse's own "-h": lower case, no full stop.
+            assert action.help[0].islower() or action.help[0] in "$-", action.help
+            assert not action.help.endswith("."), action.help
+        if action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+            assert "default" in (action.help or ""), f"{action.option_strings[0]} hides its default"
+        if not action.option_strings and not isinstance(action, argparse._SubParsersAction):
+            assert action.metavar and str(action.metavar).isupper(), action.dest
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_no_two_arguments_collide(prog: str) -> None:
+    parser = PARSERS[prog]
+    names = [name for action in parser._actions for name in action.option_strings]
+    assert len(names) == len(set(names))
+    # Only the choices of one exclusive group write the same destination (reconcile's decision).
+    by_dest: dict[str, list[argparse.Action]] = {}
+    for action in _arguments(parser):
+        by_dest.setdefault(action.dest, []).append(action)
+    groups = [set(map(id, g._group_actions)) for g in parser._mutually_exclusive_groups]
+    for dest, actions in by_dest.items():
+        if len(actions) > 1:
+            assert any({id(a) for a in actions} <= group for group in groups), dest
+
+
+@pytest.mark.parametrize("prog", sorted(TABLE))
+def test_commands_are_listed_in_a_few_words_and_described_in_sentences(prog: str) -> None:
+    command = TABLE[prog]
+    assert command.help[0].islower() and not command.help.endswith("."), command.help
+    if command.description:
+        assert command.description[0].isupper() and command.description.endswith("."), command.description
+
+
+def test_every_command_that_opens_the_ledger_names_itself() -> None:
+    taking_db = {prog for prog, parser in PARSERS.items() if any("--db" in a.option_strings for a in parser._actions)}
+    assert taking_db and all(TABLE[prog].names_itself for prog in taking_db)
