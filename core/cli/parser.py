@@ -282,8 +282,12 @@ _LEDGER_COMMANDS = (
         _OCCURRENCE_ID,
         OneOf(
             tuple(
-                arg(f"--{decision}", dest="decision", action="store_const", const=decision)
-                for decision in ("happened", "not-happened", "abandon")
+                arg(f"--{decision}", dest="decision", action="store_const", const=decision, help=meaning)
+                for decision, meaning in (
+                    ("happened", "the effect took place: SUCCEEDED"),
+                    ("not-happened", "it did not: RETRY_WAIT, due again at once"),
+                    ("abandon", "give up on it: FAILED"),
+                )
             ),
             required=True,
         ),
