@@ -79,3 +79,15 @@ class PublishError(LedgerError):
 
 class UnknownScheduleError(LedgerError):
     """No schedule with that id has been published to this ledger."""
+
+
+class LedgerUnavailable(LedgerError):
+    """The database did not do what was asked: locked by another program, unreachable,
+    or refusing. ``detail`` is the database's own first line; ``busy`` says it was a
+    lock, which clears by itself when the other program has finished."""
+
+    def __init__(self, detail: str, *, busy: bool) -> None:
+        self.detail = detail
+        self.busy = busy
+        said = "is locked by another program" if busy else "cannot be used"
+        super().__init__(f"the ledger {said} ({detail})")

@@ -112,18 +112,13 @@ def _check_db(url: str, flag: str) -> None:
         if Path(text).expanduser().is_dir():
             raise UsageError(f"{flag} {url}: is a folder; give the ledger's file, e.g. {text.rstrip('/')}/ledger.db")
         return
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    from core.redact import mask_urls
+    from core.errors import LedgerError
+    from core.ledger.db import check_url
 
     try:
-        parsed = make_url(text)
-        backend = parsed.get_backend_name()
-    except (ArgumentError, ValueError):
-        raise UsageError(f"{flag} {mask_urls(url)}: not a database URL") from None
-    if backend not in ("sqlite", "postgresql", "postgres"):
-        raise UsageError(f"{flag} {mask_urls(url)}: unsupported database {backend!r}; use SQLite or PostgreSQL")
+        check_url(text)
+    except LedgerError as exc:
+        raise UsageError(f"{flag} {exc}") from None
 
 
 def _version() -> str:
@@ -276,13 +271,14 @@ def _guard_session(ctx: Any) -> tuple[Any, list[Any]]:
 def _report_crash_when_ready(ctx: Any, window: Any, unclean: list[Any]) -> None:
     """Show the crash report once the ledger is open (the attempts come from it)."""
     from scheduler_gui.monitor.crash_report import CrashReport
+    from scheduler_gui.monitor.states import HubState
 
     def show() -> None:
         if getattr(window, "crash_report", None) is None:  # once, whether the ledger opened or failed first
             window.crash_report = CrashReport(ctx, unclean, window, window.hub.watcher)
             window.crash_report.open()
 
-    if window.hub.state == "open":
+    if window.hub.state is HubState.OPEN:
         show()
     else:
         window.hub.ledgerReady.connect(show)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 from core.errors import UserError
 from core.specfile import load_text
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.monitor.states import HubState
 from scheduler_gui.schedule_names import NamesInUse, check_id, id_format_problem
 from scheduler_gui.workspace import blank_spec, from_template, list_specs, read_entry, templates
 
@@ -171,7 +172,7 @@ class FilesMixin:
 
     def names_in_use(self) -> NamesInUse:
         """The ids taken now: in the workspace, and in the ledger when it is open."""
-        summaries = self.hub.summaries if self.hub.state == "open" else None
+        summaries = self.hub.summaries if self.hub.state is HubState.OPEN else None
         return NamesInUse.read(self.ctx.workspace, summaries)
 
     def _name_is_free(self, doc: SpecDocument, path: Path) -> bool:

@@ -40,6 +40,7 @@ from scheduler_gui.designer.panel import DesignerPanel
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
 from scheduler_gui.icons import app_icon
+from scheduler_gui.monitor.states import HubState, ShutdownMode
 from scheduler_gui.monitor_hub import MonitorHub
 from scheduler_gui.optional import load, placeholder
 from scheduler_gui.recent import RecentFiles
@@ -181,9 +182,9 @@ class MainWindow(FilesMixin, QMainWindow):
             if doc is not None:
                 doc.changed.connect(self._update_schedule_actions)
         sid = str(doc.value("scheduleId") or "") if doc is not None else ""
-        if self.hub.state == "open":
+        if self.hub.state is HubState.OPEN:
             problem = None
-        elif self.hub.state == "failed":
+        elif self.hub.state is HubState.FAILED:
             problem = f"The ledger cannot be used: {self.hub.error}"
         else:
             problem = "The ledger is still opening"
@@ -256,7 +257,7 @@ class MainWindow(FilesMixin, QMainWindow):
     def page(self, key: str) -> QWidget:
         """The monitor page ``key``, built on first use (its modules load only then)."""
         if key not in self._pages:
-            if self.hub.state in ("closed", "opening"):
+            if self.hub.state in (HubState.CLOSED, HubState.OPENING):
                 page: QWidget = placeholder("Opening the ledger…")
             else:
                 page = self.hub.make_view(key)
@@ -323,7 +324,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self.refresh_sidebar()
         if self.designer is not None:
             self.designer.refresh()
-        if self.hub.state == "failed":
+        if self.hub.state is HubState.FAILED:
             self.status.show_opening()
             self.hub.retry()
         self.hub.refresh_summaries()
@@ -375,7 +376,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _update_publish(self) -> None:
         doc = self.document
-        ok = doc is not None and doc.can_save and self.hub.state == "open"
+        ok = doc is not None and doc.can_save and self.hub.state is HubState.OPEN
         self.acts.publish.setEnabled(ok)
 
     def _undo(self) -> None:
@@ -461,7 +462,7 @@ class MainWindow(FilesMixin, QMainWindow):
         if blocked is not None:
             self.statusBar().showMessage(f"Cannot publish while the schedule has a problem: {blocked}", 5000)
             return
-        if self.hub.state != "open":
+        if self.hub.state is not HubState.OPEN:
             why = self.hub.error or "it is still opening"
             self.statusBar().showMessage(f"Publishing needs an open ledger: {why}", 5000)
             return
@@ -545,7 +546,7 @@ class MainWindow(FilesMixin, QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
-        mode = "stop"
+        mode = ShutdownMode.STOP
         engine = self.hub.engine
         if engine is not None and int(getattr(engine, "tasks_running", 0)):
             answer = load("scheduler_gui.monitor.close_guard", "ask_on_close")(engine, self)

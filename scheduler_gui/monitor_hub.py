@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QSplitter, QWidget
 from core.errors import UserError
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.states import EngineState, HubState, ShutdownMode
 from scheduler_gui.optional import load, placeholder
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class MonitorHub(QObject):
     def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.state = "closed"  # closed → opening → open | failed
+        self.state = HubState.CLOSED  # closed → opening → open | failed
         self.error: str | None = None
         self.summaries: list[ScheduleSummary] = []
         self.attention = 0
@@ -66,16 +67,16 @@ class MonitorHub(QObject):
     # --- opening -------------------------------------------------------------
     def open(self, *, seed: bool = False, start_engine: bool = False) -> None:
         """Open the ledger on a pool thread (and seed the demo schedules into it when asked)."""
-        if self.state != "closed":
+        if self.state is not HubState.CLOSED:
             return
-        self.state = "opening"
+        self.state = HubState.OPENING
         self._start_engine = start_engine
         self._opener.submit(lambda: self._open_work(seed))
 
     def retry(self) -> None:
         """Try a ledger that could not be used again (F5): it may have been unlocked or moved back."""
-        if self.state == "failed":
-            self.state = "closed"
+        if self.state is HubState.FAILED:
+            self.state = HubState.CLOSED
             self.error = None
             self.open(start_engine=self._start_engine)
 
@@ -85,7 +86,7 @@ class MonitorHub(QObject):
 
     def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None]:
         """Open (and seed) the ledger; the summaries, and why the demo is missing when seeding failed."""
-        from core.ledger.queries import list_schedules
+        from core.ledger.monitor_reads import schedule_summaries
         from scheduler_gui.monitor.first_run import seed_demo_ledger
 
         ledger = self.ctx.ledger
@@ -96,13 +97,12 @@ class MonitorHub(QObject):
             except UserError as exc:
                 # The ledger itself is fine: say why the demo is missing and go on.
                 seed_problem = f"The demo schedules were not published: {exc}"
-        with ledger.read() as session:
-            # With now: a schedule nothing is materialized for yet shows its next run at once.
-            return list_schedules(session, now=self.ctx.clock.now()), seed_problem
+        # With now: a schedule nothing is materialized for yet shows its next run at once.
+        return schedule_summaries(ledger, self.ctx.clock.now()), seed_problem
 
     def _on_opened(self, result: tuple[list[ScheduleSummary], str | None]) -> None:
         summaries, seed_problem = result
-        self.state = "open"
+        self.state = HubState.OPEN
         if seed_problem is not None:
             self.message.emit(seed_problem)
         self._set_summaries(summaries)
@@ -114,7 +114,7 @@ class MonitorHub(QObject):
         self.ledgerReady.emit()
 
     def _on_open_failed(self, message: str) -> None:
-        self.state = "failed"
+        self.state = HubState.FAILED
         self.error = message
         self.ledgerFailed.emit(message)
 
@@ -144,7 +144,7 @@ class MonitorHub(QObject):
     # --- summaries -----------------------------------------------------------
     def refresh_summaries(self) -> None:
         """Read the schedules' summaries again, off the GUI thread."""
-        if self.state != "open":
+        if self.state is not HubState.OPEN:
             return
         if self._summaries_running:  # one read at a time; one more after it, however many were asked for
             self._summaries_again = True
@@ -152,10 +152,9 @@ class MonitorHub(QObject):
         self._summaries_running = True
 
         def work() -> list[ScheduleSummary]:
-            from core.ledger.queries import list_schedules
+            from core.ledger.monitor_reads import schedule_summaries
 
-            with self.ctx.ledger.read() as session:
-                return list_schedules(session, now=self.ctx.clock.now())
+            return schedule_summaries(self.ctx.ledger, self.ctx.clock.now())
 
         self._reader.submit(work)
 
@@ -189,7 +188,7 @@ class MonitorHub(QObject):
     # --- views ---------------------------------------------------------------
     def make_view(self, key: str) -> QWidget:
         """The monitor page ``occurrences`` (with its detail panel), ``attention``, ``health`` or ``schedules``."""
-        if self.state == "failed":
+        if self.state is HubState.FAILED:
             return placeholder(f"The ledger cannot be used.\n{self.error}")
         if key == "occurrences":
             return self._occurrences_page()
@@ -222,20 +221,23 @@ class MonitorHub(QObject):
 
     # --- engine --------------------------------------------------------------
     @property
-    def engine_state(self) -> str:
+    def engine_state(self) -> EngineState:
+        """The engine's own state, or what stands for it while there is no engine."""
         if self.engine is None:
-            return {"closed": "off", "opening": "waiting"}.get(self.state, "unavailable")
-        return str(self.engine.state)
+            return {HubState.CLOSED: EngineState.OFF, HubState.OPENING: EngineState.WAITING}.get(
+                self.state, EngineState.UNAVAILABLE
+            )
+        return EngineState(self.engine.state)
 
     def toggle_engine(self) -> None:
         if self.engine is None:
             return
-        if str(self.engine.state) == "running":
+        if self.engine.state is EngineState.RUNNING:
             self.engine.pause()
         else:
             self.engine.start()
 
-    def shutdown(self, mode: str) -> None:
+    def shutdown(self, mode: ShutdownMode) -> None:
         """Stop what runs on the ledger (``detach``, ``wait`` or ``stop`` for the engine)."""
         self._summary_timer.stop()
         if self.engine is not None:

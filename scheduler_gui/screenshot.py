@@ -85,7 +85,7 @@ def _wait_for_views(window: object) -> None:
 
 def _select_first_occurrence(window: object) -> None:
     """Open the detail panel on the demo ledger's most interesting occurrence (unknown effect, else failed)."""
-    from core.ledger.queries import OccurrenceFilter, list_occurrences
+    from core.ledger.monitor_reads import first_occurrence
     from core.ledger.states import OccurrenceState
 
     page = window.page("occurrences")  # type: ignore[attr-defined]
@@ -93,12 +93,11 @@ def _select_first_occurrence(window: object) -> None:
     if detail is None:
         return
     ctx = window.ctx  # type: ignore[attr-defined]
-    with ctx.ledger.read() as session:
-        for state in (OccurrenceState.UNKNOWN_EFFECT, OccurrenceState.FAILED, OccurrenceState.SUCCEEDED):
-            rows = list_occurrences(session, OccurrenceFilter(states=frozenset({state})), limit=1).rows
-            if rows:
-                detail.show_occurrence(rows[0].occurrence_id)
-                return
+    found = first_occurrence(
+        ctx.ledger, (OccurrenceState.UNKNOWN_EFFECT, OccurrenceState.FAILED, OccurrenceState.SUCCEEDED)
+    )
+    if found is not None:
+        detail.show_occurrence(found.occurrence_id)
 
 
 def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, int]) -> int:
@@ -111,6 +110,7 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
     from scheduler_gui.app import build_application
     from scheduler_gui.context import AppContext
     from scheduler_gui.main_window import MainWindow
+    from scheduler_gui.monitor.states import ShutdownMode
     from scheduler_gui.optional import load
     from scheduler_gui.workspace import seed_workspace
 
@@ -140,7 +140,7 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
             window.open_initial(spec)
             window.start_monitor()
             ok = render(window, view, size, path)
-            window.hub.shutdown("stop")
+            window.hub.shutdown(ShutdownMode.STOP)
             if window.designer is not None:
                 window.designer.shutdown()
             window.deleteLater()

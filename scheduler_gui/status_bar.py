@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QToolBar
 from core.zones import tzdb_version
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.actions import keys_text
+from scheduler_gui.monitor.states import EngineState, HubState
 from scheduler_gui.sidebar import fmt_next
 
 if TYPE_CHECKING:
@@ -20,14 +21,14 @@ if TYPE_CHECKING:
 
 #: The engine's states (``EngineHost.state``, and the hub's own before there is an engine) in words.
 ENGINE_WORDS = {
-    "running": "● running",
-    "paused": "◐ paused",
-    "stopped": "○ stopped",
-    "off": "○ off",
-    "waiting": "○ waiting for the ledger…",
-    "unavailable": "○ not available",
-    "other-engine": "◎ another engine dispatches",
-    "error": "⚠ error",
+    EngineState.RUNNING: "● running",
+    EngineState.PAUSED: "◐ paused",
+    EngineState.STOPPED: "○ stopped",
+    EngineState.OFF: "○ off",
+    EngineState.WAITING: "○ waiting for the ledger…",
+    EngineState.UNAVAILABLE: "○ not available",
+    EngineState.OTHER_ENGINE: "◎ another engine dispatches",
+    EngineState.ERROR: "⚠ error",
 }
 
 
@@ -108,7 +109,7 @@ class StatusLine:
     def show_engine(self, hub: MonitorHub, toggle: QAction) -> None:
         """The engine's state and next due occurrence, and the toggle's words to match."""
         state = hub.engine_state
-        word = ENGINE_WORDS.get(state, state)
+        word = ENGINE_WORDS[state]
         when, sid, zone = next_due(hub)
         compact = f" · next {fmt_next(when, zone, compact=True)}" if when is not None else ""
         self.engine_label.setText(f"Engine {word}{compact}")
@@ -116,21 +117,21 @@ class StatusLine:
         if when is not None:
             self.next_label.setText(f"Next {sid}: {fmt_next(when, zone)}")
         else:
-            self.next_label.setText("Nothing due" if hub.state == "open" else "")
+            self.next_label.setText("Nothing due" if hub.state is HubState.OPEN else "")
         engine = hub.engine
         toggle.setEnabled(engine is not None)
-        toggle.setText("Pause &Engine" if state == "running" else "Start &Engine")
-        toggle.setIconText("Pause engine" if state == "running" else "Start engine")
+        toggle.setText("Pause &Engine" if state is EngineState.RUNNING else "Start &Engine")
+        toggle.setIconText("Pause engine" if state is EngineState.RUNNING else "Start engine")
         if engine is None:
             tip = "The embedded engine is not available" + (f": {hub.error}" if hub.error else "")
-        elif state == "running":
+        elif state is EngineState.RUNNING:
             tip = "Pause the embedded engine: running tasks finish, nothing new starts"
         else:
             tip = "Start the embedded engine"
             other = engine.describe_other() if hasattr(engine, "describe_other") else None
             if other:
                 tip += f" ({other})"
-            if state == "error" and getattr(engine, "last_error", None):
+            if state is EngineState.ERROR and getattr(engine, "last_error", None):
                 tip += f"; last error: {engine.last_error}"
         keys = keys_text(toggle)
         toggle.setToolTip(f"{tip} ({keys})" if keys else tip)
@@ -138,7 +139,7 @@ class StatusLine:
         explain(self.engine_status, tip)
 
     def show_counts(self, hub: MonitorHub) -> None:
-        if hub.state != "open":
+        if hub.state is not HubState.OPEN:
             self.counts_label.setText("")
             return
         self.counts_label.setText(f"{hub.count('DUE')} due · {hub.attention} need attention")

@@ -63,7 +63,7 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
     """
     from core.engine.engine import Engine, EngineOptions
     from core.engine.presence import Heartbeat, announce, retire
-    from core.ledger.models import EngineKind
+    from core.ledger.states import EngineKind
 
     if args.now is not None and not args.once:
         raise UsageError("--now: only with --once (a running engine follows the real clock)")

@@ -34,10 +34,11 @@ from sqlalchemy.orm import Session
 from core.clock import Clock
 from core.engine.processes import Liveness, ProcessIdentity, identify, liveness
 from core.errors import LedgerError
+from core.ledger.access import reading
 from core.ledger.db import Ledger
 from core.ledger.events import EventKind, NewEvent, append
-from core.ledger.models import EngineKind, EnginePresence, EngineRow, Occurrence, Schedule
-from core.ledger.states import OccurrenceState, ScheduleState
+from core.ledger.models import EngineRow, Occurrence, Schedule
+from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
 from core.timefmt import fmt_utc
 
 EngineId = NewType("EngineId", str)
@@ -337,3 +338,18 @@ def outlook(session: Session, lease_owner: str | None) -> Outlook:
     if best is None:
         return Outlook(int(running), None, None)
     return Outlook(int(running), best[0], best[1])
+
+
+# --- one call, one read: for a front end that holds a Ledger, not a session ------------------------
+
+
+def engine_outlook(ledger: Ledger, lease_owner: str | None) -> Outlook:
+    """:func:`outlook` in a read transaction of its own."""
+    with reading(ledger) as session:
+        return outlook(session, lease_owner)
+
+
+def dispatcher_besides(ledger: Ledger, clock: Clock, engine_id: str | None) -> EngineInfo | None:
+    """:func:`other_dispatcher` now, other than ``engine_id``, in a read transaction of its own."""
+    with reading(ledger) as session:
+        return other_dispatcher(session, clock.now(), exclude=engine_id)

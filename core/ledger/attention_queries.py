@@ -19,7 +19,7 @@ from core.ledger.db import lock_for_write
 from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence
 from core.ledger.monitor_queries import AttemptView, id_chunks, last_attempts
-from core.ledger.queries import OccurrenceView, occurrence_view
+from core.ledger.queries import EventView, OccurrenceView, occurrence_view
 from core.ledger.states import OccurrenceState
 
 _S = OccurrenceState
@@ -93,6 +93,16 @@ def attention_ids(session: Session) -> set[str]:
     failed = [oid for oid, state in rows if state is _S.FAILED]
     done = _acknowledged(session, failed) if failed else set()
     return {oid for oid, _ in rows if oid not in done}
+
+
+def touches_attention(event: EventView) -> bool:
+    """Whether the event may have changed the attention queue: an acknowledgement, or a
+    transition into or out of a state that waits for a person."""
+    if event.kind == ACKNOWLEDGED:
+        return True
+    if event.kind != EventKind.OCCURRENCE_TRANSITIONED.value:
+        return False
+    return bool({event.data.get("from"), event.data.get("to")} & {s.value for s in ATTENTION_STATES})
 
 
 def _decision(kind: str, at: datetime, data: Mapping[str, Any]) -> PastDecision | None:

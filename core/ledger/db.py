@@ -484,3 +484,10 @@ def upgrade_ledger(
         revision = schema_revision(connection)
     assert revision is not None
     return revision
+
+
+def check_url(url: str) -> str:
+    """Check a ledger's URL or path without opening anything: where it is (the password
+    hidden), or a :class:`LedgerError` saying what is wrong with it."""
+    target, path = _resolve(url)
+    return _display(target, path)

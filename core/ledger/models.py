@@ -37,6 +37,8 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 from core.ledger.states import (
     PERIOD_RELEASING,
     SLOT_RELEASING,
+    EngineKind,
+    EnginePresence,
     OccurrenceKind,
     OccurrenceState,
     ScheduleState,
@@ -312,21 +314,6 @@ class LedgerMeta(Base):
     #: Bumped when an engine takes over after a crash: claims of an older epoch are void.
     execution_epoch: Mapped[int] = mapped_column(Integer, server_default=text("1"))
     created_at: Mapped[datetime]
-
-
-class EngineKind(StrEnum):
-    """Where an engine runs: inside the desktop app, or ``schedctl engine run``."""
-
-    APP = "app"
-    HEADLESS = "headless"
-
-
-class EnginePresence(StrEnum):
-    """What an engine said about itself in its latest heartbeat."""
-
-    RUNNING = "running"
-    PAUSED = "paused"
-    RETIRED = "retired"
 
 
 class EngineRow(Base):

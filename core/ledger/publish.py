@@ -19,17 +19,20 @@ import json
 import os
 import shutil
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
-from core.errors import LedgerError, PublishError, UnknownScheduleError
+from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, first_line
 from core.ledger import events
-from core.ledger.db import lock_for_write
+from core.ledger.access import writing
+from core.ledger.db import Ledger, lock_for_write
 from core.ledger.events import EventKind, NewEvent
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
@@ -310,3 +313,88 @@ def disable(session: Session, schedule_id: str, clock: Clock, note: str | None =
     Occurrences already claimed are not touched: they finish or get reconciled.
     """
     return _set_gate(session, schedule_id, clock, ScheduleState.DISABLED, note)
+
+
+# --- one call, one transaction: for a front end that holds a Ledger, not a session ---------------
+
+
+class Gate(StrEnum):
+    """A move of a schedule's gate, as a person asks for it."""
+
+    PAUSE = "pause"
+    """Stop dispatching (:func:`pause`)."""
+    RESUME = "resume"
+    """Make it active again (:func:`resume`)."""
+    DISABLE = "disable"
+    """Stop materializing and dispatching (:func:`disable`)."""
+
+
+_GATE_TARGETS = {
+    Gate.PAUSE: ScheduleState.PAUSED,
+    Gate.RESUME: ScheduleState.ACTIVE,
+    Gate.DISABLE: ScheduleState.DISABLED,
+}
+
+
+def publish_to(
+    ledger: Ledger,
+    spec: ScheduleSpec,
+    clock: Clock,
+    *,
+    check_task: bool = True,
+    source: RevisionSource | None = None,
+) -> PublishResult:
+    """:func:`publish` in a write transaction of its own: the revision and its events are written whole, or nothing."""
+    with writing(ledger) as session:
+        return publish(session, spec, clock, check_task=check_task, source=source)
+
+
+def change_gate(ledger: Ledger, schedule_id: str, gate: Gate, clock: Clock, note: str | None = None) -> GateChange:
+    """:func:`pause`, :func:`resume` or :func:`disable` in a write transaction of its own."""
+    with writing(ledger) as session:
+        return _set_gate(session, schedule_id, clock, _GATE_TARGETS[Gate(gate)], note)
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """What :func:`publish_new` did: the ids it published, and each spec it left out with why."""
+
+    published: list[str]
+    skipped: list[str]
+    #: True when ``only_into_empty`` found schedules already there (nothing was published).
+    had_schedules: bool = False
+
+
+def publish_new(
+    ledger: Ledger,
+    specs: Sequence[tuple[ScheduleSpec, RevisionSource | None]],
+    clock: Clock,
+    *,
+    check_task: bool = True,
+    only_into_empty: bool = False,
+) -> Seeded:
+    """Publish each spec whose schedule id the ledger does not hold yet, in one write transaction.
+
+    With ``only_into_empty``, nothing is published into a ledger that holds any
+    schedule, so a second call (or a second window) publishes nothing. A spec the
+    ledger refuses (:class:`~core.errors.UserError`: a program missing here) is
+    left out, and the others are published.
+    """
+    published: list[str] = []
+    skipped: list[str] = []
+    with writing(ledger) as session:
+        known = set(session.scalars(select(Schedule.id)))
+        if only_into_empty and known:
+            return Seeded([], [], had_schedules=True)
+        for spec, source in specs:
+            if spec.schedule_id in known:
+                continue
+            try:
+                with session.begin_nested():
+                    publish(session, spec, clock, check_task=check_task, source=source)
+            except UserError as exc:
+                skipped.append(f"{spec.schedule_id}: {first_line(exc)}")
+                continue
+            known.add(spec.schedule_id)
+            published.append(spec.schedule_id)
+    return Seeded(published, skipped)

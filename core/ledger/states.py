@@ -67,6 +67,21 @@ class ScheduleState(StrEnum):
     """Neither materialized nor dispatched until resumed."""
 
 
+class EngineKind(StrEnum):
+    """Where an engine runs: inside the desktop app, or ``schedctl engine run``."""
+
+    APP = "app"
+    HEADLESS = "headless"
+
+
+class EnginePresence(StrEnum):
+    """What an engine said about itself in its latest heartbeat."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    RETIRED = "retired"
+
+
 class OccurrenceKind(StrEnum):
     """Why an occurrence exists."""
 

@@ -24,6 +24,7 @@ from scheduler_gui.context import AppContext
 from scheduler_gui.designer.notes import meaning_label, problem_label
 from scheduler_gui.designer.zone_picker import fixed_font
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.monitor.states import HubState
 from scheduler_gui.schedule_names import IdCheck, NamesInUse, check_id, follows_title
 from scheduler_gui.workspace import read_entry
 
@@ -137,7 +138,7 @@ class IdentityFields(QWidget):
     def names(self) -> NamesInUse:
         """The ids in use now: the workspace's, and the ledger's when it is open."""
         hub = self._hub
-        summaries = hub.summaries if hub is not None and hub.state == "open" else None
+        summaries = hub.summaries if hub is not None and hub.state is HubState.OPEN else None
         return NamesInUse.read(self._ctx.workspace, summaries)
 
     @property

@@ -10,7 +10,6 @@ GUI thread, and is recorded in the ledger; a refusal is shown on its card.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -32,9 +31,9 @@ from PySide6.QtWidgets import (
 from core.clock import Clock
 from core.engine.admin import acknowledge_failed, retry_failed
 from core.engine.reconcile import Decision, reconcile
-from core.ledger.attention_queries import AttentionItem, PastDecision, attention_items
+from core.ledger.attention_queries import AttentionItem, PastDecision
 from core.ledger.db import Ledger
-from core.ledger.monitor_queries import schedule_zones
+from core.ledger.monitor_reads import AttentionQueue, attention_queue
 from core.ledger.states import OccurrenceState
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
@@ -103,12 +102,6 @@ def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: Action, no
         raise ValueError(f"unknown action {action!r}")
     new_id = retry_failed(ledger, occ.occurrence_id, clock, note)
     return f"{occ.occurrence_id} runs again as {new_id}"
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    items: list[AttentionItem]
-    zones: dict[str, str]
 
 
 #: A past decision in words, by its action.
@@ -380,9 +373,8 @@ class AttentionView(QWidget):
         """Read the queue again (off the GUI thread)."""
         now = self._ctx.clock.now()
 
-        def work() -> _Loaded:
-            with self._ctx.ledger.read() as session:
-                return _Loaded(attention_items(session, now), schedule_zones(session))
+        def work() -> AttentionQueue:
+            return attention_queue(self._ctx.ledger, now)
 
         self._background.submit(ledger_work(work))
 
@@ -404,7 +396,7 @@ class AttentionView(QWidget):
         if any(getattr(e, "occurrence_id", None) in ids for e in events):
             self.reload()
 
-    def _loaded(self, loaded: _Loaded) -> None:
+    def _loaded(self, loaded: AttentionQueue) -> None:
         self.error_label.hide()
         before = len(self._items)
         self._items = loaded.items

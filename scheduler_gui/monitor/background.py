@@ -18,24 +18,21 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-from sqlalchemy.exc import SQLAlchemyError
 
-from core.errors import LedgerError, UserError
+from core.errors import LedgerError, LedgerUnavailable, UserError
+from core.ledger.access import database_failures
 
 _log = logging.getLogger(__name__)
 
 
 def describe_error(exc: BaseException) -> str:
     """One line a person can act on: a user-facing error as it is, a database's complaint by its first line."""
+    if isinstance(exc, LedgerUnavailable):
+        if exc.busy:
+            return f"the ledger is busy (locked by another program); trying again ({exc.detail})"
+        return f"the ledger cannot be read ({exc.detail})"
     if isinstance(exc, UserError):
         return str(exc)
-    if isinstance(exc, SQLAlchemyError):
-        original = getattr(exc, "orig", None) or exc
-        text = str(original).strip().splitlines()
-        detail = text[0] if text else type(original).__name__
-        if "locked" in detail.lower() or "busy" in detail.lower():
-            return f"the ledger is busy (locked by another program); trying again ({detail})"
-        return f"the ledger cannot be read ({detail})"
     return f"unexpected error: {type(exc).__name__}: {exc}"
 
 
@@ -43,14 +40,16 @@ T = TypeVar("T")
 
 
 def ledger_work(work: Callable[[], T]) -> Callable[[], T]:
-    """``work``, with a database's complaint turned into a :class:`~core.errors.LedgerError`
-    that says it in one line: a locked or unreachable ledger is the person's
-    environment, not a bug, so it is shown (and retried) without a traceback."""
+    """``work``, with a database's complaint (the core's :class:`~core.errors.LedgerUnavailable`)
+    turned into a :class:`~core.errors.LedgerError` that says it in the monitor's words: a
+    locked or unreachable ledger is the person's environment, not a bug, so it is shown
+    (and retried) without a traceback."""
 
     def run() -> T:
         try:
-            return work()
-        except SQLAlchemyError as exc:
+            with database_failures():
+                return work()
+        except LedgerUnavailable as exc:
             raise LedgerError(describe_error(exc)) from None
 
     return run
@@ -69,9 +68,10 @@ class _Job(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self._work()
+            with database_failures():
+                result = self._work()
         except Exception as exc:  # reported as a message; a bug is logged with its traceback too
-            if not isinstance(exc, UserError | SQLAlchemyError):
+            if not isinstance(exc, UserError):
                 _log.error("monitor work failed", exc_info=exc)
             self._relay.failed.emit(self._name, self._number, describe_error(exc))
             return

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from scheduler_gui.a11y import accessible, plain_text
-from scheduler_gui.monitor.engine_host import ShutdownMode
 from scheduler_gui.monitor.schedule_actions import error_label
+from scheduler_gui.monitor.states import ShutdownMode
 
 if TYPE_CHECKING:
     from core.service import ServiceResult

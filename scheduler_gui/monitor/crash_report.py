@@ -203,13 +203,9 @@ class CrashReport(QObject):
         exits = self.exits
 
         def work() -> list[LeftAttempt]:
-            from core.ledger.crash_queries import attempts_left_by
+            from core.ledger.monitor_reads import ProcessSpan, attempts_left
 
-            found: list[LeftAttempt] = []
-            with self.ctx.ledger.read() as session:
-                for e in exits:
-                    found += attempts_left_by(session, e.host, e.pid, e.started_at, e.died_by)
-            return found
+            return attempts_left(self.ctx.ledger, [ProcessSpan(e.host, e.pid, e.started_at, e.died_by) for e in exits])
 
         self._reader.submit(work)
 

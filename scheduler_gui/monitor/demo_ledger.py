@@ -21,8 +21,9 @@ from typing import Any
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
-from core.ledger.publish import publish
-from core.ledger.queries import list_schedules
+from core.errors import UserError
+from core.ledger.monitor_reads import next_due_at
+from core.ledger.publish import publish_new
 from core.spec import ScheduleSpec, parse_spec
 from core.specfile import load_text
 from scheduler_gui.context import AppContext
@@ -109,22 +110,18 @@ def populate_demo_ledger(ctx: AppContext, *, days: int = 2, outage: bool = True)
     if not isinstance(clock, FixedClock):
         raise TypeError("the demo ledger is simulated on a FixedClock")
     ledger = ctx.ledger
-    with ledger.read() as session:
-        known = {s.schedule_id for s in list_schedules(session)}
-    with ledger.write() as session:
-        for spec in demo_specs():
-            if spec.schedule_id not in known:
-                publish(session, spec, clock, check_task=False)
+    seeded = publish_new(ledger, [(spec, None) for spec in demo_specs()], clock, check_task=False)
+    if seeded.skipped:
+        raise UserError("the demo ledger was refused: " + "; ".join(seeded.skipped))
     engine = Engine(ledger, clock, EngineOptions(max_workers=4, lease=timedelta(minutes=10)))
     end = clock.now() + timedelta(days=days)
     outage_at = clock.now() + timedelta(days=days) / 2 if outage else None
     engine.run_once()
     for number in range(_MAX_PASSES):
-        with ledger.read() as session:
-            due = [s.next_due_at for s in list_schedules(session) if s.next_due_at is not None]
-        if not due:
+        due = next_due_at(ledger)
+        if due is None:
             break
-        wake = max(min(due), clock.now()) + timedelta(seconds=_DELAYS[number % len(_DELAYS)])
+        wake = max(due, clock.now()) + timedelta(seconds=_DELAYS[number % len(_DELAYS)])
         if outage_at is not None and wake >= outage_at:
             wake = outage_at + timedelta(hours=5)
             outage_at = None

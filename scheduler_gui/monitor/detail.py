@@ -8,14 +8,14 @@ them, output tails in a monospaced font.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from core.ledger.monitor_queries import AttemptView, Origin, attempts_of, events_of, origin_of
+from core.ledger.monitor_queries import AttemptView
+from core.ledger.monitor_reads import OccurrenceDetails, occurrence_detail
 from core.ledger.queries import EventView
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
@@ -38,13 +38,6 @@ _POLICY_WORDS = {
     "every": "Every",
     "delay": "Delay",
 }
-
-
-@dataclass(frozen=True)
-class Details:
-    origin: Origin
-    attempts: list[AttemptView]
-    events: list[EventView]
 
 
 def _row(label: str, value: str) -> str:
@@ -70,7 +63,7 @@ def _when(instant: Any, zone: str) -> str:
     return f"{_mono(local_text(instant, zone))} · {_mono(utc_seconds_text(instant))}"
 
 
-def render_html(d: Details) -> str:
+def render_html(d: OccurrenceDetails) -> str:
     """The page for one occurrence."""
     o, zone = d.origin.occurrence, d.origin.time_zone
     out = [f"<h3>{_chip(o.state.value)} {_mono(o.occurrence_id)}</h3>"]
@@ -212,14 +205,8 @@ class OccurrenceDetail(QWidget):
         """Read and show one occurrence (off the GUI thread)."""
         self._current = occurrence_id
 
-        def work() -> tuple[str, Details | None]:
-            with self._ctx.ledger.read() as session:
-                origin = origin_of(session, occurrence_id)
-                if origin is None:
-                    return occurrence_id, None
-                return occurrence_id, Details(
-                    origin, attempts_of(session, occurrence_id), events_of(session, occurrence_id)
-                )
+        def work() -> tuple[str, OccurrenceDetails | None]:
+            return occurrence_id, occurrence_detail(self._ctx.ledger, occurrence_id)
 
         self._background.submit(ledger_work(work))
 
@@ -238,7 +225,7 @@ class OccurrenceDetail(QWidget):
         """What the panel shows, as plain text (tests, accessibility)."""
         return self.browser.toPlainText()
 
-    def _show(self, occurrence_id: str, details: Details | None) -> None:
+    def _show(self, occurrence_id: str, details: OccurrenceDetails | None) -> None:
         self.error_label.hide()
         if details is None:
             self.browser.setPlainText(f"{occurrence_id} is not in this ledger.")

@@ -19,7 +19,6 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
@@ -31,12 +30,13 @@ from core.engine.presence import (
     Heartbeat,
     Outlook,
     announce,
-    other_dispatcher,
-    outlook,
+    dispatcher_besides,
+    engine_outlook,
     retire,
 )
-from core.ledger.models import EngineKind, EnginePresence
+from core.ledger.states import EngineKind, EnginePresence
 from scheduler_gui.a11y import accessible
+from scheduler_gui.monitor.states import EngineState, ShutdownMode
 
 if TYPE_CHECKING:
     from core.engine.engine import Engine, PassReport
@@ -49,25 +49,6 @@ POLL_KEY = "engine/poll_seconds"
 WATCH_EVERY = 5
 #: Seconds the loop waits after a failed pass before trying again.
 ERROR_BACKOFF = 5.0
-
-
-class EngineState(StrEnum):
-    """Where the app's engine stands, as the status bar and the Engine menu show it."""
-
-    STOPPED = "stopped"
-    RUNNING = EnginePresence.RUNNING.value
-    PAUSED = EnginePresence.PAUSED.value
-    OTHER_ENGINE = "other-engine"
-    """Another engine runs on this ledger: this one watches it instead."""
-    ERROR = "error"
-
-
-class ShutdownMode(StrEnum):
-    """How the engine ends when the window closes (see :meth:`EngineHost.shutdown`)."""
-
-    DETACH = "detach"
-    WAIT = "wait"
-    STOP = "stop"
 
 
 @dataclass(frozen=True)
@@ -145,8 +126,7 @@ class _Loop(QThread):
                 if self.dispatching:
                     report = engine.run_once(wait=False)
                     self.ran.emit(report)
-                with ledger.read() as session:
-                    self.looked.emit(outlook(session, engine.worker))
+                self.looked.emit(engine_outlook(ledger, engine.worker))
                 if in_error:
                     in_error = False
                     self.becameState.emit(EngineState.RUNNING if self.dispatching else EngineState.PAUSED)
@@ -168,8 +148,7 @@ class _Loop(QThread):
             return None
         if self.force:
             return None
-        with ledger.read() as session:
-            return other_dispatcher(session, clock.now(), exclude=self.engine_id)
+        return dispatcher_besides(ledger, clock, self.engine_id)
 
     def _sleep(self, seconds: float) -> None:
         self.wake.wait(seconds)
@@ -348,8 +327,7 @@ class EngineHost(QObject):
 
     def _count_running(self, engine: Engine) -> int:
         try:
-            with self.ctx.ledger.read() as session:
-                return outlook(session, engine.worker).tasks_running
+            return engine_outlook(self.ctx.ledger, engine.worker).tasks_running
         except Exception:
             return self._outlook.tasks_running
 

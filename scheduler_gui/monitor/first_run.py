@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import UserError
-from core.ledger.publish import RevisionSource, publish
-from core.ledger.queries import has_schedules
+from core.ledger.publish import RevisionSource, publish_new
 from core.specfile import load_spec
 
 if TYPE_CHECKING:
@@ -35,7 +34,8 @@ def demo_files(ctx: AppContext) -> list[Path]:
 def seed_demo_ledger(ctx: AppContext) -> int:
     """Publish the demo schedules when the ledger holds none; returns how many were published.
 
-    Idempotent: the check and the publishes are one write transaction, so a
+    Idempotent: the check and the publishes are one write transaction
+    (:func:`core.ledger.publish.publish_new`), so a
     second call (or a second window) publishes nothing. A demo that does not
     validate or cannot be published here (a program missing on this machine)
     is left out; :data:`last_skipped` says which and why.
@@ -47,20 +47,13 @@ def seed_demo_ledger(ctx: AppContext) -> int:
             specs.append((path, load_spec(str(path))))
         except UserError as exc:
             skipped.append(f"{path.name}: {str(exc).splitlines()[0]}")
-    published = 0
-    with ctx.ledger.write() as session:
-        if has_schedules(session):
-            return 0
-        for path, spec in specs:
-            try:
-                with session.begin_nested():
-                    # Recorded like any publish from the window: the sidebar and Publish know the file.
-                    publish(session, spec, ctx.clock, source=RevisionSource.of_file(path))
-                published += 1
-            except UserError as exc:
-                skipped.append(f"{spec.schedule_id}: {str(exc).splitlines()[0]}")
-    last_skipped[:] = skipped
-    return published
+    # Recorded like any publish from the window: the sidebar and Publish know the file.
+    sources = [(spec, RevisionSource.of_file(path)) for path, spec in specs]
+    seeded = publish_new(ctx.ledger, sources, ctx.clock, only_into_empty=True)
+    if seeded.had_schedules:
+        return 0
+    last_skipped[:] = skipped + seeded.skipped
+    return len(seeded.published)
 
 
 #: Why demos were left out by the latest :func:`seed_demo_ledger` (for a log or a status line).

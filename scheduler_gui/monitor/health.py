@@ -33,8 +33,8 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.ledger.attention_queries import attention_ids
-from core.ledger.health_queries import HealthSeries, health
+from core.ledger.health_queries import HealthSeries
+from core.ledger.monitor_reads import health_outlook
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
@@ -241,8 +241,8 @@ class HealthView(QWidget):
         span: timedelta = self.range_box.currentData()
 
         def work() -> _Loaded:
-            with self._ctx.ledger.read() as session:
-                return _Loaded(health(session, now - span, now, now), len(attention_ids(session)), now)
+            found = health_outlook(self._ctx.ledger, now - span, now, now)
+            return _Loaded(found.series, found.waiting, now)
 
         self._background.submit(ledger_work(work))
 

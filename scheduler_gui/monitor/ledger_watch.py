@@ -2,21 +2,19 @@
 
 The views never poll the database themselves: they listen to one
 :class:`LedgerWatcher`, which reads the events written since the last one it
-saw (:func:`core.ledger.queries.events_after`) and, when something entered or
-left the attention queue, the queue's ids. A ledger that is locked or
+saw and, when something entered or left the attention queue, the queue's ids
+(:func:`core.ledger.monitor_reads.events_since`, one read each tick). A ledger that is locked or
 unreachable is retried on the next tick; the problem is reported once, and
 again only after it has cleared and come back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core.ledger.attention_queries import ACKNOWLEDGED, ATTENTION_STATES, attention_ids
 from core.ledger.events import EventKind
-from core.ledger.queries import EventView, events_after, last_event_id
+from core.ledger.monitor_reads import EventsRead, events_since
+from core.ledger.queries import EventView
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import describe_error, ledger_work
@@ -26,8 +24,6 @@ POLL_MS = 1000
 #: Events read per query, and queries per poll at most (a backlog is read over several polls).
 BATCH = 1000
 MAX_BATCHES = 20
-
-_ATTENTION_VALUES = frozenset(s.value for s in ATTENTION_STATES)
 
 #: Events that add or change what the occurrences view shows: rows, and expired
 #: ranges (a long outage's missed occurrences recorded as one entry).
@@ -45,22 +41,6 @@ LIVE_KINDS = frozenset(
 def is_live(event: EventView) -> bool:
     """Whether the occurrences view must be read again after this event."""
     return event.kind in LIVE_KINDS
-
-
-@dataclass(frozen=True)
-class _Poll:
-    since: int | None
-    last_id: int
-    events: list[EventView]
-    attention: frozenset[str] | None
-
-
-def _touches_attention(event: EventView) -> bool:
-    if event.kind == ACKNOWLEDGED:
-        return True
-    if event.kind != EventKind.OCCURRENCE_TRANSITIONED.value:
-        return False
-    return bool({event.data.get("from"), event.data.get("to")} & _ATTENTION_VALUES)
 
 
 class LedgerWatcher(QObject):
@@ -131,7 +111,7 @@ class LedgerWatcher(QObject):
         since, first = self._last_id, self._attention is None
         self._background.submit(ledger_work(lambda: self._read(since, first)))
 
-    def _done(self, result: _Poll) -> None:
+    def _done(self, result: EventsRead) -> None:
         self._in_flight = False
         self._apply(result)
 
@@ -139,27 +119,11 @@ class LedgerWatcher(QObject):
         self._in_flight = False
         self._failed(message)
 
-    def _read(self, since: int | None, need_attention: bool) -> _Poll:
+    def _read(self, since: int | None, need_attention: bool) -> EventsRead:
         """Runs off the GUI thread (or in :meth:`poll_now`)."""
-        ledger = self._ctx.ledger
-        found: list[EventView] = []
-        with ledger.read() as session:
-            if since is None:
-                last = last_event_id(session)
-            else:
-                last = since
-                for _ in range(MAX_BATCHES):
-                    batch = events_after(session, last, limit=BATCH)
-                    found.extend(batch)
-                    if batch:
-                        last = batch[-1].id
-                    if len(batch) < BATCH:
-                        break
-            need_attention = need_attention or any(_touches_attention(e) for e in found)
-            attention = frozenset(attention_ids(session)) if need_attention else None
-        return _Poll(since, last, found, attention)
+        return events_since(self._ctx.ledger, since, attention=need_attention, batch=BATCH, max_batches=MAX_BATCHES)
 
-    def _apply(self, result: _Poll) -> None:
+    def _apply(self, result: EventsRead) -> None:
         if result.since != self._last_id:
             return  # read before another poll moved on: already seen
         self._last_id = result.last_id

@@ -1,7 +1,7 @@
 """The occurrences table as a Qt model: the filtered count as its rows, pages
 fetched on demand off the GUI thread, never the whole table.
 
-A new filter or order is read around now (:func:`core.ledger.occurrence_pages.opening`):
+A new filter or order is read around now (:func:`core.ledger.monitor_reads.occurrences_opening`):
 the count, the row where now falls (:attr:`OccurrencesModel.now_row`) and the
 pages that hold the rows just before and after it, so the view can open there.
 
@@ -9,7 +9,7 @@ pages that hold the rows just before and after it, so the view can open there.
 and asks for its page; when the page arrives, its rows change. At most
 ``max_pages`` pages are kept (the least recently shown are dropped). Scrolling
 on from a loaded page continues from its last row (keyset); a jump reads the
-page by its index (:func:`core.ledger.occurrence_pages.occurrence_rows`).
+page by its index (:func:`core.ledger.monitor_reads.occurrences_page`).
 
 Live: :meth:`follow` connects a :class:`LedgerWatcher`. New or changed
 occurrences trigger a refresh: a new count and the pages in view read again.
@@ -20,24 +20,20 @@ when newest are first), so the table never resets under the person's eyes.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
-from core.ledger.expired import ExpiredRangeView, ranges_matching
-from core.ledger.monitor_queries import schedule_zones
-from core.ledger.occurrence_pages import (
-    MonitorRow,
-    Opening,
-    Order,
-    later_than,
-    now_index,
-    occurrence_rows,
-    occurrence_rows_after,
-    opening,
+from core.ledger.expired import ExpiredRangeView
+from core.ledger.monitor_reads import (
+    OpeningRead,
+    PagesRead,
+    occurrences_again,
+    occurrences_opening,
+    occurrences_page,
 )
-from core.ledger.queries import EventView, OccurrenceFilter, count_occurrences
+from core.ledger.occurrence_pages import MonitorRow, Order
+from core.ledger.queries import EventView, OccurrenceFilter
 from core.ledger.states import OccurrenceKind
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import Background
@@ -71,22 +67,6 @@ _TIPS = (
     "How many times it has been started",
     "How its latest attempt ended",
 )
-
-
-@dataclass(frozen=True)
-class _Reload:
-    opening: Opening
-    zones: dict[str, str]
-    ranges: list[ExpiredRangeView]
-
-
-@dataclass(frozen=True)
-class _Refresh:
-    total: int
-    now_index: int
-    pages: dict[int, list[MonitorRow]]
-    zones: dict[str, str]
-    ranges: list[ExpiredRangeView]
 
 
 class OccurrencesModel(QAbstractTableModel):
@@ -208,10 +188,10 @@ class OccurrencesModel(QAbstractTableModel):
         generation, where, order, size = self._generation, self._filter, self._order, self._page_size
         now = self._ctx.clock.now()
 
-        def work() -> _Reload:
-            with self._ctx.ledger.read() as session:
-                found = opening(session, where, now, size, order=order, lead=NOW_LEAD, shown=OPENING_ROWS)
-                return _Reload(found, schedule_zones(session), ranges_matching(session, where))
+        def work() -> OpeningRead:
+            return occurrences_opening(
+                self._ctx.ledger, where, now, size, order=order, lead=NOW_LEAD, shown=OPENING_ROWS
+            )
 
         self._background.submit("reload", work, lambda r: self._reloaded(generation, r), self._failed)
 
@@ -224,24 +204,8 @@ class OccurrencesModel(QAbstractTableModel):
         wanted = list(self._pages)[-REFRESH_PAGES:]
         now = self._ctx.clock.now()
 
-        def work() -> _Refresh:
-            with self._ctx.ledger.read() as session:
-                total = count_occurrences(session, where)
-                later = later_than(session, where, now) if total else 0
-                pages = {
-                    p: occurrence_rows(session, where, p * size, size, order=order, total=total)
-                    for p in wanted
-                    if p * size < total
-                }
-                if 0 not in pages and total:
-                    pages[0] = occurrence_rows(session, where, 0, size, order=order, total=total)
-                return _Refresh(
-                    total,
-                    now_index(total, later, order),
-                    pages,
-                    schedule_zones(session),
-                    ranges_matching(session, where),
-                )
+        def work() -> PagesRead:
+            return occurrences_again(self._ctx.ledger, where, now, size, wanted, order=order)
 
         self._background.submit("refresh", work, lambda r: self._refreshed(generation, r), self._failed)
 
@@ -260,12 +224,9 @@ class OccurrencesModel(QAbstractTableModel):
         after = self._pages.get(page + 1)
 
         def work() -> list[MonitorRow]:
-            with self._ctx.ledger.read() as session:
-                if before is not None and len(before) == size:
-                    return occurrence_rows_after(session, where, before[-1].key, size, order=order)
-                if after is not None and after:
-                    return occurrence_rows_after(session, where, after[0].key, size, order=order, before=True)
-                return occurrence_rows(session, where, page * size, size, order=order, total=total)
+            return occurrences_page(
+                self._ctx.ledger, where, page, size, order=order, total=total, before=before, after=after
+            )
 
         self._background.submit(
             f"page-{page}",
@@ -275,7 +236,7 @@ class OccurrencesModel(QAbstractTableModel):
             latest_only=False,
         )
 
-    def _reloaded(self, generation: int, result: _Reload) -> None:
+    def _reloaded(self, generation: int, result: OpeningRead) -> None:
         if generation != self._generation:
             return
         self.beginResetModel()
@@ -292,7 +253,7 @@ class OccurrencesModel(QAbstractTableModel):
         self.endResetModel()
         self.loaded.emit()
 
-    def _refreshed(self, generation: int, result: _Refresh) -> None:
+    def _refreshed(self, generation: int, result: PagesRead) -> None:
         if generation != self._generation:
             return
         self._zones = result.zones

@@ -4,13 +4,13 @@ Before anything is written the dialog shows what publishing would change from
 the cutover on: the occurrences that appear, vanish and move (local time with
 its zone and offset, UTC beside it), and the running or uncertain ones the
 cutover leaves alone, each group with its count. The diff is worked out off
-the GUI thread (``core.ledger.future_diff``); Publish writes through
-``core.ledger.publish.publish`` in one ``ctx.ledger.write()``, off the GUI
+the GUI thread (``core.ledger.monitor_reads.publish_outlook``); Publish is one
+call, one transaction (``core.ledger.publish.publish_to``), off the GUI
 thread too, recording the file published (``source_file``). Whether the
 task may be trusted is the caller's question, asked before this dialog.
 
 The same look at the ledger reads the schedule already published under the
-id (``core.ledger.queries.published_schedule``). When it came from another
+id. When it came from another
 file, the dialog says so, and Publish first asks, with Cancel as the default,
 naming both files and what would stop running.
 """
@@ -35,8 +35,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.explain import explain
-from core.ledger.future_diff import DiffRow, FutureDiff, Move, future_diff
-from core.ledger.queries import PublishedSchedule, published_schedule
+from core.ledger.future_diff import DiffRow, FutureDiff, Move
+from core.ledger.monitor_reads import publish_outlook
+from core.ledger.queries import PublishedSchedule
 from core.spec import ScheduleSpec
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
@@ -178,9 +179,8 @@ class PublishDialog(QDialog):
         ctx, spec, now = self.ctx, self.spec, self.ctx.clock.now()
 
         def work() -> _Look:
-            with ctx.ledger.read() as session:
-                diff = future_diff(session, spec, now)
-                published = published_schedule(session, spec.schedule_id, now)
+            outlook = publish_outlook(ctx.ledger, spec, now)
+            diff, published = outlook.diff, outlook.published
             words = explain(published.spec(), now).split(". ")[0].rstrip(".") + "." if published else ""
             return _Look(diff, published, words)
 
@@ -281,7 +281,7 @@ class PublishDialog(QDialog):
         Replacing a schedule published from another file is confirmed first;
         Cancel there publishes nothing and leaves this dialog open.
         """
-        from core.ledger.publish import RevisionSource, publish
+        from core.ledger.publish import RevisionSource, publish_to
 
         if self.replaces is not None and not self.confirm_replace():
             return
@@ -289,8 +289,7 @@ class PublishDialog(QDialog):
         source = RevisionSource.of_file(self.source_file) if self.source_file is not None else None
 
         def write() -> PublishResult:
-            with ledger.write() as session:
-                return publish(session, spec, clock, source=source)
+            return publish_to(ledger, spec, clock, source=source)
 
         self.problem.hide()
         self._write.start(write)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import UnknownScheduleError, UserError
+from core.errors import LedgerUnavailable, UnknownScheduleError, UserError
 from core.zones import get_zone
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
@@ -46,17 +46,14 @@ PREVIEW_DEBOUNCE_MS = 250
 
 def problem_text(exc: BaseException) -> str:
     """Words for a refusal: a user error's own message; a database that refuses, said plainly."""
-    from sqlalchemy.exc import OperationalError
-
     if isinstance(exc, UnknownScheduleError):  # its message names the command line; say it in the window's words
         return "This schedule is not published in this ledger: publish it first (Schedule ▸ Publish…, Ctrl+Enter)"
+    if isinstance(exc, LedgerUnavailable):
+        if exc.busy:
+            return f"the ledger is locked by another program ({exc.detail}); try again in a moment"
+        return f"the ledger cannot be used ({exc.detail})"
     if isinstance(exc, UserError):
         return str(exc)
-    if isinstance(exc, OperationalError):
-        said = str(exc.orig if exc.orig is not None else exc).strip().splitlines()[0]
-        if "locked" in said.lower() or "busy" in said.lower():
-            return f"the ledger is locked by another program ({said}); try again in a moment"
-        return f"the ledger cannot be used ({said})"
     return f"unexpected error: {type(exc).__name__}: {exc}"
 
 
@@ -71,13 +68,21 @@ def zone_time(instant: datetime, zone_name: str) -> str:
 
 
 def schedule_zone(ctx: AppContext, schedule_id: str) -> str:
-    from core.ledger.monitor_queries import schedule_zones
+    from core.ledger.monitor_reads import schedule_zone as zone_of
 
-    with ctx.ledger.read() as session:
-        return schedule_zones(session).get(schedule_id, "UTC")
+    return zone_of(ctx.ledger, schedule_id)
 
 
 # --- the dialogs -------------------------------------------------------------------
+
+
+def _in_core_words(work: Callable[[], object]) -> object:
+    """``work`` with a database's failure raised as the core's :class:`~core.errors.LedgerUnavailable`
+    (the commands that open their own transaction say it so already)."""
+    from core.ledger.access import database_failures
+
+    with database_failures():
+        return work()
 
 
 def error_label() -> QLabel:
@@ -123,7 +128,7 @@ class DialogWrite(QObject):
         self._were = [(button, button.isEnabled()) for button in self._buttons.buttons()]
         for button, _ in self._were:
             button.setEnabled(False)
-        self._worker.submit(work)
+        self._worker.submit(lambda: _in_core_words(work))
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self._worker.wait(msecs)
@@ -235,18 +240,17 @@ class GateDialog(_ActionDialog):
         self.finish_layout()
 
     def planned_write(self) -> Callable[[], object]:
-        from core.ledger.publish import disable, pause, resume
+        from core.ledger.publish import Gate, change_gate
 
         note = self.note_text()
         if self.action == "disable" and note is None:
             self.note.setFocus()
             raise UserError("Note: required to disable a schedule; say why it is disabled")
-        func = {"pause": pause, "resume": resume, "disable": disable}[self.action]
+        gate = Gate(self.action)
         ledger, sid, clock = self.ctx.ledger, self.schedule_id, self.ctx.clock
 
         def write() -> object:
-            with ledger.write() as session:
-                return func(session, sid, clock, note)
+            return change_gate(ledger, sid, gate, clock, note)
 
         return write
 
@@ -357,14 +361,13 @@ class BackfillDialog(_ActionDialog):
         self._timer.start()
 
     def refresh_preview(self) -> None:
-        from core.ledger.future_diff import backfill_preview
+        from core.ledger.monitor_reads import backfill_outlook
 
         start, end = self.span()
         ctx, sid, now = self.ctx, self.schedule_id, self.ctx.clock.now()
 
         def work() -> object:
-            with ctx.ledger.read() as session:
-                return backfill_preview(session, sid, start, end, now)
+            return backfill_outlook(ctx.ledger, sid, start, end, now)
 
         self._reader.submit(work)
 

@@ -1,8 +1,8 @@
 """The schedules of the ledger as a Qt model: state, next run, last outcome,
 counts by state and the marks of recent results (for the sparkline delegate).
 
-A thin adapter over :func:`core.ledger.queries.list_schedules` and
-:func:`core.ledger.health_queries.recent_results`, read off the GUI thread.
+A thin adapter over :func:`core.ledger.monitor_reads.schedules_with_results`
+(the summaries and recent results), read off the GUI thread.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 
-from core.ledger.health_queries import Mark, recent_results
-from core.ledger.queries import EventView, ScheduleSummary, list_schedules
+from core.ledger.health_queries import Mark
+from core.ledger.monitor_reads import schedules_with_results
+from core.ledger.queries import EventView, ScheduleSummary
 from core.ledger.states import OccurrenceState, ScheduleState
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
@@ -114,10 +115,8 @@ class SchedulesModel(QAbstractTableModel):
         now = self._ctx.clock.now()
 
         def work() -> list[ScheduleRow]:
-            with self._ctx.ledger.read() as session:
-                summaries = list_schedules(session, now=now)
-                marks = recent_results(session, limit=SPARK_LENGTH, schedule_ids=[s.schedule_id for s in summaries])
-            return [ScheduleRow(s, marks.get(s.schedule_id, ())) for s in summaries]
+            found = schedules_with_results(self._ctx.ledger, now, limit=SPARK_LENGTH)
+            return [ScheduleRow(r.summary, r.marks) for r in found]
 
         self._background.submit(ledger_work(work))
 

@@ -19,6 +19,7 @@ from core.zones import tzdb_version
 from scheduler_gui import version
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
+from scheduler_gui.monitor.states import ShutdownMode
 from scheduler_gui.sidebar import MonitorListModel, ScheduleListModel, fmt_next, schedule_rows
 from scheduler_gui.workspace import SpecEntry, list_specs
 
@@ -261,7 +262,7 @@ def test_locked_or_damaged_ledger_is_reported_and_designer_works(tmp_path: Path,
     assert w.stack.currentWidget() is w.designer
     w.show_view("occurrences")
     assert not hasattr(w.stack.currentWidget(), "text") or "cannot be used" not in w.stack.currentWidget().text()
-    w.hub.shutdown("stop")
+    w.hub.shutdown(ShutdownMode.STOP)
     w.designer.shutdown()
 
 

@@ -14,6 +14,7 @@ from conftest import DEMO
 from PySide6.QtWidgets import QDialog
 from sqlalchemy import select, update
 
+from core.errors import LedgerUnavailable
 from core.ledger.materialize import materialize_all
 from core.ledger.models import Event, Occurrence, Schedule
 from core.ledger.publish import publish
@@ -21,7 +22,7 @@ from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.spec import parse_spec
 from core.specfile import load_spec
 from scheduler_gui.context import AppContext
-from scheduler_gui.monitor.schedule_actions import BackfillDialog, GateDialog, RunNowDialog, zone_time
+from scheduler_gui.monitor.schedule_actions import BackfillDialog, GateDialog, RunNowDialog, problem_text, zone_time
 
 SID = "daily-ops-summary"
 
@@ -141,6 +142,16 @@ def test_the_write_waits_for_a_locked_ledger_off_the_gui_thread(published: AppCo
     assert closed == [QDialog.DialogCode.Accepted] and dialog.result() == QDialog.DialogCode.Accepted
     assert all(button.isEnabled() for button in dialog.buttons.buttons())
     assert schedule(published).state is ScheduleState.PAUSED
+
+
+def test_a_database_that_refuses_is_said_in_the_window_s_words() -> None:
+    """The core's LedgerUnavailable, never a driver's type, reaches the dialogs."""
+    locked = LedgerUnavailable("database is locked", busy=True)
+    assert problem_text(locked) == "the ledger is locked by another program (database is locked); try again in a moment"
+    assert (
+        problem_text(LedgerUnavailable("connection refused", busy=False))
+        == "the ledger cannot be used (connection refused)"
+    )
 
 
 def pick(dialog: BackfillDialog, which: str, local: str) -> None:

@@ -21,6 +21,7 @@ from typing_support import named, problem_line, problem_text, retype
 
 from scheduler_gui.document import get_path
 from scheduler_gui.main_window import MainWindow
+from scheduler_gui.monitor.states import HubState
 
 BLOCKED = "Cannot save while the schedule has a problem: "
 
@@ -192,7 +193,7 @@ CASES = [
 @pytest.fixture
 def shown(window: MainWindow, monkeypatch: pytest.MonkeyPatch, qtbot) -> MainWindow:
     # Publishing also needs an open ledger; standing in for one leaves the document as its only condition.
-    monkeypatch.setattr(window.hub, "state", "open")
+    monkeypatch.setattr(window.hub, "state", HubState.OPEN)
     window.resize(1280, 800)
     window.show()
     window.activateWindow()
