@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchkit import TimingEngine, instant_success
 
 from core.clock import FixedClock
-from core.engine import engine as engine_module
+from core.engine import run as run_stage
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
@@ -184,7 +184,7 @@ def sqlite_floor(count: int, *, spawn: bool = False) -> tuple[float, int]:
         with (
             mock.patch.object(sqlite3.dbapi2, "connect", recorder.connect(sqlite3.dbapi2.connect)),
             _ledger_with_due_rows(Path(tmp) / "recorded.db", count, clock) as ledger,
-            mock.patch.object(engine_module, "run_command", instant_success),
+            mock.patch.object(run_stage, "run_command", instant_success),
         ):
             engine = RecordedEngine(ledger, clock, EngineOptions(max_workers=1))
             engine.recorder = recorder
@@ -227,7 +227,7 @@ def engine_pass(count: int, *, no_op: bool) -> tuple[float, int]:
         clock = FixedClock(T0 + timedelta(minutes=count - 1, seconds=30))
         with _ledger_with_due_rows(Path(tmp) / "ledger.db", count, clock) as ledger:
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=1))
-            patch = mock.patch.object(engine_module, "run_command", instant_success) if no_op else None
+            patch = mock.patch.object(run_stage, "run_command", instant_success) if no_op else None
             if patch is not None:
                 patch.start()
             try:

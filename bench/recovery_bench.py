@@ -39,7 +39,7 @@ from benchkit import TimingEngine, instant_success
 from sqlalchemy import func, select
 
 from core.clock import FixedClock
-from core.engine import engine as engine_module
+from core.engine import run as run_stage
 from core.engine.engine import EngineOptions, PassReport
 from core.ledger import open_ledger, publish
 from core.ledger.models import Attempt, Event, Occurrence
@@ -115,7 +115,7 @@ def main() -> None:
                         publish(session, _spec(kind, i, cutover), clock)
             clock.set(NOW)
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=4))
-            with mock.patch.object(engine_module, "run_command", instant_success):
+            with mock.patch.object(run_stage, "run_command", instant_success):
                 start = time.perf_counter()
                 report = engine.run_once()
                 elapsed = time.perf_counter() - start
