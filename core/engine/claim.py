@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from core.engine import run, statements
 from core.engine.context import Claim, Context, PassReport
 from core.engine.specs import active_spec
-from core.engine.statements import Claimed, Gate
+from core.engine.statements import IN_FLIGHT, Claimed, Gate
 from core.enums import OverlapPolicy
 from core.ledger import events
 from core.ledger.models import Attempt, Occurrence, Revision, Schedule
@@ -31,7 +31,6 @@ from core.spec import ScheduleSpec
 from core.timefmt import fmt_utc
 
 _S = OccurrenceState
-IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
 
 
 def claimable(

@@ -20,13 +20,13 @@ from core.engine import orphans, run, statements
 from core.engine.context import Context, PassReport
 from core.engine.outcomes import decide
 from core.engine.settle import AttemptEnd, Settling, settle
+from core.engine.statements import IN_FLIGHT
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.states import OccurrenceState
 
 _S = OccurrenceState
-IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
 
 
 def recover_lost(ledger: Ledger, ctx: Context, report: PassReport) -> None:

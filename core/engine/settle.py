@@ -29,7 +29,7 @@ from core.engine import run, statements
 from core.engine.context import Claim, Context, PassReport
 from core.engine.outcomes import Outcome, decide
 from core.engine.runner import RunResult
-from core.engine.statements import Gate
+from core.engine.statements import IN_FLIGHT, Gate
 from core.enums import Kind
 from core.ledger import events
 from core.ledger.db import Ledger
@@ -38,7 +38,6 @@ from core.ledger.states import OccurrenceState, check_transition
 from core.spec import ScheduleSpec
 
 _S = OccurrenceState
-IN_FLIGHT = (_S.DISPATCHING, _S.RUNNING)
 
 #: A write transaction to open: the ledger's ``write``, or a worker's held connection.
 Write = Callable[[], AbstractContextManager[Session]]
