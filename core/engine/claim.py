@@ -28,7 +28,6 @@ from core.ledger import events
 from core.ledger.models import Attempt, Occurrence, Revision, Schedule
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
 from core.spec import ScheduleSpec
-from core.timefmt import fmt_utc
 
 _S = OccurrenceState
 
@@ -118,17 +117,7 @@ def open_attempt(
     task = spec.task
     assert task is not None  # publishing refuses a revision without a task
     attempt_id = str(uuid.uuid4())
-    identity = run.TaskIdentity(
-        schedule_id=claimed.schedule_id,
-        revision=claimed.revision,
-        occurrence_id=claimed.occurrence_id,
-        logical_slot_id=claimed.logical_slot_id,
-        nominal_local=claimed.nominal_local,
-        scheduled_utc=fmt_utc(claimed.resolved_utc) if claimed.resolved_utc is not None else None,
-        business_period=claimed.business_period,
-        attempt_id=attempt_id,
-        attempt_number=claimed.attempt_number,
-    )
+    identity = run.identity(claimed, attempt_id, claimed.attempt_number)
     command, unprepared = run.prepare_command(task, identity, ctx.base_env)
     event = statements.add_attempt(session, claimed, epoch, ctx.process, now, command.digest, ctx.worker, attempt_id)
     ctx.hold(claimed.occurrence_id)

@@ -16,6 +16,8 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from datetime import datetime
+from typing import Protocol
 
 from core.clock import Clock
 from core.engine import processes, statements
@@ -32,11 +34,11 @@ from core.engine.runner import (
 )
 from core.engine.tether import TETHER
 from core.ledger.db import Ledger
-from core.ledger.models import Occurrence
 from core.spec import Task
 from core.timefmt import fmt_utc
 
 __all__ = [
+    "Slot",
     "TaskIdentity",
     "end_tasks",
     "identity",
@@ -50,7 +52,26 @@ __all__ = [
 ]
 
 
-def identity(occ: Occurrence, attempt_id: str, attempt_number: int) -> TaskIdentity:
+class Slot(Protocol):
+    """What a task is told about its occurrence: a loaded row, or a claim's RETURNING."""
+
+    @property
+    def schedule_id(self) -> str: ...
+    @property
+    def revision(self) -> int: ...
+    @property
+    def occurrence_id(self) -> str: ...
+    @property
+    def logical_slot_id(self) -> str | None: ...
+    @property
+    def nominal_local(self) -> str: ...
+    @property
+    def resolved_utc(self) -> datetime | None: ...
+    @property
+    def business_period(self) -> str | None: ...
+
+
+def identity(occ: Slot, attempt_id: str, attempt_number: int) -> TaskIdentity:
     """What a task of ``occ``'s attempt is told about itself (its SCHED_* variables)."""
     return TaskIdentity(
         schedule_id=occ.schedule_id,
