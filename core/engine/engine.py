@@ -32,12 +32,11 @@ from core.engine import plan, processes, promote, recover, run, settle
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
-from core.engine.specs import stored_spec
 from core.engine.statements import Gate
 from core.ledger import events
 from core.ledger.db import Ledger
 
-__all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport", "stored_spec"]
+__all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
 
 #: Times a worker killed by an exception is restarted within one pass; after that the
 #: next pass starts a new one.

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from core.clock import FixedClock
-from core.engine.engine import Engine, EngineOptions
+from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.reconcile import Decision, ReconcileError, reconcile
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Event, Occurrence
@@ -319,13 +319,11 @@ def test_claim_loses_to_a_disable_in_between(ledger: Ledger, clock: FixedClock) 
     put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", task=ECHO_UTC)
     engine = run_at(ledger, clock, "2026-03-01T12:00:00Z")
     clock.set(utc("2026-03-02T07:30:10Z"))
-    stages.promote(engine, __import__("core.engine.engine", fromlist=["PassReport"]).PassReport())
+    stages.promote(engine, PassReport())
     with ledger.read() as session:
         occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
     with ledger.write() as session:
         disable(session, "daily-ops-summary", clock, note="stop")
-    from core.engine.engine import PassReport
-
     assert stages.claim(engine, occ_id, PassReport()) is None
     assert states(ledger)["2026-03-02T02:30:00#0"] == "DUE"
 
@@ -338,8 +336,6 @@ def test_old_revision_waking_after_cutover_claims_nothing(ledger: Ledger, clock:
     clock.set(utc("2026-03-02T12:00:00Z"))
     put(ledger, clock, revision=2, cutoverAt="2026-03-02T12:00:00Z", task=ECHO_UTC)
     clock.set(utc("2026-03-03T07:30:10Z"))
-    from core.engine.engine import PassReport
-
     assert stages.claim(engine, old_id, PassReport()) is None
     engine.run_once()
     with ledger.read() as session:
@@ -349,8 +345,6 @@ def test_old_revision_waking_after_cutover_claims_nothing(ledger: Ledger, clock:
 
 def test_one_hundred_deliveries_give_one_claim(ledger: Ledger, clock: FixedClock) -> None:
     import threading
-
-    from core.engine.engine import PassReport
 
     put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", task=ECHO_UTC)
     run_at(ledger, clock, "2026-03-01T12:00:00Z")
@@ -380,8 +374,6 @@ def test_one_hundred_deliveries_give_one_claim(ledger: Ledger, clock: FixedClock
 
 def test_late_result_of_a_superseded_claim_is_ignored(ledger: Ledger, clock: FixedClock) -> None:
     """A paused-then-resumed worker cannot record over a newer claim (fencing by generation)."""
-    from core.engine.engine import PassReport
-
     put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", task=task("print('hello')", effect="idempotent"))
     run_at(ledger, clock, "2026-03-01T12:00:00Z")
     clock.set(utc("2026-03-02T07:30:10Z"))
