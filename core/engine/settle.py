@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from core.engine import claim as claim_stage
 from core.engine import run, statements
+from core.engine.chain import schedule_next
 from core.engine.context import Claim, Context, PassReport
 from core.engine.outcomes import Outcome, decide
 from core.engine.runner import RunResult
@@ -127,8 +128,6 @@ def settle(
         events.transitioned(occurrence.schedule_id, occurrence.occurrence_id, previous, new, now, outcome.reason, data)
     )
     if new in (_S.SUCCEEDED, _S.FAILED) and spec.kind is Kind.AFTER_COMPLETION:
-        from core.engine.chain import schedule_next
-
         earlier = pending or []
         events.append_many(session, earlier + recorded)  # before the next appointment's own event
         if pending is not None:
