@@ -1,12 +1,14 @@
 """Pieces the engine benchmarks share: a runner stand-in that succeeds at once,
-and an engine that adds up the seconds spent in each of its steps."""
+and an engine that adds up the seconds spent in each of its stages."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from typing import Any
+from unittest import mock
 
 from core.clock import Clock
 from core.engine.engine import Engine
@@ -29,7 +31,7 @@ def instant_success(
 
 
 class TimingEngine(Engine):
-    """The engine; subclasses wrap the steps they want timed with :meth:`_timed`."""
+    """The engine; :meth:`timing` adds up the seconds spent in the stages it names."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -41,3 +43,18 @@ class TimingEngine(Engine):
             return call()
         finally:
             self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - start
+
+    @contextmanager
+    def timing(self, stages: dict[str, tuple[object, str]]) -> Iterator[None]:
+        """While the block runs, each stage function (a module and its function's name)
+        is timed under its step's name. The engine calls stages through their
+        modules, so a stand-in there is what it calls."""
+        with ExitStack() as stack:
+            for name, (module, function) in stages.items():
+                real = getattr(module, function)
+
+                def timed(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+                    return self._timed(_name, lambda: _real(*args, **kwargs))
+
+                stack.enter_context(mock.patch.object(module, function, timed))
+            yield

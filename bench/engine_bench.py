@@ -37,7 +37,7 @@ from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,7 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchkit import TimingEngine, instant_success
 
 from core.clock import FixedClock
-from core.engine import engine as engine_module
+from core.engine import claim as claim_stage
+from core.engine import promote, settle
+from core.engine import run as run_stage
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
@@ -76,22 +78,17 @@ def _spec(count: int) -> Any:
 class TimedEngine(TimingEngine):
     """The engine, with the seconds spent in each step of a run added up (no behaviour changed)."""
 
-    def _promote(self, report: Any) -> None:
-        self._timed("promote", lambda: super(TimedEngine, self)._promote(report))
+    STAGES: ClassVar[dict[str, tuple[object, str]]] = {
+        "promote": (promote, "promote"),
+        "first claim": (claim_stage, "claim"),
+        "list what is due": (claim_stage, "claimable"),
+        "run the task": (run_stage, "run_claim"),
+        "record outcome + next claim": (settle, "finish"),
+    }
 
-    def _claim(self, occurrence_id: str, report: Any, **seen: Any) -> Any:
-        return self._timed("first claim", lambda: super(TimedEngine, self)._claim(occurrence_id, report, **seen))
-
-    def _claimable(self, schedule_id: str | None = None) -> Any:
-        return self._timed("list what is due", lambda: super(TimedEngine, self)._claimable(schedule_id))
-
-    def _run(self, claim: Any, report: Any) -> Any:
-        return self._timed("run the task", lambda: super(TimedEngine, self)._run(claim, report))
-
-    def _finish(self, claim: Any, result: Any, report: Any, **queue: Any) -> Any:
-        return self._timed(
-            "record outcome + next claim", lambda: super(TimedEngine, self)._finish(claim, result, report, **queue)
-        )
+    def run_once(self, *, wait: bool = True) -> Any:
+        with self.timing(self.STAGES):
+            return super().run_once(wait=wait)
 
 
 #: The step times of the last no-op measurement.
@@ -184,7 +181,7 @@ def sqlite_floor(count: int, *, spawn: bool = False) -> tuple[float, int]:
         with (
             mock.patch.object(sqlite3.dbapi2, "connect", recorder.connect(sqlite3.dbapi2.connect)),
             _ledger_with_due_rows(Path(tmp) / "recorded.db", count, clock) as ledger,
-            mock.patch.object(engine_module, "run_command", instant_success),
+            mock.patch.object(run_stage, "run_command", instant_success),
         ):
             engine = RecordedEngine(ledger, clock, EngineOptions(max_workers=1))
             engine.recorder = recorder
@@ -227,7 +224,7 @@ def engine_pass(count: int, *, no_op: bool) -> tuple[float, int]:
         clock = FixedClock(T0 + timedelta(minutes=count - 1, seconds=30))
         with _ledger_with_due_rows(Path(tmp) / "ledger.db", count, clock) as ledger:
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=1))
-            patch = mock.patch.object(engine_module, "run_command", instant_success) if no_op else None
+            patch = mock.patch.object(run_stage, "run_command", instant_success) if no_op else None
             if patch is not None:
                 patch.start()
             try:

@@ -30,7 +30,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -39,7 +39,8 @@ from benchkit import TimingEngine, instant_success
 from sqlalchemy import func, select
 
 from core.clock import FixedClock
-from core.engine import engine as engine_module
+from core.engine import promote, recover
+from core.engine import run as run_stage
 from core.engine.engine import EngineOptions, PassReport
 from core.ledger import open_ledger, publish
 from core.ledger.models import Attempt, Event, Occurrence
@@ -82,11 +83,14 @@ def _spec(kind: str, number: int, cutover: datetime) -> Any:
 class TimedEngine(TimingEngine):
     """The engine, with the seconds of each step of the pass added up."""
 
-    def _promote(self, report: PassReport) -> None:
-        self._timed("promote + misfire policy", lambda: super(TimedEngine, self)._promote(report))
+    STAGES: ClassVar[dict[str, tuple[object, str]]] = {
+        "promote + misfire policy": (promote, "promote"),
+        "recover": (recover, "recover_lost"),
+    }
 
-    def _recover_lost(self, report: PassReport) -> None:
-        self._timed("recover", lambda: super(TimedEngine, self)._recover_lost(report))
+    def run_once(self, *, wait: bool = True) -> PassReport:
+        with self.timing(self.STAGES):
+            return super().run_once(wait=wait)
 
     def _dispatch(self, report: PassReport, *, wait: bool) -> None:
         self._timed("dispatch", lambda: super(TimedEngine, self)._dispatch(report, wait=wait))
@@ -115,7 +119,7 @@ def main() -> None:
                         publish(session, _spec(kind, i, cutover), clock)
             clock.set(NOW)
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=4))
-            with mock.patch.object(engine_module, "run_command", instant_success):
+            with mock.patch.object(run_stage, "run_command", instant_success):
                 start = time.perf_counter()
                 report = engine.run_once()
                 elapsed = time.perf_counter() - start

@@ -1,14 +1,17 @@
-"""A person's decision about an UNKNOWN_EFFECT occurrence, recorded with a note."""
+"""A person's decision about an UNKNOWN_EFFECT occurrence, recorded with a note
+(settled by :func:`core.engine.settle.settle`, like every outcome)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 
 from core.clock import Clock
-from core.enums import Kind
+from core.engine.outcomes import Outcome
+from core.engine.settle import Settling, settle
+from core.engine.specs import stored_spec
 from core.errors import UserError
-from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceState
@@ -63,16 +66,15 @@ def reconcile(
                     "wait until it ends (or end it), then decide"
                 )
         reason = f"reconciled by a person: {decision.value}" + (f" ({note})" if note else "")
-        events.transition(session, occ, target, now, reason, {"decision": decision.value, "note": note})
-        occ.retry_at = now if target is _S.RETRY_WAIT else None
-        if target is not _S.RETRY_WAIT:
-            occ.finished_at = now
-            spec_json = session.get(Revision, (occ.schedule_id, occ.revision))
-            if spec_json is not None:
-                from core.engine.chain import schedule_next
-                from core.engine.engine import stored_spec
-
-                spec = stored_spec(spec_json.spec_json)
-                if spec.kind is Kind.AFTER_COMPLETION:
-                    schedule_next(session, occ, spec, now)
+        revision = session.get(Revision, (occ.schedule_id, occ.revision))
+        assert revision is not None
+        outcome = Outcome(target, reason, timedelta(0) if target is _S.RETRY_WAIT else None)
+        settle(
+            session,
+            Settling(occ.schedule_id, occurrence_id, occ.state),
+            outcome,
+            now,
+            stored_spec(revision.spec_json),
+            data={"decision": decision.value, "note": note},
+        )
         return Reconciled(occurrence_id, _S.UNKNOWN_EFFECT, target)

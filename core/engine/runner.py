@@ -216,7 +216,7 @@ def _devnull() -> int:
     return _DEVNULL[0]
 
 
-def _pidfd(pid: int) -> int | None:
+def open_pidfd(pid: int) -> int | None:
     """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), else None."""
     opener = getattr(os, "pidfd_open", None)
     if opener is None:
@@ -320,7 +320,7 @@ def _collect(proc: subprocess.Popen[bytes], tails: dict[int, _Tail], timeout: ti
     """Read the pipes into their tails until the process has exited and its output
     is drained (at most DRAIN_SECONDS after the exit: a grandchild may hold a pipe).
     Applies the timeout; returns whether it struck. The process is reaped on return."""
-    pidfd = _pidfd(proc.pid)
+    pidfd = open_pidfd(proc.pid)
     poller = select.poll()  # one system call per wait, nothing to set up or tear down
     watched = set(tails)
     for fd in tails:

@@ -212,7 +212,7 @@ def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
 def exit_notice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The runner with a pidfd (Linux), and as on a system without one."""
     if request.param == "polling":
-        monkeypatch.setattr(runner, "_pidfd", lambda pid: None)
+        monkeypatch.setattr(runner, "open_pidfd", lambda pid: None)
     return str(request.param)
 
 

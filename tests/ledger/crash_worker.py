@@ -25,8 +25,12 @@ import sys
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from core.clock import FixedClock
-from core.engine.engine import Engine, EngineOptions, PassReport, _Claim
+from core.engine import claim, promote, settle
+from core.engine.context import Claim, Context
+from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.runner import RunResult
 from core.ledger.db import open_ledger
 from core.timefmt import fmt_utc
@@ -49,24 +53,33 @@ class MarkedEngine(Engine):
         self.markers.write(f"pass {fmt_utc(self.clock.now())}")
         return super().run_once(wait=wait)
 
-    def _promote(self, report: PassReport) -> None:
+
+def mark_stages(markers: Markers) -> None:
+    """Wrap the stages this engine calls so that each says when it is done."""
+    promote_stage, claim_stage, finish_stage = promote.promote, claim.claim, settle.finish
+
+    def promoting(session: Session, now: datetime, report: PassReport, **hold: Any) -> None:
         # run_once materializes first, then promotes.
-        self.markers.write(f"materialized {fmt_utc(self.clock.now())}")
-        super()._promote(report)
+        markers.write(f"materialized {fmt_utc(now)}")
+        promote_stage(session, now, report, **hold)
 
-    def _claim(self, occurrence_id: str, report: PassReport, **seen: Any) -> _Claim | None:
-        claim = super()._claim(occurrence_id, report, **seen)
-        if claim is not None:
-            self.markers.write(f"claimed {claim.occurrence_id} {claim.attempt_id}")
-        return claim
+    def claiming(write: Any, ctx: Context, occurrence_id: str, report: PassReport, **seen: Any) -> Claim | None:
+        made = claim_stage(write, ctx, occurrence_id, report, **seen)
+        if made is not None:
+            markers.write(f"claimed {made.occurrence_id} {made.attempt_id}")
+        return made
 
-    def _finish(self, claim: _Claim, result: RunResult, report: PassReport, **queue: Any) -> _Claim | None:
+    def finishing(
+        write: Any, ctx: Context, held: Claim, result: RunResult, report: PassReport, **queue: Any
+    ) -> Claim | None:
         # One transaction records the outcome and claims the next occurrence.
-        following = super()._finish(claim, result, report, **queue)
-        self.markers.write(f"recorded {claim.occurrence_id} {claim.attempt_id}")
+        following = finish_stage(write, ctx, held, result, report, **queue)
+        markers.write(f"recorded {held.occurrence_id} {held.attempt_id}")
         if following is not None:
-            self.markers.write(f"claimed {following.occurrence_id} {following.attempt_id}")
+            markers.write(f"claimed {following.occurrence_id} {following.attempt_id}")
         return following
+
+    promote.promote, claim.claim, settle.finish = promoting, claiming, finishing
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ledger = open_ledger(args.db, clock)
     engine = MarkedEngine(ledger, clock, EngineOptions(lease=timedelta(seconds=args.lease), max_workers=4))
     engine.markers = markers
+    mark_stages(markers)
     try:
         for _ in range(args.passes):
             engine.run_once(wait=True)

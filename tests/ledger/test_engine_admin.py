@@ -20,6 +20,7 @@ from core.ledger.states import OccurrenceKind
 from core.ledger.states import OccurrenceState as S
 
 from . import by_nominal, spec, utc
+from . import engine_stages as stages
 
 PY = sys.executable
 ECHO = {"argv": [PY, "-c", "import os; print(os.environ['SCHED_OCCURRENCE_ID'], os.environ['SCHED_BUSINESS_PERIOD'])"]}
@@ -35,13 +36,13 @@ def test_fence_voids_claims_of_the_old_epoch(ledger: Ledger, clock: FixedClock) 
     engine = Engine(ledger, clock)
     engine.run_once()
     clock.set(utc("2026-03-02T07:30:10Z"))
-    engine._promote(PassReport())
+    stages.promote(engine, PassReport())
     with ledger.read() as session:
         occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
-    claim = engine._claim(occ_id, PassReport())
+    claim = stages.claim(engine, occ_id, PassReport())
     assert claim is not None and claim.epoch == 1
     assert fence(ledger, clock, note="host lost") == 2
-    engine._execute(claim, PassReport())  # the fenced worker's result is recorded but changes nothing
+    stages.execute(engine, claim, PassReport())  # the fenced worker's result is recorded but changes nothing
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)
         assert occ is not None and occ.state is S.DISPATCHING

@@ -23,6 +23,7 @@ from core.ledger.publish import disable, publish
 from core.ledger.states import OccurrenceState as S
 
 from . import by_nominal, spec, utc
+from . import engine_stages as stages
 
 TRUE = {"argv": ["/bin/true"], "effect": "idempotent"}
 
@@ -34,7 +35,7 @@ def _due(ledger: Ledger, clock: FixedClock, **overrides: Any) -> tuple[Engine, s
     engine = Engine(ledger, clock)
     engine.run_once()
     clock.set(utc("2026-03-02T07:30:10Z"))
-    engine._promote(PassReport())
+    stages.promote(engine, PassReport())
     with ledger.read() as session:
         occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
     return engine, occ_id
@@ -42,11 +43,11 @@ def _due(ledger: Ledger, clock: FixedClock, **overrides: Any) -> tuple[Engine, s
 
 def test_a_gate_moved_since_it_was_seen_loses_to_the_disable(ledger: Ledger, clock: FixedClock) -> None:
     engine, occ_id = _due(ledger, clock)
-    seen = engine._gate("daily-ops-summary")
+    seen = stages.gate(engine, "daily-ops-summary")
     assert seen is not None
     with ledger.write() as session:
         disable(session, "daily-ops-summary", clock, note="stop")
-    assert engine._claim(occ_id, PassReport(), gate=seen, state=S.DUE) is None
+    assert stages.claim(engine, occ_id, PassReport(), gate=seen, state=S.DUE) is None
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)
         assert occ is not None and (occ.state, occ.claim_generation, occ.attempt_count) == (S.DUE, 0, 0)
@@ -55,24 +56,24 @@ def test_a_gate_moved_since_it_was_seen_loses_to_the_disable(ledger: Ledger, clo
 
 def test_a_revision_published_since_takes_the_position(ledger: Ledger, clock: FixedClock) -> None:
     engine, occ_id = _due(ledger, clock)
-    seen = engine._gate("daily-ops-summary")
+    seen = stages.gate(engine, "daily-ops-summary")
     with ledger.write() as session:
         publish(session, spec(revision=2, cutoverAt="2026-03-02T00:00:00Z", task=TRUE), clock)
-    assert engine._claim(occ_id, PassReport(), gate=seen, state=S.DUE) is None
+    assert stages.claim(engine, occ_id, PassReport(), gate=seen, state=S.DUE) is None
 
 
 def test_a_fence_since_then_claims_under_the_new_epoch(ledger: Ledger, clock: FixedClock) -> None:
     engine, occ_id = _due(ledger, clock)
-    seen = engine._gate("daily-ops-summary")
+    seen = stages.gate(engine, "daily-ops-summary")
     assert seen is not None and seen.epoch == 1
     fence(ledger, clock, note="host lost")
-    claim = engine._claim(occ_id, PassReport(), gate=seen, state=S.DUE)
+    claim = stages.claim(engine, occ_id, PassReport(), gate=seen, state=S.DUE)
     assert claim is not None and claim.epoch == 2
 
 
 def test_the_one_statement_claim_writes_what_the_careful_one_does(ledger: Ledger, clock: FixedClock) -> None:
     engine, occ_id = _due(ledger, clock)
-    claim = engine._claim(occ_id, PassReport(), gate=engine._gate("daily-ops-summary"), state=S.DUE)
+    claim = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
     assert claim is not None
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)
@@ -129,12 +130,12 @@ def test_each_outcome_shares_its_transaction_with_the_next_claim(ledger: Ledger,
     engine.run_once()
     clock.set(utc("2026-03-02T09:00:10Z"))
     report = PassReport()
-    engine._promote(report)  # 07:00Z and 08:00Z are late (the newest made up), 09:00Z is on time
+    stages.promote(engine, report)  # 07:00Z and 08:00Z are late (the newest made up), 09:00Z is on time
     with ledger.read() as session:
         due = session.scalars(select(Occurrence.nominal_local).where(Occurrence.state == S.DUE)).all()
     assert sorted(due) == ["2026-03-02T03:00:00", "2026-03-02T04:00:00"]
     with _counting_commits(ledger) as commits:
-        engine._work_schedule("daily-ops-summary", None, report)
+        engine.work_schedule("daily-ops-summary", None, report)
     assert report.outcomes == {"SUCCEEDED": 2}
     assert commits[0] == 1 + 2  # the first claim, then one per outcome (the next claim rides along)
 
@@ -168,13 +169,13 @@ def test_the_lease_keeper_marks_running_and_renews_until_forgotten() -> None:
 @pytest.mark.parametrize("effect", ["idempotent", "non_idempotent"])
 def test_a_stale_late_result_is_ignored_on_the_hot_path(ledger: Ledger, clock: FixedClock, effect: str) -> None:
     engine, occ_id = _due(ledger, clock, task={**TRUE, "effect": effect})
-    stale = engine._claim(occ_id, PassReport(), gate=engine._gate("daily-ops-summary"), state=S.DUE)
+    stale = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
     assert stale is not None
     with ledger.write() as session:  # another engine took it over meanwhile
         occ = session.get(Occurrence, occ_id)
         assert occ is not None
         occ.claim_generation += 1
-    engine._execute(stale, PassReport())
+    stages.execute(engine, stale, PassReport())
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)
         attempt = session.get(Attempt, stale.attempt_id)
@@ -188,7 +189,7 @@ def test_a_stopped_engine_claims_nothing_more(ledger: Ledger, clock: FixedClock)
     engine, occ_id = _due(ledger, clock)
     engine.stop()
     report = PassReport()
-    engine._work_schedule("daily-ops-summary", None, report)
+    engine.work_schedule("daily-ops-summary", None, report)
     assert report.started == 0
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)

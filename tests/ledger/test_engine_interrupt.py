@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,9 +135,9 @@ def test_a_second_ctrl_c_ends_running_tasks_and_exits(
     assert attempt.finished_at is not None and attempt.outcome is occ.state
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_interrupt_ends_the_running_task_and_records_it(ledger: Ledger, tmp_path: Path) -> None:
-    """``Engine.interrupt`` itself, on SQLite and PostgreSQL."""
+def start_blocked_task(ledger: Ledger, tmp_path: Path) -> tuple[Engine, str, int, Path]:
+    """An engine running the blocking task: the engine, the occurrence, the FIFO its
+    pids come through (open) and the FIFO it blocks on."""
     ready, block = tmp_path / "ready", tmp_path / "block"
     os.mkfifo(ready)
     os.mkfifo(block)
@@ -147,10 +148,45 @@ def test_interrupt_ends_the_running_task_and_records_it(ledger: Ledger, tmp_path
     occurrence_id = run_now(ledger, "daily-ops-summary", clock)
     reader = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
     engine = Engine(ledger, clock, EngineOptions())
+    engine.run_once(wait=False)
+    return engine, occurrence_id, reader, block
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_stop_without_kill_lets_the_running_task_end_and_records_it(ledger: Ledger, tmp_path: Path) -> None:
+    """``Engine.stop()``: nothing more is claimed, the running task is left to end by itself."""
+    engine, occurrence_id, reader, block = start_blocked_task(ledger, tmp_path)
     try:
-        engine.run_once(wait=False)
         pids = [int(p) for p in read_until(reader, b"\n", bytearray()).split()]
-        engine.interrupt()
+        engine.stop()
+        assert not engine.wait_idle(timeout=0.5)
+        assert all(alive(p) for p in pids)
+    finally:
+        os.close(reader)
+        with contextlib.suppress(OSError):
+            os.close(os.open(block, os.O_WRONLY | os.O_NONBLOCK))
+    assert engine.wait_idle(timeout=GUARD_SECONDS)
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occurrence_id)
+    assert occ is not None and occ.state.value == "SUCCEEDED"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(
+    "stop",
+    [
+        pytest.param(lambda engine: engine.stop(kill=True), id="stop_kill"),
+        pytest.param(lambda engine: engine.interrupt(), id="interrupt"),
+    ],
+)
+def test_stop_with_kill_ends_the_running_task_and_records_it(
+    ledger: Ledger, tmp_path: Path, stop: Callable[[Engine], None]
+) -> None:
+    """``Engine.stop(kill=True)`` (and ``interrupt``, the same), on SQLite and PostgreSQL."""
+    engine, occurrence_id, reader, block = start_blocked_task(ledger, tmp_path)
+    try:
+        pids = [int(p) for p in read_until(reader, b"\n", bytearray()).split()]
+        stop(engine)
         assert engine.wait_idle(timeout=GUARD_SECONDS)
     finally:
         os.close(reader)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from core.clock import FixedClock
-from core.engine.engine import Engine, EngineOptions
+from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.reconcile import Decision, ReconcileError, reconcile
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Event, Occurrence
@@ -20,6 +20,7 @@ from core.ledger.publish import disable, publish
 from core.ledger.states import OccurrenceState as S
 
 from . import DAILY, by_nominal, spec, utc
+from . import engine_stages as stages
 
 PY = sys.executable
 
@@ -318,14 +319,12 @@ def test_claim_loses_to_a_disable_in_between(ledger: Ledger, clock: FixedClock) 
     put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", task=ECHO_UTC)
     engine = run_at(ledger, clock, "2026-03-01T12:00:00Z")
     clock.set(utc("2026-03-02T07:30:10Z"))
-    engine._promote(__import__("core.engine.engine", fromlist=["PassReport"]).PassReport())
+    stages.promote(engine, PassReport())
     with ledger.read() as session:
         occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
     with ledger.write() as session:
         disable(session, "daily-ops-summary", clock, note="stop")
-    from core.engine.engine import PassReport
-
-    assert engine._claim(occ_id, PassReport()) is None
+    assert stages.claim(engine, occ_id, PassReport()) is None
     assert states(ledger)["2026-03-02T02:30:00#0"] == "DUE"
 
 
@@ -337,9 +336,7 @@ def test_old_revision_waking_after_cutover_claims_nothing(ledger: Ledger, clock:
     clock.set(utc("2026-03-02T12:00:00Z"))
     put(ledger, clock, revision=2, cutoverAt="2026-03-02T12:00:00Z", task=ECHO_UTC)
     clock.set(utc("2026-03-03T07:30:10Z"))
-    from core.engine.engine import PassReport
-
-    assert engine._claim(old_id, PassReport()) is None
+    assert stages.claim(engine, old_id, PassReport()) is None
     engine.run_once()
     with ledger.read() as session:
         rows = session.scalars(select(Occurrence).where(Occurrence.nominal_local == "2026-03-03T02:30:00")).all()
@@ -349,12 +346,10 @@ def test_old_revision_waking_after_cutover_claims_nothing(ledger: Ledger, clock:
 def test_one_hundred_deliveries_give_one_claim(ledger: Ledger, clock: FixedClock) -> None:
     import threading
 
-    from core.engine.engine import PassReport
-
     put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", task=ECHO_UTC)
     run_at(ledger, clock, "2026-03-01T12:00:00Z")
     clock.set(utc("2026-03-02T07:30:10Z"))
-    Engine(ledger, clock)._promote(PassReport())
+    stages.promote(Engine(ledger, clock), PassReport())
     with ledger.read() as session:
         occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
     engines = [Engine(ledger, clock) for _ in range(100)]
@@ -364,7 +359,7 @@ def test_one_hundred_deliveries_give_one_claim(ledger: Ledger, clock: FixedClock
     def deliver(chunk: list[Engine]) -> None:
         barrier.wait()
         for e in chunk:
-            claim = e._claim(occ_id, PassReport())
+            claim = stages.claim(e, occ_id, PassReport())
             if claim is not None:
                 won.append(claim)
 
@@ -379,23 +374,21 @@ def test_one_hundred_deliveries_give_one_claim(ledger: Ledger, clock: FixedClock
 
 def test_late_result_of_a_superseded_claim_is_ignored(ledger: Ledger, clock: FixedClock) -> None:
     """A paused-then-resumed worker cannot record over a newer claim (fencing by generation)."""
-    from core.engine.engine import PassReport
-
     put(ledger, clock, cutoverAt="2026-03-02T00:00:00Z", task=task("print('hello')", effect="idempotent"))
     run_at(ledger, clock, "2026-03-01T12:00:00Z")
     clock.set(utc("2026-03-02T07:30:10Z"))
     slow, fast = Engine(ledger, clock), Engine(ledger, clock)
-    slow._promote(PassReport())
+    stages.promote(slow, PassReport())
     with ledger.read() as session:
         occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
-    stale = slow._claim(occ_id, PassReport())
+    stale = stages.claim(slow, occ_id, PassReport())
     assert stale is not None
     clock.set(utc("2026-03-02T07:40:00Z"))  # slow's lease (2 min) has expired
     fast.run_once()  # settles the lost claim (idempotent: RETRY_WAIT) ...
     clock.set(utc("2026-03-02T07:41:00Z"))
     fast.run_once()  # ... and runs it again
     assert states(ledger)["2026-03-02T02:30:00#0"] == "SUCCEEDED"
-    slow._execute(stale, PassReport())  # the stale worker wakes up and finishes
+    stages.execute(slow, stale, PassReport())  # the stale worker wakes up and finishes
     assert states(ledger)["2026-03-02T02:30:00#0"] == "SUCCEEDED"
     numbers = [(a.attempt_number, a.claim_generation, a.outcome) for a in attempts(ledger)]
     assert numbers == [(1, 1, None), (2, 2, S.SUCCEEDED)] or numbers == [(1, 1, S.RETRY_WAIT), (2, 2, S.SUCCEEDED)]
@@ -478,14 +471,14 @@ def test_a_run_about_to_start_is_not_an_overlap_of_itself(
     clock.set(utc("2026-03-02T07:30:00Z"))  # exactly 02:30 New York: due now, and the clock stays here
     engine = Engine(ledger, clock)
     entered, release = threading.Event(), threading.Event()
-    work = engine._work_schedule
+    work = engine.work_schedule
 
     def slow_start(schedule_id: str, only: list[str] | None, report: Any) -> None:
         entered.set()
         assert release.wait(30)
         work(schedule_id, only, report)
 
-    monkeypatch.setattr(engine, "_work_schedule", slow_start)
+    monkeypatch.setattr(engine, "work_schedule", slow_start)
     engine.run_once(wait=False)
     assert entered.wait(30)
     second = engine.run_once(wait=False)  # the worker is busy but has not claimed yet

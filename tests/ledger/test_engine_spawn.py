@@ -19,7 +19,8 @@ from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine import engine as engine_module
-from core.engine import runner
+from core.engine import run as run_stage
+from core.engine import runner, statements
 from core.engine.admin import run_now
 from core.engine.engine import Engine, EngineOptions
 from core.engine.runner import PreparedCommand
@@ -122,7 +123,7 @@ def test_a_task_that_cannot_start_is_a_spawn_error_and_the_next_one_runs(
 ) -> None:
     ids = two_runs_now(ledger, clock)
     if where == "prepare":
-        monkeypatch.setattr(engine_module, "prepare", first_call_only(runner.prepare, broken))
+        monkeypatch.setattr(run_stage, "prepare", first_call_only(runner.prepare, broken))
     else:
         monkeypatch.setattr(runner.subprocess, "Popen", first_call_only(runner.subprocess.Popen, broken))
     engine = Engine(ledger, clock, EngineOptions(max_workers=1))
@@ -143,7 +144,7 @@ def test_a_task_that_cannot_start_is_a_spawn_error_and_the_next_one_runs(
     assert "\0" not in (attempt.stderr_tail or "")
     assert "could not be started" in (occs[failed].reason or "")
     assert engine.wait_idle(timeout=30)
-    assert not engine._mine  # nothing left that recovery would skip
+    assert not engine.context.mine  # nothing left that recovery would skip
 
 
 def test_a_spawn_error_retries_like_a_clean_failure(
@@ -153,7 +154,7 @@ def test_a_spawn_error_retries_like_a_clean_failure(
     with ledger.write() as session:
         publish(session, spec(task=PRINT_OK), clock)
     occurrence_id = run_now(ledger, SID, clock)
-    monkeypatch.setattr(engine_module, "prepare", prepared_with(lambda c: dataclasses.replace(c, argv=["x\0"])))
+    monkeypatch.setattr(run_stage, "prepare", prepared_with(lambda c: dataclasses.replace(c, argv=["x\0"])))
     Engine(ledger, clock).run_once()
     with ledger.read() as session:
         occ = session.get(Occurrence, occurrence_id)
@@ -172,10 +173,8 @@ def test_a_worker_killed_by_an_exception_is_restarted_with_an_event_and_a_log_li
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     ids = two_runs_now(ledger, clock)
-    finish = engine_module.claims.finish_attempt
-    monkeypatch.setattr(
-        engine_module.claims, "finish_attempt", first_call_only(finish, raising(RuntimeError("disk on fire")))
-    )
+    finish = statements.finish_attempt
+    monkeypatch.setattr(statements, "finish_attempt", first_call_only(finish, raising(RuntimeError("disk on fire"))))
     engine = Engine(ledger, clock, EngineOptions(max_workers=1))
     with caplog.at_level(logging.ERROR, logger="core.engine.engine"):
         report = engine.run_once()
@@ -191,7 +190,7 @@ def test_a_worker_killed_by_an_exception_is_restarted_with_an_event_and_a_log_li
     assert death.data["restarted"] is True
     [line] = [r for r in caplog.records if "died" in r.getMessage()]
     assert SID in line.getMessage() and "disk on fire" in line.getMessage() and "restarted" in line.getMessage()
-    assert not engine._mine
+    assert not engine.context.mine
 
 
 def test_a_worker_that_keeps_dying_gives_up_until_the_next_pass(
@@ -200,12 +199,12 @@ def test_a_worker_that_keeps_dying_gives_up_until_the_next_pass(
     """Each death is recorded; the pass still returns, and the claim is left to recovery
     (it is no longer this engine's, so a later pass settles it once its lease expires)."""
     ids = two_runs_now(ledger, clock)
-    monkeypatch.setattr(engine_module.claims, "finish_attempt", raising(RuntimeError("always")))
+    monkeypatch.setattr(statements, "finish_attempt", raising(RuntimeError("always")))
     engine = Engine(ledger, clock, EngineOptions(max_workers=1))
     engine.run_once()
     deaths = worker_deaths(ledger)
     assert [d.data["restarted"] for d in deaths] == [True] * engine_module.WORKER_RESTARTS + [False]
-    assert not engine._mine
+    assert not engine.context.mine
     monkeypatch.undo()
     with ledger.read() as session:
         stuck = [

@@ -36,6 +36,7 @@ from core.ledger.states import OccurrenceState as S
 from core.render.ledger_table import schedule_json, schedules_table
 from core.spec import parse_spec
 
+from . import engine_stages as stages
 from . import utc
 
 SID = "outage"
@@ -87,7 +88,7 @@ def _row_by_row(tmp_path: Path, spec: dict[str, Any], cutover: datetime, now: da
             with truth.write() as session:
                 if not materialize(session, SID, clock).more:
                     break
-        Engine(truth, clock)._promote(PassReport())
+        stages.promote(Engine(truth, clock), PassReport())
         return _states_before(truth, now)
 
 
@@ -169,8 +170,8 @@ def test_ranges_expire_exactly_what_row_by_row_would(
     clock = FixedClock(end)
     engine = Engine(ledger, clock)
     report = PassReport()
-    engine._materialize(report)
-    engine._promote(report)
+    stages.materialize(engine, report)
+    stages.promote(engine, report)
 
     found = _states_before(ledger, end)
     truth = _row_by_row(tmp_path, spec, start, end)
@@ -212,7 +213,7 @@ def _long_outage(ledger: Ledger) -> tuple[FixedClock, Engine]:
 def test_one_range_one_event_and_the_cursor_in_one_transaction(ledger: Ledger) -> None:
     _, engine = _long_outage(ledger)
     report = PassReport()
-    engine._materialize(report)
+    stages.materialize(engine, report)
     with ledger.read() as session:
         [r] = list_expired_ranges(session, SID)
         events = [e for e in session.scalars(select(Event).where(Event.kind == EventKind.OCCURRENCES_EXPIRED.value))]
@@ -239,10 +240,10 @@ def test_one_range_one_event_and_the_cursor_in_one_transaction(ledger: Ledger) -
 
 def test_a_second_pass_records_nothing_more(ledger: Ledger) -> None:
     clock, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     clock.advance(timedelta(minutes=3))
     again = PassReport()
-    engine._materialize(again)
+    stages.materialize(engine, again)
     with ledger.read() as session:
         assert len(list_expired_ranges(session, SID)) == 1
     assert again.expired_ranges == 0
@@ -250,7 +251,7 @@ def test_a_second_pass_records_nothing_more(ledger: Ledger) -> None:
 
 def test_a_backfill_inside_a_range_runs_each_occurrence_once(ledger: Ledger) -> None:
     clock, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     result = backfill(ledger, SID, utc("2026-02-27T08:00:00Z"), utc("2026-02-27T08:03:00Z"), clock, note="audit")
     assert len(result.created) == 3 and result.left == () and result.queued == ()
     with ledger.read() as session:
@@ -274,7 +275,7 @@ def test_a_first_pass_after_the_outage_runs_only_the_bound(ledger: Ledger) -> No
 
 def test_schedctl_ledger_shows_the_range(ledger: Ledger, capsys: pytest.CaptureFixture[str]) -> None:
     _, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     url = ledger.engine.url.render_as_string(hide_password=False)
     base = ["--db", url, "--now", "2026-03-01T12:00:30Z", "--schedule", SID]
     assert cli.main(["ledger", *base, "--state", "MISFIRE_EXPIRED"]) == 0
@@ -336,7 +337,7 @@ def test_metrics_count_the_occurrences_of_expired_ranges(ledger: Ledger) -> None
     clock, engine = _long_outage(ledger)
     before = _scrape(ledger, clock)
     assert before["tidemark_expired_ranges"] == 0.0 and before["tidemark_misfires_total"] == 0.0
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     with ledger.read() as session:
         rows = len(session.scalars(select(Occurrence).where(Occurrence.state == S.MISFIRE_EXPIRED)).all())
     metrics = _scrape(ledger, clock)
@@ -347,7 +348,7 @@ def test_metrics_count_the_occurrences_of_expired_ranges(ledger: Ledger) -> None
 
 def test_an_uncounted_range_adds_a_range_but_no_occurrences(ledger: Ledger) -> None:
     clock, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     with ledger.write() as session:
         session.execute(ExpiredRange.__table__.update().values(occurrences=None))
     metrics = _scrape(ledger, clock)
@@ -380,7 +381,7 @@ def test_the_pass_summary_names_expired_ranges(ranges: int, expired: int, words:
 
 def test_list_schedules_counts_the_occurrences_of_ranges(ledger: Ledger) -> None:
     _, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     with ledger.read() as session:
         rows = len(session.scalars(select(Occurrence).where(Occurrence.state == S.MISFIRE_EXPIRED)).all())
         [summary] = list_schedules(session)
@@ -391,7 +392,7 @@ def test_list_schedules_counts_the_occurrences_of_ranges(ledger: Ledger) -> None
 
 def test_list_schedules_says_a_range_when_its_count_is_unknown(ledger: Ledger) -> None:
     _, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     with ledger.write() as session:
         session.execute(ExpiredRange.__table__.update().values(occurrences=None))
     with ledger.read() as session:
@@ -405,7 +406,7 @@ def test_list_schedules_says_a_range_when_its_count_is_unknown(ledger: Ledger) -
 
 def test_schedctl_schedules_shows_a_range_whose_count_is_unknown(ledger: Ledger) -> None:
     _, engine = _long_outage(ledger)
-    engine._materialize(PassReport())
+    stages.materialize(engine, PassReport())
     with ledger.write() as session:
         session.execute(ExpiredRange.__table__.update().values(occurrences=None))
     with ledger.read() as session:

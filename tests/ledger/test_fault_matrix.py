@@ -39,6 +39,7 @@ from core.spec import parse_spec
 from core.zones import tzdb_version
 
 from . import DAILY, by_nominal, spec, utc
+from . import engine_stages as stages
 
 PY = sys.executable
 SID = "daily-ops-summary"
@@ -96,9 +97,9 @@ def _lose_the_acknowledgement(ledger: Ledger, clock: FixedClock, log: Path, effe
     Engine(ledger, clock).run_once()  # materializes (now is 2026-03-01T12:00Z)
     at(clock, "2026-03-02T07:30:10Z")
     dead = Engine(ledger, clock)
-    dead._promote(PassReport())
+    stages.promote(dead, PassReport())
     occ_id = occurrence(ledger, "2026-03-02T02:30:00").occurrence_id
-    claim = dead._claim(occ_id, PassReport())
+    claim = stages.claim(dead, occ_id, PassReport())
     assert claim is not None
     command = prepare(claim.task.argv, claim.task.cwd, claim.task.env, claim.identity)
     assert run_command(command, claim.task.timeout, clock).succeeded
@@ -230,13 +231,13 @@ def test_a_retry_due_while_the_next_period_runs_follows_the_overlap_policy(
     pass_at(engine, clock, "2026-03-02T12:00:10Z")
     assert occurrence(ledger, "2026-03-02T12:00:00").state is S.RETRY_WAIT
     other = Engine(ledger, at(clock, "2026-03-02T12:10:10Z"), EngineOptions(lease=timedelta(hours=1)))
-    other._promote(PassReport())
-    long_run = other._claim(x1, PassReport())
+    stages.promote(other, PassReport())
+    long_run = stages.claim(other, x1, PassReport())
     assert long_run is not None
     pass_at(engine, clock, "2026-03-02T12:20:10Z")
     seen = (occurrence(ledger, "2026-03-02T12:00:00").state, occurrence(ledger, "2026-03-02T12:20:00").state)
     assert seen == tuple(S(s) for s in while_running)
-    other._execute(long_run, PassReport())  # 12:10 ends
+    stages.execute(other, long_run, PassReport())  # 12:10 ends
     pass_at(engine, clock, "2026-03-02T12:25:00Z")
     seen = (occurrence(ledger, "2026-03-02T12:00:00").state, occurrence(ledger, "2026-03-02T12:20:00").state)
     assert seen == tuple(S(s) for s in finally_)
@@ -342,9 +343,9 @@ def test_every_unconfirmed_outcome_stays_unknown_through_many_passes(ledger: Led
     Engine(ledger, clock).run_once()  # materializes
     at(clock, "2026-03-02T07:30:10Z")
     dead = Engine(ledger, clock)
-    dead._promote(PassReport())
+    stages.promote(dead, PassReport())
     died = occurrence(ledger, "2026-03-02T02:30:00", "engine-died").occurrence_id
-    assert dead._claim(died, PassReport()) is not None  # and its engine is never heard of again
+    assert stages.claim(dead, died, PassReport()) is not None  # and its engine is never heard of again
     engine = Engine(ledger, clock)
     engine.run_once()
     pass_at(engine, clock, "2026-03-02T07:40:00Z")  # the dead engine's lease expired

@@ -4,7 +4,6 @@ so that another command's write (a pause) gets in between them (both databases).
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from core.clock import FixedClock
+from core.engine import plan
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger, open_ledger
 from core.ledger.models import Occurrence, Schedule
@@ -20,7 +20,6 @@ from core.ledger.states import ScheduleState
 
 from . import spec
 
-engine_module = importlib.import_module("core.engine.engine")
 BACKLOG: dict[str, Any] = {
     "schema": "scheduleSpec.v1",
     "scheduleId": "every-minute",
@@ -68,7 +67,7 @@ def test_a_long_backlog_is_written_in_bounded_transactions(
         Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
     finally:
         other.close()
-    chunk = engine_module._FILL_CHUNK
+    chunk = plan.FILL_CHUNK
     writes = [n for n in per_transaction if n]
     assert sum(writes) >= 30 * 24 * 60
     assert max(writes) <= chunk and len(writes) >= 5

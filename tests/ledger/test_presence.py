@@ -3,6 +3,7 @@ is live, on a fixed clock. Every test runs on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -135,7 +136,7 @@ def test_heartbeat_thread_beats_until_stopped(ledger: Ledger, clock: FixedClock)
         for _ in range(500):  # bounded: about 5 s at most
             if live_ids(ledger, clock):
                 break
-            beat._stop.wait(0.01)
+            time.sleep(0.01)
     finally:
         beat.stop()
     assert live_ids(ledger, clock) == [engine_id]

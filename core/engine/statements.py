@@ -1,4 +1,6 @@
-"""The engine's hot path in SQL: claim an occurrence, record an attempt's end.
+"""The engine's hot path in SQL: claim an occurrence, open its attempt, record
+the attempt's end, keep its lease. The stages (:mod:`core.engine.claim`,
+:mod:`core.engine.settle`) call these; nothing else writes these rows.
 
 These are Core statements on the ledger's tables, with no ORM objects, so
 that the ledger's own work per occurrence stays below the cost of spawning a
@@ -84,15 +86,20 @@ class Claimed:
     old_state: OccurrenceState
 
 
+def epoch(session: Session) -> int:
+    """The ledger's execution epoch (claims carry it; a fence bumps it)."""
+    return int(session.scalar(select(_meta.c.execution_epoch)) or 1)
+
+
 def gates(session: Session, schedule_id: str | None = None) -> dict[str, Gate]:
     """The current gate of every active schedule (or of one), with the ledger's epoch."""
-    epoch = int(session.scalar(select(_meta.c.execution_epoch)) or 1)
+    current = epoch(session)
     stmt = select(_sched.c.id, _sched.c.gate_version, _sched.c.disable_generation).where(
         _sched.c.state == ScheduleState.ACTIVE
     )
     if schedule_id is not None:
         stmt = stmt.where(_sched.c.id == schedule_id)
-    return {sid: Gate(sid, gate, disabled, epoch) for sid, gate, disabled in session.execute(stmt)}
+    return {sid: Gate(sid, gate, disabled, current) for sid, gate, disabled in session.execute(stmt)}
 
 
 def _unindexed(column: Any) -> Any:
@@ -313,6 +320,19 @@ def finish_attempt(session: Session, attempt_id: str, values: dict[str, Any]) ->
     names = (*_ENDED, "outcome") if decided else _ENDED
     params = {f"p_{name}": values.get(name) for name in names} | {"p_id": attempt_id}
     _FINISH_ATTEMPT[decided].run(session, params)
+
+
+def finish_lost_attempt(session: Session, attempt_id: str, now: datetime, outcome: OccurrenceState) -> None:
+    """Store that an attempt's outcome was lost (found by recovery): what its row
+    lacks is filled in, its end (now, error class ``lost``) and the outcome it led to."""
+    session.execute(
+        update(_att)
+        .where(_att.c.attempt_id == attempt_id, _att.c.finished_at.is_(None))
+        .values(finished_at=now, error_class="lost")
+    )
+    session.execute(
+        update(_att).where(_att.c.attempt_id == attempt_id, _att.c.outcome.is_(None)).values(outcome=outcome)
+    )
 
 
 _SETTLED = ("reason", "updated_at", "lease_owner", "lease_expires_at", "retry_at", "finished_at")

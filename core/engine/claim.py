@@ -1,0 +1,267 @@
+"""The claim stage: what is ready to claim, the claim itself, the overlap rules,
+and opening the attempt (docs/ledger.md, "Claims" and "Overlap").
+
+A claim is the compare-and-set of invariants 2 and 3: DUE|RETRY_WAIT ->
+DISPATCHING on the schedule's gate and the ledger's epoch. Seen state and gate
+in hand, it is one statement (:func:`core.engine.statements.try_claim`); when
+that does not apply, the careful path reads the occurrence step by step to find
+out why, applying the overlap policy or claiming anyway. Either way
+:func:`open_attempt` is the one place an attempt row is inserted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.engine import run, statements
+from core.engine.context import Claim, Context, PassReport
+from core.engine.specs import active_spec
+from core.engine.statements import IN_FLIGHT, Claimed, Gate
+from core.enums import OverlapPolicy
+from core.ledger import events
+from core.ledger.models import Attempt, Occurrence, Revision, Schedule
+from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
+from core.spec import ScheduleSpec
+
+_S = OccurrenceState
+
+
+def claimable(
+    session: Session,
+    now: datetime,
+    *,
+    unreadable: Collection[tuple[str, int]] = (),
+    schedule_id: str | None = None,
+) -> list[tuple[str, str, OccurrenceState]]:
+    """(schedule, occurrence, state) ready to claim, oldest first per schedule (none of
+    a revision in ``unreadable``: those wait for a corrected revision)."""
+    query = (
+        select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state, Occurrence.revision)
+        .join(Schedule, Schedule.id == Occurrence.schedule_id)
+        .where(
+            Schedule.state == ScheduleState.ACTIVE,
+            (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
+        )
+        .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.position_utc, Occurrence.occurrence_id)
+    )
+    if schedule_id is not None:
+        query = query.where(Occurrence.schedule_id == schedule_id)
+    rows = session.execute(query).all()
+    # Occurrences of a revision this Tidemark cannot read wait for a corrected one.
+    return [(sid, oid, state) for sid, oid, state, revision in rows if (sid, revision) not in unreadable]
+
+
+def gate(session: Session, schedule_id: str) -> Gate | None:
+    """The schedule's gate as it is now (None: the schedule is not active)."""
+    return statements.gates(session, schedule_id).get(schedule_id)
+
+
+def claim(
+    write: Callable[[], AbstractContextManager[Session]],
+    ctx: Context,
+    occurrence_id: str,
+    report: PassReport,
+    *,
+    gate: Gate | None = None,
+    state: OccurrenceState | None = None,
+) -> Claim | None:
+    """Compare-and-set DUE|RETRY_WAIT -> DISPATCHING on the schedule's gate and
+    the ledger's epoch, in one write transaction (invariants 2 and 3).
+    ``gate`` and ``state`` are what the engine saw; with them the claim is
+    one statement, and anything that changed since sends it the careful way."""
+    with write() as session:
+        return claim_in(session, ctx, occurrence_id, ctx.clock.now(), report, gate, state)
+
+
+def claim_in(
+    session: Session,
+    ctx: Context,
+    occurrence_id: str,
+    now: datetime,
+    report: PassReport,
+    gate: Gate | None,
+    state: OccurrenceState | None,
+    pending: list[events.NewEvent] | None = None,
+) -> Claim | None:
+    """Claim in ``session``'s transaction. Events of the one-statement claim go to
+    ``pending`` when given (the caller appends them all at once)."""
+    if gate is not None and state in CLAIMABLE:
+        assert state is not None
+        claimed = statements.try_claim(session, occurrence_id, state, gate, now, ctx.worker, now + ctx.options.lease)
+        if claimed is not None:
+            held, event = open_attempt(session, ctx, claimed, gate.epoch, now)
+            if pending is None:
+                events.append(session, event)
+            else:
+                pending.append(event)
+            return held
+    if pending:
+        events.append_many(session, pending)  # in order, before whatever the careful path records
+        pending.clear()
+    return _claim_careful(session, ctx, occurrence_id, report, now)
+
+
+def open_attempt(
+    session: Session, ctx: Context, claimed: Claimed, epoch: int, now: datetime
+) -> tuple[Claim, events.NewEvent]:
+    """Insert the attempt row of a claim just made, with its rendered command's
+    digest; the engine holds the occurrence from now on. Returns the claim and
+    its event (DISPATCHING), for the caller to append."""
+    spec = ctx.specs.of(session, claimed.schedule_id, claimed.revision)
+    task = spec.task
+    assert task is not None  # publishing refuses a revision without a task
+    attempt_id = str(uuid.uuid4())
+    identity = run.identity(claimed, attempt_id, claimed.attempt_number)
+    command, unprepared = run.prepare_command(task, identity, ctx.base_env)
+    event = statements.add_attempt(session, claimed, epoch, ctx.process, now, command.digest, ctx.worker, attempt_id)
+    ctx.hold(claimed.occurrence_id)
+    held = Claim(
+        claimed.occurrence_id,
+        claimed.schedule_id,
+        claimed.generation,
+        epoch,
+        attempt_id,
+        claimed.attempt_number,
+        task,
+        spec,
+        identity,
+        command,
+        unprepared,
+    )
+    return held, event
+
+
+def _claim_careful(
+    session: Session, ctx: Context, occurrence_id: str, report: PassReport, now: datetime
+) -> Claim | None:
+    """The claim read step by step: used when the one-statement claim did not
+    apply, to find out why (and apply the overlap policy) or to claim anyway."""
+    occ = session.get(Occurrence, occurrence_id, populate_existing=True)
+    if occ is None or occ.state not in CLAIMABLE:
+        return None
+    if occ.state is _S.RETRY_WAIT and (occ.retry_at is None or occ.retry_at > now):
+        return None
+    schedule = session.get(Schedule, occ.schedule_id, populate_existing=True, with_for_update=True)
+    if schedule is None or schedule.state is not ScheduleState.ACTIVE:
+        return None
+    if occ.kind is OccurrenceKind.SCHEDULED and not governs(session, occ):
+        return None
+    spec = ctx.specs.of(session, occ.schedule_id, occ.revision)
+    if spec.task is None:
+        return None
+    if not overlap_allows(session, occ, spec, now, report):
+        return None
+    epoch = statements.epoch(session)
+    old = occ.state
+    check_transition(old, _S.DISPATCHING, occurrence_id)
+    occ.state = _S.DISPATCHING
+    occ.updated_at = now
+    occ.claim_generation += 1
+    occ.attempt_count += 1
+    occ.lease_owner = ctx.worker
+    occ.lease_expires_at = now + ctx.options.lease
+    claimed = Claimed(
+        occurrence_id,
+        occ.schedule_id,
+        occ.revision,
+        occ.kind,
+        occ.nominal_local,
+        occ.logical_slot_id,
+        occ.resolved_utc,
+        occ.business_period,
+        occ.claim_generation,
+        occ.attempt_count,
+        old,
+    )
+    held, event = open_attempt(session, ctx, claimed, epoch, now)
+    events.append(session, event)
+    return held
+
+
+def governs(session: Session, occ: Occurrence) -> bool:
+    """The occurrence's revision still governs its position (cutover gate)."""
+    newest = session.scalar(
+        select(Revision.revision)
+        .where(Revision.schedule_id == occ.schedule_id, Revision.cutover_at <= occ.position_utc)
+        .order_by(Revision.revision.desc())
+        .limit(1)
+    )
+    return newest == occ.revision
+
+
+def overlap_allows(session: Session, occ: Occurrence, spec: ScheduleSpec, now: datetime, report: PassReport) -> bool:
+    """Whether ``occ`` may start beside what else of its schedule is in flight; one
+    that never will (its overlap policy skips it) is recorded SKIPPED_OVERLAP."""
+    found = session.execute(
+        select(Occurrence.occurrence_id, Occurrence.due_at, func.max(Attempt.started_at))
+        .outerjoin(Attempt, Attempt.occurrence_id == Occurrence.occurrence_id)
+        .where(
+            Occurrence.schedule_id == occ.schedule_id,
+            Occurrence.state.in_(IN_FLIGHT),
+            Occurrence.occurrence_id != occ.occurrence_id,
+        )
+        .group_by(Occurrence.occurrence_id, Occurrence.due_at)
+        .limit(1)
+    ).first()
+    if found is None or spec.overlap_policy is OverlapPolicy.ALLOW:
+        return True
+    running, running_due, running_started = found
+    started = running_started or running_due
+    if occ.state is _S.RETRY_WAIT or spec.overlap_policy is OverlapPolicy.QUEUE_ALL:
+        return False  # waits for the running one to end
+    if started is not None and occ.due_at is not None and occ.due_at < started:
+        return False  # a backlog item (e.g. a catch-up) due before that run began: it waits its turn
+    if spec.overlap_policy is OverlapPolicy.QUEUE_ONE:
+        oldest = session.scalar(
+            select(Occurrence.occurrence_id)
+            .where(Occurrence.schedule_id == occ.schedule_id, Occurrence.state == _S.DUE)
+            .order_by(Occurrence.due_at, Occurrence.occurrence_id)
+            .limit(1)
+        )
+        if oldest == occ.occurrence_id:
+            return False  # the one kept waiting
+    why = f"{running} was still running (overlapPolicy {spec.overlap_policy.value})"
+    events.transition(session, occ, _S.SKIPPED_OVERLAP, now, why)
+    occ.finished_at = now
+    report.skipped_overlap += 1
+    return False
+
+
+def overlap_while_busy(
+    session: Session, schedule_id: str, ids: list[str], since: datetime, now: datetime, report: PassReport
+) -> list[str]:
+    """Occurrences that came due while this engine runs the schedule's task.
+    Returns the ones to start at once (overlapPolicy ALLOW).
+
+    Only what came due after the run started (``due_at > since``) overlaps it:
+    an occurrence due at or before that instant belongs to the run itself,
+    which is about to claim it (its worker may not have got to it yet; on a
+    clock that does not move, ``due_at == since``)."""
+    spec = active_spec(session, schedule_id)
+    fresh = [
+        o
+        for o in session.scalars(
+            select(Occurrence)
+            .where(Occurrence.occurrence_id.in_(ids), Occurrence.state == _S.DUE, Occurrence.due_at > since)
+            .order_by(Occurrence.due_at, Occurrence.occurrence_id)
+            .execution_options(populate_existing=True)
+        )
+    ]
+    policy = spec.overlap_policy
+    if policy is OverlapPolicy.ALLOW:
+        return [o.occurrence_id for o in fresh]
+    if policy is OverlapPolicy.QUEUE_ALL:
+        return []
+    keep = 1 if policy is OverlapPolicy.QUEUE_ONE else 0
+    for occ in fresh[keep:]:
+        why = f"the previous run was still going (overlapPolicy {policy.value})"
+        events.transition(session, occ, _S.SKIPPED_OVERLAP, now, why)
+        occ.finished_at = now
+        report.skipped_overlap += 1
+    return []

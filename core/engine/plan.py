@@ -1,0 +1,110 @@
+"""The plan stage: find the revisions this Tidemark cannot read (and hold what
+needs them), then materialize occurrences ahead (docs/ledger.md, "Life of an
+occurrence", step 1).
+
+Both run before anything is promoted or claimed in a pass. Each write is a
+short transaction of its own, so the functions take the ledger.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from core.clock import Clock
+from core.engine.context import PassReport, Unreadable
+from core.engine.misfire import certain_expiry
+from core.ledger import events
+from core.ledger.db import Ledger
+from core.ledger.materialize import materialize_all, unreadable_revisions, warm_counts
+from core.ledger.models import Event
+
+#: Materialization calls per pass at most (each inserts up to its max_rows).
+MATERIALIZE_ROUNDS = 1000
+#: The first materialization of a pass reaches this far ahead (or the horizon, if
+#: nearer): everything that can come due before the next pass.
+LEAD = timedelta(hours=1)
+#: Rows per transaction when filling the horizon, so that workers recording
+#: outcomes never wait long for the write lock.
+FILL_CHUNK = 10_000
+
+_log = logging.getLogger(__name__)
+
+
+def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report: PassReport) -> None:
+    """Find published revisions this Tidemark refuses to read (an older one accepted
+    them). What needs one is held this pass: a schedule whose newest revision it is
+    is neither materialized nor promoted, and no occurrence of such a revision is
+    claimed or settled. Each is said once in the log and once as an event.
+
+    ``unreadable`` is updated in place: it carries what was read and said across passes."""
+    with ledger.read() as session:
+        unreadable.revisions = unreadable_revisions(session, unreadable.readable)
+    unreadable.schedules = {sid for (sid, _), (newest, _) in unreadable.revisions.items() if newest}
+    now = clock.now()
+    for (sid, number), (_, problems) in sorted(unreadable.revisions.items()):
+        why = f"revision {number} cannot be read by this Tidemark: {'; '.join(problems)}"
+        report.held.setdefault(sid, why)
+        if (sid, number) in unreadable.told:
+            continue
+        unreadable.told.add((sid, number))
+        _log.error("schedule %s: %s; publish a corrected revision", sid, why)
+        with ledger.write() as session:
+            said = session.scalars(
+                select(Event.data).where(
+                    Event.schedule_id == sid, Event.kind == events.EventKind.SCHEDULE_UNREADABLE.value
+                )
+            ).all()
+            if any(data.get("revision") == number for data in said):
+                continue  # recorded by an earlier engine
+            events.append(
+                session,
+                events.NewEvent(
+                    events.EventKind.SCHEDULE_UNREADABLE,
+                    now,
+                    sid,
+                    None,
+                    {"revision": number, "problems": problems},
+                ),
+            )
+
+
+def materialize(
+    ledger: Ledger, clock: Clock, report: PassReport, *, fill_rows: int, hold: Collection[str] = ()
+) -> None:
+    """First everything up to the next hour, recording long stretches of missed
+    occurrences that are certain to expire as expired ranges; then at most
+    ``fill_rows`` rows toward each horizon. Each call is bounded (max_rows), so a
+    long outage never holds the write lock for long. Schedules in ``hold`` are
+    left alone (their newest revision cannot be read)."""
+    with ledger.read() as session:
+        warm_counts(session)  # a new COUNT rule's first walk, outside the write lock
+    for _ in range(MATERIALIZE_ROUNDS):
+        with ledger.write() as session:
+            results = materialize_all(
+                session,
+                clock,
+                max_rows=FILL_CHUNK,
+                lead=LEAD,
+                expire=certain_expiry,
+                hold=hold,
+            )
+        report.materialized += sum(r.inserted for r in results)
+        report.expired_ranges += sum(r.expired_ranges for r in results)
+        report.expired += sum(r.expired_in_ranges for r in results)
+        if not any(r.more for r in results):
+            break
+    left = fill_rows
+    for _ in range(MATERIALIZE_ROUNDS):
+        if left <= 0:
+            break
+        with ledger.write() as session:
+            results = materialize_all(session, clock, max_rows=min(left, FILL_CHUNK), hold=hold)
+        inserted = sum(r.inserted for r in results)
+        report.materialized += inserted
+        left -= max(inserted, 1)
+        if not any(r.more for r in results):
+            break

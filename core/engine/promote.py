@@ -1,0 +1,89 @@
+"""The promote stage: PLANNED occurrences whose time has come become DUE, or go
+through the misfire policy (docs/ledger.md, "Life of an occurrence", step 2).
+The decision itself is the pure :func:`core.engine.misfire.plan_recovery`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterator
+from datetime import datetime
+
+from sqlalchemy import String, literal_column, select, type_coerce, update
+from sqlalchemy.orm import Session
+
+from core.engine.context import PassReport
+from core.engine.misfire import Action, Due, plan_recovery
+from core.engine.specs import active_spec
+from core.ledger import events
+from core.ledger.models import Occurrence
+from core.ledger.states import OccurrenceState
+
+_S = OccurrenceState
+#: Rows changed by one bulk statement.
+_BULK = 2000
+#: ``state || '' = 'PLANNED'``: compared row by row, never looked up in the state index.
+_STILL_PLANNED = type_coerce(Occurrence.state, String).concat(literal_column("''")) == literal_column("'PLANNED'")
+
+
+def promote(session: Session, now: datetime, report: PassReport, *, hold: Collection[str] = ()) -> None:
+    """PLANNED occurrences whose time has come become DUE, or, when they come
+    due later than their lateness window (the engine was not running), go
+    through the misfire policy: made up late, or MISFIRE_EXPIRED. Schedules in
+    ``hold`` are left alone (their newest revision cannot be read).
+
+    Done in bulk: after a long outage this can be hundreds of thousands of
+    rows, so states change by one UPDATE per reason and chunk, and their
+    events go in by one INSERT per chunk, all in the caller's transaction.
+    """
+    rows = session.execute(
+        select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.due_at)
+        .where(Occurrence.state == _S.PLANNED, Occurrence.due_at <= now)
+        .order_by(Occurrence.schedule_id, Occurrence.due_at)
+    ).all()
+    by_schedule: dict[str, list[Due]] = defaultdict(list)
+    for sid, occ_id, due_at in rows:
+        assert due_at is not None
+        by_schedule[sid].append(Due(occ_id, due_at))
+    for sid, due in by_schedule.items():
+        if sid in hold:
+            continue
+        spec = active_spec(session, sid)
+        decisions = plan_recovery(
+            due,
+            now,
+            spec.misfire_policy,
+            max_catch_up=spec.effective_max_catch_up,
+            lateness_window=spec.lateness_window,
+            catch_up_window=spec.catch_up_window,
+        )
+        groups: dict[tuple[OccurrenceState, str | None], list[str]] = defaultdict(list)
+        for d in decisions:
+            target = _S.MISFIRE_EXPIRED if d.action is Action.EXPIRE else _S.DUE
+            groups[(target, d.reason)].append(d.occurrence_id)
+        for (target, reason), ids in groups.items():
+            for chunk in _chunks(ids, _BULK):
+                values: dict[str, object] = {"state": target, "updated_at": now}
+                if reason is not None:
+                    values["reason"] = reason
+                if target is _S.MISFIRE_EXPIRED:
+                    values["finished_at"] = now
+                session.execute(
+                    update(Occurrence)
+                    # state || '': compared, not looked up, so that SQLite walks the ids
+                    # by primary key instead of every PLANNED row of its state index.
+                    .where(Occurrence.occurrence_id.in_(chunk), _STILL_PLANNED)
+                    .values(**values)
+                    .execution_options(synchronize_session=False)
+                )
+                moved = events.transitioned(sid, "", _S.PLANNED, target, now, reason)
+                # One payload shared by the chunk's events (it is the same for each).
+                events.append_many(session, (events.NewEvent(moved.kind, now, sid, oid, moved.data) for oid in chunk))
+            if target is _S.MISFIRE_EXPIRED:
+                report.expired += len(ids)
+            else:
+                report.promoted += len(ids)
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,56 @@
+"""The engine's stages, called one at a time as a given engine would call them.
+
+Tests that stop an engine between two stages (a claim made, its run not yet
+recorded) use these; each is a call to a stage's public function with the
+engine's context.
+"""
+
+from __future__ import annotations
+
+from core.engine import claim as claim_stage
+from core.engine import plan, settle
+from core.engine import promote as promote_stage
+from core.engine.context import Claim, PassReport
+from core.engine.engine import Engine
+from core.engine.statements import Gate
+from core.ledger.states import OccurrenceState
+
+
+def materialize(engine: Engine, report: PassReport) -> None:
+    """The plan stage's materialization, as a pass runs it."""
+    plan.materialize(
+        engine.ledger,
+        engine.clock,
+        report,
+        fill_rows=engine.options.fill_rows_per_pass,
+        hold=engine.context.unreadable.schedules,
+    )
+
+
+def promote(engine: Engine, report: PassReport) -> None:
+    """The promote stage, in one write transaction."""
+    with engine.ledger.write() as session:
+        promote_stage.promote(session, engine.clock.now(), report, hold=engine.context.unreadable.schedules)
+
+
+def gate(engine: Engine, schedule_id: str) -> Gate | None:
+    """The schedule's gate as the engine reads it before claiming."""
+    with engine.ledger.read() as session:
+        return claim_stage.gate(session, schedule_id)
+
+
+def claim(
+    engine: Engine,
+    occurrence_id: str,
+    report: PassReport,
+    *,
+    gate: Gate | None = None,
+    state: OccurrenceState | None = None,
+) -> Claim | None:
+    """A claim by ``engine``, in its own write transaction."""
+    return claim_stage.claim(engine.ledger.write, engine.context, occurrence_id, report, gate=gate, state=state)
+
+
+def execute(engine: Engine, claim: Claim, report: PassReport) -> None:
+    """Run a claim of ``engine`` and record how it ended."""
+    settle.execute(engine.ledger, engine.context, claim, report)
