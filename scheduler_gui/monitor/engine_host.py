@@ -373,10 +373,10 @@ def _setting_seconds(value: object, default: float = 1.0) -> float:
 
 
 def _stop_tasks(engine: Engine, timeout: float = 30.0) -> None:
-    """Stop the tasks the engine runs (its interrupt: SIGTERM to each task's process
-    group, SIGKILL after a grace period) and wait for it to record them: killed by a
-    signal, settled by its rules."""
-    engine.interrupt()
+    """Stop the engine with its running tasks (``stop(kill=True)``: SIGTERM to each task's
+    process group, SIGKILL after a grace period) and wait for it to record them: killed
+    by a signal, settled by its rules."""
+    engine.stop(kill=True)
     deadline = time.monotonic() + timeout
     while not engine.wait_idle(timeout=0.2) and time.monotonic() < deadline:
         pass
