@@ -180,6 +180,11 @@ class Revision(Base):
     #: None when it was not recorded (standard input, or published before 0005).
     source_path: Mapped[str | None] = mapped_column(Text)
     source_host: Mapped[str | None] = mapped_column(String(255))
+    #: Who published it (0008): the OS user and host, and the database role on PostgreSQL;
+    #: None when not recorded (published before 0008).
+    publisher_user: Mapped[str | None] = mapped_column(String(255))
+    publisher_host: Mapped[str | None] = mapped_column(String(255))
+    publisher_role: Mapped[str | None] = mapped_column(String(255))
 
 
 _LIVE_SLOT = f"logical_slot_id IS NOT NULL AND state NOT IN ({sql_in_list(SLOT_RELEASING)})"
@@ -301,6 +306,10 @@ class Event(Base):
     occurrence_id: Mapped[str | None] = mapped_column(String(36))
     kind: Mapped[str] = mapped_column(String(64))
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: Who caused it (0008): OS user, host and database role; None when not recorded.
+    actor_user: Mapped[str | None] = mapped_column(String(255))
+    actor_host: Mapped[str | None] = mapped_column(String(255))
+    actor_role: Mapped[str | None] = mapped_column(String(255))
 
 
 class LedgerMeta(Base):
@@ -338,6 +347,12 @@ class EngineRow(Base):
     started_at: Mapped[datetime]
     last_heartbeat: Mapped[datetime]
     retired_at: Mapped[datetime | None]
+    #: The OS user running it, its labels (label -> value), the publishers it trusts
+    #: (OS users, ``*`` for any) and its Tidemark version (0008); None before 0008.
+    os_user: Mapped[str | None] = mapped_column(String(255))
+    labels: Mapped[dict[str, str] | None] = mapped_column(JSON)
+    trusts: Mapped[list[str] | None] = mapped_column(JSON)
+    version: Mapped[str | None] = mapped_column(String(32))
 
 
 class ExpiredRange(Base):
