@@ -49,7 +49,7 @@ from core.engine import engine as engine_module
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 RUNS = 3

@@ -16,8 +16,9 @@ from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
 from core.ledger.attention_queries import acknowledge
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
-from core.ledger.materialize import compiled_revision, governing_segments, materialize
+from core.ledger.materialize import governing_segments, materialize
 from core.ledger.models import LedgerMeta, Occurrence, Revision
 from core.ledger.publish import get_schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState

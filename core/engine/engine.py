@@ -48,7 +48,8 @@ from core.ledger.db import Ledger
 from core.ledger.materialize import materialize_all, unreadable_revisions, warm_counts
 from core.ledger.models import Attempt, Event, LedgerMeta, Occurrence, Revision, Schedule
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
-from core.spec import ScheduleSpec, Task, parse_spec
+from core.spec import ScheduleSpec, Task
+from core.spec_validation import parse_spec
 from core.timefmt import fmt_utc
 
 _S = OccurrenceState

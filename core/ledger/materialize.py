@@ -29,13 +29,11 @@ place at another instant. It changes nothing: a new revision adopts them.
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, select, update
@@ -46,6 +44,7 @@ from core.clock import Clock
 from core.enums import Status
 from core.errors import LedgerError, SpecError, first_line
 from core.ledger import events
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import lock_for_write
 from core.ledger.events import EventKind, NewEvent
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
@@ -60,9 +59,8 @@ from core.ledger.states import (
     ScheduleState,
 )
 from core.occurrence import Occurrence as Row
-from core.recurrence.compile import CompiledSchedule, CountHint, compile_schedule
+from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
-from core.spec import parse_spec
 from core.zones import shifted, tzdb_version
 
 #: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
@@ -107,13 +105,6 @@ class _Gov:
     revision: int
     cutover: datetime
     spec_json: str
-
-
-@lru_cache(maxsize=256)
-def compiled_revision(spec_json: str) -> CompiledSchedule:
-    """The compiled form of a stored revision (cached: the text never changes)."""
-    spec = parse_spec(json.loads(spec_json), check_rule=False)
-    return compile_schedule(spec)
 
 
 def governing_segments(

@@ -37,7 +37,8 @@ from core.ledger.events import EventKind, NewEvent
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.os_text import string_problem
-from core.spec import ScheduleSpec, Task, canonical_dict
+from core.spec import ScheduleSpec, Task
+from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
 
 
