@@ -284,13 +284,7 @@ class Engine:
                     continue  # recorded by an earlier engine
                 events.append(
                     session,
-                    events.NewEvent(
-                        events.EventKind.SCHEDULE_UNREADABLE,
-                        now,
-                        sid,
-                        None,
-                        {"revision": number, "problems": problems},
-                    ),
+                    events.ScheduleUnreadable(at=now, schedule_id=sid, revision=number, problems=problems),
                 )
 
     # --- materialization ----------------------------------------------------------------
@@ -383,10 +377,19 @@ class Engine:
                             .values(**values)
                             .execution_options(synchronize_session=False)
                         )
-                        moved = events.transitioned(sid, "", _S.PLANNED, target, now, reason)
-                        # One payload shared by the chunk's events (it is the same for each).
                         events.append_many(
-                            session, (events.NewEvent(moved.kind, now, sid, oid, moved.data) for oid in chunk)
+                            session,
+                            (
+                                events.OccurrenceTransitioned(
+                                    at=now,
+                                    schedule_id=sid,
+                                    occurrence_id=oid,
+                                    from_=_S.PLANNED,
+                                    to=target,
+                                    reason=reason,
+                                )
+                                for oid in chunk
+                            ),
                         )
                     if target is _S.MISFIRE_EXPIRED:
                         report.expired += len(ids)
@@ -538,17 +541,17 @@ class Engine:
                 occ.reason = reason
                 occ.updated_at = now
             if found or ended:
-                data = {
-                    "attempt": orphan.attempt_number,
-                    "host": orphan.process.host,
-                    "pid": orphan.process.pid,
-                    "started": orphan.process.started,
-                    "reason": reason,
-                }
-                events.append(
-                    session,
-                    events.NewEvent(events.EventKind.ATTEMPT_ORPHANED, now, occ.schedule_id, occurrence_id, data),
+                orphaned = events.AttemptOrphaned(
+                    at=now,
+                    schedule_id=occ.schedule_id,
+                    occurrence_id=occurrence_id,
+                    attempt=orphan.attempt_number,
+                    host=orphan.process.host,
+                    pid=orphan.process.pid,
+                    started=orphan.process.started,
+                    reason=reason,
                 )
+                events.append(session, orphaned)
 
     # --- dispatch -------------------------------------------------------------------------
 
@@ -700,19 +703,18 @@ class Engine:
             self._held.pending = None
             with self._lock:
                 self._mine.discard(held.occurrence_id)
-        data = {"worker": self.worker, "error": why, "restarted": restarted}
-        if held is not None:
-            data["attempt"] = held.attempt_number
         try:
             with self.ledger.write() as session:
                 events.append(
                     session,
-                    events.NewEvent(
-                        events.EventKind.ENGINE_WORKER_DIED,
-                        self.clock.now(),
-                        schedule_id,
-                        held.occurrence_id if held is not None else None,
-                        data,
+                    events.EngineWorkerDied(
+                        at=self.clock.now(),
+                        schedule_id=schedule_id,
+                        occurrence_id=held.occurrence_id if held is not None else None,
+                        worker=self.worker,
+                        error=why,
+                        restarted=restarted,
+                        attempt=held.attempt_number if held is not None else None,
                     ),
                 )
         except Exception as again:
@@ -1084,16 +1086,13 @@ class Engine:
         if standing.generation != claim.generation or standing.state not in IN_FLIGHT or standing.epoch != claim.epoch:
             # A newer claim (or a fence) took over: record what happened, change nothing else.
             claims.finish_attempt(session, claim.attempt_id, ended)
-            ignored = events.NewEvent(
-                events.EventKind.ATTEMPT_IGNORED,
-                now,
-                claim.schedule_id,
-                claim.occurrence_id,
-                {
-                    "attempt": claim.attempt_number,
-                    "state": standing.state.value,
-                    "reason": f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
-                },
+            ignored = events.AttemptIgnored(
+                at=now,
+                schedule_id=claim.schedule_id,
+                occurrence_id=claim.occurrence_id,
+                attempt=claim.attempt_number,
+                state=standing.state,
+                reason=f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
             )
             return [ignored]
         claims.finish_attempt(session, claim.attempt_id, ended | {"outcome": outcome.state})
@@ -1112,21 +1111,30 @@ class Engine:
         if previous is _S.DISPATCHING and result.pid is not None:
             # It ended before the lease keeper recorded it running: RUNNING goes in now, with its start time.
             recorded.append(
-                events.transitioned(
-                    claim.schedule_id,
-                    claim.occurrence_id,
-                    _S.DISPATCHING,
-                    _S.RUNNING,
-                    result.started,
-                    None,
-                    {"attempt": claim.attempt_number},
+                events.OccurrenceTransitioned(
+                    at=result.started,
+                    schedule_id=claim.schedule_id,
+                    occurrence_id=claim.occurrence_id,
+                    from_=_S.DISPATCHING,
+                    to=_S.RUNNING,
+                    reason=None,
+                    attempt=claim.attempt_number,
                 )
             )
             check_transition(_S.DISPATCHING, _S.RUNNING, claim.occurrence_id)
             previous = _S.RUNNING
         check_transition(previous, new, claim.occurrence_id)
         claims.settle(session, claim.occurrence_id, standing.state, new, values)
-        recorded.append(events.transitioned(claim.schedule_id, claim.occurrence_id, previous, new, now, outcome.reason))
+        recorded.append(
+            events.OccurrenceTransitioned(
+                at=now,
+                schedule_id=claim.schedule_id,
+                occurrence_id=claim.occurrence_id,
+                from_=previous,
+                to=new,
+                reason=outcome.reason,
+            )
+        )
         if new in (_S.SUCCEEDED, _S.FAILED) and claim.spec.kind is Kind.AFTER_COMPLETION:
             from core.engine.chain import schedule_next
 
