@@ -108,22 +108,19 @@ def _layout(cls: type[NewEvent]) -> tuple[tuple[str, str, bool | str | None], ..
     )
 
 
-def _value(value: Any) -> Any:
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return fmt_utc(value)
-    return value
-
-
 def stored_data(event: NewEvent) -> dict[str, Any]:
     """The ``data`` JSON of ``event``, as the ``events`` table stores it."""
     data: dict[str, Any] = {}
     for name, key, omit in _LAYOUTS[event.kind]:
         value = getattr(event, name)
-        if value is None and (omit is True or (isinstance(omit, str) and getattr(event, omit) is None)):
-            continue
-        data[key] = _value(value)
+        if value is None:
+            if omit is True or (isinstance(omit, str) and getattr(event, omit) is None):
+                continue
+        elif isinstance(value, Enum):
+            value = value.value
+        elif isinstance(value, datetime):
+            value = fmt_utc(value)
+        data[key] = value
     return data
 
 
