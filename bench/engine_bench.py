@@ -51,7 +51,7 @@ from core.engine import run as run_stage
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 RUNS = 3

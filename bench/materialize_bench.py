@@ -32,10 +32,11 @@ from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.ledger import materialize, open_ledger, publish
-from core.ledger.materialize import compiled_revision
+from core.ledger.compiled import compiled_revision
 from core.ledger.models import Occurrence, Revision
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import ScheduleSpec
+from core.spec_validation import parse_spec
 from core.zones import tzdb_version
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)

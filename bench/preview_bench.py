@@ -18,7 +18,7 @@ from dateutil import rrule
 
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand, first_rows
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.zones import get_zone
 
 

@@ -1,14 +1,14 @@
-"""scheduleSpec.v1: the schedule document, its validation and canonical form.
+"""scheduleSpec.v1: the schedule document as a model, and its JSON Schema.
 
-Parse -> validate (every problem at once, each naming its key) -> compile.
-:func:`parse_spec` returns a :class:`ScheduleSpec` or raises
-:class:`~core.errors.SpecError`; :func:`canonical_dict` gives the text a
-published revision stores, every default explicit.
+The model's fields, their types and the checks each field makes on its own.
+Validating a whole document (every problem at once, each naming its key) is
+:mod:`core.spec_validation`'s; the text a published revision stores is
+:mod:`core.spec_canonical`'s. This module knows nothing of recurrence rules:
+the recurrence code compiles a :class:`ScheduleSpec`, so the model stays below it.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 import string
 from datetime import UTC, date, datetime, timedelta
@@ -20,7 +20,6 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
-    ValidationError,
     WithJsonSchema,
     field_validator,
 )
@@ -36,10 +35,10 @@ from core.enums import (
     MisfirePolicy,
     OverlapPolicy,
 )
-from core.errors import Problem, SpecError, UserError, ZoneError
-from core.os_text import key_text, shown, string_problem, task_problems, text_problems
+from core.errors import ZoneError
+from core.os_text import shown
 from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
-from core.zones import check_zone_name, tzdb_version
+from core.zones import check_zone_name
 
 SCHEMA_NAME = "scheduleSpec.v1"
 SCHEDULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -324,244 +323,13 @@ class ScheduleSpec(_Model):
         return self.max_catch_up if self.max_catch_up is not None else 1
 
 
-# --- validation ----------------------------------------------------------------
-
-
-def _known_keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
-    out: dict[str, type[BaseModel] | None] = {}
-    for name, info in model.model_fields.items():
-        alias = info.alias or name
-        ann = info.annotation
-        out[alias] = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-    return out
-
-
-def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[Problem]:
-    problems: list[Problem] = []
-    known = _known_keys(model)
-    if model is ScheduleSpec:
-        known["task"] = Task
-    for key, value in data.items():
-        if not isinstance(key, str):
-            problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {shown(key)}"))
-            continue
-        if string_problem(key):
-            continue  # reported by text_problems
-        if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-            if not close:
-                lowered = {k.lower(): k for k in known}
-                if key.lower().replace("_", "") in lowered:
-                    close = [lowered[key.lower().replace("_", "")]]
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append(Problem(prefix + key_text(key), f"unknown key{hint}"))
-        elif known[key] is not None and isinstance(value, dict):
-            sub = known[key]
-            assert sub is not None
-            problems.extend(_unknown_key_problems(value, sub, prefix + key + "."))
-    return problems
-
-
-def _loc(loc: tuple[int | str, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif item.startswith("function-") or item in ("lax-or-strict", "json-or-python"):
-            continue
-        else:
-            parts.append(("." if parts else "") + key_text(item))
-    return "".join(parts)
-
-
-def _clean(msg: str) -> str:
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if msg.startswith(prefix):
-            return msg[len(prefix) :]
-    return msg
-
-
+#: Which keys each kind of schedule requires and which it refuses.
 KIND_KEYS: dict[Kind, tuple[set[str], set[str]]] = {
     # kind: (required, forbidden)
     Kind.CALENDAR: ({"rule", "start", "gapPolicy", "foldPolicy"}, {"every", "anchor", "delay"}),
     Kind.INTERVAL: ({"every", "anchor"}, {"rule", "start", "gapPolicy", "foldPolicy", "delay"}),
     Kind.AFTER_COMPLETION: ({"delay", "start"}, {"rule", "every", "anchor"}),
 }
-
-_REQUIRED_WHY = {
-    "gapPolicy": "there is no silent default: choose SKIP, SHIFT_FORWARD or SHIFT_BY_GAP",
-    "foldPolicy": "there is no silent default: choose FIRST_ONLY, SECOND_ONLY or BOTH",
-}
-
-
-def _a(kind: Kind) -> str:
-    """``a calendar``, ``an interval``, ``an after_completion``."""
-    return ("an " if kind.value[0] in "aeiou" else "a ") + kind.value
-
-
-def _kind_problems(data: dict[str, Any]) -> list[Problem]:
-    raw_kind = data.get("kind", "calendar")
-    try:
-        kind = Kind(raw_kind)
-    except ValueError:
-        return []  # reported by the model
-    required, forbidden = KIND_KEYS[kind]
-    problems = []
-    for key in sorted(required):
-        if data.get(key) is None:
-            why = _REQUIRED_WHY.get(key, "")
-            problems.append(Problem(key, f"required for {_a(kind)} schedule" + (f"; {why}" if why else "")))
-    for key in sorted(forbidden):
-        if key in data and data[key] is not None:
-            problems.append(Problem(key, f"does not apply to {_a(kind)} schedule; remove it"))
-    policy = data.get("misfirePolicy")
-    if policy == MisfirePolicy.CATCH_UP_BOUNDED.value and data.get("maxCatchUp") is None:
-        problems.append(
-            Problem("maxCatchUp", "required with misfirePolicy CATCH_UP_BOUNDED (how many missed runs to catch up)")
-        )
-    if policy not in (None, MisfirePolicy.CATCH_UP_BOUNDED.value) and data.get("maxCatchUp") is not None:
-        problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {shown(policy)}"))
-    return problems
-
-
-def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True) -> ScheduleSpec:
-    """Validate a loaded document. Raises :class:`SpecError` listing every problem."""
-    if not isinstance(data, dict):
-        kind = type(data).__name__ if data is not None else "nothing"
-        raise SpecError([Problem("", f"a spec is a mapping of keys to values, but this holds {kind}")], source)
-    # Text no program or ledger can take is reported alone for its key: it is the one thing to fix there.
-    problems = [Problem(key, why) for key, why in text_problems(data)]
-    problems += [Problem(key, why) for key, why in task_problems(data.get("task"))]
-    refused = {p.key for p in problems}
-    problems += _unknown_key_problems(data, ScheduleSpec)
-    problems += _kind_problems(data)
-    spec: ScheduleSpec | None = None
-    try:
-        spec = ScheduleSpec.model_validate(data)
-    except ValidationError as exc:
-        for err in exc.errors(include_url=False):
-            if err["type"] == "extra_forbidden":
-                continue  # reported above, with a suggestion
-            key = _loc(err["loc"])
-            if key in refused:
-                continue
-            if err["type"] == "missing":
-                problems.append(Problem(key, "required"))
-            elif err["type"] == "literal_error" and key == "schema":
-                problems.append(Problem(key, f"must be {SCHEMA_NAME!r}, got {shown(err.get('input'))}"))
-            else:
-                problems.append(Problem(key, _clean(err["msg"])))
-    if spec is not None and not problems and check_rule:
-        problems += semantic_problems(spec)
-    elif problems and check_rule and isinstance(data.get("rule"), str) and all(p.key != "rule" for p in problems):
-        # The rest cannot be compiled, but the rule's own syntax can still be
-        # checked, so that every problem is reported at once.
-        problems += _rule_text_problems(data["rule"])
-    if problems:
-        raise SpecError(list(dict.fromkeys(problems)), source)
-    assert spec is not None
-    return spec
-
-
-def _rule_text_problems(text: str) -> list[Problem]:
-    from core.recurrence.rules import RuleError, parse_rule
-
-    try:
-        parse_rule(text)
-    except RuleError as exc:
-        return [Problem("rule", str(exc))]
-    return []
-
-
-def semantic_problems(spec: ScheduleSpec) -> list[Problem]:
-    """Checks that need the whole spec: the rule compiles and yields, bounds make sense."""
-    from core.recurrence.compile import compile_schedule
-
-    problems: list[Problem] = []
-    if spec.end is not None and spec.end.tzinfo is None and spec.start is not None and spec.end < spec.start:
-        problems.append(Problem("end", f"is before start ({fmt_local(spec.start)})"))
-    if spec.kind is Kind.INTERVAL and spec.end is not None and spec.anchor is not None:  # noqa: SIM102
-        if spec.end.tzinfo is not None and spec.end < spec.anchor:
-            problems.append(Problem("end", f"is before anchor ({fmt_utc(spec.anchor)})"))
-    if spec.retry.max_backoff < spec.retry.initial_backoff:
-        problems.append(Problem("retry.maxBackoff", "is shorter than retry.initialBackoff"))
-    if problems:
-        return problems
-    try:
-        compile_schedule(spec)
-    except SpecError as exc:
-        problems.extend(exc.problems)
-    except UserError as exc:
-        problems.append(Problem("rule", str(exc)))
-    return problems
-
-
-# --- canonical form ----------------------------------------------------------------
-
-KEY_ORDER = [
-    "schema",
-    "scheduleId",
-    "revision",
-    "title",
-    "timeZone",
-    "tzdbVersion",
-    "kind",
-    "rule",
-    "start",
-    "every",
-    "anchor",
-    "delay",
-    "end",
-    "exclude",
-    "gapPolicy",
-    "foldPolicy",
-    "invalidDatePolicy",
-    "misfirePolicy",
-    "maxCatchUp",
-    "latenessWindow",
-    "catchUpWindow",
-    "jitter",
-    "overlapPolicy",
-    "retry",
-    "cutoverAt",
-    "horizon",
-    "businessPeriod",
-    "task",
-]
-
-
-def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fill_tzdb: bool = True) -> dict[str, Any]:
-    """The spec with every default explicit, in a fixed key order (what a revision stores).
-
-    ``cutover_at`` fills an absent cutoverAt (the moment of publishing);
-    ``fill_tzdb`` fills an absent tzdbVersion with the installed one.
-    """
-    raw = spec.model_dump(mode="json", by_alias=True)
-    kind = spec.kind
-    if kind is not Kind.INTERVAL:
-        raw["gapPolicy"] = spec.effective_gap_policy.value
-        raw["foldPolicy"] = spec.effective_fold_policy.value
-    raw["maxCatchUp"] = spec.effective_max_catch_up
-    if fill_tzdb and not raw.get("tzdbVersion"):
-        raw["tzdbVersion"] = tzdb_version()
-    if raw.get("cutoverAt") is None and cutover_at is not None:
-        raw["cutoverAt"] = fmt_utc(cutover_at)
-    if raw.get("rule"):
-        from core.recurrence.rules import normalize_rule_text
-
-        raw["rule"] = normalize_rule_text(raw["rule"])
-    _, forbidden = KIND_KEYS[kind]
-    out: dict[str, Any] = {}
-    for key in KEY_ORDER:
-        if key in forbidden:
-            continue
-        if kind is Kind.INTERVAL and key in ("invalidDatePolicy",):
-            continue
-        value = raw.get(key)
-        if key in ("maxCatchUp",) and value is None:
-            continue
-        out[key] = value
-    return out
 
 
 def json_schema() -> dict[str, Any]:

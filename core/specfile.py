@@ -29,8 +29,9 @@ import yaml
 
 from core.errors import SpecError, SpecFileError
 from core.os_text import shown
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import ScheduleSpec
 from core.spec_order import merged_order
+from core.spec_validation import parse_spec
 
 MAX_SPEC_BYTES = 1_000_000
 #: A spec nests four levels (the spec, task, env, a value); anything this deep is not a spec.

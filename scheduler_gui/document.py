@@ -27,8 +27,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import Problem, SpecError, SpecFileError, UserError
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import ScheduleSpec
 from core.spec_order import merged_order
+from core.spec_validation import parse_spec
 from core.spec_yaml import SpecText, json_text
 from core.specfile import dump_yaml, read_spec_text
 from scheduler_gui.undo import Command, UndoStack

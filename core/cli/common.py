@@ -50,7 +50,7 @@ def problem_lines(path: str, exc: UserError) -> list[str]:
 def read_spec(path: str) -> ScheduleSpec:
     """Read and validate a spec; ``-`` reads standard input."""
     from core.errors import UserError
-    from core.spec import parse_spec
+    from core.spec_validation import parse_spec
     from core.specfile import MAX_SPEC_BYTES, load_spec, load_text, read_bounded, spec_text
 
     try:

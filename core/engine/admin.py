@@ -16,8 +16,9 @@ from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
 from core.ledger.attention_queries import acknowledge
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
-from core.ledger.materialize import compiled_revision, governing_segments, materialize
+from core.ledger.materialize import governing_segments, materialize
 from core.ledger.models import LedgerMeta, Occurrence, Revision
 from core.ledger.publish import get_schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
@@ -47,7 +48,7 @@ def fence(ledger: Ledger, clock: Clock, note: str | None = None) -> int:
         )
         events.append(
             session,
-            events.NewEvent(events.EventKind.LEDGER_FENCED, now, data={"epoch": meta.execution_epoch, "note": note}),
+            events.LedgerFenced(at=now, epoch=meta.execution_epoch, note=note),
         )
         return meta.execution_epoch
 
@@ -218,7 +219,7 @@ def backfill_in(
             row.period,
             reason,
             now,
-            {"of": row.occurrence_id},
+            row.occurrence_id,
         )
         created.append(occurrence_id)
     return BackfillResult(tuple(created), tuple(left), tuple(queued))
@@ -237,7 +238,7 @@ def _add_due(
     period: str | None,
     reason: str,
     now: datetime,
-    extra: dict[str, str] | None = None,
+    of: str | None = None,
 ) -> None:
     """Insert an occurrence made by a person's request, due now, with its event.
 
@@ -263,8 +264,12 @@ def _add_due(
             updated_at=now,
         )
     )
-    data = {"kind": kind.value, "reason": reason} | (extra or {})
-    events.append(session, events.NewEvent(events.EventKind.OCCURRENCE_CREATED, now, schedule_id, occurrence_id, data))
+    events.append(
+        session,
+        events.OccurrenceCreated(
+            at=now, schedule_id=schedule_id, occurrence_id=occurrence_id, occurrence_kind=kind, reason=reason, of=of
+        ),
+    )
 
 
 def _digest(text: str) -> str:
@@ -296,7 +301,7 @@ def retry_failed(ledger: Ledger, occurrence_id: str, clock: Clock, note: str | N
                 why = "; ".join(reason for _, reason in result.left) or "nothing in that range can run again"
                 raise AdminError(f"{occurrence_id} was not run again: {why}")
             new_id = made[0]
-        acknowledge(session, occurrence_id, clock.now(), note=note, action="retried", data={"retriedAs": new_id})
+        acknowledge(session, occurrence_id, clock.now(), note=note, action="retried", retried_as=new_id)
     return new_id
 
 

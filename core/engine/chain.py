@@ -53,12 +53,12 @@ def schedule_next(session: Session, previous: Occurrence, spec: ScheduleSpec, fi
         return None
     events.append(
         session,
-        events.NewEvent(
-            events.EventKind.OCCURRENCE_CREATED,
-            finished,
-            spec.schedule_id,
-            occurrence_id,
-            {"kind": OccurrenceKind.SCHEDULED.value, "reason": f"appointed after {previous.occurrence_id} ended"},
+        events.OccurrenceCreated(
+            at=finished,
+            schedule_id=spec.schedule_id,
+            occurrence_id=occurrence_id,
+            occurrence_kind=OccurrenceKind.SCHEDULED,
+            reason=f"appointed after {previous.occurrence_id} ended",
         ),
     )
     return occurrence_id

@@ -222,19 +222,18 @@ class Engine:
         if not restarted and held is not None:
             self._held.pending = None
             self.context.release(held.occurrence_id)
-        data = {"worker": self.worker, "error": why, "restarted": restarted}
-        if held is not None:
-            data["attempt"] = held.attempt_number
         try:
             with self.ledger.write() as session:
                 events.append(
                     session,
-                    events.NewEvent(
-                        events.EventKind.ENGINE_WORKER_DIED,
-                        self.clock.now(),
-                        schedule_id,
-                        held.occurrence_id if held is not None else None,
-                        data,
+                    events.EngineWorkerDied(
+                        at=self.clock.now(),
+                        schedule_id=schedule_id,
+                        occurrence_id=held.occurrence_id if held is not None else None,
+                        worker=self.worker,
+                        error=why,
+                        restarted=restarted,
+                        attempt=held.attempt_number if held is not None else None,
                     ),
                 )
         except Exception as again:

@@ -62,13 +62,7 @@ def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report
                 continue  # recorded by an earlier engine
             events.append(
                 session,
-                events.NewEvent(
-                    events.EventKind.SCHEDULE_UNREADABLE,
-                    now,
-                    sid,
-                    None,
-                    {"revision": number, "problems": problems},
-                ),
+                events.ScheduleUnreadable(at=now, schedule_id=sid, revision=number, problems=problems),
             )
 
 

@@ -36,7 +36,7 @@ from core.engine.processes import Liveness, ProcessIdentity, identify, liveness
 from core.errors import LedgerError
 from core.ledger.access import reading
 from core.ledger.db import Ledger
-from core.ledger.events import EventKind, NewEvent, append
+from core.ledger.events import EngineFoundGone, append
 from core.ledger.models import EngineRow, Occurrence, Schedule
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
 from core.timefmt import fmt_utc
@@ -137,16 +137,13 @@ def retire_gone(session: Session, now: datetime) -> list[EngineInfo]:
         )
         append(
             session,
-            NewEvent(
-                EventKind.ENGINE_FOUND_GONE,
-                now,
-                data={
-                    "engine": info.engine_id,
-                    "kind": info.kind.value,
-                    "host": info.host,
-                    "pid": info.pid,
-                    "lastHeartbeat": fmt_utc(info.last_heartbeat),
-                },
+            EngineFoundGone(
+                at=now,
+                engine=info.engine_id,
+                engine_kind=info.kind,
+                host=info.host,
+                pid=info.pid,
+                last_heartbeat=info.last_heartbeat,
             ),
         )
     return gone

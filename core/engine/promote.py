@@ -75,9 +75,15 @@ def promote(session: Session, now: datetime, report: PassReport, *, hold: Collec
                     .values(**values)
                     .execution_options(synchronize_session=False)
                 )
-                moved = events.transitioned(sid, "", _S.PLANNED, target, now, reason)
-                # One payload shared by the chunk's events (it is the same for each).
-                events.append_many(session, (events.NewEvent(moved.kind, now, sid, oid, moved.data) for oid in chunk))
+                events.append_many(
+                    session,
+                    (
+                        events.OccurrenceTransitioned(
+                            at=now, schedule_id=sid, occurrence_id=oid, from_=_S.PLANNED, to=target, reason=reason
+                        )
+                        for oid in chunk
+                    ),
+                )
             if target is _S.MISFIRE_EXPIRED:
                 report.expired += len(ids)
             else:

@@ -151,14 +151,14 @@ def watch(
             occ.reason = reason
             occ.updated_at = now
         if found or ended:
-            data = {
-                "attempt": orphan.attempt_number,
-                "host": orphan.process.host,
-                "pid": orphan.process.pid,
-                "started": orphan.process.started,
-                "reason": reason,
-            }
-            events.append(
-                session,
-                events.NewEvent(events.EventKind.ATTEMPT_ORPHANED, now, occ.schedule_id, occurrence_id, data),
+            orphaned = events.AttemptOrphaned(
+                at=now,
+                schedule_id=occ.schedule_id,
+                occurrence_id=occurrence_id,
+                attempt=orphan.attempt_number,
+                host=orphan.process.host,
+                pid=orphan.process.pid,
+                started=orphan.process.started,
+                reason=reason,
             )
+            events.append(session, orphaned)

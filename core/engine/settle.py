@@ -79,7 +79,7 @@ def settle(
     spec: ScheduleSpec,
     *,
     attempt: AttemptEnd | None = None,
-    data: Mapping[str, object] | None = None,
+    data: events.TransitionDetail | None = None,
     pending: list[events.NewEvent] | None = None,
 ) -> None:
     """Record ``outcome`` for ``occurrence``: the attempt's end (when there is one),
@@ -110,14 +110,14 @@ def settle(
     if previous is _S.DISPATCHING and attempt is not None and attempt.running_since is not None:
         # It ended before the lease keeper recorded it running: RUNNING goes in now, with its start time.
         recorded.append(
-            events.transitioned(
-                occurrence.schedule_id,
-                occurrence.occurrence_id,
-                _S.DISPATCHING,
-                _S.RUNNING,
-                attempt.running_since,
-                None,
-                {"attempt": attempt.number},
+            events.OccurrenceTransitioned(
+                at=attempt.running_since,
+                schedule_id=occurrence.schedule_id,
+                occurrence_id=occurrence.occurrence_id,
+                from_=_S.DISPATCHING,
+                to=_S.RUNNING,
+                reason=None,
+                attempt=attempt.number,
             )
         )
         check_transition(_S.DISPATCHING, _S.RUNNING, occurrence.occurrence_id)
@@ -125,7 +125,15 @@ def settle(
     check_transition(previous, new, occurrence.occurrence_id)
     statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values)
     recorded.append(
-        events.transitioned(occurrence.schedule_id, occurrence.occurrence_id, previous, new, now, outcome.reason, data)
+        events.OccurrenceTransitioned(
+            at=now,
+            schedule_id=occurrence.schedule_id,
+            occurrence_id=occurrence.occurrence_id,
+            from_=previous,
+            to=new,
+            reason=outcome.reason,
+            **(data or {}),
+        )
     )
     if new in (_S.SUCCEEDED, _S.FAILED) and spec.kind is Kind.AFTER_COMPLETION:
         earlier = pending or []
@@ -168,16 +176,13 @@ def record(
     if standing.generation != claim.generation or standing.state not in IN_FLIGHT or standing.epoch != claim.epoch:
         # A newer claim (or a fence) took over: record what happened, change nothing else.
         statements.finish_attempt(session, claim.attempt_id, ended)
-        ignored = events.NewEvent(
-            events.EventKind.ATTEMPT_IGNORED,
-            now,
-            claim.schedule_id,
-            claim.occurrence_id,
-            {
-                "attempt": claim.attempt_number,
-                "state": standing.state.value,
-                "reason": f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
-            },
+        ignored = events.AttemptIgnored(
+            at=now,
+            schedule_id=claim.schedule_id,
+            occurrence_id=claim.occurrence_id,
+            attempt=claim.attempt_number,
+            state=standing.state,
+            reason=f"late result of attempt {claim.attempt_number} ignored: a newer claim holds it",
         )
         pending.append(ignored)
         return

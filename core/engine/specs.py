@@ -9,7 +9,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.ledger.models import Revision
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import ScheduleSpec
+from core.spec_validation import parse_spec
 
 
 @lru_cache(maxsize=256)

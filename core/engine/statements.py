@@ -252,14 +252,15 @@ def add_attempt(
             "input_digest": digest,
         },
     )
-    return events.transitioned(
-        claimed.schedule_id,
-        claimed.occurrence_id,
-        claimed.old_state,
-        _S.DISPATCHING,
-        now,
-        None,
-        {"attempt": claimed.attempt_number, "worker": worker},
+    return events.OccurrenceTransitioned(
+        at=now,
+        schedule_id=claimed.schedule_id,
+        occurrence_id=claimed.occurrence_id,
+        from_=claimed.old_state,
+        to=_S.DISPATCHING,
+        reason=None,
+        attempt=claimed.attempt_number,
+        worker=worker,
     )
 
 
@@ -410,8 +411,14 @@ def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[
                 record_task(session, h.attempt_id, h.task_pid, h.task_started)
             events.append(
                 session,
-                events.transitioned(
-                    h.schedule_id, h.occurrence_id, _S.DISPATCHING, _S.RUNNING, now, None, {"attempt": h.attempt_number}
+                events.OccurrenceTransitioned(
+                    at=now,
+                    schedule_id=h.schedule_id,
+                    occurrence_id=h.occurrence_id,
+                    from_=_S.DISPATCHING,
+                    to=_S.RUNNING,
+                    reason=None,
+                    attempt=h.attempt_number,
                 ),
             )
     return moved

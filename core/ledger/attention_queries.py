@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.ledger.db import lock_for_write
+from core.ledger import events
 from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence
 from core.ledger.monitor_queries import AttemptView, id_chunks, last_attempts
@@ -169,31 +169,28 @@ def acknowledge(
     *,
     note: str | None = None,
     action: str = "acknowledged",
-    data: Mapping[str, Any] | None = None,
+    retried_as: str | None = None,
 ) -> None:
     """Record that a person has dealt with a FAILED occurrence (it leaves the queue).
 
     The occurrence itself does not change (FAILED is terminal); the event log
-    keeps who decided what. ``action`` is ``acknowledged`` or ``retried``.
+    keeps who decided what. ``action`` is ``acknowledged`` or ``retried``
+    (``retried_as`` names the new run).
     """
     occ = session.get(Occurrence, occurrence_id)
     if occ is None:
         raise LookupError(f"{occurrence_id}: no such occurrence in this ledger")
-    payload: dict[str, Any] = {"action": action, "note": note, "state": occ.state.value}
-    if data:
-        payload.update(data)
-    lock_for_write(session)
-    session.execute(
-        insert(Event),
-        [
-            {
-                "at": at,
-                "schedule_id": occ.schedule_id,
-                "occurrence_id": occurrence_id,
-                "kind": EventKind.OCCURRENCE_ACKNOWLEDGED.value,
-                "data": payload,
-            }
-        ],
+    events.append(
+        session,
+        events.OccurrenceAcknowledged(
+            at=at,
+            schedule_id=occ.schedule_id,
+            occurrence_id=occurrence_id,
+            action=action,
+            note=note,
+            state=occ.state,
+            retried_as=retried_as,
+        ),
     )
 
 

@@ -24,12 +24,14 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.ledger.materialize import compiled_revision, governing_segments
+from core.ledger.compiled import compiled_revision
+from core.ledger.materialize import governing_segments
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.occurrence import Occurrence as Row
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec, canonical_dict
+from core.spec import ScheduleSpec
+from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
 
 _S = OccurrenceState

@@ -29,13 +29,11 @@ place at another instant. It changes nothing: a new revision adopts them.
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, select, update
@@ -46,8 +44,8 @@ from core.clock import Clock
 from core.enums import Status
 from core.errors import LedgerError, SpecError, first_line
 from core.ledger import events
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import lock_for_write
-from core.ledger.events import EventKind, NewEvent
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.publish import get_schedule
@@ -60,9 +58,8 @@ from core.ledger.states import (
     ScheduleState,
 )
 from core.occurrence import Occurrence as Row
-from core.recurrence.compile import CompiledSchedule, CountHint, compile_schedule
+from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
-from core.spec import parse_spec
 from core.zones import shifted, tzdb_version
 
 #: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
@@ -107,13 +104,6 @@ class _Gov:
     revision: int
     cutover: datetime
     spec_json: str
-
-
-@lru_cache(maxsize=256)
-def compiled_revision(spec_json: str) -> CompiledSchedule:
-    """The compiled form of a stored revision (cached: the text never changes)."""
-    spec = parse_spec(json.loads(spec_json), check_rule=False)
-    return compile_schedule(spec)
 
 
 def governing_segments(
@@ -310,7 +300,7 @@ def _expire_missed(
     now: datetime,
     expire: ExpiryRule,
     tzdb: str,
-) -> tuple[datetime, int, int, list[dict[str, Any]]]:
+) -> tuple[datetime, int, int, list[events.OccurrencesExpired]]:
     """Record the certain-to-expire stretch from ``start`` as expired ranges when it
     is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
     ranges and counted occurrences recorded, and the events to write."""
@@ -329,22 +319,24 @@ def _expire_missed(
     if not many:
         return start, 0, 0, []  # few: they become MISFIRE_EXPIRED rows, one each
     counted = 0
-    data: list[dict[str, Any]] = []
+    recorded: list[events.OccurrencesExpired] = []
     for (number, lo, hi), count in zip(segments, counts, strict=True):
         record_range(session, schedule_id, number, lo, hi, cut, count, tzdb, now)
         counted += count or 0
-        data.append(
-            {
-                "revision": number,
-                "fromUtc": events.instant(lo),
-                "toUtc": events.instant(hi),
-                "state": OccurrenceState.MISFIRE_EXPIRED.value,
-                "policy": cut.policy,
-                "reason": cut.reason,
-                "occurrences": count,
-            }
+        recorded.append(
+            events.OccurrencesExpired(
+                at=now,
+                schedule_id=schedule_id,
+                revision=number,
+                from_utc=lo,
+                to_utc=hi,
+                state=OccurrenceState.MISFIRE_EXPIRED,
+                policy=cut.policy,
+                reason=cut.reason,
+                occurrences=count,
+            )
         )
-    return cut.before, len(segments), counted, data
+    return cut.before, len(segments), counted, recorded
 
 
 #: Expansions left off where a call stopped, to go on from there next time:
@@ -454,7 +446,7 @@ def materialize(
         tzdb = tzdb_version()
         try:
             with session.begin_nested():
-                ranges, counted, expired = 0, 0, list[dict[str, Any]]()
+                ranges, counted, expired = 0, 0, list[events.OccurrencesExpired]()
                 if expire is not None:
                     start, ranges, counted, expired = _expire_missed(
                         session, schedule_id, revisions, start, now, expire, tzdb
@@ -471,26 +463,21 @@ def materialize(
                 inserted = _insert(session, rows)
                 _advance(session, schedule_id, gate, cursor, end, now, _next_hint(revisions, end, hint))
                 if expired:
-                    events.append_many(
-                        session, (NewEvent(EventKind.OCCURRENCES_EXPIRED, now, schedule_id, data=d) for d in expired)
-                    )
+                    events.append_many(session, expired)
                 if inserted:
                     counts: dict[str, int] = {}
                     for r in rows:
                         counts[r["state"].value] = counts.get(r["state"].value, 0) + 1
                     events.append(
                         session,
-                        NewEvent(
-                            EventKind.OCCURRENCES_MATERIALIZED,
-                            now,
-                            schedule_id,
-                            data={
-                                "revisions": used,
-                                "fromUtc": events.instant(start),
-                                "toUtc": events.instant(end),
-                                "inserted": inserted,
-                                "states": counts,
-                            },
+                        events.OccurrencesMaterialized(
+                            at=now,
+                            schedule_id=schedule_id,
+                            revisions=used,
+                            from_utc=start,
+                            to_utc=end,
+                            inserted=inserted,
+                            states=counts,
                         ),
                     )
         except _CursorMoved:

@@ -33,11 +33,11 @@ from core.errors import LedgerError, PublishError, UnknownScheduleError, UserErr
 from core.ledger import events
 from core.ledger.access import writing
 from core.ledger.db import Ledger, lock_for_write
-from core.ledger.events import EventKind, NewEvent
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.os_text import string_problem
-from core.spec import ScheduleSpec, Task, canonical_dict
+from core.spec import ScheduleSpec, Task
+from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
 
 
@@ -217,16 +217,8 @@ def publish(
     cancelled = _cancel_superseded(session, sid, number, cutover, now)
     events.append(
         session,
-        NewEvent(
-            EventKind.SCHEDULE_PUBLISHED,
-            now,
-            sid,
-            data={
-                "revision": number,
-                "cutoverAt": events.instant(cutover),
-                "tzdbVersion": tzdb,
-                "cancelled": len(cancelled),
-            },
+        events.SchedulePublished(
+            at=now, schedule_id=sid, revision=number, cutover_at=cutover, tzdb_version=tzdb, cancelled=len(cancelled)
         ),
     )
     return PublishResult(sid, number, cutover, tzdb, tuple(cancelled), created)
@@ -241,7 +233,7 @@ def _cancel_superseded(session: Session, sid: str, number: int, cutover: datetim
     """
     reason = f"superseded by revision {number}"
     cancelled: list[str] = []
-    new_events: list[NewEvent] = []
+    new_events: list[events.NewEvent] = []
     for old in (OccurrenceState.PLANNED, OccurrenceState.DUE):
         stmt = (
             update(Occurrence)
@@ -259,18 +251,26 @@ def _cancel_superseded(session: Session, sid: str, number: int, cutover: datetim
         ids = list(session.scalars(stmt))
         cancelled.extend(ids)
         new_events.extend(
-            events.transitioned(sid, occ, old, OccurrenceState.CANCELLED, now, reason, {"revision": number})
+            events.OccurrenceTransitioned(
+                at=now,
+                schedule_id=sid,
+                occurrence_id=occ,
+                from_=old,
+                to=OccurrenceState.CANCELLED,
+                reason=reason,
+                revision=number,
+            )
             for occ in ids
         )
     events.append_many(session, new_events)
     return sorted(cancelled)
 
 
-_GATES: dict[ScheduleState, tuple[frozenset[ScheduleState], EventKind]] = {
-    # target: (states it may come from, event)
-    ScheduleState.PAUSED: (frozenset({ScheduleState.ACTIVE}), EventKind.SCHEDULE_PAUSED),
-    ScheduleState.ACTIVE: (frozenset({ScheduleState.PAUSED, ScheduleState.DISABLED}), EventKind.SCHEDULE_RESUMED),
-    ScheduleState.DISABLED: (frozenset({ScheduleState.ACTIVE, ScheduleState.PAUSED}), EventKind.SCHEDULE_DISABLED),
+_GATES: dict[ScheduleState, frozenset[ScheduleState]] = {
+    # target: the states it may come from
+    ScheduleState.PAUSED: frozenset({ScheduleState.ACTIVE}),
+    ScheduleState.ACTIVE: frozenset({ScheduleState.PAUSED, ScheduleState.DISABLED}),
+    ScheduleState.DISABLED: frozenset({ScheduleState.ACTIVE, ScheduleState.PAUSED}),
 }
 
 
@@ -280,8 +280,7 @@ def _set_gate(session: Session, schedule_id: str, clock: Clock, target: Schedule
     old = schedule.state
     if old is target:
         return GateChange(schedule_id, old, old)  # already there: nothing changes, nothing to record
-    sources, kind = _GATES[target]
-    if old not in sources:
+    if old not in _GATES[target]:
         raise LedgerError(f"{schedule_id}: the schedule is {old.value}; resume it before pausing it")
     now = clock.now()
     schedule.state = target
@@ -290,10 +289,17 @@ def _set_gate(session: Session, schedule_id: str, clock: Clock, target: Schedule
         schedule.disable_generation += 1
     schedule.note = note
     schedule.updated_at = now
-    data: dict[str, object] = {"from": old.value, "note": note, "gateVersion": schedule.gate_version}
+    version = schedule.gate_version
+    event: events.NewEvent
     if target is ScheduleState.DISABLED:
-        data["disableGeneration"] = schedule.disable_generation
-    events.append(session, NewEvent(kind, now, schedule_id, data=data))
+        generation = schedule.disable_generation
+        event = events.ScheduleDisabled(
+            at=now, schedule_id=schedule_id, from_=old, note=note, gate_version=version, disable_generation=generation
+        )
+    else:
+        gate = events.SchedulePaused if target is ScheduleState.PAUSED else events.ScheduleResumed
+        event = gate(at=now, schedule_id=schedule_id, from_=old, note=note, gate_version=version)
+    events.append(session, event)
     return GateChange(schedule_id, old, target)
 
 

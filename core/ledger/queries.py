@@ -19,10 +19,12 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from core.errors import UserError
+from core.ledger.compiled import compiled_revision
 from core.ledger.models import Event, ExpiredRange, Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import ScheduleSpec
+from core.spec_validation import parse_spec
 from core.timefmt import fmt_utc
 
 #: States that still have an execution ahead of them (for "next due").
@@ -77,9 +79,6 @@ def next_from_revision(spec_json: str, start: datetime) -> datetime | None:
     next runnable row lies thousands of rows away): the answer is for showing,
     never for running.
     """
-    # Imported here: materialization reads this module's filters (an import cycle at load time).
-    from core.ledger.materialize import compiled_revision
-
     try:
         rows = iter_rows(compiled_revision(spec_json), start, scan_limit=_NEXT_SCAN)
         for looked, row in enumerate(rows):

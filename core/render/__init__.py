@@ -11,32 +11,14 @@ is written in bounded memory; :func:`render` returns the same text as a string.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from datetime import datetime
 
-    from core.occurrence import Occurrence
-    from core.spec import ScheduleSpec
-    from core.zones import Transition
+    from core.render.source import Source
 
 FORMATS = ("table", "json", "csv", "ics")
-
-
-class Source(Protocol):
-    """What a renderer reads: a :class:`~core.preview.Preview` or a :class:`~core.preview.PreviewStream`."""
-
-    @property
-    def spec(self) -> ScheduleSpec: ...
-
-    @property
-    def rows(self) -> Iterable[Occurrence]: ...
-
-    @property
-    def tzdb_version(self) -> str: ...
-
-    def transitions_in(self, lo: datetime, hi: datetime) -> list[Transition]: ...
 
 
 def write(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 from core.preview import Preview
 
 if TYPE_CHECKING:
-    from core.render import Source
+    from core.render.source import Source
 
 #: The keys of :meth:`Occurrence.to_json`, in order (a test keeps the two in step).
 COLUMNS = (

@@ -18,7 +18,7 @@ from core.occurrence import Occurrence
 from core.preview import Preview
 
 if TYPE_CHECKING:
-    from core.render import Source
+    from core.render.source import Source
 
 PRODID = "-//Tidemark//schedctl//EN"
 _END = "END:VCALENDAR\r\n"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from core.preview import Preview, transition_json
 
 if TYPE_CHECKING:
-    from core.render import Source
+    from core.render.source import Source
 
 
 def _dump(value: Any) -> str:

@@ -20,7 +20,7 @@ from core.timefmt import fmt_clock
 from core.zones import Transition, format_offset
 
 if TYPE_CHECKING:
-    from core.render import Source
+    from core.render.source import Source
 
 HEADERS = ("Local", "UTC", "Offset", "Status", "Why")
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")

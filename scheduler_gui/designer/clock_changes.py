@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QButtonGroup, QGroupBox, QLabel, QRadioButton, QVB
 from core.consequences import Consequences, FoldConsequence, GapConsequence, InvalidDateConsequence, consequences
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
 from core.errors import SpecError
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext

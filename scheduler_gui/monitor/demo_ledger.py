@@ -24,7 +24,8 @@ from core.engine.engine import Engine, EngineOptions
 from core.errors import UserError
 from core.ledger.monitor_reads import next_due_at
 from core.ledger.publish import publish_new
-from core.spec import ScheduleSpec, parse_spec
+from core.spec import ScheduleSpec
+from core.spec_validation import parse_spec
 from core.specfile import load_text
 from scheduler_gui.context import AppContext
 

@@ -412,7 +412,17 @@ def test_use_colour(tty: bool, env: dict[str, str], expected: bool) -> None:
 
 # --- as a process ---------------------------------------------------------------------------
 
-HEAVY = ("pydantic", "dateutil", "yaml", "icalendar", "sqlalchemy", "PySide6", "core.spec")
+HEAVY = (
+    "pydantic",
+    "dateutil",
+    "yaml",
+    "icalendar",
+    "sqlalchemy",
+    "PySide6",
+    "core.spec",
+    "core.spec_validation",
+    "core.spec_canonical",
+)
 
 
 def _python(*args: str) -> subprocess.CompletedProcess[str]:

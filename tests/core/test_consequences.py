@@ -17,7 +17,7 @@ from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
 from core.occurrence import Occurrence
 from core.preview import build_preview
 from core.recurrence.resolve import candidates
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.zones import get_zone
 
 NOW = utc("2027-03-01T12:00:00Z")

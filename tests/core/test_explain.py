@@ -14,7 +14,7 @@ from helpers import BASE_INTERVAL, DROP, make_data, utc
 from core.consequences import consequences
 from core.explain import explain, summarize
 from core.preview import build_preview
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.specfile import load_spec
 
 NOW = utc("2026-06-01T00:00:00Z")

@@ -22,7 +22,8 @@ from core.errors import SpecError
 from core.os_text import MAX_ARG_BYTES, MAX_PATH_BYTES, shown
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import MAX_PERIOD_CHARS, parse_spec
+from core.spec import MAX_PERIOD_CHARS
+from core.spec_validation import parse_spec
 from core.specfile import MAX_SPEC_BYTES, load_text
 
 TASK = {"argv": ["/bin/echo", "hello"]}

@@ -13,7 +13,7 @@ from helpers import compiled, first_n, make_data, rows_between
 
 from core.enums import Status
 from core.errors import SpecError
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 
 
 def nominals(rule: str, start: str, policy: str, count: int) -> list[str]:

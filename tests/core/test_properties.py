@@ -30,7 +30,7 @@ from core.occurrence import Occurrence
 from core.recurrence import expand as expand_module
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import _DRIFT, _offset_bounds, expand, first_rows
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.zones import Transition, get_zone, transitions
 
 ZONES = [

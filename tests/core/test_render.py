@@ -19,7 +19,7 @@ from core.render.csvfmt import COLUMNS, render_csv
 from core.render.ics import PRODID, render_ics
 from core.render.jsonfmt import render_json
 from core.render.table import render_table, transition_line
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.specfile import load_spec
 from core.zones import get_zone, transitions
 

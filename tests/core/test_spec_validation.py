@@ -17,7 +17,9 @@ from helpers import BASE_INTERVAL, DROP, make_data
 from core.errors import ComputeLimitError, SpecError, SpecFileError, UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec, canonical_dict, parse_spec
+from core.spec import ScheduleSpec
+from core.spec_canonical import canonical_dict
+from core.spec_validation import parse_spec
 from core.specfile import MAX_SPEC_BYTES, dump_yaml, load_spec, load_text
 
 #: Text that betrays an internal error rather than a message for a person.

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from spec_texts import COMMENTED
 
 from core.errors import SpecFileError
-from core.spec import KEY_ORDER
+from core.spec_canonical import KEY_ORDER
 from core.spec_order import insertion_points, merged_order
 from core.spec_roundtrip import same
 from core.spec_yaml import SpecText, json_text

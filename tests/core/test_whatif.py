@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.engine.misfire import Action
 from core.errors import ComputeLimitError, UserError
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.whatif import what_if
 
 # A three-day outage of the New York 02:30 daily schedule (02:30 EDT = 06:30Z):

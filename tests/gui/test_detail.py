@@ -62,7 +62,7 @@ def test_a_skipped_occurrence_explains_itself(qtbot, ctx: AppContext) -> None:
 
     from core.ledger.materialize import materialize
     from core.ledger.publish import publish
-    from core.spec import parse_spec
+    from core.spec_validation import parse_spec
 
     mapping = demo_mapping("daily-ops-summary")
     with ctx.ledger.write() as session:

@@ -18,7 +18,7 @@ from shell_fixtures import answer, window_fixture  # noqa: F401
 from spec_texts import COMMENTED
 
 from core.clock import FixedClock
-from core.spec import KEY_ORDER
+from core.spec_canonical import KEY_ORDER
 from core.specfile import load_spec, load_text
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext

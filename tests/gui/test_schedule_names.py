@@ -21,7 +21,7 @@ from sqlalchemy import select
 from core.ledger.materialize import materialize_all
 from core.ledger.models import Revision
 from core.ledger.publish import RevisionSource, publish
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.specfile import load_spec
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor
 
 from core.clock import FixedClock
 from core.engine.misfire import Action
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.whatif import what_if
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument

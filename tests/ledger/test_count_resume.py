@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
 from core.ledger.materialize import materialize
 from core.ledger.models import Schedule
@@ -35,7 +36,7 @@ def counted(rule: str, start: str, **more: Any) -> Any:
 def _new_process() -> None:
     """Forget what this process kept of earlier expansions, as a fresh engine would."""
     materialize_module._RESUME.clear()
-    materialize_module.compiled_revision.cache_clear()
+    compiled_revision.cache_clear()
 
 
 @pytest.fixture

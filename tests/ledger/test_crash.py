@@ -40,13 +40,13 @@ from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger, open_ledger
-from core.ledger.materialize import compiled_revision
 from core.ledger.models import Attempt, Event, Occurrence, Revision, Schedule
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
 from core.recurrence.expand import expand
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.timefmt import fmt_utc
 
 from . import utc

@@ -35,7 +35,7 @@ from core.ledger.materialize import drift
 from core.ledger.models import Attempt, Event, Occurrence
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
-from core.spec import parse_spec
+from core.spec_validation import parse_spec
 from core.zones import tzdb_version
 
 from . import DAILY, by_nominal, spec, utc

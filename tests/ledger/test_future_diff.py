@@ -21,7 +21,8 @@ from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import canonical_dict, parse_spec
+from core.spec_canonical import canonical_dict
+from core.spec_validation import parse_spec
 
 from . import NOW, spec, utc
 

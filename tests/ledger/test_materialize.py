@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 from core.clock import FixedClock
 from core.errors import LedgerError, UnknownScheduleError
 from core.identity import jitter_seconds
+from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
-from core.ledger.materialize import compiled_revision, drift, governing_segments, materialize, materialize_all
+from core.ledger.materialize import drift, governing_segments, materialize, materialize_all
 from core.ledger.models import Event, Occurrence, Revision, Schedule
 from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import OccurrenceState as S

@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from core.errors import LedgerError
 from core.ledger import events
 from core.ledger.db import Ledger, alembic_config, head_revision, open_ledger, schema_revision, upgrade_ledger
-from core.ledger.events import EventKind, NewEvent
+from core.ledger.events import SchedulePaused
 from core.ledger.models import VERSION_TABLE, Base, Event, LedgerMeta, Schedule
 from core.ledger.states import ScheduleState
 
@@ -113,7 +113,9 @@ def test_naive_datetimes_are_refused(ledger: Ledger) -> None:
 
 def test_events_are_append_only(ledger: Ledger) -> None:
     with ledger.write() as session:
-        events.append(session, NewEvent(EventKind.SCHEDULE_PAUSED, NOW, "x", data={"note": "n"}))
+        events.append(
+            session, SchedulePaused(at=NOW, schedule_id="x", from_=ScheduleState.ACTIVE, note="n", gate_version=1)
+        )
     for statement in ("UPDATE events SET kind = 'forged'", "DELETE FROM events"):
         with pytest.raises(DBAPIError, match="append-only"), ledger.write() as session:
             session.execute(text(statement))
@@ -135,7 +137,9 @@ def test_foreign_keys_are_enforced(ledger: Ledger) -> None:
 def test_sqlite_file_is_private_and_in_wal_mode(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "ledger.db"
     with open_ledger(str(path)) as ledger, ledger.write() as session:
-        events.append(session, NewEvent(EventKind.SCHEDULE_PAUSED, NOW, "x"))
+        events.append(
+            session, SchedulePaused(at=NOW, schedule_id="x", from_=ScheduleState.ACTIVE, note=None, gate_version=1)
+        )
         # While a connection is open the -wal and -shm files exist: they get the file's mode.
         for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm"):
             assert stat.S_IMODE(os.stat(path.parent / name).st_mode) == 0o600, name

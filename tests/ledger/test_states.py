@@ -96,7 +96,7 @@ def test_a_transition_updates_the_row_and_writes_its_event(ledger: Ledger, clock
         materialize(session, "daily-ops-summary", clock)
     with ledger.write() as session:
         occ = occurrences(session)[0]
-        events.transition(session, occ, S.DUE, NOW, data={"by": "test"})
+        events.transition(session, occ, S.DUE, NOW, data={"attempt": 1})
         with pytest.raises(IllegalTransition):
             events.transition(session, occ, S.SUCCEEDED, NOW)
     with ledger.read() as session:
@@ -105,4 +105,4 @@ def test_a_transition_updates_the_row_and_writes_its_event(ledger: Ledger, clock
         last = session.scalars(select(Event).order_by(Event.id.desc())).first()
     assert last is not None
     assert (last.kind, last.occurrence_id) == ("occurrence.transitioned", occ.occurrence_id)
-    assert last.data == {"from": "PLANNED", "to": "DUE", "reason": None, "by": "test"}
+    assert last.data == {"from": "PLANNED", "to": "DUE", "reason": None, "attempt": 1}

@@ -1,0 +1,28 @@
+"""What every renderer reads: a preview, whole or streamed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from datetime import datetime
+
+    from core.occurrence import Occurrence
+    from core.spec import ScheduleSpec
+    from core.zones import Transition
+
+
+class Source(Protocol):
+    """What a renderer reads: a :class:`~core.preview.Preview` or a :class:`~core.preview.PreviewStream`."""
+
+    @property
+    def spec(self) -> ScheduleSpec: ...
+
+    @property
+    def rows(self) -> Iterable[Occurrence]: ...
+
+    @property
+    def tzdb_version(self) -> str: ...
+
+    def transitions_in(self, lo: datetime, hi: datetime) -> list[Transition]: ...
