@@ -1,0 +1,380 @@
+"""``schedctl db grant``: a viewer reads, a publisher decides, an engine runs, each with exactly
+its kind's rights on a PostgreSQL ledger; a write refused for want of a right is one line
+naming the role and the grant to ask for. Roles are server-wide: each test names its own
+and drops them at its end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import DBAPIError
+
+from core import cli
+from core.errors import LedgerError
+from core.ledger.models import VERSION_TABLE, Base
+from core.ledger.roles import PRIVILEGES, TABLES, RoleKind, check_role_name, privileges_markdown
+
+from . import DAILY
+
+SID = DAILY["scheduleId"]
+NOW = "2026-03-01T12:00:00Z"
+#: After the first 02:30 New York occurrence (07:30Z) came due.
+DUE = "2026-03-02T07:31:00Z"
+_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
+
+
+def schedctl(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def as_role(url: str, role: str) -> str:
+    """The ledger's URL, logged in as ``role`` (the test server trusts local connections)."""
+    return make_url(url).set(username=role, password=None).render_as_string(hide_password=False)
+
+
+def _owner(url: str, sql: str, **params: Any) -> list[Any]:
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            result = conn.execute(text(sql), params)
+            return list(result) if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def _drop(url: str, role: str) -> None:
+    """DROP OWNED BY (its grants) and DROP ROLE, quoted by the driver (a name may hold % and :)."""
+    import psycopg
+    from psycopg import sql
+
+    plain = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(plain, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+@pytest.fixture
+def pg_url(ledger_url: str) -> str:
+    if not ledger_url.startswith("postgresql"):
+        pytest.skip("database roles are PostgreSQL's (the SQLite refusal has a test of its own)")
+    return ledger_url
+
+
+@pytest.fixture
+def names(pg_url: str) -> Iterator[dict[str, str]]:
+    """A role name per kind, unique to this test; the roles are dropped at its end."""
+    tag = uuid.uuid4().hex[:8]
+    made = {kind.value: f"tm_{tag}_{kind.value}" for kind in RoleKind}
+    made["odd"] = f'tm {tag} "quoted" 50% :x'
+    try:
+        yield made
+    finally:
+        for role in made.values():
+            _drop(pg_url, role)
+
+
+@pytest.fixture
+def published(pg_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    """The owner publishes the daily schedule, whose task appends to a marker file; returns the marker."""
+    marker = tmp_path / "ran.txt"
+    spec = DAILY | {"horizon": "P2D", "task": {"argv": ["/bin/sh", "-c", f"echo ran >> {marker}"]}}
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    (tmp_path / "spec2.yaml").write_text(yaml.safe_dump(spec | {"revision": 2}))
+    assert schedctl(capsys, "apply", str(tmp_path / "spec.yaml"), "--db", pg_url, "--now", NOW)[0] == 0
+    return marker
+
+
+def grant(capsys: pytest.CaptureFixture[str], url: str, role: str, kind: str) -> str:
+    status, out, err = schedctl(capsys, "db", "grant", role, "--as", kind, "--db", url)
+    assert (status, err) == (0, ""), err
+    return out
+
+
+def _state(url: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    status, out, err = schedctl(capsys, "ledger", "--format", "json", "--db", url, "--now", NOW)
+    assert status == 0, err
+    schedules = json.loads(schedctl(capsys, "schedules", "--format", "json", "--db", url, "--now", NOW)[1])
+    engines = _owner(url, "SELECT count(*) FROM engines")
+    return json.loads(out), schedules, engines
+
+
+def refused(capsys: pytest.CaptureFixture[str], url: str, role: str, kind: str, *argv: str) -> str:
+    """Run ``argv`` as ``role``: one line, exit 2, naming the role and the grant it would need."""
+    status, out, err = schedctl(capsys, *argv, "--db", as_role(url, role))
+    assert (status, out) == (2, ""), err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"the database role {role!r} may not change the ledger (permission denied for " in err, err
+    assert err.rstrip().endswith(f"schedctl db grant {role} --as {kind}"), err
+    return err
+
+
+def _unknown_effect(url: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """A manual run of the schedule, left UNKNOWN_EFFECT (as a lost non-idempotent attempt would be)."""
+    status, out, err = schedctl(capsys, "run-now", SID, "--db", url, "--now", NOW)
+    assert status == 0, err
+    occurrence = out.split()[-1] if out.split()[-1].startswith("occ-") else out.split()[0]
+    _owner(url, "UPDATE occurrences SET state = 'UNKNOWN_EFFECT' WHERE occurrence_id = :o", o=occurrence)
+    return occurrence
+
+
+# --- what each kind may do, through schedctl ------------------------------------------
+
+
+def test_a_viewer_reads_everything_and_changes_nothing(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    viewer = names["viewer"]
+    said = grant(capsys, pg_url, viewer, "viewer")
+    assert said.startswith(f"created role {viewer!r} as a viewer: it may log in and has no password yet\n")
+    occurrence = _unknown_effect(pg_url, capsys)
+    url = as_role(pg_url, viewer)
+    for argv in (["schedules"], ["ledger", "--format", "json"], ["attempts", occurrence], ["drift"]):
+        status, _out, err = schedctl(capsys, *argv, "--db", url, "--now", NOW)
+        assert (status, err) == (0, ""), (argv, err)
+    assert schedctl(capsys, "preview", str(tmp_path / "spec.yaml"), "--count", "2")[0] == 0
+    before = _state(pg_url, capsys)
+    publisher = "publisher"
+    refused(capsys, pg_url, viewer, publisher, "apply", str(tmp_path / "spec2.yaml"), "--now", NOW)
+    refused(capsys, pg_url, viewer, publisher, "pause", SID)
+    refused(capsys, pg_url, viewer, publisher, "reconcile", occurrence, "--happened")
+    refused(capsys, pg_url, viewer, publisher, "run-now", SID)
+    refused(capsys, pg_url, viewer, publisher, "engine", "fence")
+    refused(capsys, pg_url, viewer, "engine", "engine", "run", "--once", "--now", DUE)
+    assert _state(pg_url, capsys) == before
+
+
+def test_a_publisher_decides_but_runs_no_engine(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    publisher = names["publisher"]
+    grant(capsys, pg_url, publisher, "publisher")
+    occurrence = _unknown_effect(pg_url, capsys)
+    url = as_role(pg_url, publisher)
+    for argv in (
+        ["apply", str(tmp_path / "spec2.yaml")],
+        ["pause", SID],
+        ["resume", SID],
+        ["reconcile", occurrence, "--happened", "--note", "checked by hand"],
+        ["run-now", SID],
+        ["backfill", SID, "--from", "2026-02-26", "--to", "2026-02-28"],
+        ["engine", "fence"],
+        ["disable", SID],
+        ["resume", SID],
+    ):
+        status, _out, err = schedctl(capsys, *argv, "--db", url, "--now", NOW)
+        assert (status, err) == (0, ""), (argv, err)
+    before = _state(pg_url, capsys)
+    refused(capsys, pg_url, publisher, "engine", "engine", "run", "--once", "--now", DUE)
+    assert _state(pg_url, capsys) == before
+    assert not published.exists()
+
+
+def test_an_engine_runs_what_was_published_but_cannot_publish(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    engine = names["engine"]
+    grant(capsys, pg_url, engine, "engine")
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", as_role(pg_url, engine), "--now", DUE)
+    assert (status, err) == (0, ""), err
+    assert published.read_text() == "ran\n"
+    [(outcome, exit_status)] = _owner(pg_url, "SELECT outcome, exit_status FROM attempts")
+    assert (outcome, exit_status) == ("SUCCEEDED", 0)
+    before = _state(pg_url, capsys)
+    refused(capsys, pg_url, engine, "publisher", "apply", str(tmp_path / "spec2.yaml"), "--now", DUE)
+    refused(capsys, pg_url, engine, "publisher", "pause", SID)
+    refused(capsys, pg_url, engine, "publisher", "disable", SID)
+    refused(capsys, pg_url, engine, "publisher", "engine", "fence")
+    assert _state(pg_url, capsys) == before
+
+
+# --- exactly the rights of the kind, and no more ------------------------------------
+
+
+def _columns(url: str, table: str) -> list[str]:
+    return [
+        c for (c,) in _owner(url, "SELECT column_name FROM information_schema.columns WHERE table_name = :t", t=table)
+    ]
+
+
+def _effective(url: str, role: str) -> set[tuple[str, ...]]:
+    """Every right ``role`` holds on the ledger's tables, sequences and schema, as the server says."""
+    held: set[tuple[str, ...]] = set()
+    for table in TABLES:
+        for privilege in _PRIVILEGES:
+            if _owner(url, "SELECT has_table_privilege(:r, :t, :p)", r=role, t=table, p=privilege)[0][0]:
+                held.add((table, privilege))
+        columns = [
+            c
+            for (c,) in _owner(url, "SELECT column_name FROM information_schema.columns WHERE table_name = :t", t=table)
+        ]
+        for column in columns:
+            if _owner(url, "SELECT has_column_privilege(:r, :t, :c, 'UPDATE')", r=role, t=table, c=column)[0][0]:
+                held.add((table, column, "UPDATE"))
+    for (sequence,) in _owner(url, "SELECT relname FROM pg_class WHERE relkind = 'S'"):
+        for privilege in ("USAGE", "SELECT", "UPDATE"):
+            if _owner(url, "SELECT has_sequence_privilege(:r, :s, :p)", r=role, s=sequence, p=privilege)[0][0]:
+                held.add((sequence, privilege))
+    if _owner(url, "SELECT has_schema_privilege(:r, 'public', 'CREATE')", r=role)[0][0]:
+        held.add(("public", "CREATE"))
+    return held
+
+
+def _expected(url: str, kind: RoleKind) -> set[tuple[str, ...]]:
+    expected: set[tuple[str, ...]] = set()
+    for table, rights in PRIVILEGES[kind].items():
+        expected |= {(table, privilege) for privilege in rights.privileges}
+        columns = [
+            c
+            for (c,) in _owner(url, "SELECT column_name FROM information_schema.columns WHERE table_name = :t", t=table)
+        ]
+        updates = columns if "UPDATE" in rights.privileges else rights.update_columns
+        expected |= {(table, column, "UPDATE") for column in updates}
+        if "INSERT" in rights.privileges and table in ("events", "expired_ranges"):
+            expected.add((f"{table}_id_seq", "USAGE"))
+    return expected
+
+
+def test_granting_another_kind_leaves_exactly_its_rights(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    role = names["viewer"]
+    grant(capsys, pg_url, role, "viewer")
+    assert _effective(pg_url, role) == _expected(pg_url, RoleKind.VIEWER)
+    assert grant(capsys, pg_url, role, "engine") == f"role {role!r} is now an engine, with exactly that kind's rights\n"
+    assert _effective(pg_url, role) == _expected(pg_url, RoleKind.ENGINE)
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", as_role(pg_url, role), "--now", DUE)
+    assert (status, err) == (0, ""), err
+    grant(capsys, pg_url, role, "viewer")
+    assert _effective(pg_url, role) == _expected(pg_url, RoleKind.VIEWER)
+    refused(capsys, pg_url, role, "engine", "engine", "run", "--once", "--now", DUE)
+    grant(capsys, pg_url, role, "publisher")
+    assert _effective(pg_url, role) == _expected(pg_url, RoleKind.PUBLISHER)
+
+
+def test_no_kind_may_change_the_schema(pg_url: str, names: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert schedctl(capsys, "db", "upgrade", "--db", pg_url)[0] == 0
+    for kind in RoleKind:
+        role = names[kind.value]
+        grant(capsys, pg_url, role, kind.value)
+        engine = create_engine(as_role(pg_url, role))
+        try:
+            with engine.connect() as conn:
+                for ddl in (
+                    "CREATE TABLE intruder (x int)",
+                    f"DROP TABLE {VERSION_TABLE}",
+                    "ALTER TABLE schedules ADD COLUMN x int",
+                ):
+                    with pytest.raises(DBAPIError, match=r"permission denied|must be owner"), conn.begin():
+                        conn.execute(text(ddl))
+                with pytest.raises(DBAPIError, match="permission denied"), conn.begin():
+                    conn.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = 'x'"))
+        finally:
+            engine.dispose()
+
+
+# --- names, and where roles do not apply -------------------------------------------------
+
+
+def test_a_name_with_quotes_spaces_and_percent_signs_is_quoted(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    odd = names["odd"]
+    said = grant(capsys, pg_url, odd, "viewer")
+    assert said.splitlines()[1].startswith('give it one as the owner in psql with \\password "tm ')
+    assert _owner(pg_url, "SELECT count(*) FROM pg_roles WHERE rolname = :r", r=odd) == [(1,)]
+    assert _effective(pg_url, odd) == _expected(pg_url, RoleKind.VIEWER)
+    assert schedctl(capsys, "schedules", "--db", as_role(pg_url, odd))[0] == 0
+    refused(capsys, pg_url, odd, "publisher", "pause", SID)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        pytest.param(
+            "bad\x00name",
+            "argument ROLE: contains a NUL byte, which no program argument, environment variable or ledger can hold "
+            "(see schedctl db grant --help)",
+            id="nul_byte",
+        ),
+        pytest.param("bad\nname", "a role name cannot hold control characters", id="newline"),
+        pytest.param("x" * 64, "a role name has at most 63 bytes; PostgreSQL would cut it short", id="too_long"),
+        pytest.param("pg_monitor", "PostgreSQL keeps that name for itself; choose another", id="reserved_pg"),
+        pytest.param("public", "PostgreSQL keeps that name for itself; choose another", id="reserved_public"),
+        pytest.param("", "a role needs a name", id="empty"),
+    ],
+)
+def test_a_name_postgresql_cannot_hold_is_refused(
+    pg_url: str, name: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roles = _owner(pg_url, "SELECT count(*) FROM pg_roles")
+    status, out, err = schedctl(capsys, "db", "grant", name, "--as", "viewer", "--db", pg_url)
+    assert (status, out) == (2, "")
+    assert len(err.splitlines()) == 1 and err.rstrip().endswith(why), err
+    assert _owner(pg_url, "SELECT count(*) FROM pg_roles") == roles
+
+
+def test_the_core_refuses_a_nul_byte_too() -> None:
+    with pytest.raises(LedgerError, match="a role name cannot hold a NUL byte"):
+        check_role_name("bad\x00name")
+
+
+def test_the_owner_and_a_superuser_are_refused(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    owner = make_url(pg_url).username
+    status, out, err = schedctl(capsys, "db", "grant", str(owner), "--as", "viewer", "--db", pg_url)
+    assert (status, out) == (2, "")
+    assert err == f"schedctl db grant: {owner!r} is a superuser: it has every right on the ledger; grant another role\n"
+
+
+def test_sqlite_has_no_roles(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    status, out, err = schedctl(capsys, "db", "grant", "alice", "--as", "viewer", "--db", str(path))
+    assert (status, out) == (2, "")
+    assert err == (
+        f"schedctl db grant: {path}: database roles are PostgreSQL's; "
+        "a SQLite ledger is a file, and its mode says who may use it\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- the policy table -------------------------------------------------------------------
+
+
+def test_every_table_of_the_ledger_has_its_rights_decided() -> None:
+    assert set(TABLES) == set(Base.metadata.tables) | {VERSION_TABLE}
+    for kind in RoleKind:
+        assert set(PRIVILEGES[kind]) == set(TABLES), kind
+
+
+def test_docs_show_the_policy_table() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "ledger.md").read_text()
+    assert privileges_markdown() in docs
+
+
+def test_a_core_call_that_words_the_failure_itself_is_the_same_line(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A decision written through ``core.ledger.access`` (a LedgerUnavailable) reads as the command's own refusal."""
+    from core.cli.ledger_access import command_clock, open_command_ledger
+    from core.ledger.publish import Gate, change_gate
+
+    viewer = names["viewer"]
+    grant(capsys, pg_url, viewer, "viewer")
+    args = argparse.Namespace(db=as_role(pg_url, viewer), now=NOW, command="pause")
+    clock = command_clock(args)
+    with pytest.raises(LedgerError) as raised, open_command_ledger(args, clock, create=False) as ledger:
+        change_gate(ledger, SID, Gate.PAUSE, clock)
+    assert str(raised.value).endswith(
+        f"the database role {viewer!r} may not change the ledger (permission denied for table schedules); "
+        f"nothing was changed; the ledger's owner can give it the rights: schedctl db grant {viewer} --as publisher"
+    )
