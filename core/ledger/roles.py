@@ -264,3 +264,19 @@ def refused_line(role: str | None, said: str, command: str) -> str:
         f"{who} may not change the ledger ({said}); nothing was changed; "
         f"the ledger's owner can give it the rights: {grant}"
     )
+
+
+def unopened_line(role: str | None, said: str) -> str:
+    """What opening the ledger says when the database refused for want of a right (SQLSTATE 42501):
+    a role that may not read it, or one that is not the owner when the schema needs migrating."""
+    who = f"the database role {role!r}" if role else "this database role"
+    if "must be owner" in said:
+        return (
+            f"{who} may not migrate the ledger to this Tidemark's schema ({said}); "
+            "only the ledger's owner migrates it: ask them to run schedctl db upgrade"
+        )
+    kinds = "|".join(RoleKind)
+    return (
+        f"{who} may not read the ledger ({said}); "
+        f"the ledger's owner can give it the rights: schedctl db grant {role or 'ROLE'} --as {kinds}"
+    )

@@ -378,3 +378,43 @@ def test_a_core_call_that_words_the_failure_itself_is_the_same_line(
         f"the database role {viewer!r} may not change the ledger (permission denied for table schedules); "
         f"nothing was changed; the ledger's owner can give it the rights: schedctl db grant {viewer} --as publisher"
     )
+
+
+def test_a_role_never_granted_is_told_to_ask_for_a_grant(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nobody = names["publisher"]
+    _owner(pg_url, f"CREATE ROLE {nobody} LOGIN")
+    # What a fresh database's public schema allows everyone (the test's schema is made anew).
+    _owner(pg_url, f"GRANT USAGE ON SCHEMA public TO {nobody}")
+    status, out, err = schedctl(capsys, "schedules", "--db", as_role(pg_url, nobody))
+    assert (status, out) == (2, "")
+    assert err.endswith(
+        f"the database role {nobody!r} may not read the ledger (permission denied for table {VERSION_TABLE}); "
+        f"the ledger's owner can give it the rights: schedctl db grant {nobody} --as viewer|publisher|engine\n"
+    ), err
+
+
+def test_only_the_owner_migrates(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from alembic import command
+
+    from core.ledger.db import alembic_config
+
+    viewer = names["viewer"]
+    grant(capsys, pg_url, viewer, "viewer")
+    engine = create_engine(pg_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(conn), "0006")
+    finally:
+        engine.dispose()
+    status, out, err = schedctl(capsys, "schedules", "--db", as_role(pg_url, viewer))
+    assert (status, out) == (2, "")
+    assert err.endswith(
+        f"the database role {viewer!r} may not migrate the ledger to this Tidemark's schema "
+        "(must be owner of table schedules); only the ledger's owner migrates it: ask them to run schedctl db upgrade\n"
+    ), err
+    [(version,)] = _owner(pg_url, f"SELECT version_num FROM {VERSION_TABLE}")
+    assert version.startswith("0006")
