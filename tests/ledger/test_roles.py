@@ -418,3 +418,44 @@ def test_only_the_owner_migrates(
     ), err
     [(version,)] = _owner(pg_url, f"SELECT version_num FROM {VERSION_TABLE}")
     assert version.startswith("0006")
+
+
+def test_an_engine_records_a_long_outage_as_an_expired_range(
+    pg_url: str, names: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Materializing after an outage writes ``expired_ranges`` (and its id sequence) and moves the cursor."""
+    spec = DAILY | {"scheduleId": "every-minute", "rule": "FREQ=MINUTELY", "horizon": "PT1H"}
+    (tmp_path / "minute.yaml").write_text(yaml.safe_dump(spec))
+    assert schedctl(capsys, "apply", str(tmp_path / "minute.yaml"), "--db", pg_url, "--now", NOW)[0] == 0
+    engine = names["engine"]
+    grant(capsys, pg_url, engine, "engine")
+    url = as_role(pg_url, engine)
+    status, out, err = schedctl(capsys, "engine", "run", "--once", "--db", url, "--now", "2026-03-11T12:00:00Z")
+    assert (status, err) == (0, ""), err
+    assert "expired range" in out, out
+    assert _owner(pg_url, "SELECT count(*) FROM expired_ranges") == [(1,)]
+    [(succeeded,)] = _owner(pg_url, "SELECT count(*) FROM attempts WHERE outcome = 'SUCCEEDED'")
+    assert succeeded > 0
+
+
+def test_a_publisher_acknowledges_and_retries_a_failure(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The attention queue's decisions (the window's, through the core) are within a publisher's rights."""
+    from core.clock import FixedClock
+    from core.engine.admin import acknowledge_failed, retry_failed
+    from core.ledger.db import open_ledger
+
+    from . import utc
+
+    publisher = names["publisher"]
+    grant(capsys, pg_url, publisher, "publisher")
+    first, second = _unknown_effect(pg_url, capsys), _unknown_effect(pg_url, capsys)
+    _owner(pg_url, "UPDATE occurrences SET state = 'FAILED' WHERE state = 'UNKNOWN_EFFECT'")
+    clock = FixedClock(utc(NOW))
+    with open_ledger(as_role(pg_url, publisher), clock, create=False) as ledger:
+        acknowledge_failed(ledger, first, clock, note="seen")
+        again = retry_failed(ledger, second, clock, note="once more")
+    kinds = _owner(pg_url, "SELECT kind FROM events WHERE occurrence_id IN (:a, :b)", a=first, b=second)
+    assert [k for (k,) in kinds].count("occurrence.acknowledged") == 2
+    assert _owner(pg_url, "SELECT state FROM occurrences WHERE occurrence_id = :o", o=again) == [("DUE",)]
