@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from core.cli.common import DB_ENV, EXIT_OK, UsageError
 from core.cli.ledger_access import db_url
-from core.cli.output import out
+from core.cli.output import err, out
 
 if TYPE_CHECKING:
     import argparse
@@ -31,7 +31,13 @@ def cmd_db_grant(args: argparse.Namespace) -> int:
             "or let pg_hba.conf authenticate it (peer, cert)"
         )
     else:
-        out(f"role {done.role!r} is now {article} {done.kind.value}, with exactly that kind's rights")
+        exactly = "" if done.beyond else ", with exactly that kind's rights"
+        out(f"role {done.role!r} is now {article} {done.kind.value}{exactly}")
+    if done.beyond:
+        err(
+            f"schedctl db grant: warning: {done.role!r} also holds {'; '.join(done.beyond)}, through a role it "
+            "belongs to or PUBLIC; db grant sets only the role's own rights: revoke them there"
+        )
     return EXIT_OK
 
 

@@ -152,6 +152,9 @@ class Granted:
     kind: RoleKind
     #: The role did not exist: it was created, able to log in, without a password.
     created: bool
+    #: Rights it still holds beyond its kind's, through a role it belongs to or PUBLIC
+    #: (``INSERT on revisions``, ``UPDATE (state) on schedules``): not its own, so not revoked.
+    beyond: tuple[str, ...] = ()
 
 
 _SEQUENCES = """
@@ -190,6 +193,7 @@ def grant_role(url: str, role: str, kind: RoleKind) -> Granted:
                 driver = connection.connection.driver_connection
                 assert driver is not None
                 created = _grant(driver, role, RoleKind(kind))
+                beyond = _beyond(driver, role, RoleKind(kind))
         except LedgerError:
             raise
         except Exception as exc:
@@ -200,7 +204,7 @@ def grant_role(url: str, role: str, kind: RoleKind) -> Granted:
                 f"{where}: role {role!r} was not changed: the database refused ({first_line(original)}); "
                 "run db grant as the ledger's owner"
             ) from None
-    return Granted(role, RoleKind(kind), created)
+    return Granted(role, RoleKind(kind), created, beyond)
 
 
 def _is_database_error(exc: BaseException) -> bool:
@@ -253,6 +257,37 @@ def _grant(driver: object, role: str, kind: RoleKind) -> bool:
         if table in rights and "INSERT" in rights[table].privileges:
             driver.execute(sql.SQL("GRANT USAGE ON SEQUENCE {} TO {}").format(name, who))
     return not exists
+
+
+#: The table privileges a role can hold.
+_TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
+_HELD = """
+SELECT t.relname, p.privilege, NULL FROM pg_class t, unnest(%(privileges)s::text[]) AS p(privilege)
+WHERE t.relname = ANY(%(tables)s) AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+    AND has_table_privilege(%(role)s, t.oid, p.privilege)
+UNION ALL
+SELECT t.relname, 'UPDATE', a.attname FROM pg_class t JOIN pg_attribute a ON a.attrelid = t.oid
+WHERE t.relname = ANY(%(tables)s) AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+    AND a.attnum > 0 AND NOT a.attisdropped AND has_column_privilege(%(role)s, t.oid, a.attnum, 'UPDATE')
+    AND NOT has_table_privilege(%(role)s, t.oid, 'UPDATE')
+"""
+
+
+def _beyond(driver: object, role: str, kind: RoleKind) -> tuple[str, ...]:
+    """The rights on the ledger's tables that ``role`` holds, as the server says, beyond ``kind``'s."""
+    import psycopg
+
+    assert isinstance(driver, psycopg.Connection)
+    rights = PRIVILEGES[kind]
+    params = {"privileges": list(_TABLE_PRIVILEGES), "tables": list(TABLES), "role": role}
+    extra: dict[str, list[str]] = {}
+    for table, privilege, column in driver.execute(_HELD, params).fetchall():
+        granted = rights[table]
+        if column is None and privilege not in granted.privileges:
+            extra.setdefault(table, []).append(privilege)
+        elif column is not None and column not in granted.update_columns:
+            extra.setdefault(table, []).append(f"UPDATE ({column})")
+    return tuple(f"{', '.join(said)} on {table}" for table, said in sorted(extra.items()))
 
 
 def refused_line(role: str | None, said: str, command: str) -> str:

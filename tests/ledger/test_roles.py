@@ -459,3 +459,25 @@ def test_a_publisher_acknowledges_and_retries_a_failure(
     kinds = _owner(pg_url, "SELECT kind FROM events WHERE occurrence_id IN (:a, :b)", a=first, b=second)
     assert [k for (k,) in kinds].count("occurrence.acknowledged") == 2
     assert _owner(pg_url, "SELECT state FROM occurrences WHERE occurrence_id = :o", o=again) == [("DUE",)]
+
+
+def test_rights_held_through_another_role_are_named(
+    pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine, group = names["engine"], names["viewer"]
+    _owner(pg_url, f"CREATE ROLE {group} NOLOGIN")
+    _owner(pg_url, f"GRANT INSERT ON revisions TO {group}")
+    _owner(pg_url, f"GRANT UPDATE (state) ON schedules TO {group}")
+    grant(capsys, pg_url, engine, "engine")
+    _owner(pg_url, f"GRANT {group} TO {engine}")
+    status, out, err = schedctl(capsys, "db", "grant", engine, "--as", "engine", "--db", pg_url)
+    assert (status, out) == (0, f"role {engine!r} is now an engine\n")
+    assert err == (
+        f"schedctl db grant: warning: {engine!r} also holds INSERT on revisions; UPDATE (state) on schedules, "
+        "through a role it belongs to or PUBLIC; db grant sets only the role's own rights: revoke them there\n"
+    )
+    _owner(pg_url, f"REVOKE {group} FROM {engine}")
+    assert (
+        grant(capsys, pg_url, engine, "engine")
+        == f"role {engine!r} is now an engine, with exactly that kind's rights\n"
+    )
