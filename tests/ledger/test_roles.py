@@ -64,10 +64,13 @@ def _drop(url: str, role: str) -> None:
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
+#: A test on PostgreSQL only: database roles are PostgreSQL's (the SQLite refusal has a test of its own).
+ON_POSTGRESQL = pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
+
+
 @pytest.fixture
 def pg_url(ledger_url: str) -> str:
-    if not ledger_url.startswith("postgresql"):
-        pytest.skip("database roles are PostgreSQL's (the SQLite refusal has a test of its own)")
+    assert ledger_url.startswith("postgresql")
     return ledger_url
 
 
@@ -131,6 +134,7 @@ def _unknown_effect(url: str, capsys: pytest.CaptureFixture[str]) -> str:
 # --- what each kind may do, through schedctl ------------------------------------------
 
 
+@ON_POSTGRESQL
 def test_a_viewer_reads_everything_and_changes_nothing(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -154,6 +158,7 @@ def test_a_viewer_reads_everything_and_changes_nothing(
     assert _state(pg_url, capsys) == before
 
 
+@ON_POSTGRESQL
 def test_a_publisher_decides_but_runs_no_engine(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -180,6 +185,7 @@ def test_a_publisher_decides_but_runs_no_engine(
     assert not published.exists()
 
 
+@ON_POSTGRESQL
 def test_an_engine_runs_what_was_published_but_cannot_publish(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -245,6 +251,7 @@ def _expected(url: str, kind: RoleKind) -> set[tuple[str, ...]]:
     return expected
 
 
+@ON_POSTGRESQL
 def test_granting_another_kind_leaves_exactly_its_rights(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -262,6 +269,7 @@ def test_granting_another_kind_leaves_exactly_its_rights(
     assert _effective(pg_url, role) == _expected(pg_url, RoleKind.PUBLISHER)
 
 
+@ON_POSTGRESQL
 def test_no_kind_may_change_the_schema(pg_url: str, names: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     assert schedctl(capsys, "db", "upgrade", "--db", pg_url)[0] == 0
     for kind in RoleKind:
@@ -286,6 +294,7 @@ def test_no_kind_may_change_the_schema(pg_url: str, names: dict[str, str], capsy
 # --- names, and where roles do not apply -------------------------------------------------
 
 
+@ON_POSTGRESQL
 def test_a_name_with_quotes_spaces_and_percent_signs_is_quoted(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -298,6 +307,7 @@ def test_a_name_with_quotes_spaces_and_percent_signs_is_quoted(
     refused(capsys, pg_url, odd, "publisher", "pause", SID)
 
 
+@ON_POSTGRESQL
 @pytest.mark.parametrize(
     ("name", "why"),
     [
@@ -329,6 +339,7 @@ def test_the_core_refuses_a_nul_byte_too() -> None:
         check_role_name("bad\x00name")
 
 
+@ON_POSTGRESQL
 def test_the_owner_and_a_superuser_are_refused(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     owner = make_url(pg_url).username
     status, out, err = schedctl(capsys, "db", "grant", str(owner), "--as", "viewer", "--db", pg_url)
@@ -361,6 +372,7 @@ def test_docs_show_the_policy_table() -> None:
     assert privileges_markdown() in docs
 
 
+@ON_POSTGRESQL
 def test_a_core_call_that_words_the_failure_itself_is_the_same_line(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -380,6 +392,7 @@ def test_a_core_call_that_words_the_failure_itself_is_the_same_line(
     )
 
 
+@ON_POSTGRESQL
 def test_a_role_never_granted_is_told_to_ask_for_a_grant(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -395,6 +408,7 @@ def test_a_role_never_granted_is_told_to_ask_for_a_grant(
     ), err
 
 
+@ON_POSTGRESQL
 def test_only_the_owner_migrates(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -420,6 +434,7 @@ def test_only_the_owner_migrates(
     assert version.startswith("0006")
 
 
+@ON_POSTGRESQL
 def test_an_engine_records_a_long_outage_as_an_expired_range(
     pg_url: str, names: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -438,6 +453,7 @@ def test_an_engine_records_a_long_outage_as_an_expired_range(
     assert succeeded > 0
 
 
+@ON_POSTGRESQL
 def test_a_publisher_acknowledges_and_retries_a_failure(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -461,6 +477,7 @@ def test_a_publisher_acknowledges_and_retries_a_failure(
     assert _owner(pg_url, "SELECT state FROM occurrences WHERE occurrence_id = :o", o=again) == [("DUE",)]
 
 
+@ON_POSTGRESQL
 def test_rights_held_through_another_role_are_named(
     pg_url: str, names: dict[str, str], published: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
