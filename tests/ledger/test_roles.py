@@ -340,11 +340,24 @@ def test_the_core_refuses_a_nul_byte_too() -> None:
 
 
 @ON_POSTGRESQL
-def test_the_owner_and_a_superuser_are_refused(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_owner_and_a_superuser_are_refused(
+    pg_url: str, names: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     owner = make_url(pg_url).username
+    assert schedctl(capsys, "db", "upgrade", "--db", pg_url)[0] == 0
     status, out, err = schedctl(capsys, "db", "grant", str(owner), "--as", "viewer", "--db", pg_url)
     assert (status, out) == (2, "")
     assert err == f"schedctl db grant: {owner!r} is a superuser: it has every right on the ledger; grant another role\n"
+    member = names["viewer"]
+    _owner(pg_url, f"CREATE ROLE {member} LOGIN")
+    _owner(pg_url, f"GRANT {owner} TO {member}")
+    status, out, err = schedctl(capsys, "db", "grant", member, "--as", "viewer", "--db", pg_url)
+    assert (status, out) == (2, "")
+    assert err == (
+        f"schedctl db grant: {member!r} owns the ledger (or is a member of its owner {owner!r}): "
+        "it has every right on it; grant another role\n"
+    )
+    assert not _owner(pg_url, "SELECT 1 FROM information_schema.role_table_grants WHERE grantee = :m", m=member)
 
 
 def test_sqlite_has_no_roles(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
