@@ -12,7 +12,8 @@ The modules: :mod:`~core.cli.common` (exit statuses, errors, reading a spec),
 :mod:`~core.cli.arguments` (argument types and times), :mod:`~core.cli.output`
 (stdout, colour, encoding), :mod:`~core.cli.ledger_access` (opening the ledger
 for one command), the commands in :mod:`~core.cli.spec_commands`,
-:mod:`~core.cli.ledger_commands` and :mod:`~core.cli.engine_commands`, the
+:mod:`~core.cli.ledger_commands`, :mod:`~core.cli.engine_commands` and
+:mod:`~core.cli.role_commands` (``db grant``), the
 table of every command and the parser built from it in :mod:`~core.cli.parser`,
 and :mod:`~core.cli.app` (``main``).
 """

@@ -32,6 +32,7 @@ from core.cli.ledger_commands import (
     cmd_ledger,
     cmd_schedules,
 )
+from core.cli.role_commands import cmd_db_grant
 from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
 
 Run = Callable[[argparse.Namespace], int]
@@ -301,6 +302,33 @@ _LEDGER_COMMANDS = (
         names_itself=True,
         subcommands=(
             _ledger_command("upgrade", "migrate the ledger's schema to the newest", cmd_db_upgrade, epilog=None),
+            Command(
+                "grant",
+                "give a PostgreSQL role exactly the rights of a viewer, a publisher or an engine",
+                cmd_db_grant,
+                description="Create ROLE (able to log in, no password) or take the existing one, and give it exactly "
+                "the rights its kind needs on the ledger's tables, revoking any others it had there: a viewer "
+                "reads; a publisher also publishes, pauses, resumes, disables, runs now, backfills, reconciles and "
+                "fences; an engine also runs schedules and records what ran, but cannot publish. Run it as the "
+                "ledger's owner. PostgreSQL only.",
+                args=(
+                    _LEDGER[0],
+                    arg(
+                        "role",
+                        type=ledger_text,
+                        metavar="ROLE",
+                        help="the database role (created when it does not exist)",
+                    ),
+                    arg(
+                        "--as",
+                        dest="kind",
+                        required=True,
+                        choices=("viewer", "publisher", "engine"),
+                        help="what the role may do",
+                    ),
+                ),
+                names_itself=True,
+            ),
         ),
     ),
     _ledger_command(

@@ -42,7 +42,7 @@ def _smallest_line(prog: str, parser: argparse.ArgumentParser) -> list[str]:
         if not action.option_strings:
             line.append("1")
         elif action.required:
-            line += [action.option_strings[0], "1"]
+            line += [action.option_strings[0], str(next(iter(action.choices))) if action.choices else "1"]
     for group in parser._mutually_exclusive_groups:
         if group.required:
             line.append(group._group_actions[0].option_strings[0])

@@ -137,6 +137,7 @@ DB_COMMANDS = {
     "attempts": ["attempts", "occ-x"],
     "reconcile": ["reconcile", "occ-x", "--happened"],
     "db upgrade": ["db", "upgrade"],
+    "db grant": ["db", "grant", "alice", "--as", "viewer"],
     "drift": ["drift"],
 }
 
