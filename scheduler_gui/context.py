@@ -3,6 +3,7 @@ ledger's address and the settings store."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,15 +39,22 @@ class AppContext:
     ledger_url: str | None = None
     settings: QSettings = field(default_factory=lambda: QSettings(ORGANIZATION, APPLICATION))
     _ledger: Ledger | None = field(default=None, repr=False)
+    #: The ledger is opened by whichever thread asks first (the GUI or a background
+    #: task): one opens it, the others wait for that one.
+    _opening: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def ledger(self) -> Ledger:
         """The ledger, opened (and migrated) on first use; raises LedgerError with a message."""
-        if self._ledger is None:
+        ledger = self._ledger
+        if ledger is None:
             from core.ledger import open_ledger
 
-            self._ledger = open_ledger(self.ledger_url, self.clock)
-        return self._ledger
+            with self._opening:
+                ledger = self._ledger
+                if ledger is None:
+                    ledger = self._ledger = open_ledger(self.ledger_url, self.clock)
+        return ledger
 
     @property
     def ledger_open(self) -> bool:

@@ -407,9 +407,15 @@ def _make_engine(url: URL, path: Path | None, busy_timeout: float, create: bool 
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 
+#: Alembic keeps the running migration's context in module globals (``alembic.context``
+#: and ``alembic.op``), so two threads of one process must not migrate at once, even
+#: different ledgers. Taken before any database lock, never while holding one.
+_MIGRATING = threading.Lock()
+
+
 def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True) -> None:
     try:
-        with engine.connect() as connection:
+        with _MIGRATING, engine.connect() as connection:
             options = connection.execution_options(**{_WRITE_OPTION: True})
             with options.begin():
                 if engine.dialect.name == "postgresql":
