@@ -431,7 +431,7 @@ def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True) -> N
             raise _sqlite_problem(where, original) from None
         first_line = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
         if getattr(original, "sqlstate", None) == "42501":  # a role without the right to read or migrate
-            from core.ledger.roles import unopened_line
+            from core.ledger.role_kinds import unopened_line
 
             raise LedgerError(f"{where}: {unopened_line(engine.url.username, first_line)}") from None
         raise LedgerError(f"{where}: the ledger cannot be used ({first_line})") from None

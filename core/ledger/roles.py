@@ -15,25 +15,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from enum import StrEnum
 
 from sqlalchemy import make_url
 
 from core.errors import LedgerError, first_line
 from core.ledger.models import VERSION_TABLE
-
-
-class RoleKind(StrEnum):
-    """What a database role may do on the ledger."""
-
-    VIEWER = "viewer"
-    """Reads everything: the monitor, ``schedules``, ``ledger``, ``attempts``, ``drift``."""
-    PUBLISHER = "publisher"
-    """Also decides: publishes, pauses, resumes, disables, runs now, backfills, reconciles,
-    acknowledges and fences. Runs no engine."""
-    ENGINE = "engine"
-    """Also runs schedules: announces itself, materializes, claims, records attempts and
-    outcomes. Never publishes a revision nor moves a schedule's gate."""
+from core.ledger.role_kinds import RoleKind
 
 
 @dataclass(frozen=True)
@@ -298,20 +285,4 @@ def refused_line(role: str | None, said: str, command: str) -> str:
     return (
         f"{who} may not change the ledger ({said}); nothing was changed; "
         f"the ledger's owner can give it the rights: {grant}"
-    )
-
-
-def unopened_line(role: str | None, said: str) -> str:
-    """What opening the ledger says when the database refused for want of a right (SQLSTATE 42501):
-    a role that may not read it, or one that is not the owner when the schema needs migrating."""
-    who = f"the database role {role!r}" if role else "this database role"
-    if "must be owner" in said:
-        return (
-            f"{who} may not migrate the ledger to this Tidemark's schema ({said}); "
-            "only the ledger's owner migrates it: ask them to run schedctl db upgrade"
-        )
-    kinds = "|".join(RoleKind)
-    return (
-        f"{who} may not read the ledger ({said}); "
-        f"the ledger's owner can give it the rights: schedctl db grant {role or 'ROLE'} --as {kinds}"
     )
