@@ -76,7 +76,7 @@ def ledger_text(text: str) -> str:
 
 def engine_label(text: str) -> tuple[str, str]:
     """``--label KEY=VALUE``: a label of the engine (not ``host`` or ``user``, which are built in)."""
-    from core.engine.placement import LabelError, parse_label
+    from core.placement import LabelError, parse_label
 
     ledger_text(text)
     try:

@@ -67,9 +67,9 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
     engine dispatches on the same ledger, unless --allow-second.
     """
     from core.engine.engine import Engine, EngineOptions
-    from core.engine.placement import Placement
     from core.engine.presence import Heartbeat, announce, retire
     from core.ledger.states import EngineKind
+    from core.placement import Placement
 
     if args.now is not None and not args.once:
         raise UsageError("--now: only with --once (a running engine follows the real clock)")

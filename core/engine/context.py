@@ -18,11 +18,11 @@ from datetime import datetime, timedelta
 
 from core.clock import Clock
 from core.engine.leases import LeaseKeeper
-from core.engine.placement import Placement, Refusals
 from core.engine.processes import ProcessIdentity
 from core.engine.runner import PreparedCommand, TaskIdentity
 from core.engine.specs import Specs
 from core.engine.statements import Held
+from core.placement import Placement
 from core.spec import ScheduleSpec, Task
 
 #: Set to 1, tasks are not tied to their engine's life (a diagnostic and test switch).
@@ -115,6 +115,18 @@ class Unreadable:
     """Revisions read without a problem (never read again)."""
     told: set[tuple[str, int]] = field(default_factory=set)
     """Unreadable revisions already logged and recorded."""
+
+
+@dataclass
+class Refusals:
+    """What one engine will not run, found each pass by :func:`core.engine.plan.hold_refused`."""
+
+    revisions: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(schedule, revision) -> why this engine does not run it."""
+    schedules: set[str] = field(default_factory=set)
+    """Schedules whose newest revision this engine does not run: neither materialized nor promoted here."""
+    decided: dict[tuple[str, int], str | None] = field(default_factory=dict)
+    """Every revision looked at (revisions never change: each is read once per engine)."""
 
 
 @dataclass

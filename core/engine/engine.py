@@ -31,11 +31,11 @@ from core.engine import claim as claim_stage
 from core.engine import plan, processes, promote, recover, run, settle
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
-from core.engine.placement import Placement
 from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
 from core.ledger import events
 from core.ledger.db import Ledger
+from core.placement import Placement
 
 __all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
 

@@ -15,14 +15,14 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from core.clock import Clock
-from core.engine.context import PassReport, Unreadable
+from core.engine.context import PassReport, Refusals, Unreadable
 from core.engine.misfire import certain_expiry
-from core.engine.placement import Placement, Refusals, Wants, refusal
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.materialize import materialize_all, unreadable_revisions, warm_counts
 from core.ledger.models import Event, Revision, Schedule
 from core.ledger.states import ScheduleState
+from core.placement import Placement, Wants, refusal
 
 #: Materialization calls per pass at most (each inserts up to its max_rows).
 MATERIALIZE_ROUNDS = 1000
@@ -70,7 +70,7 @@ def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report
 
 def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, report: PassReport) -> None:
     """Find the revisions this engine does not run: their ``runsOn`` asks for labels it
-    lacks, or it does not trust their publisher (:mod:`core.engine.placement`). Their
+    lacks, or it does not trust their publisher (:mod:`core.placement`). Their
     occurrences are never claimed here, and a schedule whose newest revision it is is
     neither materialized nor promoted here either, so its misfire policy is applied by
     the engine that finally runs it, not by this one.

@@ -33,7 +33,6 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
-from core.engine.placement import Placement
 from core.engine.processes import Liveness, ProcessIdentity, identify, liveness
 from core.errors import LedgerError
 from core.ledger.access import reading
@@ -41,6 +40,7 @@ from core.ledger.db import Ledger
 from core.ledger.events import EngineFoundGone, append
 from core.ledger.models import EngineRow, Occurrence, Schedule
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
+from core.placement import Placement
 from core.timefmt import fmt_utc
 
 EngineId = NewType("EngineId", str)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core.ledger.access import reading
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
@@ -56,10 +56,14 @@ from core.spec import ScheduleSpec
 # --- schedules ---------------------------------------------------------------------------------
 
 
-def schedule_summaries(ledger: Ledger, now: datetime | None = None) -> list[ScheduleSummary]:
-    """Every schedule's summary (:func:`~core.ledger.queries.list_schedules`)."""
+def schedule_summaries(
+    ledger: Ledger, now: datetime | None = None, stale_after: timedelta | None = None
+) -> list[ScheduleSummary]:
+    """Every schedule's summary (:func:`~core.ledger.queries.list_schedules`); with ``now`` and
+    ``stale_after`` (:data:`core.engine.presence.STALE_AFTER`), each says whether it waits for
+    an engine (``waiting``)."""
     with reading(ledger) as session:
-        return list_schedules(session, now=now)
+        return list_schedules(session, now=now, stale_after=stale_after)
 
 
 def next_due_at(ledger: Ledger) -> datetime | None:

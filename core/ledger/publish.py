@@ -160,7 +160,7 @@ def publish(
     ``actor`` is who publishes (default: this process's user and host); the revision
     records it as its publisher, with the database role on PostgreSQL: engines run
     a revision only where its ``runsOn`` (default: the publisher's host) matches and
-    when they trust its publisher (:mod:`core.engine.placement`).
+    when they trust its publisher (:mod:`core.placement`).
 
     Refuses (:class:`PublishError`, nothing written) a spec without ``task``, a
     program that is not there (unless ``check_task`` is false), and a revision

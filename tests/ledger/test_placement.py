@@ -11,15 +11,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
+from core import cli
 from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions, PassReport
-from core.engine.placement import Placement
-from core.engine.presence import announce
+from core.engine.presence import STALE_AFTER, announce, heartbeat
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, EngineRow, Revision
+from core.ledger.monitor_reads import schedule_summaries
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind
+from core.placement import Placement
 
 from . import by_nominal, spec, utc
 
@@ -54,6 +56,12 @@ def states(ledger: Ledger, until: str = "2026-03-05T23:59:59") -> dict[str, str]
     """The schedule's occurrences up to ``until`` (local), by nominal time."""
     with ledger.read() as session:
         return {k[0]: o.state.value for k, o in by_nominal(session, "daily-ops-summary").items() if k[0] <= until}
+
+
+def waiting(ledger: Ledger, clock: FixedClock) -> str | None:
+    """What the monitor's schedule summary says the schedule waits for."""
+    [summary] = schedule_summaries(ledger, clock.now(), STALE_AFTER)
+    return summary.waiting
 
 
 def attempts(ledger: Ledger) -> int:
@@ -93,15 +101,24 @@ def test_any_engine_runs_it_on_either_and_never_twice(ledger: Ledger, clock: Fix
 
 @two_engines
 def test_with_its_host_gone_a_schedule_waits_and_its_misfire_policy_applies_when_the_host_returns(
-    ledger: Ledger, clock: FixedClock
+    ledger: Ledger, clock: FixedClock, ledger_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     put(ledger, clock, by=ALPHA, misfirePolicy="CATCH_UP_BOUNDED", maxCatchUp=1)
     alpha, beta = engine(ledger, clock, ALPHA), engine(ledger, clock, BETA)
     assert started(pass_at(clock, FIRST_DUE, alpha)) == [1]
+    alpha_id = announce(ledger, clock, EngineKind.HEADLESS, placement=alpha.context.placement)
+    beta_id = announce(ledger, clock, EngineKind.HEADLESS, placement=beta.context.placement)
+    assert waiting(ledger, clock) is None
     # alpha is away for three days: beta neither runs nor expires what comes due.
     for day in ("03", "04", "05"):
         report = pass_at(clock, f"2026-03-{day}T09:00:00Z", beta)[0]
+        assert heartbeat(ledger, clock, beta_id)
         assert (report.started, report.expired, report.expired_ranges, report.promoted) == (0, 0, 0, 0)
+    # ... and says so: the monitor's read and schedctl schedules.
+    line = "waiting for an engine with host=alpha; none seen for 3 days 1 h 29 min"
+    assert waiting(ledger, clock) == line
+    assert cli.main(["schedules", "--db", ledger_url, "--now", "2026-03-05T09:00:00Z"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"daily-ops-summary: {line}"
     assert states(ledger) == {
         "2026-03-02T02:30:00": "SUCCEEDED",
         "2026-03-03T02:30:00": "PLANNED",
@@ -109,6 +126,8 @@ def test_with_its_host_gone_a_schedule_waits_and_its_misfire_policy_applies_when
         "2026-03-05T02:30:00": "PLANNED",
     }
     # alpha returns: the misfire policy catches up the newest, the older ones expire.
+    assert heartbeat(ledger, clock, alpha_id)
+    assert waiting(ledger, clock) is None
     report = pass_at(clock, "2026-03-05T09:00:00Z", alpha)[0]
     assert report.outcomes["SUCCEEDED"] == 1
     assert states(ledger) == {
@@ -129,6 +148,10 @@ def test_a_revision_of_another_user_waits_until_the_engine_trusts_them(ledger: L
         "daily-ops-summary": f"revision 1 published by {bob.user}, whom this engine does not trust "
         "(schedctl engine run --trust)"
     }
+    announce(ledger, clock, EngineKind.HEADLESS, placement=mine.context.placement)
+    assert waiting(ledger, clock) == (
+        f"waiting for an engine with host=alpha; publisher {bob.user} is not trusted by the live engines"
+    )
     trusting = engine(ledger, clock, ALPHA, trusts=(bob.user,))
     assert started(pass_at(clock, FIRST_DUE, trusting)) == [1]
     anyone = engine(ledger, clock, ALPHA, trusts=("*",))

@@ -14,7 +14,7 @@ run --label KEY=VALUE``. A revision runs on an engine when
 A revision published before migration 0008 has no publisher recorded: it runs
 on any engine, as it did before (an upgrade changes nothing).
 
-Everything here is pure: the engine's stages (:mod:`core.engine.plan`) and the
+Everything here is pure: the engine's plan stage (:mod:`core.engine.plan`) and the
 waiting line of ``schedctl schedules`` ask :func:`refusal`.
 """
 
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from core.actor import Actor, current_actor
+from core.durations import human_duration
 from core.spec import ANY_ENGINE
 
 #: The labels every engine has; ``--label`` may not set them.
@@ -141,13 +143,41 @@ def parse_labels(texts: Iterable[str]) -> dict[str, str]:
     return dict(parse_label(t) for t in texts)
 
 
-@dataclass
-class Refusals:
-    """What one engine will not run, found each pass by :func:`core.engine.plan.hold_refused`."""
+# --- who could run a schedule now: the waiting line of schedctl schedules and the monitor -------
 
-    revisions: dict[tuple[str, int], str] = field(default_factory=dict)
-    """(schedule, revision) -> why this engine does not run it."""
-    schedules: set[str] = field(default_factory=set)
-    """Schedules whose newest revision this engine does not run: neither materialized nor promoted here."""
-    decided: dict[tuple[str, int], str | None] = field(default_factory=dict)
-    """Every revision looked at (revisions never change: each is read once per engine)."""
+
+@dataclass(frozen=True)
+class SeenEngine:
+    """An engine as its ``engines`` row shows it: labels and trusts (None: an engine from
+    before 0008, which runs everything), and when it last beat."""
+
+    labels: Mapping[str, str] | None
+    trusts: Iterable[str] | None
+    last_seen: datetime
+    live: bool
+
+    def matches(self, wanted: Mapping[str, str]) -> bool:
+        return self.labels is None or not mismatch(self.labels, wanted)
+
+    def trusts_user(self, publisher: str | None) -> bool:
+        if self.trusts is None or publisher is None:
+            return True
+        trusts = set(self.trusts)
+        return TRUST_ANYONE in trusts or publisher in trusts
+
+
+def waiting_text(wants: Wants, engines: Iterable[SeenEngine], now: datetime) -> str | None:
+    """Why no live engine runs the revision, in one line, or None when one does:
+    ``waiting for an engine with host=alpha; none seen for 3 h``, or ``…; publisher bob
+    is not trusted by the live engines``."""
+    wanted = wants.labels()
+    able = [e for e in engines if e.matches(wanted)]
+    if any(e.live and e.trusts_user(wants.publisher_user) for e in able):
+        return None
+    what = f"waiting for an engine with {label_text(wanted)}" if wanted else "waiting for an engine"
+    if any(e.live for e in able):
+        return f"{what}; publisher {wants.publisher_user} is not trusted by the live engines"
+    if not able:
+        return f"{what}; none seen on this ledger"
+    seconds = max(0, int((now - max(e.last_seen for e in able)).total_seconds()))
+    return f"{what}; none seen for {human_duration(timedelta(seconds=seconds - seconds % 60 or seconds))}"

@@ -1,14 +1,24 @@
-"""Which engine runs a revision (core.engine.placement): labels, runsOn, trust, and
+"""Which engine runs a revision (core.placement): labels, runsOn, trust, and
 the ``--label`` syntax, as tables."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from core.actor import Actor
-from core.engine.placement import LabelError, Placement, Wants, parse_label, parse_labels, refusal
+from core.placement import (
+    LabelError,
+    Placement,
+    SeenEngine,
+    Wants,
+    parse_label,
+    parse_labels,
+    refusal,
+    waiting_text,
+)
 
 ALICE_ON_ALPHA = Placement.of(Actor("alice", "alpha"), {"gpu": "yes"})
 
@@ -89,3 +99,46 @@ def test_labels() -> None:
     assert placement.trusts == {"alice"}
     with pytest.raises(LabelError, match="host is built in"):
         Placement.of(Actor("alice", "alpha"), {"host": "x"})
+
+
+NOW = datetime(2026, 3, 5, 12, 0, tzinfo=UTC)
+
+
+def seen(
+    labels: dict[str, str] | None, *, ago: timedelta = timedelta(0), trusts: tuple[str, ...] = ("alice",)
+) -> SeenEngine:
+    return SeenEngine(labels, trusts if labels is not None else None, NOW - ago, ago < timedelta(seconds=30))
+
+
+ALPHA = {"host": "alpha", "user": "alice"}
+BETA = {"host": "beta", "user": "alice"}
+
+
+@pytest.mark.parametrize(
+    ("wants", "engines", "line"),
+    [
+        pytest.param(Wants(None, "alice", "alpha"), [seen(ALPHA)], None, id="its_host_is_live"),
+        pytest.param(Wants(None, "alice", "alpha"), [seen(BETA)],
+                     "waiting for an engine with host=alpha; none seen on this ledger", id="never_seen"),
+        pytest.param(Wants(None, "alice", "alpha"), [seen(ALPHA, ago=timedelta(hours=3, minutes=20)), seen(BETA)],
+                     "waiting for an engine with host=alpha; none seen for 3 h 20 min", id="gone_for_hours"),
+        pytest.param(Wants(None, "alice", "alpha"), [seen(ALPHA, ago=timedelta(seconds=45))],
+                     "waiting for an engine with host=alpha; none seen for 45 s", id="gone_for_seconds"),
+        pytest.param(Wants(None, "alice", "alpha"),
+                     [seen(ALPHA, ago=timedelta(days=2, seconds=59)), seen(ALPHA, ago=timedelta(days=3))],
+                     "waiting for an engine with host=alpha; none seen for 2 days", id="freshest_of_the_gone"),
+        pytest.param(Wants({"gpu": "yes", "host": "beta"}, "alice", "alpha"), [seen(BETA)],
+                     "waiting for an engine with gpu=yes, host=beta; none seen on this ledger", id="labels"),
+        pytest.param(Wants({"any": True}, "alice", "alpha"), [seen(BETA)], None, id="any_engine"),
+        pytest.param(Wants({"any": True}, "alice", "alpha"), [],
+                     "waiting for an engine; none seen on this ledger", id="no_engine_at_all"),
+        pytest.param(Wants(None, "bob", "alpha"), [seen(ALPHA), seen(BETA, trusts=("*",))],
+                     "waiting for an engine with host=alpha; publisher bob is not trusted by the live engines",
+                     id="untrusted"),
+        pytest.param(Wants(None, "bob", "alpha"), [seen(ALPHA, trusts=("alice", "bob"))], None, id="trusted"),
+        pytest.param(Wants(None, "bob", "alpha"), [seen(None)], None, id="engine_from_before_0008_runs_all"),
+        pytest.param(Wants(None, None, None), [seen(BETA)], None, id="revision_from_before_0008"),
+    ],
+)  # fmt: skip
+def test_waiting_text(wants: Wants, engines: list[SeenEngine], line: str | None) -> None:
+    assert waiting_text(wants, engines, NOW) == line
