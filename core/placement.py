@@ -101,6 +101,12 @@ class Wants:
         return cls(runs_on if isinstance(runs_on, dict) else None, publisher_user, publisher_host)
 
 
+def runs_on_text(wants: Wants) -> str:
+    """Where a revision runs, in words: ``any engine``, ``engines with host=alpha``."""
+    wanted = wants.labels()
+    return f"engines with {label_text(wanted)}" if wanted else "any engine"
+
+
 def mismatch(labels: Mapping[str, str], wanted: Mapping[str, str]) -> dict[str, str]:
     """The wanted labels an engine with ``labels`` lacks (empty: it matches)."""
     return {k: v for k, v in wanted.items() if labels.get(k) != v}
