@@ -8,7 +8,7 @@ ranges beside it, one occurrence's detail, the attention queue), so what it
 shows comes from one snapshot. A database that fails meanwhile is a
 :class:`~core.errors.LedgerUnavailable` (:mod:`core.ledger.access`).
 
-The session-level queries they combine live in ``queries``,
+The session-level queries they combine live in ``queries``, ``engine_queries``,
 ``occurrence_pages``, ``monitor_queries``, ``attention_queries``,
 ``health_queries``, ``crash_queries``, ``expired`` and ``future_diff``.
 """
@@ -23,6 +23,7 @@ from core.ledger.access import reading
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
 from core.ledger.crash_queries import LeftAttempt, attempts_left_by
 from core.ledger.db import Ledger
+from core.ledger.engine_queries import EngineView, engine_views
 from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.future_diff import BackfillPreview, FutureDiff, backfill_preview, future_diff
 from core.ledger.health_queries import HealthSeries, Mark, health, recent_results
@@ -64,6 +65,12 @@ def schedule_summaries(
     an engine (``waiting``)."""
     with reading(ledger) as session:
         return list_schedules(session, now=now, stale_after=stale_after)
+
+
+def engines_seen(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[EngineView]:
+    """Every engine the ledger remembers, with what it refuses (:func:`~core.ledger.engine_queries.engine_views`)."""
+    with reading(ledger) as session:
+        return engine_views(session, now, stale_after)
 
 
 def next_due_at(ledger: Ledger) -> datetime | None:

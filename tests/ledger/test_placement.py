@@ -6,6 +6,7 @@ backends."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.presence import STALE_AFTER, announce, heartbeat
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, EngineRow, Revision
-from core.ledger.monitor_reads import schedule_summaries
+from core.ledger.monitor_reads import engines_seen, schedule_summaries
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind
 from core.placement import Placement
@@ -199,3 +200,33 @@ def test_an_engine_announces_its_user_labels_trusts_and_version(ledger: Ledger, 
         sorted({ME, "bob"}),
     )
     assert row.version and row.version[0].isdigit()
+
+
+def test_the_engines_view_shows_each_engine_and_what_it_refuses(ledger: Ledger, clock: FixedClock) -> None:
+    put(ledger, clock, by=Actor("bob", "alpha"))
+    alpha = announce(ledger, clock, EngineKind.APP, placement=Placement.of(ALPHA))
+    clock.set(clock.now() + timedelta(minutes=5))
+    beta = announce(ledger, clock, EngineKind.HEADLESS, placement=Placement.of(BETA, {"gpu": "yes"}, trusts=("*",)))
+    older = announce(ledger, clock, EngineKind.HEADLESS, placement=Placement.of(ALPHA))
+    with ledger.write() as session:  # an engine from before 0008: no labels, runs everything
+        session.execute(update(EngineRow).where(EngineRow.engine_id == older).values(labels=None, trusts=None))
+    views = {v.engine_id: v for v in engines_seen(ledger, clock.now(), STALE_AFTER)}
+    assert [v.engine_id for v in engines_seen(ledger, clock.now(), STALE_AFTER)][-1] == alpha, "the gone one last"
+    assert (views[alpha].live, views[beta].live) == (False, True)
+    assert views[beta].labels == {"host": "beta", "user": ME, "gpu": "yes"} and views[beta].os_user == ME
+    assert views[beta].refuses == (("daily-ops-summary", "runs on an engine with host=alpha"),)
+    assert views[older].refuses == () and views[older].trusts is None
+    assert views[alpha].refuses == (
+        ("daily-ops-summary", "published by bob, whom this engine does not trust (schedctl engine run --trust)"),
+    )
+    assert views[beta].version
+
+
+def test_the_engines_view_names_an_untrusted_publisher(ledger: Ledger, clock: FixedClock) -> None:
+    put(ledger, clock, by=Actor("bob", "alpha"))
+    mine = announce(ledger, clock, EngineKind.APP, placement=Placement.of(ALPHA))
+    [view] = engines_seen(ledger, clock.now(), STALE_AFTER)
+    assert view.engine_id == mine and view.trusts == (ME,)
+    assert view.refuses == (
+        ("daily-ops-summary", "published by bob, whom this engine does not trust (schedctl engine run --trust)"),
+    )
