@@ -93,10 +93,13 @@ class ScheduleResults:
     marks: tuple[Mark, ...]
 
 
-def schedules_with_results(ledger: Ledger, now: datetime, *, limit: int) -> list[ScheduleResults]:
-    """Every schedule's summary with its last ``limit`` results (the schedules view)."""
+def schedules_with_results(
+    ledger: Ledger, now: datetime, *, limit: int, stale_after: timedelta | None = None
+) -> list[ScheduleResults]:
+    """Every schedule's summary with its last ``limit`` results (the schedules view); with
+    ``stale_after``, whether each waits for an engine (``ScheduleSummary.waiting``)."""
     with reading(ledger) as session:
-        summaries = list_schedules(session, now=now)
+        summaries = list_schedules(session, now=now, stale_after=stale_after)
         marks = recent_results(session, limit=limit, schedule_ids=[s.schedule_id for s in summaries])
     return [ScheduleResults(s, marks.get(s.schedule_id, ())) for s in summaries]
 
