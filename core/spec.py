@@ -36,7 +36,7 @@ from core.enums import (
     OverlapPolicy,
 )
 from core.errors import ZoneError
-from core.os_text import shown
+from core.os_text import key_text, shown
 from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
 from core.zones import check_zone_name
 
@@ -173,6 +173,60 @@ ZoneName = Annotated[
 ]
 
 
+#: The one label of ``runsOn: {any: true}``: any engine may run the schedule.
+ANY_ENGINE = "any"
+
+
+def runs_on_value(value: Any) -> Any:
+    """``runsOn`` checked: a map of label to the text an engine's label must equal, or
+    ``{any: true}`` alone. Raises ValueError naming what is wrong."""
+    if value is None:
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{shown(value)} is not a map of label to value; "
+            "write e.g. {host: alpha}, or {any: true} for any engine"
+        )
+    if not value:
+        raise ValueError("is empty; name the labels an engine must have, write {any: true}, or leave runsOn out")
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"label {shown(key)} is not a name; labels are non-empty text such as host or gpu")
+        if key == ANY_ENGINE:
+            if item is not True:
+                raise ValueError(f"any: {shown(item)}; write {{any: true}} for any engine, or leave runsOn out")
+            if len(value) > 1:
+                raise ValueError("any: true stands alone (any engine); remove it, or the other labels")
+        elif not isinstance(item, str) or not item.strip():
+            raise ValueError(f"{key_text(key)}: {shown(item)} is not a label value; values are non-empty text")
+    return dict(value)
+
+
+RunsOn = Annotated[
+    dict[str, str | bool],
+    WithJsonSchema(
+        {
+            "description": "labels an engine must have, all of them (e.g. {host: alpha}), or {any: true} "
+            "for any engine; absent: the host it was published from",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"any": {"const": True}},
+                    "required": ["any"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "propertyNames": {"minLength": 1, "not": {"const": "any"}},
+                    "additionalProperties": {"type": "string", "minLength": 1},
+                },
+            ],
+        }
+    ),
+]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -259,6 +313,7 @@ class ScheduleSpec(_Model):
     cutover_at: Instant | None = None
     horizon: Duration = timedelta(days=14)
     business_period: str | None = None
+    runs_on: RunsOn | None = None
     task: Task | None = None
 
     @field_validator("schedule_id")
@@ -306,6 +361,11 @@ class ScheduleSpec(_Model):
                 f"a period is at most {MAX_PERIOD_CHARS}"
             )
         return value
+
+    @field_validator("runs_on", mode="before")
+    @classmethod
+    def _runs_on(cls, value: Any) -> Any:
+        return runs_on_value(value)
 
     # Effective values -------------------------------------------------------
     @property

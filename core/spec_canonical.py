@@ -44,6 +44,7 @@ KEY_ORDER = [
     "cutoverAt",
     "horizon",
     "businessPeriod",
+    "runsOn",
     "task",
 ]
 
@@ -74,7 +75,7 @@ def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fi
         if kind is Kind.INTERVAL and key in ("invalidDatePolicy",):
             continue
         value = raw.get(key)
-        if key in ("maxCatchUp",) and value is None:
+        if key in ("maxCatchUp", "runsOn") and value is None:
             continue
         out[key] = value
     return out

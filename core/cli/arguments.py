@@ -74,6 +74,27 @@ def ledger_text(text: str) -> str:
     return text
 
 
+def engine_label(text: str) -> tuple[str, str]:
+    """``--label KEY=VALUE``: a label of the engine (not ``host`` or ``user``, which are built in)."""
+    from core.placement import LabelError, parse_label
+
+    ledger_text(text)
+    try:
+        return parse_label(text)
+    except LabelError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--label ")) from None
+
+
+def trusted_user(text: str) -> str:
+    """``--trust USER``: an OS user whose revisions the engine runs, or ``*`` for anyone."""
+    ledger_text(text)
+    if not text.strip() or any(c.isspace() for c in text.strip()):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a user name; give an OS user's login name, or '*' for anyone"
+        )
+    return text.strip()
+
+
 def time_text(text: str) -> str:
     """A time option's text, stripped; read later by :func:`parse_time`, once its zone is known."""
     if not text.strip():

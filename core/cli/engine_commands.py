@@ -51,7 +51,12 @@ def pass_summary(report: PassReport, at: datetime) -> str:
     held = "".join(
         f"\nschedule {sid} is held: {why}; publish a corrected revision" for sid, why in sorted(report.held.items())
     )
-    return line + held
+    waits = "".join(
+        f"\nschedule {sid} waits for another engine: {why}"
+        for sid, why in sorted(report.refused.items())
+        if sid not in report.held
+    )
+    return line + held + waits
 
 
 def cmd_engine_run(args: argparse.Namespace) -> int:
@@ -64,17 +69,25 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
     from core.engine.engine import Engine, EngineOptions
     from core.engine.presence import Heartbeat, announce, retire
     from core.ledger.states import EngineKind
+    from core.placement import Placement
 
     if args.now is not None and not args.once:
         raise UsageError("--now: only with --once (a running engine follows the real clock)")
     if args.metrics_port is not None and args.once:
         raise UsageError("--metrics-port: only for a running engine (without --once)")
     clock = command_clock(args)
+    placement = Placement.of(labels=dict(getattr(args, "label", None) or ()), trusts=getattr(args, "trust", None) or ())
     with open_command_ledger(args, clock) as ledger:
-        engine_id = announce(ledger, clock, EngineKind.HEADLESS, exclusive=not getattr(args, "allow_second", False))
+        engine_id = announce(
+            ledger,
+            clock,
+            EngineKind.HEADLESS,
+            exclusive=not getattr(args, "allow_second", False),
+            placement=placement,
+        )
         beat = Heartbeat(ledger, clock, engine_id).start()
         try:
-            engine = Engine(ledger, clock, EngineOptions())
+            engine = Engine(ledger, clock, EngineOptions(), placement=placement)
             if args.once:
                 report = engine.run_once(wait=True)
                 out(pass_summary(report, clock.now()))

@@ -48,12 +48,13 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 def cmd_schedules(args: argparse.Namespace) -> int:
     """Every schedule: gate, revision, zone, next due time, occurrences by state."""
+    from core.engine.presence import STALE_AFTER
     from core.ledger.queries import list_schedules
     from core.render.ledger_table import schedules_json, schedules_table
 
     clock = command_clock(args)
     with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
-        rows = list_schedules(session, now=clock.now())
+        rows = list_schedules(session, now=clock.now(), stale_after=STALE_AFTER)
     out(schedules_json(rows) if args.format == "json" else schedules_table(rows, unicode=unicode_ok()))
     return EXIT_OK
 

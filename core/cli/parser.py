@@ -12,7 +12,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.cli.arguments import Parser, ledger_text, poll_seconds, port_number, positive_count, time_text
+from core.cli.arguments import (
+    Parser,
+    engine_label,
+    ledger_text,
+    poll_seconds,
+    port_number,
+    positive_count,
+    time_text,
+    trusted_user,
+)
 from core.cli.common import DB_ENV, DEFAULT_COUNT, UsageError
 from core.cli.engine_commands import (
     cmd_backfill,
@@ -206,6 +215,21 @@ _ENGINE = Command(
                 "--allow-second",
                 action="store_true",
                 help="start even while another engine dispatches on this ledger (two dispatchers)",
+            ),
+            arg(
+                "--label",
+                action="append",
+                type=engine_label,
+                metavar="KEY=VALUE",
+                help="a label of this engine, for specs' runsOn (repeatable; host and user are built in)",
+            ),
+            arg(
+                "--trust",
+                action="append",
+                type=trusted_user,
+                metavar="USER",
+                help="also run revisions published by this OS user (repeatable; '*' for anyone; "
+                "by default only your own)",
             ),
             description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
             "recover, dispatch everything due, wait for the tasks it started) and exit.",

@@ -37,10 +37,12 @@ def claimable(
     now: datetime,
     *,
     unreadable: Collection[tuple[str, int]] = (),
+    refused: Collection[tuple[str, int]] = (),
     schedule_id: str | None = None,
 ) -> list[tuple[str, str, OccurrenceState]]:
     """(schedule, occurrence, state) ready to claim, oldest first per schedule (none of
-    a revision in ``unreadable``: those wait for a corrected revision)."""
+    a revision in ``unreadable``: those wait for a corrected revision; none of a
+    revision in ``refused``: those wait for an engine that runs them)."""
     query = (
         select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state, Occurrence.revision)
         .join(Schedule, Schedule.id == Occurrence.schedule_id)
@@ -53,8 +55,15 @@ def claimable(
     if schedule_id is not None:
         query = query.where(Occurrence.schedule_id == schedule_id)
     rows = session.execute(query).all()
-    # Occurrences of a revision this Tidemark cannot read wait for a corrected one.
-    return [(sid, oid, state) for sid, oid, state, revision in rows if (sid, revision) not in unreadable]
+    # Occurrences of a revision this Tidemark cannot read wait for a corrected one; those of a
+    # revision this engine does not run (labels, trust) wait for an engine that does.
+    if not unreadable and not refused:
+        return [(sid, oid, state) for sid, oid, state, _ in rows]
+    return [
+        (sid, oid, state)
+        for sid, oid, state, revision in rows
+        if (sid, revision) not in unreadable and (sid, revision) not in refused
+    ]
 
 
 def gate(session: Session, schedule_id: str) -> Gate | None:

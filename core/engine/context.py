@@ -22,6 +22,7 @@ from core.engine.processes import ProcessIdentity
 from core.engine.runner import PreparedCommand, TaskIdentity
 from core.engine.specs import Specs
 from core.engine.statements import Held
+from core.placement import Placement
 from core.spec import ScheduleSpec, Task
 
 #: Set to 1, tasks are not tied to their engine's life (a diagnostic and test switch).
@@ -68,6 +69,8 @@ class PassReport:
     outcomes: Counter[str] = field(default_factory=Counter)
     held: dict[str, str] = field(default_factory=dict)
     """Schedules left alone because a published revision cannot be read, with why."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Schedules with a revision this engine does not run (labels, trust), with why: they wait for another."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,18 @@ class Unreadable:
 
 
 @dataclass
+class Refusals:
+    """What one engine will not run, found each pass by :func:`core.engine.plan.hold_refused`."""
+
+    revisions: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(schedule, revision) -> why this engine does not run it."""
+    schedules: set[str] = field(default_factory=set)
+    """Schedules whose newest revision this engine does not run: neither materialized nor promoted here."""
+    decided: dict[tuple[str, int], str | None] = field(default_factory=dict)
+    """Every revision looked at (revisions never change: each is read once per engine)."""
+
+
+@dataclass
 class Context:
     """One engine as its stages see it: who claims, with what lease, and what it holds now."""
 
@@ -127,6 +142,10 @@ class Context:
     """Marks this engine's running claims RUNNING and renews their leases."""
     specs: Specs = field(default_factory=Specs)
     unreadable: Unreadable = field(default_factory=Unreadable)
+    placement: Placement = field(default_factory=Placement.of)
+    """This engine's labels and the publishers it trusts."""
+    refusals: Refusals = field(default_factory=Refusals)
+    """What this engine does not run (labels that do not match, publishers it does not trust)."""
     base_env: dict[str, str] | None = None
     """The environment tasks start from, read once a pass (None: read os.environ at each claim)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -140,6 +159,12 @@ class Context:
     """Attempt -> its task's pid and start time."""
     interrupted: bool = False
     """Running tasks' groups were ended (stop with kill)."""
+
+    @property
+    def held_schedules(self) -> set[str]:
+        """Schedules this engine neither materializes nor promotes this pass: their newest
+        revision cannot be read, or is not this engine's to run."""
+        return self.unreadable.schedules | self.refusals.schedules
 
     def hold(self, occurrence_id: str) -> None:
         """The engine runs this occurrence now."""

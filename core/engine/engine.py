@@ -35,6 +35,7 @@ from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
 from core.ledger import events
 from core.ledger.db import Ledger
+from core.placement import Placement
 
 __all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
 
@@ -48,7 +49,11 @@ _log = logging.getLogger(__name__)
 class Engine:
     """Drives one ledger. ``run_once`` is a full pass; ``run_forever`` repeats it."""
 
-    def __init__(self, ledger: Ledger, clock: Clock, options: EngineOptions | None = None) -> None:
+    def __init__(
+        self, ledger: Ledger, clock: Clock, options: EngineOptions | None = None, *, placement: Placement | None = None
+    ) -> None:
+        """``placement``: the engine's labels and whom it trusts (default: this process's
+        user and host, trusting only that user)."""
         self.ledger = ledger
         self.clock = clock
         self.options = options or EngineOptions()
@@ -64,6 +69,8 @@ class Engine:
             key=lambda claim: claim.occurrence_id,
         )
         self.context = Context(clock, self.options, self.process, self.worker, keeper)
+        if placement is not None:
+            self.context.placement = placement
         """What the stages see of this engine (who it is, what it runs now)."""
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         self._futures: list[Future[None]] = []
@@ -79,11 +86,11 @@ class Engine:
         ctx = self.context
         ctx.base_env = dict(os.environ)  # read once a pass: tasks of this pass see the same environment
         plan.hold_unreadable(self.ledger, self.clock, ctx.unreadable, report)
-        plan.materialize(
-            self.ledger, self.clock, report, fill_rows=self.options.fill_rows_per_pass, hold=ctx.unreadable.schedules
-        )
+        plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report)
+        hold = ctx.held_schedules
+        plan.materialize(self.ledger, self.clock, report, fill_rows=self.options.fill_rows_per_pass, hold=hold)
         with self.ledger.write() as session:
-            promote.promote(session, self.clock.now(), report, hold=ctx.unreadable.schedules)
+            promote.promote(session, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)
         return report
@@ -135,7 +142,9 @@ class Engine:
         ctx = self.context
         queues: dict[str, list[str]] = defaultdict(list)
         with self.ledger.read() as session:
-            ready = claim_stage.claimable(session, self.clock.now(), unreadable=ctx.unreadable.revisions)
+            ready = claim_stage.claimable(
+                session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
+            )
         for sid, occ_id, _state in ready:
             queues[sid].append(occ_id)
         if not queues:
@@ -254,7 +263,11 @@ class Engine:
             else:
                 with self.ledger.read() as session:
                     ready = claim_stage.claimable(
-                        session, self.clock.now(), unreadable=ctx.unreadable.revisions, schedule_id=schedule_id
+                        session,
+                        self.clock.now(),
+                        unreadable=ctx.unreadable.revisions,
+                        refused=ctx.refusals.revisions,
+                        schedule_id=schedule_id,
                     )
                     queue = deque((oid, state) for _, oid, state in ready)
                     gate = claim_stage.gate(session, schedule_id) if queue else None

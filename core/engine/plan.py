@@ -15,12 +15,14 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from core.clock import Clock
-from core.engine.context import PassReport, Unreadable
+from core.engine.context import PassReport, Refusals, Unreadable
 from core.engine.misfire import certain_expiry
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.materialize import materialize_all, unreadable_revisions, warm_counts
-from core.ledger.models import Event
+from core.ledger.models import Event, Revision, Schedule
+from core.ledger.states import ScheduleState
+from core.placement import Placement, Wants, refusal
 
 #: Materialization calls per pass at most (each inserts up to its max_rows).
 MATERIALIZE_ROUNDS = 1000
@@ -64,6 +66,40 @@ def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report
                 session,
                 events.ScheduleUnreadable(at=now, schedule_id=sid, revision=number, problems=problems),
             )
+
+
+def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, report: PassReport) -> None:
+    """Find the revisions this engine does not run: their ``runsOn`` asks for labels it
+    lacks, or it does not trust their publisher (:mod:`core.placement`). Their
+    occurrences are never claimed here, and a schedule whose newest revision it is is
+    neither materialized nor promoted here either, so its misfire policy is applied by
+    the engine that finally runs it, not by this one.
+
+    ``refusals`` is updated in place: each revision is read once per engine."""
+    with ledger.read() as session:
+        pairs = session.execute(
+            select(Revision.schedule_id, Revision.revision)
+            .join(Schedule, Schedule.id == Revision.schedule_id)
+            .where(Schedule.state != ScheduleState.DISABLED)
+        ).all()
+        for sid, number in pairs:
+            if (sid, number) not in refusals.decided:
+                row = session.execute(
+                    select(Revision.spec_json, Revision.publisher_user, Revision.publisher_host).where(
+                        Revision.schedule_id == sid, Revision.revision == number
+                    )
+                ).one()
+                refusals.decided[(sid, number)] = refusal(placement, Wants.of_revision(*row))
+    newest: dict[str, int] = {}
+    for sid, number in pairs:
+        newest[sid] = max(number, newest.get(sid, number))
+    refusals.revisions = {}
+    for sid, number in pairs:
+        why = refusals.decided[(sid, number)]
+        if why is not None:
+            refusals.revisions[(sid, number)] = why
+            report.refused.setdefault(sid, f"revision {number} {why}")
+    refusals.schedules = {sid for (sid, number) in refusals.revisions if newest[sid] == number}
 
 
 def materialize(

@@ -26,6 +26,7 @@ import threading
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from importlib import metadata
 from typing import NewType
 
 from sqlalchemy import delete, func, select, update
@@ -39,6 +40,7 @@ from core.ledger.db import Ledger
 from core.ledger.events import EngineFoundGone, append
 from core.ledger.models import EngineRow, Occurrence, Schedule
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
+from core.placement import Placement
 from core.timefmt import fmt_utc
 
 EngineId = NewType("EngineId", str)
@@ -170,6 +172,7 @@ def announce(
     host: str | None = None,
     pid: int | None = None,
     process: ProcessIdentity | None = None,
+    placement: Placement | None = None,
 ) -> EngineId:
     """Record a new engine on the ledger and return its id.
 
@@ -181,10 +184,13 @@ def announce(
     than :data:`FORGET_AFTER` are removed on the way.
 
     The engine is recorded as ``process`` (default: this process, or ``pid``
-    on this host, named ``host`` when given).
+    on this host, named ``host`` when given), with ``placement``'s OS user,
+    labels and trusted publishers (default: this process's), and this
+    Tidemark's version.
     """
     now = clock.now()
     engine_id = EngineId(str(uuid.uuid4()))
+    placement = placement or Placement.of()
     if process is None:
         process = identify(pid)
         if host is not None:
@@ -208,9 +214,21 @@ def announce(
                 started_at=now,
                 last_heartbeat=now,
                 retired_at=None,
+                os_user=placement.user,
+                labels=dict(placement.labels),
+                trusts=sorted(placement.trusts),
+                version=tidemark_version(),
             )
         )
     return engine_id
+
+
+def tidemark_version() -> str:
+    """This Tidemark's version, as its package records it."""
+    try:
+        return metadata.version("tidemark")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def heartbeat(ledger: Ledger, clock: Clock, engine_id: str, state: EnginePresence | None = None) -> bool:

@@ -24,11 +24,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.actor import Actor, current_actor
 from core.ledger.compiled import compiled_revision
 from core.ledger.materialize import governing_segments
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.occurrence import Occurrence as Row
+from core.placement import Wants, runs_on_text
 from core.recurrence.expand import expand
 from core.spec import ScheduleSpec
 from core.spec_canonical import canonical_dict
@@ -89,6 +91,10 @@ class FutureDiff:
     unchanged: int
     #: The schedule's newest published revision (None for a new schedule).
     published_revision: int | None = None
+    #: Where it runs, before and after (``engines with host=alpha``, ``any engine``), when
+    #: publishing changes that (``runsOn``, or the default: the publishing host); the
+    #: first is None for a new schedule.
+    runs_on: tuple[str | None, str] | None = None
 
     @property
     def changes(self) -> int:
@@ -188,12 +194,16 @@ def _pair(old: list[DiffRow], new: list[DiffRow], by: str) -> tuple[list[Move], 
     return moves, left_old, [r for r in new if id(r) not in paired]
 
 
-def future_diff(session: Session, spec: ScheduleSpec, now: datetime, horizon: timedelta | None = None) -> FutureDiff:
+def future_diff(
+    session: Session, spec: ScheduleSpec, now: datetime, horizon: timedelta | None = None, actor: Actor | None = None
+) -> FutureDiff:
     """What publishing ``spec`` (validated) as its schedule's next revision would change.
 
     The cutover is the spec's cutoverAt, else ``now`` (what publishing now
     would use); the window runs from the cutover to ``horizon`` (default: the
-    spec's) past the later of the cutover and ``now``.
+    spec's) past the later of the cutover and ``now``. ``actor`` publishes it
+    (default: this process's user and host), which decides where a spec
+    without ``runsOn`` runs.
     """
     canonical = canonical_dict(spec, cutover_at=now)
     cutover = parse_instant(str(canonical["cutoverAt"]))
@@ -239,7 +249,24 @@ def future_diff(session: Session, spec: ScheduleSpec, now: datetime, horizon: ti
         untouched=tuple(_untouched(session, sid)),
         unchanged=len(same),
         published_revision=latest,
+        runs_on=_runs_on_change(session, sid, latest, canonical, actor or current_actor()),
     )
+
+
+def _runs_on_change(
+    session: Session, sid: str, latest: int | None, canonical: dict[str, object], actor: Actor
+) -> tuple[str | None, str] | None:
+    """Where the schedule runs before and after publishing, when that changes."""
+    after = runs_on_text(Wants.of_revision(json.dumps(canonical), actor.user, actor.host))
+    if latest is None:
+        return (None, after)
+    row = session.execute(
+        select(Revision.spec_json, Revision.publisher_user, Revision.publisher_host).where(
+            Revision.schedule_id == sid, Revision.revision == latest
+        )
+    ).one()
+    before = runs_on_text(Wants.of_revision(*row))
+    return None if before == after else (before, after)
 
 
 def _slot(row: DiffRow) -> tuple[datetime | None, str, int]:

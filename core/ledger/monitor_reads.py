@@ -8,7 +8,7 @@ ranges beside it, one occurrence's detail, the attention queue), so what it
 shows comes from one snapshot. A database that fails meanwhile is a
 :class:`~core.errors.LedgerUnavailable` (:mod:`core.ledger.access`).
 
-The session-level queries they combine live in ``queries``,
+The session-level queries they combine live in ``queries``, ``engine_queries``,
 ``occurrence_pages``, ``monitor_queries``, ``attention_queries``,
 ``health_queries``, ``crash_queries``, ``expired`` and ``future_diff``.
 """
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core.ledger.access import reading
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
 from core.ledger.crash_queries import LeftAttempt, attempts_left_by
 from core.ledger.db import Ledger
+from core.ledger.engine_queries import EngineView, engine_views
 from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.future_diff import BackfillPreview, FutureDiff, backfill_preview, future_diff
 from core.ledger.health_queries import HealthSeries, Mark, health, recent_results
@@ -56,10 +57,20 @@ from core.spec import ScheduleSpec
 # --- schedules ---------------------------------------------------------------------------------
 
 
-def schedule_summaries(ledger: Ledger, now: datetime | None = None) -> list[ScheduleSummary]:
-    """Every schedule's summary (:func:`~core.ledger.queries.list_schedules`)."""
+def schedule_summaries(
+    ledger: Ledger, now: datetime | None = None, stale_after: timedelta | None = None
+) -> list[ScheduleSummary]:
+    """Every schedule's summary (:func:`~core.ledger.queries.list_schedules`); with ``now`` and
+    ``stale_after`` (:data:`core.engine.presence.STALE_AFTER`), each says whether it waits for
+    an engine (``waiting``)."""
     with reading(ledger) as session:
-        return list_schedules(session, now=now)
+        return list_schedules(session, now=now, stale_after=stale_after)
+
+
+def engines_seen(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[EngineView]:
+    """Every engine the ledger remembers, with what it refuses (:func:`~core.ledger.engine_queries.engine_views`)."""
+    with reading(ledger) as session:
+        return engine_views(session, now, stale_after)
 
 
 def next_due_at(ledger: Ledger) -> datetime | None:
@@ -82,10 +93,13 @@ class ScheduleResults:
     marks: tuple[Mark, ...]
 
 
-def schedules_with_results(ledger: Ledger, now: datetime, *, limit: int) -> list[ScheduleResults]:
-    """Every schedule's summary with its last ``limit`` results (the schedules view)."""
+def schedules_with_results(
+    ledger: Ledger, now: datetime, *, limit: int, stale_after: timedelta | None = None
+) -> list[ScheduleResults]:
+    """Every schedule's summary with its last ``limit`` results (the schedules view); with
+    ``stale_after``, whether each waits for an engine (``ScheduleSummary.waiting``)."""
     with reading(ledger) as session:
-        summaries = list_schedules(session, now=now)
+        summaries = list_schedules(session, now=now, stale_after=stale_after)
         marks = recent_results(session, limit=limit, schedule_ids=[s.schedule_id for s in summaries])
     return [ScheduleResults(s, marks.get(s.schedule_id, ())) for s in summaries]
 

@@ -25,9 +25,10 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from core.actor import Actor, current_actor
 from core.clock import Clock
 from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, first_line
 from core.ledger import events
@@ -151,10 +152,15 @@ def publish(
     *,
     check_task: bool = True,
     source: RevisionSource | None = None,
+    actor: Actor | None = None,
 ) -> PublishResult:
     """Apply ``spec`` (already validated) as a new revision of its schedule.
 
     ``source`` is the file it was published from (None: not known, e.g. standard input).
+    ``actor`` is who publishes (default: this process's user and host); the revision
+    records it as its publisher, with the database role on PostgreSQL: engines run
+    a revision only where its ``runsOn`` (default: the publisher's host) matches and
+    when they trust its publisher (:mod:`core.placement`).
 
     Refuses (:class:`PublishError`, nothing written) a spec without ``task``, a
     program that is not there (unless ``check_task`` is false), and a revision
@@ -211,6 +217,7 @@ def publish(
             published_at=now,
             source_path=source.path if source is not None else None,
             source_host=source.host if source is not None else None,
+            **_publisher(session, actor or current_actor()),
         )
     )
     session.flush()
@@ -222,6 +229,12 @@ def publish(
         ),
     )
     return PublishResult(sid, number, cutover, tzdb, tuple(cancelled), created)
+
+
+def _publisher(session: Session, actor: Actor) -> dict[str, str | None]:
+    """The revision's publisher columns: the actor, and PostgreSQL's ``current_user``."""
+    role = session.scalar(text("SELECT current_user")) if session.get_bind().dialect.name == "postgresql" else None
+    return {"publisher_user": actor.user, "publisher_host": actor.host, "publisher_role": role}
 
 
 def _cancel_superseded(session: Session, sid: str, number: int, cutover: datetime, now: datetime) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Boolean, Select, func, select, tuple_
@@ -20,8 +20,9 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from core.errors import UserError
 from core.ledger.compiled import compiled_revision
-from core.ledger.models import Event, ExpiredRange, Occurrence, Revision, Schedule
-from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.ledger.models import EngineRow, Event, ExpiredRange, Occurrence, Revision, Schedule
+from core.ledger.states import EnginePresence, OccurrenceKind, OccurrenceState, ScheduleState
+from core.placement import SeenEngine, Wants, waiting_text
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
@@ -62,6 +63,10 @@ class ScheduleSummary:
     #: True when ``next_due_at`` comes from the active revision's rule because nothing is
     #: materialized ahead yet (see :func:`list_schedules` with ``now``).
     next_due_expected: bool = False
+    #: Why no live engine runs the schedule while something of it is due, in one line
+    #: (:func:`core.placement.waiting_text`); None when one does, or nothing is due
+    #: (see :func:`list_schedules` with ``stale_after``).
+    waiting: str | None = None
 
     def count_text(self, state: OccurrenceState) -> str:
         """``4,321`` or, with an uncounted expired range, ``12 + a range`` (``+ 2 ranges``)."""
@@ -105,7 +110,27 @@ def has_schedules(session: Session) -> bool:
     return session.scalar(select(Schedule.id).limit(1)) is not None
 
 
-def list_schedules(session: Session, now: datetime | None = None) -> list[ScheduleSummary]:
+def seen_engines(session: Session, now: datetime, stale_after: timedelta) -> list[SeenEngine]:
+    """Every engine the ledger remembers, live when it has not retired and beat within ``stale_after``."""
+    rows = session.execute(select(EngineRow.labels, EngineRow.trusts, EngineRow.last_heartbeat, EngineRow.state))
+    return [
+        SeenEngine(labels, trusts, beat, state is not EnginePresence.RETIRED and beat >= now - stale_after)
+        for labels, trusts, beat, state in rows
+    ]
+
+
+def _waits(
+    schedule: Schedule, due: datetime | None, expected: bool, wants: Wants, engines: list[SeenEngine], now: datetime
+) -> str | None:
+    """Why an active schedule with something due (or nothing materialized ahead) waits, or None."""
+    if schedule.state is not ScheduleState.ACTIVE or not (expected or (due is not None and due <= now)):
+        return None
+    return waiting_text(wants, engines, now)
+
+
+def list_schedules(
+    session: Session, now: datetime | None = None, stale_after: timedelta | None = None
+) -> list[ScheduleSummary]:
     """Every schedule, by id, with occurrence counts per state.
 
     ``next_due_at`` is the earliest pending occurrence's dispatch time. With
@@ -114,6 +139,11 @@ def list_schedules(session: Session, now: datetime | None = None) -> list[Schedu
     at or after ``now`` instead (``next_due_expected``), so that a window shows
     the next run as soon as the ledger is read rather than after the engine's
     next pass. A disabled schedule gets none.
+
+    With ``now`` and ``stale_after`` (engines whose heartbeat is older are gone),
+    an active schedule that has something due, or nothing materialized ahead,
+    and that no live engine runs (labels, trust; :mod:`core.placement`) says so
+    in ``waiting``.
     """
     counts: dict[str, dict[OccurrenceState, int]] = {}
     for sid, state, n in session.execute(
@@ -145,19 +175,33 @@ def list_schedules(session: Session, now: datetime | None = None) -> list[Schedu
             .group_by(Occurrence.schedule_id)
         )
     }
+    engines = seen_engines(session, now, stale_after) if now is not None and stale_after is not None else None
     stmt = (
-        select(Schedule, Revision.spec_json, Revision.cutover_at, Revision.source_path, Revision.source_host)
+        select(
+            Schedule,
+            Revision.spec_json,
+            Revision.cutover_at,
+            Revision.source_path,
+            Revision.source_host,
+            Revision.publisher_user,
+            Revision.publisher_host,
+        )
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .order_by(Schedule.id)
     )
     out = []
-    for schedule, spec_json, cutover, source_path, source_host in session.execute(stmt):
+    for schedule, spec_json, cutover, source_path, source_host, user, host in session.execute(stmt):
         spec = json.loads(spec_json)
         due = next_due.get(schedule.id)
         expected = due is None and now is not None
         if expected:
             assert now is not None
             due = _expected_next(schedule, cutover, spec_json, now)
+        waiting = None
+        if engines is not None:
+            assert now is not None
+            wants = Wants(spec.get("runsOn"), user, host)
+            waiting = _waits(schedule, due, expected and due is not None, wants, engines, now)
         out.append(
             ScheduleSummary(
                 schedule.id,
@@ -176,6 +220,7 @@ def list_schedules(session: Session, now: datetime | None = None) -> list[Schedu
                 source_path,
                 source_host,
                 expected and due is not None,
+                waiting,
             )
         )
     return out

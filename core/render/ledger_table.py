@@ -117,7 +117,8 @@ def schedules_table(rows: Sequence[ScheduleSummary], *, unicode: bool = True) ->
         )
         for s in rows
     ]
-    return _finish(_table(SCHEDULE_HEADERS, cells), unicode)
+    waits = [f"{s.schedule_id}: {s.waiting}" for s in rows if s.waiting]
+    return _finish(_table(SCHEDULE_HEADERS, cells) + waits, unicode)
 
 
 def schedule_json(s: ScheduleSummary) -> dict[str, Any]:
@@ -135,6 +136,7 @@ def schedule_json(s: ScheduleSummary) -> dict[str, Any]:
         "counts": {state.value: n for state, n in sorted(s.counts.items(), key=lambda kv: order.index(kv[0]))},
         "uncountedRanges": s.uncounted_ranges,
         "note": s.note,
+        "waiting": s.waiting,
     }
 
 

@@ -81,6 +81,14 @@ def counts_text(diff: FutureDiff) -> str:
     )
 
 
+def runs_on_text(diff: FutureDiff) -> str:
+    """``Runs on engines with host=alpha``, or ``Runs on engines with host=alpha → any engine`` (was → will)."""
+    if diff.runs_on is None:
+        return ""
+    before, after = diff.runs_on
+    return f"Runs on {after}" if before is None else f"Runs on {before} → {after}"
+
+
 @dataclass(frozen=True)
 class _Look:
     """What the worker read: the diff, and the schedule published under the id with its words."""
@@ -137,6 +145,14 @@ class PublishDialog(QDialog):
             "How many occurrences appear, vanish and move, and which running ones stay",
         )
         layout.addWidget(self.counts)
+        self.runs_on = QLabel()
+        accessible(
+            self.runs_on,
+            "Where it runs",
+            "Which engines run this schedule once it is published, when that is new or changes",
+        )
+        self.runs_on.hide()
+        layout.addWidget(self.runs_on)
         self.replacing = QLabel()
         self.replacing.setWordWrap(True)
         self.replacing.setStyleSheet(f"color: {ORANGE};")
@@ -225,6 +241,8 @@ class PublishDialog(QDialog):
             f"Cutover  {zone_time(diff.cutover_at, zone)}\nUntil    {zone_time(diff.end, zone)}  ({what})"
         )
         self.counts.setText(counts_text(diff))
+        self.runs_on.setText(runs_on_text(diff))
+        self.runs_on.setVisible(diff.runs_on is not None)
         self.tree.clear()
         for key, glyph, heading, colour in GROUPS:
             rows: tuple[Any, ...] = getattr(diff, key)

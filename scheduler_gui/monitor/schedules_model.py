@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 
+from core.engine.presence import STALE_AFTER
 from core.ledger.health_queries import Mark
 from core.ledger.monitor_reads import schedules_with_results
 from core.ledger.queries import EventView, ScheduleSummary
@@ -32,7 +33,7 @@ ScheduleIdRole = Qt.ItemDataRole.UserRole + 11
 COLUMNS = ("Schedule", "State", "Next run", "Next run (UTC)", "Last outcome", "Counts", "Recent results")
 _TIPS = (
     "The schedule's id and title",
-    "Whether the engine runs it: active, paused or disabled",
+    "Whether the engine runs it: active, paused or disabled, or waiting for an engine that runs it",
     "When it next runs, on its own clock (zone abbreviation and offset)",
     "The same instant in UTC",
     "How its most recent occurrence ended",
@@ -115,7 +116,7 @@ class SchedulesModel(QAbstractTableModel):
         now = self._ctx.clock.now()
 
         def work() -> list[ScheduleRow]:
-            found = schedules_with_results(self._ctx.ledger, now, limit=SPARK_LENGTH)
+            found = schedules_with_results(self._ctx.ledger, now, limit=SPARK_LENGTH, stale_after=STALE_AFTER)
             return [ScheduleRow(r.summary, r.marks) for r in found]
 
         self._background.submit(ledger_work(work))
@@ -163,12 +164,14 @@ class SchedulesModel(QAbstractTableModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return self._text(row, column, accessible=role == Qt.ItemDataRole.AccessibleTextRole)
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == 1 and s.waiting:
+                return f"No engine runs it now: {s.waiting}"
             if column == 6:
                 return "\n".join(f"{utc_text(m.position_utc)}  {look(m.state.value).label}" for m in row.marks[::-1])
             return s.note or s.title or s.schedule_id
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == 1:
-                colour = _SCHEDULE_LOOKS[s.state][1]
+                colour = ORANGE if s.waiting else _SCHEDULE_LOOKS[s.state][1]
                 return None if colour is None else QColor(colour)
             if column == 4 and row.marks:
                 return look(row.marks[-1].state.value).qcolor()
@@ -186,6 +189,8 @@ class SchedulesModel(QAbstractTableModel):
         if column == 0:
             return f"{s.schedule_id} — {s.title}" if s.title else s.schedule_id
         if column == 1:
+            if s.waiting:
+                return f"{_SCHEDULE_LOOKS[s.state][0]}, {s.waiting}" if accessible else "◌ waiting"
             return _SCHEDULE_LOOKS[s.state][0]
         if column == 2:
             return local_text(s.next_due_at, s.time_zone) if s.next_due_at else "—"

@@ -503,3 +503,47 @@ def test_an_expansion_that_hits_its_bound_is_a_user_error() -> None:
     assert str(info.value) == "the expansion visited 100 times without finishing; ask for a shorter range"
     # Within the bound the same call succeeds.
     assert len(expand(compiled, start, start + timedelta(minutes=30), scan_limit=10_000)) == 30
+
+
+# --- runsOn: where a task runs ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("runs_on", "fragment"),
+    [
+        pytest.param("alpha", "'alpha' is not a map of label to value; write e.g. {host: alpha}", id="text"),
+        pytest.param({}, "is empty; name the labels an engine must have", id="empty"),
+        pytest.param({"host": 5}, "host: 5 is not a label value; values are non-empty text", id="number_value"),
+        pytest.param({"host": " "}, "host: ' ' is not a label value", id="blank_value"),
+        pytest.param({"host": True}, "host: True is not a label value", id="true_for_a_label"),
+        pytest.param({"": "x"}, "label '' is not a name", id="empty_label"),
+        pytest.param({"any": False}, "any: False; write {any: true} for any engine", id="any_false"),
+        pytest.param({"any": "yes"}, "any: 'yes'; write {any: true}", id="any_text"),
+        pytest.param({"any": True, "host": "alpha"}, "any: true stands alone (any engine)", id="any_with_labels"),
+    ],
+)  # fmt: skip
+def test_runs_on_problems(runs_on: Any, fragment: str) -> None:
+    error = refuse(make_data(runsOn=runs_on))
+    [line] = error.lines()
+    assert line.startswith("runsOn: ") and fragment in line, line
+    assert_plain(line)
+
+
+def test_runs_on_text_follows_the_os_text_rules() -> None:
+    assert any("runsOn" in line for line in refuse(make_data(runsOn={"host": "al\x00pha"})).lines())
+
+
+@pytest.mark.parametrize("runs_on", [None, {"any": True}, {"host": "beta"}, {"host": "beta", "gpu": "yes"}], ids=str)
+def test_runs_on_in_the_canonical_form(runs_on: dict[str, Any] | None) -> None:
+    data = make_data() if runs_on is None else make_data(runsOn=runs_on)
+    canonical = canonical_dict(parse_spec(data))
+    # Absent stays absent: the default is the publishing host, recorded with the revision.
+    assert canonical.get("runsOn") == runs_on and ("runsOn" in canonical) is (runs_on is not None)
+    assert list(canonical)[-2:] == (["runsOn", "task"] if runs_on else ["businessPeriod", "task"])
+    assert canonical_dict(parse_spec(load_text(dump_yaml(canonical)))) == canonical
+
+
+def test_runs_on_in_the_json_schema() -> None:
+    schema = ScheduleSpec.model_json_schema(by_alias=True)
+    runs_on = schema["properties"]["runsOn"]
+    assert "absent: the host it was published from" in json.dumps(runs_on)

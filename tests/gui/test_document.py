@@ -189,3 +189,16 @@ def test_a_file_of_endless_aliases_is_refused_and_changes_nothing(document: Spec
     with pytest.raises(SpecFileError, match=r"more than 100,000 values once its aliases"):
         document.load(bomb)
     assert document.value("scheduleId") == "daily-ops-summary" and not document.dirty
+
+
+def test_runs_on_survives_an_edit_and_a_save(document: SpecDocument, tmp_path: Path) -> None:
+    """The designer shows no runsOn yet; a file that has one keeps it, in the contract's place."""
+    document.set_value("runsOn", {"host": "beta"})
+    document.set_value("title", "Renamed")
+    target = document.save(tmp_path / "out.yaml")
+    assert load_spec(target).runs_on == {"host": "beta"}
+    text = target.read_text()
+    assert text.index("runsOn:") < text.index("task:")
+    again = SpecDocument()
+    again.load(target)
+    assert again.value("runsOn") == {"host": "beta"}

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from conftest import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
+from PySide6.QtCore import Qt
 
+from core.actor import Actor, os_user
 from core.engine.admin import run_now
 from core.ledger.materialize import materialize
 from core.ledger.occurrence_pages import Order
@@ -199,3 +201,36 @@ def _summary(counts: dict[S, int], uncounted: int) -> ScheduleSummary:
 )
 def test_schedule_counts_say_a_range(counts: dict[S, int], uncounted: int, text: str) -> None:
     assert counts_text(_summary(counts, uncounted)) == text
+
+
+def test_a_schedule_no_live_engine_runs_says_it_waits(
+    qtbot, ctx: AppContext, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """Published from alpha, with only an engine on beta live: the State column says it waits, and why."""
+    from core.engine.presence import announce
+    from core.ledger.states import EngineKind
+    from core.placement import Placement
+    from scheduler_gui.monitor.schedules_view import SchedulesView
+
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
+    put(ctx, interval_spec("backup", {"argv": ["/bin/true"]}))
+    announce(ctx.ledger, ctx.clock, EngineKind.APP, placement=Placement.of(Actor(os_user(), "beta")))
+    model = SchedulesModel(ctx)
+    with qtbot.waitSignal(model.loaded, timeout=20_000):
+        model.reload()
+    line = "waiting for an engine with host=alpha; none seen on this ledger"
+    assert model.index(0, 1).data() == "◌ waiting"
+    assert model.index(0, 1).data(Qt.ItemDataRole.ToolTipRole) == f"No engine runs it now: {line}"
+    assert model.index(0, 1).data(Qt.ItemDataRole.AccessibleTextRole) == f"● active, {line}"
+    view = SchedulesView(ctx)
+    qtbot.addWidget(view)
+    view.resize(1300, 160)
+    view.show()
+    qtbot.waitUntil(lambda: view.model.rowCount() == 1, timeout=20_000)
+    assert view.grab().save(str(tmp_path / "waiting.png"))
+    view.model.wait()
+    announce(ctx.ledger, ctx.clock, EngineKind.HEADLESS, placement=Placement.of(Actor(os_user(), "alpha")))
+    with qtbot.waitSignal(model.loaded, timeout=20_000):
+        model.reload()
+    assert model.index(0, 1).data() == "● active"
+    model.wait()

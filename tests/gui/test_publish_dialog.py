@@ -132,3 +132,20 @@ def test_a_refused_publish_is_shown_and_writes_nothing(ctx: AppContext, qtbot: A
 )
 def test_shift_text(shift: timedelta, text: str) -> None:
     assert shift_text(shift) == text
+
+
+def test_the_dialog_says_where_the_schedule_will_run(
+    ctx: AppContext, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
+    new = opened(ctx, demo_spec(horizon="P3D"), qtbot)
+    assert new.runs_on.isVisibleTo(new) and new.runs_on.text() == "Runs on engines with host=alpha"
+    assert new.runs_on.accessibleName() == "Where it runs"
+    new.grab().save("/tmp/placement-publish-new.png")
+    with ctx.ledger.write() as session:
+        publish(session, demo_spec(), ctx.clock)
+    same = opened(ctx, demo_spec(revision=2), qtbot)
+    assert not same.runs_on.isVisibleTo(same)
+    anywhere = opened(ctx, demo_spec(revision=2, runsOn={"any": True}), qtbot)
+    assert anywhere.runs_on.text() == "Runs on engines with host=alpha → any engine"
+    anywhere.grab().save("/tmp/placement-publish-change.png")

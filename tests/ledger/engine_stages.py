@@ -23,14 +23,14 @@ def materialize(engine: Engine, report: PassReport) -> None:
         engine.clock,
         report,
         fill_rows=engine.options.fill_rows_per_pass,
-        hold=engine.context.unreadable.schedules,
+        hold=engine.context.held_schedules,
     )
 
 
 def promote(engine: Engine, report: PassReport) -> None:
     """The promote stage, in one write transaction."""
     with engine.ledger.write() as session:
-        promote_stage.promote(session, engine.clock.now(), report, hold=engine.context.unreadable.schedules)
+        promote_stage.promote(session, engine.clock.now(), report, hold=engine.context.held_schedules)
 
 
 def gate(engine: Engine, schedule_id: str) -> Gate | None:

@@ -64,3 +64,41 @@ def test_a_stale_engine_does_not_block(ledger_url: str, capsys: pytest.CaptureFi
         announce(ledger, clock, EngineKind.HEADLESS)  # killed -9 five minutes ago: never retired
     status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", WHEN)
     assert (status, err) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        pytest.param(("--label", "gpu"), "argument --label: 'gpu': write KEY=VALUE, e.g. --label gpu=yes",
+                     id="no_equals"),
+        pytest.param(("--label", "=yes"), "argument --label: '=yes': the label's name is empty; write KEY=VALUE",
+                     id="empty_key"),
+        pytest.param(("--label", "host=beta"),
+                     "argument --label: 'host=beta': host is built in (the engine's own); choose another name",
+                     id="built_in"),
+        pytest.param(("--trust", "a b"), "argument --trust: 'a b' is not a user name; give an OS user's login name, "
+                     "or '*' for anyone", id="trust_with_space"),
+    ],
+)  # fmt: skip
+def test_bad_labels_and_trusts_are_one_line_and_change_nothing(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], flag: tuple[str, str], message: str
+) -> None:
+    status, out, err = schedctl(capsys, "engine", "run", "--once", *flag, "--db", ledger_url, "--now", WHEN)
+    assert (status, out) == (2, "")
+    [line] = err.splitlines()
+    assert line == f"schedctl engine run: {message} (see schedctl engine run --help)"
+    assert engines(ledger_url) == []
+
+
+def test_an_engine_run_records_its_labels_and_trusts(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.actor import os_user
+
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
+    argv = ("--label", "gpu=yes", "--label", "site=lab", "--trust", "bob", "--trust", "*")
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", *argv, "--db", ledger_url, "--now", WHEN)
+    assert (status, err) == (0, ""), err
+    [row] = engines(ledger_url)
+    assert row.labels == {"host": "alpha", "user": os_user(), "gpu": "yes", "site": "lab"}
+    assert row.trusts == sorted({"*", "bob", os_user()}) and row.os_user == os_user()

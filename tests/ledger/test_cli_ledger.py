@@ -196,6 +196,7 @@ def test_a_whole_session(run: Session) -> None:
                 "counts": {"PLANNED": 3, "SUCCEEDED": 1},
                 "uncountedRanges": 0,
                 "note": None,
+                "waiting": None,
             }
         ]
     }

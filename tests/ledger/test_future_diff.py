@@ -175,3 +175,22 @@ def test_every_occurrence_is_accounted_for_once(
             move.after.fold_ordinal,
         )
         assert same_wall or move.before.nominal_local[:10] == move.after.nominal_local[:10]
+
+
+def test_the_diff_says_where_the_schedule_will_run_when_that_changes(ledger: Ledger, clock: FixedClock) -> None:
+    from core.actor import Actor
+
+    alpha, beta = Actor("alice", "alpha"), Actor("alice", "beta")
+    with ledger.read() as session:
+        assert future_diff(session, spec(), clock.now(), TEN_DAYS, alpha).runs_on == (None, "engines with host=alpha")
+    with ledger.write() as session:
+        publish(session, spec(), clock, actor=alpha)
+
+    def runs_on(by: Actor, **overrides: object) -> tuple[str | None, str] | None:
+        with ledger.read() as session:
+            return future_diff(session, spec(revision=2, **overrides), clock.now(), TEN_DAYS, by).runs_on
+
+    assert runs_on(alpha) is None
+    assert runs_on(beta) == ("engines with host=alpha", "engines with host=beta")
+    assert runs_on(beta, runsOn={"host": "alpha"}) is None
+    assert runs_on(alpha, runsOn={"any": True}) == ("engines with host=alpha", "any engine")

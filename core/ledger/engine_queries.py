@@ -1,0 +1,76 @@
+"""The engines a ledger has seen, for the window's Engines view: who runs each,
+with which labels, trusting whom, which Tidemark, when it was last seen, and
+which schedules it will not run and why (docs/ledger.md, "Teams: where a task
+runs and whom an engine trusts"). A pure read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.ledger.models import EngineRow, Revision, Schedule
+from core.ledger.states import EngineKind, EnginePresence, ScheduleState
+from core.placement import Placement, Wants, refusal
+
+
+@dataclass(frozen=True)
+class EngineView:
+    """One engine's row, with the active schedules it refuses."""
+
+    engine_id: str
+    host: str
+    kind: EngineKind
+    state: EnginePresence
+    live: bool
+    last_seen: datetime
+    #: None for an engine from before ledger migration 0008 (it runs everything).
+    os_user: str | None
+    labels: Mapping[str, str] | None
+    trusts: tuple[str, ...] | None
+    version: str | None
+    #: (schedule, why) for each active schedule whose active revision it does not run.
+    refuses: tuple[tuple[str, str], ...]
+
+
+def _active_wants(session: Session) -> list[tuple[str, Wants]]:
+    rows = session.execute(
+        select(Schedule.id, Revision.spec_json, Revision.publisher_user, Revision.publisher_host)
+        .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
+        .where(Schedule.state == ScheduleState.ACTIVE)
+        .order_by(Schedule.id)
+    )
+    return [(sid, Wants.of_revision(text, user, host)) for sid, text, user, host in rows]
+
+
+def engine_views(session: Session, now: datetime, stale_after: timedelta) -> list[EngineView]:
+    """Every engine the ledger remembers, live ones first, freshest first; live when it has not
+    retired and beat within ``stale_after`` of ``now``."""
+    wants = _active_wants(session)
+    out = []
+    for row in session.scalars(select(EngineRow).order_by(EngineRow.last_heartbeat.desc(), EngineRow.engine_id)):
+        refuses: list[tuple[str, str]] = []
+        if row.labels is not None:
+            placement = Placement(dict(row.labels), frozenset(row.trusts or ()))
+            refuses = [(sid, why) for sid, w in wants if (why := refusal(placement, w)) is not None]
+        live = row.state is not EnginePresence.RETIRED and row.last_heartbeat >= now - stale_after
+        trusts = tuple(row.trusts) if row.trusts is not None else None
+        out.append(
+            EngineView(
+                row.engine_id,
+                row.host,
+                row.kind,
+                row.state,
+                live,
+                row.last_heartbeat,
+                row.os_user,
+                row.labels,
+                trusts,
+                row.version,
+                tuple(refuses),
+            )
+        )
+    return sorted(out, key=lambda e: not e.live)

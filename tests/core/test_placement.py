@@ -1,0 +1,144 @@
+"""Which engine runs a revision (core.placement): labels, runsOn, trust, and
+the ``--label`` syntax, as tables."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from core.actor import Actor
+from core.placement import (
+    LabelError,
+    Placement,
+    SeenEngine,
+    Wants,
+    parse_label,
+    parse_labels,
+    refusal,
+    waiting_text,
+)
+
+ALICE_ON_ALPHA = Placement.of(Actor("alice", "alpha"), {"gpu": "yes"})
+
+
+@pytest.mark.parametrize(
+    ("runs_on", "publisher", "host", "why"),
+    [
+        pytest.param(None, "alice", "alpha", None, id="absent_publishing_host"),
+        pytest.param(None, "alice", "beta", "runs on an engine with host=beta", id="absent_other_host"),
+        pytest.param(None, None, None, None, id="published_before_0008_runs_anywhere"),
+        pytest.param(None, None, "beta", "runs on an engine with host=beta", id="host_known_user_not"),
+        pytest.param({"any": True}, "alice", "beta", None, id="any_engine"),
+        pytest.param({"host": "alpha"}, "alice", "beta", None, id="runs_on_host"),
+        pytest.param({"host": "alpha", "gpu": "yes"}, "alice", "beta", None, id="every_label_matches"),
+        pytest.param({"gpu": "no"}, "alice", "alpha", "runs on an engine with gpu=no", id="label_differs"),
+        pytest.param({"site": "lab", "gpu": "yes"}, "alice", "beta", "runs on an engine with site=lab",
+                     id="label_missing"),
+        pytest.param({"user": "alice"}, "alice", "beta", None, id="user_label"),
+        pytest.param({"any": True}, "bob", "alpha",
+                     "published by bob, whom this engine does not trust (schedctl engine run --trust)",
+                     id="untrusted_publisher"),
+        pytest.param({"host": "beta"}, "bob", "alpha", "runs on an engine with host=beta", id="labels_said_first"),
+    ],
+)  # fmt: skip
+def test_refusal(runs_on: dict[str, Any] | None, publisher: str | None, host: str | None, why: str | None) -> None:
+    assert refusal(ALICE_ON_ALPHA, Wants(runs_on, publisher, host)) == why
+
+
+@pytest.mark.parametrize(
+    ("trusts", "publisher", "runs"),
+    [
+        pytest.param((), "alice", True, id="own_user_on_any_host"),
+        pytest.param((), "bob", False, id="another_user"),
+        pytest.param(("bob",), "bob", True, id="trusted_user"),
+        pytest.param(("bob",), "carol", False, id="only_the_named"),
+        pytest.param(("*",), "carol", True, id="anyone"),
+    ],
+)
+def test_trust(trusts: tuple[str, ...], publisher: str, runs: bool) -> None:
+    placement = Placement.of(Actor("alice", "alpha"), trusts=trusts)
+    assert (refusal(placement, Wants({"any": True}, publisher, "zeta")) is None) is runs
+
+
+def test_wants_read_from_a_stored_revision() -> None:
+    assert Wants.of_revision('{"runsOn": {"host": "beta"}}', "a", "alpha").labels() == {"host": "beta"}
+    assert Wants.of_revision('{"scheduleId": "x"}', "a", "alpha").labels() == {"host": "alpha"}
+    assert Wants.of_revision("not json", "a", "alpha").labels() == {"host": "alpha"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("gpu", "--label 'gpu': write KEY=VALUE, e.g. --label gpu=yes", id="no_equals"),
+        pytest.param("=yes", "--label '=yes': the label's name is empty; write KEY=VALUE", id="empty_key"),
+        pytest.param("gpu=", "--label 'gpu=': the label's value is empty; write KEY=VALUE", id="empty_value"),
+        pytest.param("host=beta", "--label 'host=beta': host is built in (the engine's own); choose another name",
+                     id="built_in_host"),
+        pytest.param("user=root", "--label 'user=root': user is built in (the engine's own); choose another name",
+                     id="built_in_user"),
+        pytest.param("any=1", "--label 'any=1': any is reserved (runsOn: {any: true}); choose another name",
+                     id="reserved_any"),
+    ],
+)  # fmt: skip
+def test_bad_labels(text: str, message: str) -> None:
+    with pytest.raises(LabelError) as info:
+        parse_label(text)
+    assert str(info.value) == message
+
+
+def test_labels() -> None:
+    assert parse_labels(["gpu=yes", " site = lab ", "gpu=no", "path=a=b"]) == {
+        "gpu": "no",
+        "site": "lab",
+        "path": "a=b",
+    }
+    placement = Placement.of(Actor("alice", "alpha"), {"gpu": "yes"})
+    assert placement.labels == {"host": "alpha", "user": "alice", "gpu": "yes"}
+    assert placement.trusts == {"alice"}
+    with pytest.raises(LabelError, match="host is built in"):
+        Placement.of(Actor("alice", "alpha"), {"host": "x"})
+
+
+NOW = datetime(2026, 3, 5, 12, 0, tzinfo=UTC)
+
+
+def seen(
+    labels: dict[str, str] | None, *, ago: timedelta = timedelta(0), trusts: tuple[str, ...] = ("alice",)
+) -> SeenEngine:
+    return SeenEngine(labels, trusts if labels is not None else None, NOW - ago, ago < timedelta(seconds=30))
+
+
+ALPHA = {"host": "alpha", "user": "alice"}
+BETA = {"host": "beta", "user": "alice"}
+
+
+@pytest.mark.parametrize(
+    ("wants", "engines", "line"),
+    [
+        pytest.param(Wants(None, "alice", "alpha"), [seen(ALPHA)], None, id="its_host_is_live"),
+        pytest.param(Wants(None, "alice", "alpha"), [seen(BETA)],
+                     "waiting for an engine with host=alpha; none seen on this ledger", id="never_seen"),
+        pytest.param(Wants(None, "alice", "alpha"), [seen(ALPHA, ago=timedelta(hours=3, minutes=20)), seen(BETA)],
+                     "waiting for an engine with host=alpha; none seen for 3 h 20 min", id="gone_for_hours"),
+        pytest.param(Wants(None, "alice", "alpha"), [seen(ALPHA, ago=timedelta(seconds=45))],
+                     "waiting for an engine with host=alpha; none seen for 45 s", id="gone_for_seconds"),
+        pytest.param(Wants(None, "alice", "alpha"),
+                     [seen(ALPHA, ago=timedelta(days=2, seconds=59)), seen(ALPHA, ago=timedelta(days=3))],
+                     "waiting for an engine with host=alpha; none seen for 2 days", id="freshest_of_the_gone"),
+        pytest.param(Wants({"gpu": "yes", "host": "beta"}, "alice", "alpha"), [seen(BETA)],
+                     "waiting for an engine with gpu=yes, host=beta; none seen on this ledger", id="labels"),
+        pytest.param(Wants({"any": True}, "alice", "alpha"), [seen(BETA)], None, id="any_engine"),
+        pytest.param(Wants({"any": True}, "alice", "alpha"), [],
+                     "waiting for an engine; none seen on this ledger", id="no_engine_at_all"),
+        pytest.param(Wants(None, "bob", "alpha"), [seen(ALPHA), seen(BETA, trusts=("*",))],
+                     "waiting for an engine with host=alpha; publisher bob is not trusted by the live engines",
+                     id="untrusted"),
+        pytest.param(Wants(None, "bob", "alpha"), [seen(ALPHA, trusts=("alice", "bob"))], None, id="trusted"),
+        pytest.param(Wants(None, "bob", "alpha"), [seen(None)], None, id="engine_from_before_0008_runs_all"),
+        pytest.param(Wants(None, None, None), [seen(BETA)], None, id="revision_from_before_0008"),
+    ],
+)  # fmt: skip
+def test_waiting_text(wants: Wants, engines: list[SeenEngine], line: str | None) -> None:
+    assert waiting_text(wants, engines, NOW) == line
