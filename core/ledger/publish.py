@@ -28,6 +28,7 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from core.actor import Actor
 from core.clock import Clock
 from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, first_line
 from core.ledger import events
@@ -349,15 +350,19 @@ def publish_to(
     *,
     check_task: bool = True,
     source: RevisionSource | None = None,
+    actor: Actor | None = None,
 ) -> PublishResult:
-    """:func:`publish` in a write transaction of its own: the revision and its events are written whole, or nothing."""
-    with writing(ledger) as session:
+    """:func:`publish` in a write transaction of its own (``actor``'s: :meth:`Ledger.write`):
+    the revision and its events are written whole, or nothing."""
+    with writing(ledger, actor) as session:
         return publish(session, spec, clock, check_task=check_task, source=source)
 
 
-def change_gate(ledger: Ledger, schedule_id: str, gate: Gate, clock: Clock, note: str | None = None) -> GateChange:
-    """:func:`pause`, :func:`resume` or :func:`disable` in a write transaction of its own."""
-    with writing(ledger) as session:
+def change_gate(
+    ledger: Ledger, schedule_id: str, gate: Gate, clock: Clock, note: str | None = None, actor: Actor | None = None
+) -> GateChange:
+    """:func:`pause`, :func:`resume` or :func:`disable` in a write transaction of its own (``actor``'s)."""
+    with writing(ledger, actor) as session:
         return _set_gate(session, schedule_id, clock, _GATE_TARGETS[Gate(gate)], note)
 
 
@@ -378,6 +383,7 @@ def publish_new(
     *,
     check_task: bool = True,
     only_into_empty: bool = False,
+    actor: Actor | None = None,
 ) -> Seeded:
     """Publish each spec whose schedule id the ledger does not hold yet, in one write transaction.
 
@@ -388,7 +394,7 @@ def publish_new(
     """
     published: list[str] = []
     skipped: list[str] = []
-    with writing(ledger) as session:
+    with writing(ledger, actor) as session:
         known = set(session.scalars(select(Schedule.id)))
         if only_into_empty and known:
             return Seeded([], [], had_schedules=True)
