@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.ledger.models import Attempt, Event, Occurrence, Revision, Schedule
-from core.ledger.queries import EventView, OccurrenceView, occurrence_view
+from core.ledger.queries import EventView, OccurrenceView, event_view, occurrence_view
 from core.ledger.states import OccurrenceState
 
 
@@ -104,7 +104,7 @@ def last_attempts(session: Session, occurrence_ids: Iterable[str]) -> dict[str, 
 def events_of(session: Session, occurrence_id: str, *, limit: int = 500) -> list[EventView]:
     """The events of one occurrence, oldest first (at most ``limit``, the newest ones)."""
     stmt = select(Event).where(Event.occurrence_id == occurrence_id).order_by(Event.id.desc()).limit(limit)
-    found = [EventView(e.id, e.at, e.schedule_id, e.occurrence_id, e.kind, dict(e.data)) for e in session.scalars(stmt)]
+    found = [event_view(e) for e in session.scalars(stmt)]
     return found[::-1]
 
 
