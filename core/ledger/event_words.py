@@ -142,20 +142,25 @@ def event_note(kind: str, data: Mapping[str, Any]) -> str | None:
     return str(text) if text not in (None, "") else None
 
 
+def action_sentence(action: str, actor: Actor | None, when: str) -> str:
+    """A person's decision about an occurrence, as a sentence about them: ``action`` is a
+    reconciliation's decision (``happened``, ``not-happened``, ``abandon``) or what they did
+    about a failure (``acknowledged``, ``retried``). ``alice@alpha said it did not happen, 10:02``."""
+    who = actor_text(actor) if actor is not None else "a person"
+    return f"{who} {_SAID.get(action) or _DEALT.get(action) or 'decided ' + action}, {when}"
+
+
 def decision_sentence(kind: str, data: Mapping[str, Any], actor: Actor | None, when: str) -> str | None:
     """Who decided what, as the window says it: ``alice@alpha said it did not happen, 10:02``,
     ``paused by bob@beta, 09:12``; None for an event that is no person's decision.
 
     ``when`` is the time already worded for the reader (their clock, their format). An event
     from before actors were recorded names nobody: ``a person said it happened``, ``paused``."""
-    who = actor_text(actor) if actor is not None else "a person"
     by = f" by {actor}" if actor is not None else ""
     if kind == _K.OCCURRENCE_TRANSITIONED.value and data.get("decision"):
-        decision = str(data["decision"])
-        return f"{who} {_SAID.get(decision, 'decided ' + decision)}, {when}"
+        return action_sentence(str(data["decision"]), actor, when)
     if kind == _K.OCCURRENCE_ACKNOWLEDGED.value:
-        action = str(data.get("action") or "acknowledged")
-        return f"{who} {_DEALT.get(action, action)}, {when}"
+        return action_sentence(str(data.get("action") or "acknowledged"), actor, when)
     if kind in _BY:
         return f"{_BY[kind]}{by}, {when}"
     if kind == _K.SCHEDULE_PUBLISHED.value:
