@@ -382,7 +382,11 @@ class Ledger:
         a session set-up and the lookup of the driver's connection per
         transaction. A server's connection is not held: it could drop while a
         long task runs, and the task's outcome must still reach the ledger, so
-        each transaction takes one from the pool, checked first."""
+        each transaction takes one from the pool, checked first.
+
+        Every transaction's events record this process's actor (the ledger's, else
+        its OS user and host), worked out once for the loop."""
+        mine = self.actor or current_actor()
         if self.dialect != "sqlite":
             with self._write() as pooled:
 
@@ -392,7 +396,7 @@ class Ledger:
                         with pooled.begin():
                             pooled.connection()  # begin now, so that the write lock is taken first
                             lock_for_write(pooled)
-                            pooled.info[_ACTOR] = self._actor(pooled, None)
+                            pooled.info[_ACTOR] = self._actor(pooled, mine)
                             yield pooled
                     finally:
                         pooled.close()  # the connection goes back to the pool, loaded rows are forgotten
@@ -408,7 +412,7 @@ class Ledger:
             def transaction() -> Iterator[Session]:
                 with self._writers or contextlib.nullcontext(), connection.begin():
                     session.info[DRIVER] = connection.connection.driver_connection
-                    session.info[_ACTOR] = self._actor(session, None)
+                    session.info[_ACTOR] = self._actor(session, mine)
                     try:
                         yield session
                         session.flush()
