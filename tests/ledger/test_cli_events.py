@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import insert
+from sqlalchemy import event, insert
 
 from core import cli
 from core.actor import Actor
 from core.clock import FixedClock
-from core.ledger import open_ledger
+from core.ledger import events, open_ledger
 from core.ledger.audit_queries import AuditFilter, audit_events
 from core.ledger.db import Ledger
 from core.ledger.models import Event
@@ -183,3 +183,25 @@ def test_read_page_by_page(ledger: Ledger, clock: FixedClock) -> None:
         assert [e.id for e in audit_events(session, AuditFilter(), limit=99, page=4)] == whole
         paused = AuditFilter(kinds=frozenset({"schedule.paused"}))
         assert [e.data["note"] for e in audit_events(session, paused, limit=2, page=1)] == ["n2", "n4"]
+
+
+def test_a_long_log_is_read_a_page_at_a_time(ledger: Ledger, clock: FixedClock) -> None:
+    """The log is read as it is printed: taking the first event reads one page, not the log."""
+    publish_to(ledger, spec(), clock, check_task=False)
+    with ledger.write() as session:
+        events.append_many(session, (events.LedgerFenced(at=clock.now(), epoch=n, note=None) for n in range(1, 26)))
+    rows_read: list[int] = []
+
+    def count(_conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "FROM events" in statement:
+            rows_read.append(cursor.rowcount)
+
+    event.listen(ledger.engine, "after_cursor_execute", count)
+    try:
+        with ledger.read() as session:
+            found = audit_events(session, AuditFilter(), page=10)
+            first = next(found)
+            assert first.kind == "schedule.published" and len(rows_read) == 1
+            assert len(list(found)) == 25 and len(rows_read) == 3  # pages of 10, 10 and 6
+    finally:
+        event.remove(ledger.engine, "after_cursor_execute", count)
