@@ -197,3 +197,42 @@ def cmd_drift(args: argparse.Namespace) -> int:
     lines.append("publish a new revision to adopt them; materialized instants are never rewritten")
     out("\n".join(lines))
     return EXIT_OK
+
+
+def _kinds(text: str) -> frozenset[str]:
+    """``--kind schedule.paused,ledger.fenced`` as event kinds; an unknown one is one line naming them all."""
+    from core.ledger.event_types import EventKind
+
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    known = {kind.value for kind in EventKind}
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        what = f"unknown kind {', '.join(repr(n) for n in unknown)}" if unknown else "no kind given"
+        raise UsageError(f"--kind: {what}; the kinds are {', '.join(kind.value for kind in EventKind)}")
+    return frozenset(names)
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    """The audit log: each event's time, actor, what happened and its note, oldest first,
+    written as it is read (a long log is never held whole)."""
+    import sys
+    from datetime import UTC
+
+    from core.cli.arguments import parse_time
+    from core.cli.output import terminal_safe_stream
+    from core.ledger.audit_queries import AuditFilter, audit_events, check_filter
+    from core.render.events_table import write_events_json, write_events_table
+    from core.zones import get_zone
+
+    since = parse_time(args.since, "--since", get_zone("UTC")).astimezone(UTC) if args.since is not None else None
+    kinds = _kinds(args.kind) if args.kind is not None else frozenset()
+    where = AuditFilter(args.schedule, args.occurrence, since, kinds)
+    with open_command_ledger(args, command_clock(args), create=False) as ledger, ledger.read() as session:
+        check_filter(session, where)
+        found = audit_events(session, where, limit=args.limit)
+        stream = terminal_safe_stream(sys.stdout)
+        if args.format == "json":
+            write_events_json(found, stream)
+        else:
+            write_events_table(found, stream, unicode=unicode_ok())
+    return EXIT_OK

@@ -37,6 +37,7 @@ from core.cli.ledger_commands import (
     cmd_attempts,
     cmd_db_upgrade,
     cmd_drift,
+    cmd_events,
     cmd_gate,
     cmd_ledger,
     cmd_schedules,
@@ -300,6 +301,20 @@ _LEDGER_COMMANDS = (
         description="Occurrences in position order (positionUtc, nominalLocal, foldOrdinal), oldest first.",
     ),
     _ledger_command("attempts", "list the attempts of one occurrence", cmd_attempts, _OCCURRENCE_ID, _FORMAT),
+    _ledger_command(
+        "events",
+        "print the audit log: who did what, when",
+        cmd_events,
+        _ONLY_SCHEDULE,
+        arg("--occurrence", type=ledger_text, metavar="OCCURRENCE_ID", help="only this occurrence's"),
+        arg("--since", type=time_text, metavar="TIME", help="only events at or after TIME (a local time is UTC)"),
+        arg("--kind", metavar="K[,K...]", help="only these kinds (e.g. schedule.paused,occurrence.acknowledged)"),
+        arg("--limit", type=positive_count, metavar="N", help="only the newest N (default: all)"),
+        _FORMAT,
+        description="The ledger's events, oldest first: the time (UTC), who acted (user@host, with the database "
+        "role where it is not the user's name; - for events from before actors were recorded), what happened "
+        "and the note. Written as it is read, so a long log can be piped.",
+    ),
     _ledger_command(
         "reconcile",
         "resolve an UNKNOWN_EFFECT occurrence",

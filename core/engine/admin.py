@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from core.actor import Actor
 from core.clock import Clock
 from core.engine.orphans import live_attempt, live_settled_attempt
 from core.errors import UserError
@@ -36,11 +37,12 @@ class AdminError(UserError):
     """A request that the ledger's state refuses (the message says why)."""
 
 
-def fence(ledger: Ledger, clock: Clock, note: str | None = None) -> int:
+def fence(ledger: Ledger, clock: Clock, note: str | None = None, actor: Actor | None = None) -> int:
     """Bump the execution epoch: claims made under an older epoch can no longer
-    record outcomes, and their attempts are settled as lost by the next pass."""
+    record outcomes, and their attempts are settled as lost by the next pass.
+    ``actor``: who asks (default: this process's OS user and host), as for every command here."""
     now = clock.now()
-    with ledger.write() as session:
+    with ledger.write(actor) as session:
         meta = session.scalars(select(LedgerMeta).with_for_update()).one()
         meta.execution_epoch += 1
         session.execute(
@@ -72,10 +74,10 @@ def _refuse_beside_live_attempt(session: Session, schedule_id: str) -> None:
         )
 
 
-def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None) -> str:
+def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None) -> str:
     """A manual occurrence of the schedule's task, due at once. Its id is random:
     it is its own obligation, not a copy of a scheduled one."""
-    with ledger.write() as session:
+    with ledger.write(actor) as session:
         return run_now_in(session, schedule_id, clock, note)
 
 
@@ -119,7 +121,13 @@ _RERUNNABLE = frozenset({_S.MISFIRE_EXPIRED, _S.SKIPPED_OVERLAP, _S.FAILED})
 
 
 def backfill(
-    ledger: Ledger, schedule_id: str, start: datetime, end: datetime, clock: Clock, note: str | None = None
+    ledger: Ledger,
+    schedule_id: str,
+    start: datetime,
+    end: datetime,
+    clock: Clock,
+    note: str | None = None,
+    actor: Actor | None = None,
 ) -> BackfillResult:
     """Run the schedule's occurrences with positions in [start, end) that never ran.
 
@@ -130,7 +138,7 @@ def backfill(
     live, wait for a person or were already backfilled are left alone: a
     backfill never repeats an effect that happened or may have happened.
     """
-    with ledger.write() as session:
+    with ledger.write(actor) as session:
         return backfill_in(session, schedule_id, start, end, clock, note)
 
 
@@ -278,18 +286,22 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def acknowledge_failed(ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None) -> None:
+def acknowledge_failed(
+    ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None
+) -> None:
     """A person has seen a FAILED occurrence and lets it be: it leaves the attention queue."""
-    with ledger.write() as session:
+    with ledger.write(actor) as session:
         _failed(session, occurrence_id)
         acknowledge(session, occurrence_id, clock.now(), note=note)
 
 
-def retry_failed(ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None) -> str:
+def retry_failed(
+    ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None
+) -> str:
     """Run a FAILED occurrence again and acknowledge it, in one transaction: either both
     happen or neither. A manual run gets a new manual run; a scheduled one is backfilled.
     Returns the id of the new run."""
-    with ledger.write() as session:
+    with ledger.write(actor) as session:
         occ = _failed(session, occurrence_id)
         if occ.kind is OccurrenceKind.MANUAL:
             new_id = run_now_in(session, occ.schedule_id, clock, note or f"again after {occurrence_id} failed")

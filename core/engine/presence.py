@@ -37,7 +37,7 @@ from core.engine.processes import Liveness, ProcessIdentity, identify, liveness
 from core.errors import LedgerError
 from core.ledger.access import reading
 from core.ledger.db import Ledger
-from core.ledger.events import EngineFoundGone, append
+from core.ledger.events import EngineFoundGone, EngineStarted, EngineStopped, append
 from core.ledger.models import EngineRow, Occurrence, Schedule
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
 from core.placement import Placement
@@ -220,6 +220,10 @@ def announce(
                 version=tidemark_version(),
             )
         )
+        append(
+            session,
+            EngineStarted(at=now, engine=engine_id, engine_kind=EngineKind(kind), host=process.host, pid=process.pid),
+        )
     return engine_id
 
 
@@ -251,14 +255,16 @@ def heartbeat(ledger: Ledger, clock: Clock, engine_id: str, state: EnginePresenc
 
 
 def retire(ledger: Ledger, clock: Clock, engine_id: str) -> None:
-    """Record that the engine stopped (idempotent)."""
+    """Record that the engine stopped (idempotent: the first retire writes its event)."""
     now = clock.now()
     with ledger.write() as session:
-        session.execute(
+        result = session.execute(
             update(EngineRow)
             .where(EngineRow.engine_id == engine_id, EngineRow.state != EnginePresence.RETIRED)
             .values(state=EnginePresence.RETIRED, retired_at=now, last_heartbeat=now)
         )
+        if getattr(result, "rowcount", 0):
+            append(session, EngineStopped(at=now, engine=engine_id))
 
 
 class Heartbeat:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
+from core.actor import Actor
 from core.clock import Clock
 from core.engine.outcomes import Outcome
 from core.engine.settle import Settling, settle
@@ -43,11 +44,17 @@ class Reconciled:
 
 
 def reconcile(
-    ledger: Ledger, occurrence_id: str, decision: Decision, clock: Clock, note: str | None = None
+    ledger: Ledger,
+    occurrence_id: str,
+    decision: Decision,
+    clock: Clock,
+    note: str | None = None,
+    actor: Actor | None = None,
 ) -> Reconciled:
-    """Resolve an UNKNOWN_EFFECT occurrence by a person's decision."""
+    """Resolve an UNKNOWN_EFFECT occurrence by a person's decision (``actor``'s; default:
+    this process's OS user and host)."""
     now = clock.now()
-    with ledger.write() as session:
+    with ledger.write(actor) as session:
         occ = session.get(Occurrence, occurrence_id, populate_existing=True)
         if occ is None:
             raise ReconcileError(f"{occurrence_id}: no such occurrence in this ledger")

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.actor import Actor
 from core.errors import LedgerUnavailable, first_line
 from core.ledger.db import Ledger
 
@@ -49,8 +50,8 @@ def reading(ledger: Ledger) -> Iterator[Session]:
 
 
 @contextmanager
-def writing(ledger: Ledger) -> Iterator[Session]:
-    """One write transaction, committed whole when the block ends or rolled back whole;
-    a database's failure is a :class:`~core.errors.LedgerUnavailable`."""
-    with database_failures(), ledger.write() as session:
+def writing(ledger: Ledger, actor: Actor | None = None) -> Iterator[Session]:
+    """One write transaction of ``actor`` (:meth:`Ledger.write`), committed whole when the
+    block ends or rolled back whole; a database's failure is a :class:`~core.errors.LedgerUnavailable`."""
+    with database_failures(), ledger.write(actor) as session:
         yield session

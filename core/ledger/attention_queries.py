@@ -15,11 +15,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.actor import Actor
 from core.ledger import events
 from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence
 from core.ledger.monitor_queries import AttemptView, id_chunks, last_attempts
-from core.ledger.queries import EventView, OccurrenceView, occurrence_view
+from core.ledger.queries import EventView, OccurrenceView, event_actor, occurrence_view
 from core.ledger.states import OccurrenceState
 
 _S = OccurrenceState
@@ -44,6 +45,8 @@ class PastDecision:
     #: ``happened``, ``not-happened`` or ``abandon`` (reconciled); ``acknowledged`` or ``retried`` (a failure).
     action: str
     note: str | None
+    #: Who decided; None for a decision recorded before actors were (migration 0008).
+    actor: Actor | None = None
 
 
 @dataclass(frozen=True)
@@ -105,12 +108,12 @@ def touches_attention(event: EventView) -> bool:
     return bool({event.data.get("from"), event.data.get("to")} & {s.value for s in ATTENTION_STATES})
 
 
-def _decision(kind: str, at: datetime, data: Mapping[str, Any]) -> PastDecision | None:
+def _decision(kind: str, at: datetime, data: Mapping[str, Any], actor: Actor | None) -> PastDecision | None:
     """The person's decision an event records, or None for an event that is no decision."""
     if kind == ACKNOWLEDGED:
-        return PastDecision(at, str(data.get("action") or "acknowledged"), data.get("note"))
+        return PastDecision(at, str(data.get("action") or "acknowledged"), data.get("note"), actor)
     decision = data.get("decision")  # a reconciliation (core.engine.reconcile) names it; the engine's moves do not
-    return PastDecision(at, str(decision), data.get("note")) if decision else None
+    return PastDecision(at, str(decision), data.get("note"), actor) if decision else None
 
 
 def past_decisions(
@@ -123,12 +126,15 @@ def past_decisions(
     kinds = (EventKind.OCCURRENCE_TRANSITIONED.value, ACKNOWLEDGED)
     for chunk in id_chunks(list(dict.fromkeys(occurrence_ids))):
         stmt = (
-            select(Event.occurrence_id, Event.kind, Event.at, Event.data)
+            select(
+                *(Event.occurrence_id, Event.kind, Event.at, Event.data),
+                *(Event.actor_user, Event.actor_host, Event.actor_role),
+            )
             .where(Event.occurrence_id.in_(chunk), Event.kind.in_(kinds))
             .order_by(Event.id)
         )
-        for occurrence_id, kind, at, data in session.execute(stmt):
-            decision = _decision(kind, at, data or {})
+        for occurrence_id, kind, at, data, user, host, role in session.execute(stmt):
+            decision = _decision(kind, at, data or {}, event_actor(user, host, role))
             if decision is not None and occurrence_id is not None:
                 found.setdefault(occurrence_id, []).append(decision)
     return {oid: (tuple(ds[-keep:]) if keep > 0 else (), max(len(ds) - keep, 0)) for oid, ds in found.items()}

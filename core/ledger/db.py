@@ -36,6 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from core.actor import Actor, current_actor
 from core.clock import Clock, SystemClock
 from core.errors import LedgerError, first_line
 from core.ledger.models import VERSION_TABLE, LedgerMeta
@@ -51,6 +52,8 @@ _LOCKED = "tidemark_write_locked"
 DRIVER = "tidemark_driver"
 #: Seconds to wait for a PostgreSQL server before giving up (unless the URL says).
 CONNECT_TIMEOUT = 10
+#: Where a write session keeps the actor of its transaction (see :func:`session_actor`).
+_ACTOR = "tidemark_actor"
 
 
 def default_path() -> Path:
@@ -298,6 +301,23 @@ def lock_for_write(session: Session) -> None:
     session.info[_LOCKED] = session.get_transaction()
 
 
+class NoActorError(RuntimeError):
+    """An event written in a session that is not a :class:`Ledger`'s write transaction."""
+
+
+def session_actor(session: Session) -> Actor:
+    """Who acts in this write transaction: the actor :meth:`Ledger.write` was given (else the
+    ledger's own, the OS user and host of this process), with the database role it uses.
+
+    Every event the transaction writes records it (``events.actor_*``). A session that no
+    :class:`Ledger` opened for writing has no actor: :class:`NoActorError`, so that no
+    decision is ever written without its author."""
+    actor = session.info.get(_ACTOR)
+    if not isinstance(actor, Actor):
+        raise NoActorError("events are written in a Ledger.write() transaction, which knows who acts")
+    return actor
+
+
 # --- the ledger --------------------------------------------------------------------------
 
 
@@ -308,11 +328,16 @@ class Ledger:
     for queries. Close it (or use it as a context manager) to release connections.
     """
 
-    def __init__(self, engine: Engine, where: str, clock: Clock) -> None:
+    def __init__(self, engine: Engine, where: str, clock: Clock, actor: Actor | None = None) -> None:
         self.engine = engine
         #: The file path, or the URL with its password hidden.
         self.where = where
         self.clock = clock
+        #: Who writes when a write names no actor (None: this process's OS user and host,
+        #: :func:`core.actor.current_actor`, read at each write).
+        self.actor = actor
+        #: The database role (PostgreSQL's ``current_user``), asked once, at the first write.
+        self._role: tuple[str | None] | None = None
         self._read = sessionmaker(engine, expire_on_commit=False)
         self._write = sessionmaker(engine.execution_options(**{_WRITE_OPTION: True}), expire_on_commit=False)
         # SQLite has one writer at a time: threads of this process queue here and are
@@ -326,12 +351,24 @@ class Ledger:
         """``sqlite`` or ``postgresql``."""
         return self.engine.dialect.name
 
+    def _actor(self, session: Session, actor: Actor | None) -> Actor:
+        """``actor`` (else the ledger's, else this process's) with the session's database role."""
+        if self._role is None:
+            # Once per ledger: the role of a connection string does not change.
+            role = session.scalar(text("SELECT current_user")) if self.dialect == "postgresql" else None
+            self._role = (None if role is None else str(role),)
+        return (actor or self.actor or current_actor()).with_role(self._role[0])
+
     @contextmanager
-    def write(self) -> Iterator[Session]:
-        """One unit of work: commits when the block ends, rolls back if it raises."""
+    def write(self, actor: Actor | None = None) -> Iterator[Session]:
+        """One unit of work: commits when the block ends, rolls back if it raises.
+
+        Every event it writes records ``actor`` (default: the ledger's, else this
+        process's OS user and host) with the database role (:func:`session_actor`)."""
         with self._writers or contextlib.nullcontext(), self._write.begin() as session:
             session.connection()  # begin now, so that the write lock is taken first
             lock_for_write(session)
+            session.info[_ACTOR] = self._actor(session, actor)
             yield session
 
     @contextmanager
@@ -345,7 +382,11 @@ class Ledger:
         a session set-up and the lookup of the driver's connection per
         transaction. A server's connection is not held: it could drop while a
         long task runs, and the task's outcome must still reach the ledger, so
-        each transaction takes one from the pool, checked first."""
+        each transaction takes one from the pool, checked first.
+
+        Every transaction's events record this process's actor (the ledger's, else
+        its OS user and host), worked out once for the loop."""
+        mine = self.actor or current_actor()
         if self.dialect != "sqlite":
             with self._write() as pooled:
 
@@ -355,6 +396,7 @@ class Ledger:
                         with pooled.begin():
                             pooled.connection()  # begin now, so that the write lock is taken first
                             lock_for_write(pooled)
+                            pooled.info[_ACTOR] = self._actor(pooled, mine)
                             yield pooled
                     finally:
                         pooled.close()  # the connection goes back to the pool, loaded rows are forgotten
@@ -370,6 +412,7 @@ class Ledger:
             def transaction() -> Iterator[Session]:
                 with self._writers or contextlib.nullcontext(), connection.begin():
                     session.info[DRIVER] = connection.connection.driver_connection
+                    session.info[_ACTOR] = self._actor(session, mine)
                     try:
                         yield session
                         session.flush()

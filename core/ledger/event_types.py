@@ -61,6 +61,10 @@ class EventKind(StrEnum):
     ENGINE_FOUND_GONE = "engine.found_gone"
     """An engine's process was found gone on its own host (it crashed or was killed without
     retiring) and its row was retired at once (:class:`EngineFoundGone`)."""
+    ENGINE_STARTED = "engine.started"
+    """An engine announced itself on the ledger (:class:`EngineStarted`)."""
+    ENGINE_STOPPED = "engine.stopped"
+    """An engine retired: it stopped (:class:`EngineStopped`)."""
 
 
 #: Each kind's class (filled as the classes are defined; one each, see NewEvent.__init_subclass__).
@@ -327,6 +331,25 @@ class EngineFoundGone(NewEvent):
     host: str
     pid: int
     last_heartbeat: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineStarted(NewEvent):
+    """Engine ``engine`` (of this ``engine_kind``, process ``pid`` on ``host``) announced itself."""
+
+    kind = EventKind.ENGINE_STARTED
+    engine: str
+    engine_kind: EngineKind = field(metadata={_KEY: "kind"})
+    host: str
+    pid: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineStopped(NewEvent):
+    """Engine ``engine`` retired."""
+
+    kind = EventKind.ENGINE_STOPPED
+    engine: str
 
 
 #: Each kind's (attribute, stored key, when to leave it out), worked out once.

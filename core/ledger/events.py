@@ -4,6 +4,10 @@ Events are the typed classes of :mod:`core.ledger.event_types` (one per
 :class:`EventKind`), importable from here too. The GUI and metrics follow the
 log by id (:func:`core.ledger.queries.events_after`). Nothing here updates or
 deletes an event; the database refuses it too (triggers from the first migration).
+
+An event records who acted (``actor_user``, ``actor_host``, ``actor_role``):
+not a field of the typed classes but the write transaction's actor
+(:func:`core.ledger.db.session_actor`), so that no writer can leave it out.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from typing import TypedDict
 from sqlalchemy import bindparam, insert
 from sqlalchemy.orm import Session
 
-from core.ledger.db import lock_for_write
+from core.ledger.db import lock_for_write, session_actor
 from core.ledger.event_types import (
     EVENT_CLASSES,
     AttemptIgnored,
     AttemptOrphaned,
     EngineFoundGone,
+    EngineStarted,
+    EngineStopped,
     EngineWorkerDied,
     EventKind,
     LedgerFenced,
@@ -46,7 +52,7 @@ _INSERT = Prepared(
     insert(_EVENTS).values(
         {
             name: bindparam(name, type_=_EVENTS.c[name].type)
-            for name in ("at", "schedule_id", "occurrence_id", "kind", "data")
+            for name in ("at", "schedule_id", "occurrence_id", "kind", "data", "actor_user", "actor_host", "actor_role")
         }
     )
 )
@@ -58,7 +64,8 @@ def append(session: Session, new: NewEvent) -> None:
 
 
 def append_many(session: Session, events: Iterable[NewEvent]) -> int:
-    """Append events in one statement; returns how many."""
+    """Append events in one statement, each with the transaction's actor; returns how many."""
+    actor = session_actor(session)
     rows = [
         {
             "at": e.at,
@@ -66,6 +73,9 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
             "occurrence_id": e.occurrence_id,
             "kind": e.kind.value,
             "data": stored_data(e),
+            "actor_user": actor.user,
+            "actor_host": actor.host,
+            "actor_role": actor.role,
         }
         for e in events
     ]
@@ -122,6 +132,8 @@ __all__ = [
     "AttemptIgnored",
     "AttemptOrphaned",
     "EngineFoundGone",
+    "EngineStarted",
+    "EngineStopped",
     "EngineWorkerDied",
     "EventKind",
     "LedgerFenced",

@@ -21,9 +21,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.ledger.event_types import EventKind
 from core.ledger.models import Attempt, Event, Occurrence, Revision, Schedule
-from core.ledger.queries import EventView, OccurrenceView, occurrence_view
-from core.ledger.states import OccurrenceState
+from core.ledger.queries import EventView, OccurrenceView, event_view, occurrence_view
+from core.ledger.states import OccurrenceState, ScheduleState
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,33 @@ def last_attempts(session: Session, occurrence_ids: Iterable[str]) -> dict[str, 
 def events_of(session: Session, occurrence_id: str, *, limit: int = 500) -> list[EventView]:
     """The events of one occurrence, oldest first (at most ``limit``, the newest ones)."""
     stmt = select(Event).where(Event.occurrence_id == occurrence_id).order_by(Event.id.desc()).limit(limit)
-    found = [EventView(e.id, e.at, e.schedule_id, e.occurrence_id, e.kind, dict(e.data)) for e in session.scalars(stmt)]
+    found = [event_view(e) for e in session.scalars(stmt)]
     return found[::-1]
+
+
+#: The events that move a schedule's gate.
+_GATE_KINDS = (
+    EventKind.SCHEDULE_PAUSED.value,
+    EventKind.SCHEDULE_RESUMED.value,
+    EventKind.SCHEDULE_DISABLED.value,
+)
+
+
+def held_by(session: Session, schedule_ids: Iterable[str]) -> dict[str, EventView]:
+    """For each of these schedules that is paused or disabled, the event that made it so
+    (with who did it); active schedules are absent."""
+    held = [
+        sid
+        for sid, state in session.execute(select(Schedule.id, Schedule.state).where(Schedule.id.in_(set(schedule_ids))))
+        if state is not ScheduleState.ACTIVE
+    ]
+    found: dict[str, EventView] = {}
+    for sid in held:
+        stmt = select(Event).where(Event.schedule_id == sid, Event.kind.in_(_GATE_KINDS)).order_by(Event.id.desc())
+        last = session.scalars(stmt.limit(1)).first()
+        if last is not None and last.kind != EventKind.SCHEDULE_RESUMED.value:
+            found[sid] = event_view(last)
+    return found
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ The session-level queries they combine live in ``queries``, ``engine_queries``,
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core.ledger.access import reading
@@ -27,7 +27,15 @@ from core.ledger.engine_queries import EngineView, engine_views
 from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.future_diff import BackfillPreview, FutureDiff, backfill_preview, future_diff
 from core.ledger.health_queries import HealthSeries, Mark, health, recent_results
-from core.ledger.monitor_queries import AttemptView, Origin, attempts_of, events_of, origin_of, schedule_zones
+from core.ledger.monitor_queries import (
+    AttemptView,
+    Origin,
+    attempts_of,
+    events_of,
+    held_by,
+    origin_of,
+    schedule_zones,
+)
 from core.ledger.occurrence_pages import (
     MonitorRow,
     Opening,
@@ -220,11 +228,14 @@ def first_occurrence(ledger: Ledger, states: Iterable[OccurrenceState]) -> Occur
 
 @dataclass(frozen=True)
 class OccurrenceDetails:
-    """One occurrence in full: why it exists, every attempt, its history."""
+    """One occurrence in full: why it exists, every attempt, its history (each event with
+    who caused it), and who paused or disabled its schedule when it is held."""
 
     origin: Origin
     attempts: list[AttemptView]
     events: list[EventView]
+    #: The event that paused or disabled the schedule (None while it is active).
+    held: EventView | None = None
 
 
 def occurrence_detail(ledger: Ledger, occurrence_id: str) -> OccurrenceDetails | None:
@@ -233,7 +244,9 @@ def occurrence_detail(ledger: Ledger, occurrence_id: str) -> OccurrenceDetails |
         origin = origin_of(session, occurrence_id)
         if origin is None:
             return None
-        return OccurrenceDetails(origin, attempts_of(session, occurrence_id), events_of(session, occurrence_id))
+        sid = origin.occurrence.schedule_id
+        held = held_by(session, [sid]).get(sid)
+        return OccurrenceDetails(origin, attempts_of(session, occurrence_id), events_of(session, occurrence_id), held)
 
 
 @dataclass(frozen=True)
@@ -242,12 +255,16 @@ class AttentionQueue:
 
     items: list[AttentionItem]
     zones: dict[str, str]
+    #: For each of the items' schedules that is paused or disabled, the event that made it so.
+    held: dict[str, EventView] = field(default_factory=dict)
 
 
 def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
     """The attention queue (:func:`~core.ledger.attention_queries.attention_items`) with the zones."""
     with reading(ledger) as session:
-        return AttentionQueue(attention_items(session, now), schedule_zones(session))
+        items = attention_items(session, now)
+        held = held_by(session, {item.occurrence.schedule_id for item in items})
+        return AttentionQueue(items, schedule_zones(session), held)
 
 
 @dataclass(frozen=True)

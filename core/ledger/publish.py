@@ -33,7 +33,7 @@ from core.clock import Clock
 from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, first_line
 from core.ledger import events
 from core.ledger.access import writing
-from core.ledger.db import Ledger, lock_for_write
+from core.ledger.db import Ledger, NoActorError, lock_for_write, session_actor
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.os_text import string_problem
@@ -217,7 +217,7 @@ def publish(
             published_at=now,
             source_path=source.path if source is not None else None,
             source_host=source.host if source is not None else None,
-            **_publisher(session, actor or current_actor()),
+            **_publisher(session, actor or _session_or_process_actor(session)),
         )
     )
     session.flush()
@@ -229,6 +229,14 @@ def publish(
         ),
     )
     return PublishResult(sid, number, cutover, tzdb, tuple(cancelled), created)
+
+
+def _session_or_process_actor(session: Session) -> Actor:
+    """Who publishes: the write transaction's actor (:meth:`Ledger.write`), else this process."""
+    try:
+        return session_actor(session)
+    except NoActorError:
+        return current_actor()
 
 
 def _publisher(session: Session, actor: Actor) -> dict[str, str | None]:
@@ -362,15 +370,19 @@ def publish_to(
     *,
     check_task: bool = True,
     source: RevisionSource | None = None,
+    actor: Actor | None = None,
 ) -> PublishResult:
-    """:func:`publish` in a write transaction of its own: the revision and its events are written whole, or nothing."""
-    with writing(ledger) as session:
+    """:func:`publish` in a write transaction of its own (``actor``'s: :meth:`Ledger.write`):
+    the revision and its events are written whole, or nothing."""
+    with writing(ledger, actor) as session:
         return publish(session, spec, clock, check_task=check_task, source=source)
 
 
-def change_gate(ledger: Ledger, schedule_id: str, gate: Gate, clock: Clock, note: str | None = None) -> GateChange:
-    """:func:`pause`, :func:`resume` or :func:`disable` in a write transaction of its own."""
-    with writing(ledger) as session:
+def change_gate(
+    ledger: Ledger, schedule_id: str, gate: Gate, clock: Clock, note: str | None = None, actor: Actor | None = None
+) -> GateChange:
+    """:func:`pause`, :func:`resume` or :func:`disable` in a write transaction of its own (``actor``'s)."""
+    with writing(ledger, actor) as session:
         return _set_gate(session, schedule_id, clock, _GATE_TARGETS[Gate(gate)], note)
 
 
@@ -391,6 +403,7 @@ def publish_new(
     *,
     check_task: bool = True,
     only_into_empty: bool = False,
+    actor: Actor | None = None,
 ) -> Seeded:
     """Publish each spec whose schedule id the ledger does not hold yet, in one write transaction.
 
@@ -401,7 +414,7 @@ def publish_new(
     """
     published: list[str] = []
     skipped: list[str] = []
-    with writing(ledger) as session:
+    with writing(ledger, actor) as session:
         known = set(session.scalars(select(Schedule.id)))
         if only_into_empty and known:
             return Seeded([], [], had_schedules=True)

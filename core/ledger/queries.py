@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from core.actor import Actor
 from core.errors import UserError
 from core.ledger.compiled import compiled_revision
 from core.ledger.models import EngineRow, Event, ExpiredRange, Occurrence, Revision, Schedule
@@ -484,6 +485,21 @@ class EventView:
     occurrence_id: str | None
     kind: str
     data: Mapping[str, Any] = field(default_factory=dict)
+    #: Who caused it; None for an event written before actors were recorded (0008).
+    actor: Actor | None = None
+
+
+def event_actor(user: str | None, host: str | None, role: str | None) -> Actor | None:
+    """An event's actor from its columns (None when the event predates them)."""
+    if user is None and host is None:
+        return None
+    return Actor(user or "?", host or "?", role)
+
+
+def event_view(e: Event) -> EventView:
+    """One loaded event as a frozen value."""
+    actor = event_actor(e.actor_user, e.actor_host, e.actor_role)
+    return EventView(e.id, e.at, e.schedule_id, e.occurrence_id, e.kind, dict(e.data), actor)
 
 
 def events_after(
@@ -493,10 +509,7 @@ def events_after(
     stmt = select(Event).where(Event.id > after_id)
     if schedule_id is not None:
         stmt = stmt.where(Event.schedule_id == schedule_id)
-    return [
-        EventView(e.id, e.at, e.schedule_id, e.occurrence_id, e.kind, dict(e.data))
-        for e in session.scalars(stmt.order_by(Event.id).limit(limit))
-    ]
+    return [event_view(e) for e in session.scalars(stmt.order_by(Event.id).limit(limit))]
 
 
 def last_event_id(session: Session) -> int:

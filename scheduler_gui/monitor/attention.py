@@ -6,6 +6,10 @@ It did not happen, retry · Abandon. A FAILED one (attempts used up) offers Run
 it again (a recorded backfill of the same obligation, or a new manual run for
 a manual one) · Acknowledge. Every action takes an optional note, runs off the
 GUI thread, and is recorded in the ledger; a refusal is shown on its card.
+
+Each card says who decided what before ("alice@alpha said it did not happen")
+and, when the schedule is held, who held it ("paused by bob@beta"): the words
+are the core's (:mod:`core.ledger.event_words`), the actors the ledger's.
 """
 
 from __future__ import annotations
@@ -31,13 +35,16 @@ from PySide6.QtWidgets import (
 from core.clock import Clock
 from core.engine.admin import acknowledge_failed, retry_failed
 from core.engine.reconcile import Decision, reconcile
-from core.ledger.attention_queries import AttentionItem, PastDecision
+from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
+from core.ledger.event_types import EventKind
 from core.ledger.monitor_reads import AttentionQueue, attention_queue
+from core.ledger.queries import EventView
 from core.ledger.states import OccurrenceState
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.authors import decision_text, held_text
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
 from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
 from scheduler_gui.status_style import look
@@ -104,17 +111,6 @@ def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: Action, no
     return f"{occ.occurrence_id} runs again as {new_id}"
 
 
-#: A past decision in words, by its action.
-_DECIDED = {
-    Action.HAPPENED: "you said it happened",
-    Action.NOT_HAPPENED: "you said it did not happen, retried",
-    Action.ABANDON: "you abandoned it",
-    Action.ACKNOWLEDGE: "you acknowledged it",
-    "acknowledged": "you acknowledged it",
-    "retried": "you ran it again",
-}
-
-
 def attempt_text(item: AttentionItem, now: datetime | None = None) -> str:
     """``Attempt 2 on alpha:4242: timeout · started 2027-03-01 12:05:00Z, 3 min ago · ran 1 min``:
     the attempt's own age (now − its start; as of the reading when ``now`` is None),
@@ -131,11 +127,10 @@ def attempt_text(item: AttentionItem, now: datetime | None = None) -> str:
     return text
 
 
-def decision_text(decision: PastDecision) -> str:
-    """``you said it did not happen, retried · 2027-03-01 12:05Z · note: mailbox checked``."""
-    words = _DECIDED.get(decision.action, f"you decided {decision.action}")
-    text = f"{words} · {utc_text(decision.at)}"
-    return f"{text} · note: {decision.note}" if decision.note else text
+#: Events that move a schedule's gate (a card says who held its schedule).
+_GATE_KINDS = frozenset(
+    {EventKind.SCHEDULE_PAUSED.value, EventKind.SCHEDULE_RESUMED.value, EventKind.SCHEDULE_DISABLED.value}
+)
 
 
 def decisions_text(item: AttentionItem) -> str:
@@ -161,9 +156,13 @@ class AttentionCard(QFrame):
     decided = Signal(str, str, str)
     """occurrence id, action, note."""
 
-    def __init__(self, item: AttentionItem, zone: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, item: AttentionItem, zone: str, parent: QWidget | None = None, *, held: EventView | None = None
+    ) -> None:
         super().__init__(parent)
         self.item = item
+        #: The event that paused or disabled the schedule (None while it is active).
+        self.held = held
         occ = item.occurrence
         state_look = look(occ.state.value)
         self.setObjectName("attentionCard")
@@ -176,17 +175,7 @@ class AttentionCard(QFrame):
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setToolTip("How long it has waited for a decision: since its last attempt ended")
         layout.addWidget(self.title)
-        instant = occ.resolved_utc or occ.position_utc
-        when = QLabel(f"{local_text(instant, zone)} · {utc_text(instant)} · {occ.occurrence_id}")
-        when.setFont(tabular_font())
-        when.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        when.setAccessibleName("Scheduled time and occurrence id")
-        layout.addWidget(when)
-        if occ.reason:
-            reason = QLabel(occ.reason)
-            reason.setWordWrap(True)
-            reason.setAccessibleName("Why it waits")
-            layout.addWidget(reason)
+        self._add_facts(layout, zone)
         a = item.last_attempt
         self.attempt = QLabel()
         accessible(
@@ -225,8 +214,10 @@ class AttentionCard(QFrame):
             layout.addWidget(self.history)
 
         self.note = QLineEdit()
-        self.note.setPlaceholderText("Note (optional): what you checked, who decided…")
-        accessible(self.note, "Note for the decision", "Recorded in the ledger with your decision")
+        self.note.setPlaceholderText("Note (optional): what you checked, what you found…")
+        accessible(
+            self.note, "Note for the decision", "Recorded in the ledger with your decision, your user name and host"
+        )
         layout.addWidget(self.note)
         row = QHBoxLayout()
         self.buttons: dict[Action, QPushButton] = {}
@@ -244,6 +235,27 @@ class AttentionCard(QFrame):
         self.message.hide()
         layout.addWidget(self.message)
         self.show_ages(None)
+
+    def _add_facts(self, layout: QVBoxLayout, zone: str) -> None:
+        """When it was due, why it waits, and who holds its schedule (when someone does)."""
+        occ = self.item.occurrence
+        instant = occ.resolved_utc or occ.position_utc
+        when = QLabel(f"{local_text(instant, zone)} · {utc_text(instant)} · {occ.occurrence_id}")
+        when.setFont(tabular_font())
+        when.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        when.setAccessibleName("Scheduled time and occurrence id")
+        layout.addWidget(when)
+        if occ.reason:
+            reason = QLabel(occ.reason)
+            reason.setWordWrap(True)
+            reason.setAccessibleName("Why it waits")
+            layout.addWidget(reason)
+        if self.held is not None:
+            held = QLabel(held_text(self.held))
+            held.setWordWrap(True)
+            held.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            accessible(held, "Schedule held", "Who paused or disabled this occurrence's schedule, and when")
+            layout.addWidget(held)
 
     def show_ages(self, now: datetime | None) -> None:
         """Write the waiting time and the attempt's age as of ``now`` (None: as of the reading)."""
@@ -277,6 +289,10 @@ def _same(a: AttentionItem, b: AttentionItem) -> bool:
     last_a = a.last_attempt.attempt_id if a.last_attempt is not None else None
     last_b = b.last_attempt.attempt_id if b.last_attempt is not None else None
     return (a.state, a.occurrence.updated_at, last_a) == (b.state, b.occurrence.updated_at, last_b)
+
+
+def _held_id(event: EventView | None) -> int | None:
+    return event.id if event is not None else None
 
 
 def _drop(card: QWidget) -> None:
@@ -393,7 +409,13 @@ class AttentionView(QWidget):
 
     def _on_events(self, events: list[Any]) -> None:
         ids = set(self.cards)
-        if any(getattr(e, "occurrence_id", None) in ids for e in events):
+        # A card also says who paused or disabled its schedule: a gate's move is read again.
+        schedules = {card.item.occurrence.schedule_id for card in self.cards.values()}
+        if any(
+            getattr(e, "occurrence_id", None) in ids
+            or (getattr(e, "kind", None) in _GATE_KINDS and getattr(e, "schedule_id", None) in schedules)
+            for e in events
+        ):
             self.reload()
 
     def _loaded(self, loaded: AttentionQueue) -> None:
@@ -404,14 +426,15 @@ class AttentionView(QWidget):
         kept: dict[str, AttentionCard] = {}
         for item in loaded.items:
             card = self.cards.pop(item.occurrence_id, None)
-            if card is not None and _same(card.item, item):
+            held = loaded.held.get(item.occurrence.schedule_id)
+            if card is not None and _same(card.item, item) and _held_id(card.held) == _held_id(held):
                 card.item = item  # the ages are as of this reading
                 card.show_ages(None)
                 kept[item.occurrence_id] = card
                 continue
             if card is not None:
                 _drop(card)
-            card = AttentionCard(item, loaded.zones.get(item.occurrence.schedule_id, "UTC"))
+            card = AttentionCard(item, loaded.zones.get(item.occurrence.schedule_id, "UTC"), held=held)
             card.decided.connect(self._decide)
             kept[item.occurrence_id] = card
         for card in self.cards.values():

@@ -3,7 +3,9 @@
 :meth:`OccurrenceDetail.show_occurrence` reads the occurrence, its revision,
 its attempts and its events off the GUI thread and shows them as one readable
 page: times in the schedule's zone (abbreviation and offset) with UTC beside
-them, output tails in a monospaced font.
+them, output tails in a monospaced font. It says who decided what: who held
+the schedule, each person's decision about the occurrence, and who (or which
+engine's user and host) caused each event of its history.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from core.ledger.event_words import actor_text, event_what
 from core.ledger.monitor_queries import AttemptView
 from core.ledger.monitor_reads import OccurrenceDetails, occurrence_detail
 from core.ledger.queries import EventView
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.authors import event_decision_text, held_text
 from scheduler_gui.monitor.background import describe_error, ledger_work
 from scheduler_gui.monitor.timetext import age_text, local_text, utc_seconds_text, utc_text
 from scheduler_gui.status_style import look
@@ -69,6 +73,8 @@ def render_html(d: OccurrenceDetails) -> str:
     out = [f"<h3>{_chip(o.state.value)} {_mono(o.occurrence_id)}</h3>"]
     if o.reason:
         out.append(f"<p>{escape(o.reason)}</p>")
+    if d.held is not None:
+        out.append(f"<p>{escape(held_text(d.held))}</p>")
     out.append("<h4>Why it exists</h4><table>")
     out.append(_row("Schedule", f"{escape(o.schedule_id)}, revision {o.revision} ({escape(o.kind.value)})"))
     if d.origin.rule:
@@ -99,6 +105,11 @@ def render_html(d: OccurrenceDetails) -> str:
         out.append(f"<p>{_timeline(d.attempts)}</p>")
     for a in d.attempts:
         out.append(_attempt_html(a, zone))
+    decided = [text for text in map(event_decision_text, d.events) if text is not None]
+    if decided:
+        out.append(f"<h4>Decisions ({len(decided)})</h4><ul>")
+        out.extend(f"<li>{escape(text)}</li>" for text in decided)
+        out.append("</ul>")
     out.append(f"<h4>History ({len(d.events)} events)</h4><table>")
     for e in d.events:
         out.append(_event_html(e))
@@ -151,11 +162,12 @@ def _event_html(e: EventView) -> str:
     if "from" in data and "to" in data:
         what = f"{_chip(str(data['from']))} → {_chip(str(data['to']))}"
     else:
-        what = escape(e.kind)
+        what = escape(event_what(e.kind, data))
     why = data.get("reason") or data.get("note") or ""
     return (
         f"<tr><td style='padding-right:12px'>{_mono(utc_text(e.at))}</td>"
-        f"<td style='padding-right:12px'>{what}</td><td>{escape(str(why))}</td></tr>"
+        f"<td style='padding-right:12px'>{what}</td>"
+        f"<td style='padding-right:12px'>{escape(actor_text(e.actor))}</td><td>{escape(str(why))}</td></tr>"
     )
 
 

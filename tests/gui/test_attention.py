@@ -12,13 +12,15 @@ import pytest
 from conftest import NOW
 from monitor_support import FAILING_TASK, HANGING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QPushButton
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
 from sqlalchemy import select
 
+from core.actor import Actor
 from core.cli import main as schedctl
 from core.engine.reconcile import Decision, reconcile
 from core.ledger.models import Attempt
 from core.ledger.monitor_queries import events_of
+from core.ledger.publish import Gate, change_gate
 from core.ledger.queries import OccurrenceFilter, list_occurrences
 from core.ledger.states import OccurrenceKind
 from core.ledger.states import OccurrenceState as S
@@ -217,8 +219,10 @@ def test_a_card_shows_the_attempts_own_age_apart_from_its_waiting(qtbot, hung) -
     assert card.title.accessibleName() == "unknown effect, inbox, waiting 2 h 00 min"
 
 
-def test_a_card_shows_the_earlier_decisions_on_the_same_occurrence(qtbot, hung) -> None:
+def test_a_card_shows_the_earlier_decisions_on_the_same_occurrence(qtbot, hung, monkeypatch) -> None:
     ctx, _watcher, occ_id = hung
+    monkeypatch.setenv("LOGNAME", "alice")  # the person at this window is alice, on alpha
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
     view = _view(qtbot, ctx)
     _reloaded(qtbot, view)
     assert view.cards[occ_id].history is None  # nobody has decided anything yet
@@ -230,7 +234,7 @@ def test_a_card_shows_the_earlier_decisions_on_the_same_occurrence(qtbot, hung) 
     card = view.cards[occ_id]
     assert card.history is not None and card.history.isVisibleTo(view)
     assert card.history.text() == (
-        "Earlier decisions:\nyou said it did not happen, retried · 2027-03-01 12:10Z · note: no mail arrived"
+        "Earlier decisions:\nalice@alpha said it did not happen, 2027-03-01 12:10Z · note: no mail arrived"
     )
     assert card.attempt.text().startswith("Attempt 2 on ")
 
@@ -250,3 +254,37 @@ def test_an_empty_attention_page_says_so_at_the_top(qtbot, ctx: AppContext, tmp_
     assert view.empty_label.alignment() & Qt.AlignmentFlag.AlignTop
     assert "Occurrences (View ▸ Occurrences, Ctrl+2)" in view.empty_label.text()
     assert view.grab().save(str(tmp_path / "attention-empty.png"))
+
+
+def _label(widget, name: str) -> QLabel:
+    """The label a screen reader announces as ``name``."""
+    (found,) = [label for label in widget.findChildren(QLabel) if label.accessibleName() == name]
+    return found
+
+
+def test_a_card_says_who_decided_and_who_holds_the_schedule(qtbot, hung, tmp_path) -> None:
+    """Decisions made elsewhere (bob on beta) and a pause by carol on gamma, each named on the card."""
+    ctx, watcher, occ_id = hung
+    ctx.clock.set(NOW + timedelta(minutes=10))
+    reconcile(ctx.ledger, occ_id, Decision.NOT_HAPPENED, ctx.clock, "no mail arrived", actor=Actor("bob", "beta"))
+    run_at(ctx, 11)  # the retry hangs too: it waits again
+    change_gate(ctx.ledger, "inbox", Gate.PAUSE, ctx.clock, "mail server down", actor=Actor("carol", "gamma"))
+    view = _view(qtbot, ctx, watcher)
+    _reloaded(qtbot, view)
+    card = view.cards[occ_id]
+    assert _label(card, "Earlier decisions").text() == (
+        "Earlier decisions:\nbob@beta said it did not happen, 2027-03-01 12:10Z · note: no mail arrived"
+    )
+    held = _label(card, "Schedule held")
+    assert held.isVisibleTo(view)
+    assert held.text() == "Schedule paused by carol@gamma, 2027-03-01 12:11Z · note: mail server down"
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.grab().save(str(tmp_path / "attention-authors.png"))
+    # Resumed: the card no longer says the schedule is held (the watcher's events reload it).
+    change_gate(ctx.ledger, "inbox", Gate.RESUME, ctx.clock, actor=Actor("carol", "gamma"))
+    with qtbot.waitSignal(view.loaded, timeout=20_000):
+        watcher.poll_now()
+    assert [
+        label for label in view.cards[occ_id].findChildren(QLabel) if label.accessibleName() == "Schedule held"
+    ] == []

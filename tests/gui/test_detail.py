@@ -77,3 +77,36 @@ def test_a_skipped_occurrence_explains_itself(qtbot, ctx: AppContext) -> None:
     assert "Rule\nFREQ=DAILY;BYHOUR=2;BYMINUTE=30" in text
     assert "Missing time\nSKIP" in text and "Repeated time\nFIRST_ONLY" in text
     assert "Not started yet." in text
+
+
+def test_the_detail_says_who_decided_what(qtbot, ctx: AppContext, tmp_path: Path, monkeypatch) -> None:
+    """A person's decision names them; the engine's own moves name its user and host; a held
+    schedule names who held it."""
+    from datetime import timedelta
+
+    from conftest import NOW
+    from monitor_support import HANGING_TASK
+
+    from core.actor import Actor
+    from core.engine.reconcile import Decision, reconcile
+    from core.ledger.publish import Gate, change_gate
+
+    monkeypatch.setenv("LOGNAME", "tidemark")  # the engine runs as tidemark on box
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "box")
+    put(ctx, interval_spec("inbox", HANGING_TASK))
+    run_at(ctx, 5.5)
+    (occ_id,) = ids_in(ctx, "inbox", S.UNKNOWN_EFFECT)
+    ctx.clock.set(NOW + timedelta(minutes=10))
+    reconcile(ctx.ledger, occ_id, Decision.NOT_HAPPENED, ctx.clock, "no mail arrived", actor=Actor("alice", "alpha"))
+    ctx.clock.set(NOW + timedelta(minutes=12))
+    change_gate(ctx.ledger, "inbox", Gate.PAUSE, ctx.clock, "mail server down", actor=Actor("bob", "beta"))
+    detail = OccurrenceDetail(ctx)
+    qtbot.addWidget(detail)
+    text = _shown(qtbot, detail, occ_id)
+    assert "Schedule paused by bob@beta, 2027-03-01 12:12Z · note: mail server down" in text
+    assert "Decisions (1)\nalice@alpha said it did not happen, 2027-03-01 12:10Z · note: no mail arrived" in text
+    history = text[text.index("History (") :]  # one cell a line: time, what, by whom, why
+    assert "2027-03-01 12:05Z\n○ planned → ◔ due\ntidemark@box\n" in history
+    assert "2027-03-01 12:10Z\n? unknown effect → ↻ retry wait\nalice@alpha\nreconciled by a person" in history
+    detail.resize(700, 900)
+    assert detail.grab().save(str(tmp_path / "detail-authors.png"))

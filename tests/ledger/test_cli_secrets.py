@@ -135,6 +135,7 @@ DB_COMMANDS = {
     "backfill": ["backfill", SID, "--from", "2026-01-01", "--to", "2026-01-02"],
     "ledger": ["ledger"],
     "attempts": ["attempts", "occ-x"],
+    "events": ["events"],
     "reconcile": ["reconcile", "occ-x", "--happened"],
     "db upgrade": ["db", "upgrade"],
     "db grant": ["db", "grant", "alice", "--as", "viewer"],

@@ -213,6 +213,16 @@ CASES: list[tuple[str, NewEvent, dict[str, Any]]] = [
         ),
         {"engine": "e-1", "kind": "headless", "host": "box", "pid": 99, "lastHeartbeat": "2026-03-01T09:30:00Z"},
     ),
+    (
+        "engine_started",
+        events.EngineStarted(at=AT, engine="e-1", engine_kind=EngineKind.APP, host="alpha", pid=99),
+        {"engine": "e-1", "kind": "app", "host": "alpha", "pid": 99},
+    ),
+    (
+        "engine_stopped",
+        events.EngineStopped(at=AT, engine="e-1"),
+        {"engine": "e-1"},
+    ),
 ]
 
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from core.actor import Actor
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
 from core.engine.reconcile import Decision, reconcile
@@ -187,33 +188,36 @@ def test_earlier_decisions_on_the_same_occurrence_come_newest_last(ledger: Ledge
     occ_id = _due_occurrence(ledger, clock)
     _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
     clock.set(utc("2026-03-02T08:00:00Z"))
-    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock, "no mail arrived")
+    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock, "no mail arrived", actor=Actor("alice", "alpha"))
     _unknown_effect(ledger, clock, occ_id, "2026-03-02T08:05:00Z", attempt=2)
     clock.set(utc("2026-03-02T09:00:00Z"))
-    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock)
+    reconcile(ledger, occ_id, Decision.NOT_HAPPENED, clock, actor=Actor("bob", "beta"))
     _unknown_effect(ledger, clock, occ_id, "2026-03-02T09:05:00Z", attempt=3)
     with ledger.read() as session:
         (item,) = attention_items(session, utc("2026-03-02T10:00:00Z"))
         kept_one = past_decisions(session, [occ_id], keep=1)
         assert past_decisions(session, ["occ-none"]) == {}
+    role = "postgres" if ledger.dialect == "postgresql" else None  # who decided, with the session's role
+    alice, bob = Actor("alice", "alpha", role), Actor("bob", "beta", role)
     assert item.decisions == (
-        PastDecision(utc("2026-03-02T08:00:00Z"), "not-happened", "no mail arrived"),
-        PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None),
+        PastDecision(utc("2026-03-02T08:00:00Z"), "not-happened", "no mail arrived", alice),
+        PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None, bob),
     )
     assert item.older_decisions == 0
     assert item.last_attempt is not None and item.last_attempt.attempt_number == 3
-    assert kept_one == {occ_id: ((PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None),), 1)}
+    assert kept_one == {occ_id: ((PastDecision(utc("2026-03-02T09:00:00Z"), "not-happened", None, bob),), 1)}
 
 
 def test_an_abandoned_unknown_effect_shows_the_decision_on_its_failure(ledger: Ledger, clock: FixedClock) -> None:
     occ_id = _due_occurrence(ledger, clock)
     _unknown_effect(ledger, clock, occ_id, "2026-03-02T07:31:00Z")
     clock.set(utc("2026-03-02T08:00:00Z"))
-    reconcile(ledger, occ_id, Decision.ABANDON, clock, "the vendor will resend")
+    reconcile(ledger, occ_id, Decision.ABANDON, clock, "the vendor will resend", actor=Actor("alice", "alpha"))
     with ledger.read() as session:
         (item,) = attention_items(session, utc("2026-03-02T08:30:00Z"))
     assert item.state is S.FAILED
-    assert item.decisions == (PastDecision(utc("2026-03-02T08:00:00Z"), "abandon", "the vendor will resend"),)
+    alice = Actor("alice", "alpha", "postgres" if ledger.dialect == "postgresql" else None)
+    assert item.decisions == (PastDecision(utc("2026-03-02T08:00:00Z"), "abandon", "the vendor will resend", alice),)
 
 
 @pytest.fixture

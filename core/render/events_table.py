@@ -1,0 +1,85 @@
+"""The audit log for people and programs (``schedctl events``): one line, or one JSON
+object, per event, written as the events are read (a long log is never held whole).
+
+Every value is written through :func:`~core.render.terminal.terminal_safe` by the
+caller's stream (:func:`core.cli.output.terminal_safe_stream`); this module also
+escapes each cell itself, so that a note cannot drive a terminal whichever stream
+it is written to.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from core.ledger.event_words import actor_text, event_note, event_what
+from core.ledger.queries import EventView
+from core.render.terminal import terminal_safe
+from core.timefmt import fmt_utc
+
+_NONE = "—"
+_ASCII = str.maketrans({"—": "-", "→": "->", "·": "|"})
+HEADERS = ("Time (UTC)", "Actor", "Schedule", "Occurrence", "What", "Note")
+#: Each column's width but the last: a stream cannot measure the rows to come, so the
+#: columns are as wide as their usual values (a longer one pushes the rest of its line).
+_WIDTHS = (20, 22, 24, 36, 28)
+
+
+def event_cells(e: EventView) -> tuple[str, ...]:
+    """The row of one event: time (UTC), actor (``—`` before 0008), schedule, occurrence, what, note."""
+    return (
+        f"{e.at:%Y-%m-%d %H:%M:%S}Z",
+        actor_text(e.actor),
+        e.schedule_id or _NONE,
+        e.occurrence_id or _NONE,
+        event_what(e.kind, e.data),
+        event_note(e.kind, e.data) or "",
+    )
+
+
+def _line(cells: Iterable[str], unicode: bool) -> str:
+    cells = [" ".join(terminal_safe(c).split()) for c in cells]  # one line per event, whatever a note holds
+    text = "  ".join([*(c.ljust(w) for c, w in zip(cells, _WIDTHS, strict=False)), *cells[len(_WIDTHS) :]])
+    text = text.rstrip() + "\n"
+    return text if unicode else text.translate(_ASCII)
+
+
+def write_events_table(events: Iterable[EventView], file: TextIO, *, unicode: bool = True) -> int:
+    """A header and one line per event; a line saying so when there is none. Returns how many."""
+    file.write(_line(HEADERS, unicode))
+    count = 0
+    for e in events:
+        file.write(_line(event_cells(e), unicode))
+        count += 1
+    if count == 0:
+        file.write("(no events)\n")
+    return count
+
+
+def event_json(e: EventView) -> dict[str, Any]:
+    """One event of ``schedctl events --format json``; the keys are stable (docs/cli.md)."""
+    actor = None if e.actor is None else {"user": e.actor.user, "host": e.actor.host, "role": e.actor.role}
+    return {
+        "id": e.id,
+        "at": fmt_utc(e.at),
+        "kind": e.kind,
+        "actor": actor,
+        "scheduleId": e.schedule_id,
+        "occurrenceId": e.occurrence_id,
+        "what": event_what(e.kind, e.data),
+        "note": event_note(e.kind, e.data),
+        "data": dict(e.data),
+    }
+
+
+def write_events_json(events: Iterable[EventView], file: TextIO) -> int:
+    """``{"events": [...]}``, one event per line, written as they come. Returns how many."""
+    file.write('{"events": [')
+    count = 0
+    for e in events:
+        file.write(",\n  " if count else "\n  ")
+        file.write(terminal_safe(json.dumps(event_json(e), ensure_ascii=False)))
+        count += 1
+    file.write("\n]}\n" if count else "]}\n")
+    return count
