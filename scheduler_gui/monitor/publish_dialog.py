@@ -128,6 +128,40 @@ class PublishDialog(QDialog):
         self.setAccessibleName("Publish")
         self.resize(860, 560)
         layout = QVBoxLayout(self)
+        self._build_summary(layout)
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["Local", "UTC", "What happens"])
+        accessible(
+            self.tree,
+            "Occurrences that would change",
+            "Each occurrence publishing would add, remove or move, and the running ones it leaves alone",
+        )
+        self.tree.setFont(tabular_font())
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setUniformRowHeights(True)
+        layout.addWidget(self.tree, 1)
+        self.problem = error_label()
+        layout.addWidget(self.problem)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.publish_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.publish_button.setText("&Publish")
+        accessible(self.publish_button, "Publish", "Publish this revision: it governs from its cutover on")
+        self.publish_button.setEnabled(False)
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        accessible(cancel, "Cancel", "Close without publishing")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self._reader = LatestOnly(self, describe=problem_text)
+        self._reader.done.connect(self._on_looked)
+        self._reader.failed.connect(self._on_failed)
+        self._write = DialogWrite(self.buttons, self._published, self._refused, self)
+        self.refresh()
+
+    def _build_summary(self, layout: QVBoxLayout) -> None:
+        """The heading, the explanation, the counts and where it runs, above the tree."""
+        spec = self.spec
         self.heading = QLabel(f"Publish {spec.schedule_id} revision {spec.revision}")
         font = self.heading.font()
         font.setBold(True)
@@ -159,35 +193,6 @@ class PublishDialog(QDialog):
         self.replacing.setAccessibleName("Replaces another file's schedule")
         self.replacing.hide()
         layout.addWidget(self.replacing)
-        self.tree = QTreeWidget()
-        self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Local", "UTC", "What happens"])
-        accessible(
-            self.tree,
-            "Occurrences that would change",
-            "Each occurrence publishing would add, remove or move, and the running ones it leaves alone",
-        )
-        self.tree.setFont(tabular_font())
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setUniformRowHeights(True)
-        layout.addWidget(self.tree, 1)
-        self.problem = error_label()
-        layout.addWidget(self.problem)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.publish_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.publish_button.setText("&Publish")
-        accessible(self.publish_button, "Publish", "Publish this revision: it governs from its cutover on")
-        self.publish_button.setEnabled(False)
-        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
-        accessible(cancel, "Cancel", "Close without publishing")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout.addWidget(self.buttons)
-        self._reader = LatestOnly(self, describe=problem_text)
-        self._reader.done.connect(self._on_looked)
-        self._reader.failed.connect(self._on_failed)
-        self._write = DialogWrite(self.buttons, self._published, self._refused, self)
-        self.refresh()
 
     # --- the diff ---------------------------------------------------------------
     def refresh(self) -> None:

@@ -54,7 +54,8 @@ def last_id(ledger: Ledger) -> int:
 
 
 def published(ledger: Ledger, clock: FixedClock, **overrides: object) -> None:
-    publish_to(ledger, spec(**overrides), clock, check_task=False, actor=Actor("bob", "beta"))
+    """Published on host beta by this OS user, so that an engine on beta runs it (core.placement)."""
+    publish_to(ledger, spec(**overrides), clock, check_task=False, actor=Actor(os_user(), "beta"))
 
 
 def only_by(ledger: Ledger, after: int, kinds: set[str]) -> None:
@@ -118,7 +119,10 @@ def test_reconcile_records_who_decided(ledger: Ledger, clock: FixedClock) -> Non
 
 
 @pytest.mark.parametrize("retry", [False, True], ids=["acknowledge", "retry"])
-def test_a_failure_dealt_with_records_who(ledger: Ledger, clock: FixedClock, retry: bool) -> None:
+def test_a_failure_dealt_with_records_who(
+    ledger: Ledger, clock: FixedClock, retry: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "beta")  # the engine runs where the schedule was published
     published(ledger, clock, task=FAILS, retry={"maxAttempts": 1})
     occurrence_id = admin.run_now(ledger, SID, clock)
     Engine(ledger, clock).run_once()
