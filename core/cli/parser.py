@@ -331,6 +331,13 @@ _SECRET = Command(
             "from standard input (one final line break dropped); never from the command line.",
             args=(
                 _SECRET_NAME,
+                # Taken only to be refused without echoing it: other users' ps sees a command line.
+                arg(
+                    "value",
+                    nargs="?",
+                    metavar="VALUE",
+                    help="refused: the value is read at a hidden prompt or from standard input, never from here",
+                ),
                 arg("--file", action="store_true", help="keep it in the file even where a keyring is usable"),
             ),
             names_itself=True,

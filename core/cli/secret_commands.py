@@ -28,6 +28,11 @@ def cmd_secret_set(args: argparse.Namespace) -> int:
     """Store a secret in the keyring (or the file with --file)."""
     from core.secrets import SecretError, Store, check_name, secrets_file, store
 
+    if args.value is not None:
+        raise UsageError(
+            "the value is never taken from the command line (other users' ps would show it): "
+            "type it at the prompt, or give it on standard input"
+        )
     try:
         check_name(args.name)
         where = Store.FILE if args.file else None

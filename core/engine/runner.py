@@ -83,7 +83,7 @@ class PreparedCommand:
 
     argv: list[str]
     cwd: str | None
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)  # values (secrets among them) stay out of any repr in a log
     digest: str
     env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
     #: The values of the task's secrets, masked in its output tails before anything keeps them.

@@ -198,3 +198,17 @@ def test_a_secrets_file_others_can_read_is_refused_and_the_occurrence_fails(
         assert "secret api-token cannot be read" in attempt["stderrTail"]
         assert "has mode 0644" in attempt["stderrTail"] and "chmod 600" in attempt["stderrTail"]
         assert VALUE not in out
+
+
+def test_apply_warns_about_a_credential_in_clear_and_publishes(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "clear.yaml"
+    data = DAILY | {"scheduleId": SID, "task": {"argv": [PY, "-c", "pass"], "env": {"API_TOKEN": VALUE}}}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    status, out, err = schedctl(capsys, "apply", str(path), "--db", ledger_url, "--now", "2026-03-01T00:00:00Z")
+    assert status == 0 and out.startswith(f"applied {SID} revision 1")
+    assert err == (
+        f"{path}: warning: task.env.API_TOKEN: looks like a credential and is in clear in the spec (and the "
+        "ledger); keep it as a secret: schedctl secret set API_TOKEN then write API_TOKEN: {secret: API_TOKEN}\n"
+    )
