@@ -44,6 +44,10 @@ class SecretError(UserError):
     """A secret could not be stored, found or read; the message names it, never its value."""
 
 
+class SecretMissing(SecretError):
+    """No secret of that name is kept on this host."""
+
+
 class Store(Enum):
     """Where a secret is kept."""
 
@@ -172,11 +176,18 @@ def _remember(name: str, present: bool) -> None:
 # What the rest of Tidemark calls ----------------------------------------
 
 
-def store(name: str, value: str, *, where: Store | None = None) -> Store:
-    """Keep ``value`` as the secret ``name``: in the keyring when one is usable (or ``where`` says), else a file."""
+def store(name: str, value: str, *, where: Store | None = None, replace: bool = True) -> Store:
+    """Keep ``value`` as the secret ``name``: in the keyring when one is usable (or ``where`` says), else a file.
+
+    With ``replace`` False, a secret of that name already kept here with another value is refused."""
     check_name(name)
     if not value:
         raise SecretError(f"the secret {name} would be empty; give it a value")
+    if not replace and _existing(name) not in (None, value):
+        raise SecretError(
+            f"a secret {name} is already kept on this computer with another value; "
+            f"remove it first (schedctl secret delete {name}) or rename the variable"
+        )
     backend = _keyring() if where in (None, Store.KEYRING) else None
     if where is Store.KEYRING and backend is None:
         raise SecretError(f"no usable OS keyring here to keep {name}; use the file ({secrets_file()})")
@@ -191,6 +202,13 @@ def store(name: str, value: str, *, where: Store | None = None) -> Store:
     data[name] = value
     _write_json(secrets_file(), data)
     return Store.FILE
+
+
+def _existing(name: str) -> str | None:
+    try:
+        return lookup(name)
+    except SecretMissing:
+        return None
 
 
 def delete(name: str) -> list[Store]:
@@ -246,7 +264,7 @@ def lookup(name: str) -> str:
     if name in data:
         return data[name]
     places = ("the keyring (service tidemark) nor " if backend is not None else "") + str(path)
-    raise SecretError(f"secret {name} is not set on this host (neither in {places}){trouble}")
+    raise SecretMissing(f"secret {name} is not set on this host (neither in {places}){trouble}")
 
 
 def resolve(env: Mapping[str, str | Any]) -> tuple[dict[str, str], tuple[str, ...]]:
