@@ -3,6 +3,8 @@ config folder (keyring's fail backend set, so that the machine's own keyring is 
 
 from __future__ import annotations
 
+import io
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +14,8 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
 from keyring.errors import PasswordDeleteError
+
+from core import cli
 
 STORES = ("keyring", "file")
 
@@ -47,3 +51,14 @@ def secret_store(kind: str, config_home: Path, monkeypatch: pytest.MonkeyPatch) 
         yield backend
     finally:
         keyring.set_keyring(before)
+
+
+def schedctl(capsys: pytest.CaptureFixture[str], *argv: str, stdin: str = "") -> tuple[int, str, str]:
+    """Run ``schedctl argv`` with ``stdin`` as its standard input (not a terminal): status, stdout, stderr."""
+    sys.stdin = io.StringIO(stdin)
+    try:
+        status = cli.main(list(argv))
+    finally:
+        sys.stdin = sys.__stdin__
+    out, err = capsys.readouterr()
+    return status, out, err

@@ -26,7 +26,7 @@ from core.spec_roundtrip import rewrite
 from core.spec_validation import parse_spec
 from core.specfile import load_text
 from tests.core.helpers import make_data
-from tests.secret_stores import STORES, MemoryKeyring, secret_store
+from tests.secret_stores import STORES, MemoryKeyring, schedctl, secret_store
 
 VALUE = "s3cr3t-value-91"
 IDENTITY = TaskIdentity("s", 1, "occ", None, "2026-03-01T06:00:00", None, None, "att", 1)
@@ -256,16 +256,6 @@ def test_which_names_look_like_credentials(name: str, looks: bool) -> None:
 
 
 # --- schedctl secret --------------------------------------------------------------------
-
-
-def schedctl(capsys: pytest.CaptureFixture[str], *argv: str, stdin: str = "") -> tuple[int, str, str]:
-    sys.stdin = io.StringIO(stdin)
-    try:
-        status = cli.main(list(argv))
-    finally:
-        sys.stdin = sys.__stdin__
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_secret_set_list_and_delete(store: str, capsys: pytest.CaptureFixture[str]) -> None:

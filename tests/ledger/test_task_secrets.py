@@ -5,7 +5,6 @@ output; a missing or unreadable secret is a spawn error naming it. Both stores, 
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections.abc import Iterator
@@ -16,10 +15,9 @@ import pytest
 import yaml
 from sqlalchemy import create_engine, inspect, select, table, text
 
-from core import cli
 from core.cli.parser import COMMANDS
 from core.secrets import secrets_file
-from tests.secret_stores import STORES, secret_store
+from tests.secret_stores import STORES, schedctl, secret_store
 
 from . import DAILY
 
@@ -39,15 +37,16 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
         yield request.param
 
 
-def schedctl(capsys: pytest.CaptureFixture[str], *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-    if stdin is not None:
-        sys.stdin = io.StringIO(stdin)
-    try:
-        status = cli.main(list(argv))
-    finally:
-        sys.stdin = sys.__stdin__
-    out, err = capsys.readouterr()
-    return status, out, err
+def only_attempt(capsys: pytest.CaptureFixture[str], url: str, state: str) -> dict[str, Any]:
+    """The attempt of the one occurrence in ``state``, as ``attempts --format json`` prints it."""
+    status, out, err = schedctl(capsys, "ledger", "--format", "json", "--state", state, "--db", url)
+    assert status == 0, err
+    (row,) = json.loads(out)["occurrences"]
+    status, out, err = schedctl(capsys, "attempts", row["occurrenceId"], "--format", "json", "--db", url)
+    assert status == 0, err
+    (attempt,) = json.loads(out)["attempts"]
+    assert VALUE not in out
+    return dict(attempt) | {"occurrenceId": row["occurrenceId"]}
 
 
 def write_spec(tmp_path: Path, received: Path, retry: int = 3) -> str:
@@ -136,15 +135,12 @@ def test_the_task_receives_its_secret_and_the_ledger_never_holds_it(
     assert (status, err) == (0, "")
     assert received.read_text() == VALUE
 
-    status, out, _ = schedctl(capsys, "ledger", "--format", "json", "--state", "SUCCEEDED", "--db", ledger_url)
-    (row,) = json.loads(out)["occurrences"]
-    status, out, _ = schedctl(capsys, "attempts", row["occurrenceId"], "--format", "json", "--db", ledger_url)
-    (attempt,) = json.loads(out)["attempts"]
+    attempt = only_attempt(capsys, ledger_url, "SUCCEEDED")
     # The tails are masked before they are stored: the rest of what the task said is kept.
     assert attempt["stdoutTail"] == "using *** in eu\n"
     assert attempt["stderrTail"] == "token was ***\n"
 
-    said = outputs(capsys, ledger_url, spec, row["occurrenceId"])
+    said = outputs(capsys, ledger_url, spec, attempt["occurrenceId"])
     assert "api-token" in said  # the reference is shown
     assert VALUE not in said
     dump = database_text(ledger_url)
@@ -159,19 +155,16 @@ def test_a_missing_secret_is_a_spawn_error_naming_it(
     received = tmp_path / "received.txt"
     spec = write_spec(tmp_path, received)
     assert schedctl(capsys, "apply", spec, "--db", ledger_url, "--now", "2026-03-01T00:00:00Z")[0] == 0
-    status, out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", "2026-03-01T06:00:05Z")
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", "2026-03-01T06:00:05Z")
     assert status == 0, err
     assert not received.exists()
-    status, out, _ = schedctl(capsys, "ledger", "--format", "json", "--state", "RETRY_WAIT", "--db", ledger_url)
-    (row,) = json.loads(out)["occurrences"]
-    status, out, _ = schedctl(capsys, "attempts", row["occurrenceId"], "--format", "json", "--db", ledger_url)
-    (attempt,) = json.loads(out)["attempts"]
+    attempt = only_attempt(capsys, ledger_url, "RETRY_WAIT")
     assert attempt["errorClass"] == "spawn_error"
     assert "secret api-token is not set on this host" in attempt["stderrTail"]
 
     # Once it is set, the retry runs with it.
     assert schedctl(capsys, "secret", "set", "api-token", stdin=VALUE)[0] == 0
-    status, out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", "2026-03-01T06:02:05Z")
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", "2026-03-01T06:02:05Z")
     assert status == 0, err
     assert received.read_text() == VALUE
 
@@ -185,19 +178,15 @@ def test_a_secrets_file_others_can_read_is_refused_and_the_occurrence_fails(
         received = tmp_path / "received.txt"
         spec = write_spec(tmp_path, received, retry=1)
         assert schedctl(capsys, "apply", spec, "--db", ledger_url, "--now", "2026-03-01T00:00:00Z")[0] == 0
-        status, out, err = schedctl(
+        status, _out, err = schedctl(
             capsys, "engine", "run", "--once", "--db", ledger_url, "--now", "2026-03-01T06:00:05Z"
         )
         assert status == 0, err
         assert not received.exists()
-        status, out, _ = schedctl(capsys, "ledger", "--format", "json", "--state", "FAILED", "--db", ledger_url)
-        (row,) = json.loads(out)["occurrences"]
-        status, out, _ = schedctl(capsys, "attempts", row["occurrenceId"], "--format", "json", "--db", ledger_url)
-        (attempt,) = json.loads(out)["attempts"]
+        attempt = only_attempt(capsys, ledger_url, "FAILED")
         assert attempt["errorClass"] == "spawn_error"
         assert "secret api-token cannot be read" in attempt["stderrTail"]
         assert "has mode 0644" in attempt["stderrTail"] and "chmod 600" in attempt["stderrTail"]
-        assert VALUE not in out
 
 
 def test_apply_warns_about_a_credential_in_clear_and_publishes(
