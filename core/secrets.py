@@ -238,7 +238,7 @@ def entries() -> list[Entry]:
     found: list[Entry] = []
     backend = _keyring()
     if backend is not None:
-        label = f"keyring ({type(backend).__module__}.{type(backend).__name__}, service {SERVICE})"
+        label = f"{type(backend).__module__}.{type(backend).__name__} (service {SERVICE})"
         found += [Entry(n, Store.KEYRING, label) for n in _keyring_names()]
     found += [Entry(n, Store.FILE, str(secrets_file())) for n in _file_secrets()]
     return sorted(found, key=lambda e: (e.name, e.store.value))
