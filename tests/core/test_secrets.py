@@ -24,7 +24,7 @@ from core.spec import json_schema
 from core.spec_canonical import canonical_dict
 from core.spec_roundtrip import rewrite
 from core.spec_validation import parse_spec
-from core.specfile import load_text
+from core.specfile import dump_yaml, load_text
 from tests.core.helpers import make_data
 from tests.secret_stores import STORES, MemoryKeyring, schedctl, secret_store
 
@@ -98,6 +98,14 @@ def test_the_json_schema_describes_the_reference() -> None:
     ref = schema["$defs"]["SecretRef"]
     assert ref["required"] == ["secret"] and ref["additionalProperties"] is False
     assert ref["properties"]["secret"]["pattern"] == "^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+
+
+def test_a_new_file_writes_the_reference_on_its_variables_line() -> None:
+    spec = parse_spec(with_env({"API_TOKEN": {"secret": "push-token"}, "REGION": "eu"}))
+    text = dump_yaml(canonical_dict(spec))
+    assert "  env:\n    API_TOKEN: {secret: push-token}\n    REGION: eu\n" in text
+    again = parse_spec(load_text(text, "new.yaml"))
+    assert again.task is not None and again.task.secret_names() == {"API_TOKEN": "push-token"}
 
 
 def test_a_persons_file_gets_the_reference_in_place_of_the_value() -> None:
