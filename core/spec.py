@@ -37,6 +37,7 @@ from core.enums import (
 )
 from core.errors import ZoneError
 from core.os_text import key_text, shown
+from core.secrets import SECRET_NAME, SECRET_NAME_RULE, name_problem
 from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
 from core.zones import check_zone_name
 
@@ -248,13 +249,46 @@ class Retry(_Model):
     max_backoff: Duration = timedelta(minutes=10)
 
 
+class SecretRef(_Model):
+    """``{secret: NAME}``: a task variable whose value the engine's host keeps (core.secrets), never the ledger."""
+
+    secret: str = Field(
+        description=f"the secret's name: {SECRET_NAME_RULE}", json_schema_extra={"pattern": f"^{SECRET_NAME.pattern}$"}
+    )
+
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, value: str) -> str:
+        why = name_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+
+def _env_value(value: Any) -> Any:
+    """A variable's value is text or ``{secret: NAME}``; anything else is refused in one clear line."""
+    if isinstance(value, str | SecretRef):
+        return value
+    if isinstance(value, dict):
+        if set(value) != {"secret"}:
+            raise ValueError(f"a reference is written {{secret: NAME}}, got {shown(value)}")
+        why = name_problem(value["secret"])
+        if why is not None:
+            raise ValueError(why)
+        return value
+    raise ValueError(f"must be text (quote a number: '8080') or {{secret: NAME}}, got {shown(value)}")
+
+
+EnvValue = Annotated[str | SecretRef, BeforeValidator(_env_value)]
+
+
 class Task(_Model):
     """What runs: a command as an argv list, never through a shell."""
 
     kind: Literal["command"] = "command"
     argv: list[str] = Field(min_length=1)
     cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, EnvValue] = Field(default_factory=dict)
     timeout: Duration = timedelta(minutes=10)
     effect: Effect = Effect.NON_IDEMPOTENT
     verify: list[str] | None = None
@@ -275,11 +309,15 @@ class Task(_Model):
 
     @field_validator("env")
     @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+    def _env(cls, value: dict[str, str | SecretRef]) -> dict[str, str | SecretRef]:
         for name in value:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise ValueError(f"{shown(name)} is not a valid environment variable name")
         return value
+
+    def secret_names(self) -> dict[str, str]:
+        """Variable -> secret name, for the variables given as ``{secret: NAME}``."""
+        return {var: value.secret for var, value in self.env.items() if isinstance(value, SecretRef)}
 
 
 class ScheduleSpec(_Model):

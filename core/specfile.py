@@ -123,7 +123,9 @@ def _represent_list(dumper: yaml.SafeDumper, items: list[Any]) -> yaml.SequenceN
 
 
 def _represent_dict(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.MappingNode:
-    return dumper.represent_mapping("tag:yaml.org,2002:map", list(data.items()), flow_style=not data)
+    # A secret's reference stays on its variable's line, as docs/spec.md writes it: {secret: NAME}.
+    reference = list(data) == ["secret"] and isinstance(data["secret"], str)
+    return dumper.represent_mapping("tag:yaml.org,2002:map", list(data.items()), flow_style=not data or reference)
 
 
 _NewFileDumper.add_representer(list, _represent_list)

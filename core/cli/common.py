@@ -47,6 +47,16 @@ def problem_lines(path: str, exc: UserError) -> list[str]:
     return [f"{path}: {line}" for line in str(exc).splitlines() or [type(exc).__name__]]
 
 
+def warn_credentials(path: str, spec: ScheduleSpec) -> None:
+    """Warn (without refusing) about each clear-text variable whose name looks like a credential."""
+    from core.cli.output import err
+    from core.secrets import credential_warnings
+
+    if spec.task is not None:
+        for line in credential_warnings(spec.task.env):
+            err(f"{path}: warning: {line}")
+
+
 def read_spec(path: str) -> ScheduleSpec:
     """Read and validate a spec; ``-`` reads standard input."""
     from core.errors import UserError

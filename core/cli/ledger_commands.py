@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.cli.common import EXIT_OK, Invalid, UsageError, problem_lines, read_spec
+from core.cli.common import EXIT_OK, Invalid, UsageError, problem_lines, read_spec, warn_credentials
 from core.cli.ledger_access import command_clock, open_command_ledger, upgrade_command_ledger
 from core.cli.output import out, plural, unicode_ok
 
@@ -26,6 +26,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from core.timefmt import fmt_utc
 
     spec = read_spec(args.spec)
+    warn_credentials(args.spec, spec)
     # The revision remembers its file (not standard input's), so the app can tell it from a namesake.
     source = RevisionSource.of_file(args.spec) if args.spec != "-" else None
     clock = command_clock(args, spec.time_zone)

@@ -43,6 +43,7 @@ from core.cli.ledger_commands import (
     cmd_schedules,
 )
 from core.cli.role_commands import cmd_db_grant
+from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
 from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
 
 Run = Callable[[argparse.Namespace], int]
@@ -380,8 +381,47 @@ _LEDGER_COMMANDS = (
     ),
 )
 
+_SECRET_NAME = arg("name", metavar="NAME", help="the secret's name, as a spec writes it: {secret: NAME}")
+_SECRET = Command(
+    "secret",
+    "keep the values of task variables written {secret: NAME} on this host",
+    names_itself=True,
+    description="A task variable written {secret: NAME} is looked up on the engine's host when the task "
+    "starts: in the OS keyring (service tidemark), else in secrets.json in your config folder (mode 0600). "
+    "The ledger stores the reference, never the value.",
+    subcommands=(
+        Command(
+            "set",
+            "store a secret (the value from a hidden prompt, or standard input)",
+            cmd_secret_set,
+            description="Store the secret NAME. Its value is typed at a hidden prompt on a terminal, else read "
+            "from standard input (one final line break dropped); never from the command line.",
+            args=(
+                _SECRET_NAME,
+                # Taken only to be refused without echoing it: other users' ps sees a command line.
+                arg(
+                    "value",
+                    nargs="?",
+                    metavar="VALUE",
+                    help="refused: the value is read at a hidden prompt or from standard input, never from here",
+                ),
+                arg("--file", action="store_true", help="keep it in the file even where a keyring is usable"),
+            ),
+            names_itself=True,
+        ),
+        Command(
+            "list",
+            "list the secrets' names and where each is kept (never values)",
+            cmd_secret_list,
+            args=(_FORMAT,),
+            names_itself=True,
+        ),
+        Command("delete", "remove a secret", cmd_secret_delete, args=(_SECRET_NAME,), names_itself=True),
+    ),
+)
+
 #: Every command of ``schedctl``, in the order ``schedctl --help`` lists them.
-COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS)
+COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET)
 
 
 # --- the builder ------------------------------------------------------------------------

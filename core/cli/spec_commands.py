@@ -8,7 +8,16 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from core.cli.arguments import current_time, parse_time
-from core.cli.common import DEFAULT_COUNT, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines, read_spec
+from core.cli.common import (
+    DEFAULT_COUNT,
+    EXIT_INVALID,
+    EXIT_OK,
+    Invalid,
+    UsageError,
+    problem_lines,
+    read_spec,
+    warn_credentials,
+)
 from core.cli.output import can_encode, err, out, stdout_is_terminal, terminal_safe_stream, use_colour
 
 if TYPE_CHECKING:
@@ -23,12 +32,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     for path in args.specs:
         try:
-            read_spec(path)
+            spec = read_spec(path)
         except Invalid as exc:
             failed = True
             for line in exc.lines:
                 err(line)
             continue
+        warn_credentials(path, spec)
         out("ok")
     return EXIT_INVALID if failed else EXIT_OK
 

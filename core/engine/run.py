@@ -29,11 +29,13 @@ from core.engine.runner import (
     RunResult,
     TaskIdentity,
     describe_error,
+    masked,
     prepare,
     run_command,
 )
 from core.engine.tether import TETHER
 from core.ledger.db import Ledger
+from core.secrets import SecretError
 from core.spec import Task
 from core.timefmt import fmt_utc
 
@@ -90,15 +92,21 @@ def prepare_command(
     task: Task, identity: TaskIdentity, base_env: dict[str, str] | None
 ) -> tuple[PreparedCommand, str | None]:
     """The attempt's command; or, when it cannot even be rendered, a stand-in and why
-    (the attempt is then recorded as a spawn error and nothing runs)."""
+    (the attempt is then recorded as a spawn error and nothing runs).
+
+    Secrets are looked up here, on the engine's host as the task starts: one that
+    is missing or unreadable is such a spawn error, its reason naming the secret."""
     try:
         return prepare(task.argv, task.cwd, task.env, identity, base_env), None
     except Exception as exc:
         names = tuple(sorted(task.env))
+        references = task.secret_names()
         # Printable whatever the task holds, and without the environment's values.
-        digest = hashlib.sha256(ascii([task.argv, task.cwd, names]).encode("ascii")).hexdigest()
+        held = [task.argv, task.cwd, names] + ([sorted(references.items())] if references else [])
+        digest = hashlib.sha256(ascii(held).encode("ascii")).hexdigest()
         stand_in = PreparedCommand(list(task.argv), task.cwd, {}, digest, names)
-        return stand_in, f"cannot prepare the command: {describe_error(exc)}"
+        why = str(exc) if isinstance(exc, SecretError) else describe_error(exc)
+        return stand_in, f"cannot prepare the command: {why}"
 
 
 def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
@@ -115,13 +123,14 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
         return RunResult(start, ctx.clock.now(), None, None, "spawn_error", "", claim.unprepared)
     pids: list[int] = []
     try:
-        return run_command(
+        result = run_command(
             claim.command,
             claim.task.timeout,
             ctx.clock,
             tail_bytes=ctx.options.tail_bytes,
             on_started=lambda pid: started(ctx, claim, pid, pids),
         )
+        return masked(result, claim.command.secrets)
     except Exception as exc:
         why = describe_error(exc)
         if not pids:

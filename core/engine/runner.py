@@ -20,10 +20,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from core.clock import Clock
+from core.secrets import mask, reference_name, resolve
+from core.spec import SecretRef
 
 #: Bytes of stdout and of stderr kept per attempt (the rest is counted, not stored).
 TAIL_BYTES = 8192
@@ -81,9 +83,11 @@ class PreparedCommand:
 
     argv: list[str]
     cwd: str | None
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)  # values (secrets among them) stay out of any repr in a log
     digest: str
     env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
+    #: The values of the task's secrets, masked in its output tails before anything keeps them.
+    secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
 _PLACEHOLDER = re.compile("{(" + "|".join(PLACEHOLDERS) + ")}")
@@ -96,8 +100,15 @@ def render_argv(argv: list[str], identity: TaskIdentity) -> list[str]:
     return [_PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in argv]
 
 
-def input_digest(argv: list[str], cwd: str | None, env: Mapping[str, str], task_names: tuple[str, ...] = ()) -> str:
-    """sha256 over the rendered argv, the cwd, the identity variables and the names of the task's own variables.
+def input_digest(
+    argv: list[str],
+    cwd: str | None,
+    env: Mapping[str, str],
+    task_names: tuple[str, ...] = (),
+    references: Mapping[str, str] | None = None,
+) -> str:
+    """sha256 over the rendered argv, the cwd, the identity variables, the names of the task's own
+    variables and which of them are secrets (variable -> secret name, never a value).
 
     The task's variable values stay out: a digest printed by ``attempts`` must
     not let anyone try candidate values (a four-digit PIN falls in a second).
@@ -109,25 +120,39 @@ def input_digest(argv: list[str], cwd: str | None, env: Mapping[str, str], task_
     hidden = set(task_names) - _IDENTITY_NAMES  # the identity's values win over a task's (see prepare)
     stable = {k: v for k, v in sorted(env.items()) if k not in _PER_ATTEMPT and k not in hidden}
     names = sorted(hidden)
-    text = json.dumps(
-        {"argv": argv, "cwd": cwd, "env": stable, "envNames": names}, separators=(",", ":"), ensure_ascii=False
-    )
+    inputs: dict[str, object] = {"argv": argv, "cwd": cwd, "env": stable, "envNames": names}
+    if references:
+        inputs["envSecrets"] = dict(sorted(references.items()))
+    text = json.dumps(inputs, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def prepare(
     argv: list[str],
     cwd: str | None,
-    task_env: Mapping[str, str],
+    task_env: Mapping[str, str | SecretRef],
     identity: TaskIdentity,
     base_env: Mapping[str, str] | None = None,
 ) -> PreparedCommand:
-    """Render a task for one attempt. ``base_env`` defaults to this process's environment."""
+    """Render a task for one attempt. ``base_env`` defaults to this process's environment.
+
+    A ``{secret: NAME}`` value is looked up on this host now (:func:`core.secrets.resolve`);
+    a secret that is not there raises :class:`core.secrets.SecretError`, naming it."""
     rendered = render_argv(argv, identity)
-    own = dict(task_env) | identity.environment()
+    values, secrets = resolve(task_env)
+    references = {var: name for var, value in task_env.items() if (name := reference_name(value)) is not None}
+    own = values | identity.environment()
     env = dict(os.environ if base_env is None else base_env) | own
     names = tuple(sorted(task_env))
-    return PreparedCommand(rendered, cwd, env, input_digest(rendered, cwd, own, names), names)
+    digest = input_digest(rendered, cwd, own, names, references)
+    return PreparedCommand(rendered, cwd, env, digest, names, secrets)
+
+
+def masked(result: RunResult, secrets: tuple[str, ...]) -> RunResult:
+    """``result`` with every secret value in its output tails replaced by ``***`` (before anything keeps them)."""
+    if not secrets:
+        return result
+    return replace(result, stdout_tail=mask(result.stdout_tail, secrets), stderr_tail=mask(result.stderr_tail, secrets))
 
 
 def find_program(program: str, path: str | None = None) -> str | None:

@@ -37,11 +37,12 @@ from scheduler_gui.a11y import accessible, buddy, explain
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
 from scheduler_gui.designer.field_problem import FieldProblem
-from scheduler_gui.designer.notes import problem_label, show_problems
-from scheduler_gui.designer.task_fields import EFFECTS, ArgvList, EnvTable, read_argv, read_env
+from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
+from scheduler_gui.designer.task_fields import EFFECTS, ArgvList, EnvTable, env_pairs, read_argv, read_env
 from scheduler_gui.designer.trial_run import TrialRun, sample_identity
 from scheduler_gui.designer.trust import TrustKeeper, TrustPrompt, TrustStore
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.status_style import VERMILLION
 
 
 class TaskEditor(QWidget):
@@ -91,6 +92,9 @@ class TaskEditor(QWidget):
         form.addRow("Environment", self.env_table)
         self.env_problem = problem_label(box, "Environment: problem")
         form.addRow(self.env_problem)
+        self.secret_note = meaning_label(box, "Environment: secret")
+        self.secret_note.hide()
+        form.addRow(self.secret_note)
         self.timeout = DurationField(
             document, "task.timeout", "Stop after", "The command is stopped after this long", "10 min (default)", box
         )
@@ -168,6 +172,7 @@ class TaskEditor(QWidget):
         self.env_table.edited.connect(
             lambda rows: self._edited(self._env_problem, lambda: read_env(rows), "Edit environment")
         )
+        self.env_table.storeAsSecret.connect(self.store_as_secret)
         # Any folder name is a value (one that is not a folder here gets a note, not a refusal).
         self.cwd.textEdited.connect(lambda text: self._write("task.cwd", text or None, "Edit working folder", True))
         self.effect.activated.connect(
@@ -198,6 +203,36 @@ class TaskEditor(QWidget):
     def _env_add(self) -> None:
         self.env_table.add()
 
+    def store_as_secret(self, row: int) -> None:
+        """Keep row ``row``'s value as a secret on this computer (as ``schedctl secret set`` does, named
+        like the variable) and put the reference in its place in the document, as one undoable edit."""
+        from core.secrets import SecretError, Store, secrets_file, store
+
+        rows = self.env_table.rows()
+        if not 0 <= row < len(rows):
+            return
+        var, value = rows[row]
+        env = self._doc.value("task.env")
+        if not isinstance(value, str) or not value or not isinstance(env, dict) or env.get(var) != value:
+            return  # only a value the document holds in clear
+        try:
+            kept = store(var, value, replace=False)
+        except SecretError as exc:
+            self._say_secret(str(exc), problem=True)
+            return
+        where = f"the file {secrets_file()}" if kept is Store.FILE else "this computer's keyring"
+        self._write("task.env", {**env, var: {"secret": var}}, f"Store {var} as a secret")
+        self._say_secret(
+            f"{var} is kept as the secret {var} in {where}; the schedule holds only {{secret: {var}}}. "
+            f"An engine on another computer needs it there too: schedctl secret set {var}"
+        )
+
+    def _say_secret(self, text: str, *, problem: bool = False) -> None:
+        self.secret_note.setText(("⚠ " if problem else "") + text)
+        self.secret_note.setAccessibleDescription(text)
+        self.secret_note.setStyleSheet(f"color: {VERMILLION};" if problem else "color: palette(placeholder-text);")
+        self.secret_note.show()
+
     def _browse(self) -> None:
         start = self.cwd.text() or str(self._ctx.workspace)
         chosen = QFileDialog.getExistingDirectory(self, "Working folder", start)
@@ -223,7 +258,7 @@ class TaskEditor(QWidget):
                 self.cwd.setText(str(cwd))
             env = doc.value("task.env")
             if not self._env_problem.holds(env):
-                self.env_table.set_pairs([(str(k), str(v)) for k, v in env.items()] if isinstance(env, dict) else [])
+                self.env_table.set_pairs(env_pairs(env))
             effect = doc.value("task.effect", Effect.NON_IDEMPOTENT.value)
             index = self.effect.findData(effect)
             self.effect.setCurrentIndex(index if index >= 0 else 2)

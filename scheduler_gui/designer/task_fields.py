@@ -70,10 +70,14 @@ def read_argv(values: list[str], *, required: bool) -> list[str] | None:
     return list(values)
 
 
-def read_env(rows: list[tuple[str, str]]) -> dict[str, str] | None:
+#: A variable's value as the document holds it: text, or a reference ``{"secret": NAME}``.
+EnvValue = str | dict[str, str]
+
+
+def read_env(rows: list[tuple[str, EnvValue]]) -> dict[str, EnvValue] | None:
     """Environment rows as the task stores them (None when there are none); rows left wholly empty are
     ignored. ValueError names a row without a name, a name that is not one, or a name given twice."""
-    env: dict[str, str] = {}
+    env: dict[str, EnvValue] = {}
     for number, (name, value) in enumerate(rows, start=1):
         if not name and not value:
             continue
@@ -87,6 +91,24 @@ def read_env(rows: list[tuple[str, str]]) -> dict[str, str] | None:
             raise ValueError(f"{name} is given twice")
         env[name] = value
     return env or None
+
+
+def secret_of(value: object) -> str | None:
+    """The secret's name when ``value`` is a reference ``{secret: NAME}``, else None."""
+    if isinstance(value, dict) and set(value) == {"secret"} and isinstance(value["secret"], str):
+        return value["secret"]
+    return None
+
+
+def env_pairs(env: object) -> list[tuple[str, EnvValue]]:
+    """A stored ``task.env`` (or anything in its place) as the rows to show; a reference stays one."""
+    if not isinstance(env, dict):
+        return []
+    pairs: list[tuple[str, EnvValue]] = []
+    for name, value in env.items():
+        secret = secret_of(value)
+        pairs.append((str(name), {"secret": secret} if secret is not None else str(value)))
+    return pairs
 
 
 def mono(widget: QWidget) -> None:
@@ -205,11 +227,19 @@ class ArgvList(QWidget):
         self.edited.emit(self.values())
 
 
+#: Where a value cell keeps the name of the secret it refers to.
+_SECRET_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
 class EnvTable(QWidget):
-    """Environment variables as a two-column table (name, value) with Add and Remove."""
+    """Environment variables as a two-column table (name, value) with Add, Remove and "Store as a
+    secret". A row whose value is a reference ``{secret: NAME}`` shows it, and its value cannot be
+    typed over (remove the row to give a value in clear again)."""
 
     edited = Signal(list)
     """Every row as (name, value) after a change made here (see :func:`read_env`)."""
+    storeAsSecret = Signal(int)
+    """The person asked to keep the value of this row as a secret (the task editor does it)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -231,40 +261,72 @@ class EnvTable(QWidget):
         self.remove_button = _button(
             self, "Remove", "Environment: remove", "Remove the selected environment variable", self.remove
         )
+        self.secret_button = _button(
+            self,
+            "Store as a secret",
+            "Environment: store as a secret",
+            "Keep the selected value in this computer's keyring (or its secrets file) and write only "
+            "{secret: NAME} in the schedule: the ledger never holds the value",
+            lambda: self.storeAsSecret.emit(self.table.currentRow()),
+        )
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.secret_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.setFocusProxy(self.table)  # the row's label reaches the table
         self.table.itemChanged.connect(lambda _item: self._emit())
+        self.table.currentCellChanged.connect(lambda *_: self._update_buttons())
+        self._update_buttons()
 
-    def rows(self) -> list[tuple[str, str]]:
-        """Every row as (name, value), unnamed ones included."""
-        rows = []
+    def rows(self) -> list[tuple[str, EnvValue]]:
+        """Every row as (name, value), unnamed ones included; a reference as ``{"secret": NAME}``."""
+        rows: list[tuple[str, EnvValue]] = []
         for r in range(self.table.rowCount()):
             name, value = self.table.item(r, 0), self.table.item(r, 1)
-            rows.append((name.text() if name else "", value.text() if value else ""))
+            secret = value.data(_SECRET_ROLE) if value else None
+            shown: EnvValue = {"secret": secret} if isinstance(secret, str) else (value.text() if value else "")
+            rows.append((name.text() if name else "", shown))
         return rows
 
-    def values(self) -> dict[str, str]:
+    def values(self) -> dict[str, EnvValue]:
         """The variables that have a name."""
         return {name: value for name, value in self.rows() if name}
 
-    def set_pairs(self, pairs: list[tuple[str, str]]) -> None:
+    def set_pairs(self, pairs: list[tuple[str, EnvValue]]) -> None:
         """Show ``pairs`` (no signal), unless the named rows already say the same."""
         if pairs == [(n, v) for n, v in self.rows() if n]:
             return
+        row = self.table.currentRow()
         self.table.blockSignals(True)
         self.table.setRowCount(0)
         for name, value in pairs:
             self._append(name, value)
+        if 0 <= row < self.table.rowCount():
+            self.table.setCurrentCell(row, 1)
         self.table.blockSignals(False)
+        self._update_buttons()
 
-    def _append(self, name: str, value: str) -> int:
+    def _append(self, name: str, value: EnvValue) -> int:
         row = self.table.rowCount()
         self.table.insertRow(row)
         self.table.setItem(row, 0, QTableWidgetItem(name))
-        self.table.setItem(row, 1, QTableWidgetItem(value))
+        secret = secret_of(value)
+        if secret is None:
+            self.table.setItem(row, 1, QTableWidgetItem(str(value)))
+            return row
+        item = QTableWidgetItem(f"{{secret: {secret}}}")
+        item.setData(_SECRET_ROLE, secret)
+        font = item.font()
+        font.setItalic(True)
+        item.setFont(font)
+        item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+        item.setToolTip(
+            f"Taken from the secret {secret} on the engine's computer when the task starts; "
+            "the schedule and the ledger hold only the name"
+        )
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, f"secret {secret}")
+        self.table.setItem(row, 1, item)
         return row
 
     def add(self) -> None:
@@ -284,5 +346,13 @@ class EnvTable(QWidget):
             self.table.removeRow(row)
             self._emit()
 
+    def _update_buttons(self) -> None:
+        """Store as a secret: for a named row whose value is text that is not empty."""
+        row = self.table.currentRow()
+        rows = self.rows()
+        name, value = rows[row] if 0 <= row < len(rows) else ("", "")
+        self.secret_button.setEnabled(bool(name) and isinstance(value, str) and bool(value))
+
     def _emit(self) -> None:
+        self._update_buttons()
         self.edited.emit(self.rows())

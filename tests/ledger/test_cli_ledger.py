@@ -108,7 +108,7 @@ class Session:
             "gapPolicy": "SKIP",
             "foldPolicy": "FIRST_ONLY",
             "horizon": "P3D",
-            "task": {"argv": [PY, "-c", script], "env": {"TOKEN": SECRET}, "effect": "non_idempotent"},
+            "task": {"argv": [PY, "-c", script], "env": {"DOOR_PIN": SECRET}, "effect": "non_idempotent"},
         }
         for key, value in keys.items():
             if value is None:
