@@ -50,7 +50,7 @@ from scheduler_gui.status_bar import StatusLine
 from scheduler_gui.workspace import list_specs
 
 DEFAULT_SIZE = (1280, 800)
-MONITOR_PAGES = ("occurrences", "attention", "health", "schedules")
+MONITOR_PAGES = ("occurrences", "attention", "health", "schedules", "engines")
 
 
 class MainWindow(FilesMixin, QMainWindow):
@@ -145,6 +145,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.view_attention.triggered.connect(lambda: self.show_view("attention"))
         a.view_health.triggered.connect(lambda: self.show_view("health"))
         a.view_schedules.triggered.connect(lambda: self.show_view("schedules"))
+        a.view_engines.triggered.connect(lambda: self.show_view("engines"))
         a.publish.triggered.connect(self.publish)
         a.pause_schedule.triggered.connect(lambda: self._schedule_action("pause"))
         a.resume_schedule.triggered.connect(lambda: self._schedule_action("resume"))
@@ -271,7 +272,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def show_view(self, key: str) -> None:
         """Show a view: ``designer``, ``preview``, ``timeline`` or ``whatif`` (the designer with that tab), or a
-        monitor page: ``occurrences`` (also ``monitor``), ``attention``, ``health``, ``schedules``."""
+        monitor page: ``occurrences`` (also ``monitor``), ``attention``, ``health``, ``schedules``, ``engines``."""
         if key == "monitor":
             key = "occurrences"
         if key in ("designer", "preview", "timeline", "whatif"):
@@ -291,6 +292,7 @@ class MainWindow(FilesMixin, QMainWindow):
             ("attention", self.acts.view_attention),
             ("health", self.acts.view_health),
             ("schedules", self.acts.view_schedules),
+            ("engines", self.acts.view_engines),
         ):
             act.setChecked(name == key)
 
