@@ -107,6 +107,7 @@ class Actions:
     backfill: QAction
     engine_toggle: QAction
     engine_autostart: QAction
+    engine_settings: QAction
     about: QAction
 
     def all(self) -> list[QAction]:
@@ -158,6 +159,9 @@ def build_actions(parent: QObject) -> Actions:
         engine_toggle=_action(parent, "Start &Engine", "Start or pause the embedded engine", "Ctrl+Shift+E", "engine"),
         engine_autostart=_action(
             parent, "Start the Engine &with the App", "Start the embedded engine when Tidemark opens"
+        ),
+        engine_settings=_action(
+            parent, "Engine &Settings…", "The engine's labels and the users whose schedules it runs"
         ),
         about=_action(parent, "&About Tidemark", "Version, time zone data and ledger in use"),
     )
@@ -211,6 +215,8 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
 
     engine_menu = bar.addMenu("E&ngine")
     engine_menu.addActions([acts.engine_toggle, acts.engine_autostart])
+    engine_menu.addSeparator()
+    engine_menu.addAction(acts.engine_settings)
 
     help_menu = bar.addMenu("&Help")
     help_menu.addAction(acts.about)

@@ -155,6 +155,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.engine_toggle.triggered.connect(self.hub.toggle_engine)
         a.engine_autostart.setChecked(self.engine_autostart)
         a.engine_autostart.toggled.connect(lambda on: self.ctx.settings.setValue("engine/autostart", bool(on)))
+        a.engine_settings.triggered.connect(self.engine_settings)
         a.about.triggered.connect(self.about)
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
@@ -507,6 +508,14 @@ class MainWindow(FilesMixin, QMainWindow):
         func = load("scheduler_gui.monitor.schedule_actions", name)
         func(self.ctx, sid, self)
         self.hub.refresh_summaries()
+
+    def engine_settings(self) -> None:
+        """Engine ▸ Engine Settings…: the engine's labels and trusted users, for its next start."""
+        from scheduler_gui.monitor.engine_settings import EngineSettingsDialog
+
+        dialog = EngineSettingsDialog(self.ctx.settings, self)
+        dialog.exec()
+        dialog.deleteLater()
 
     def about(self) -> None:
         where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")
