@@ -28,6 +28,7 @@ from typing import Any
 
 from core.actor import Actor, current_actor
 from core.durations import human_duration
+from core.os_text import string_problem
 from core.spec import ANY_ENGINE
 
 #: The labels every engine has; ``--label`` may not set them.
@@ -128,7 +129,9 @@ def label_text(labels: Mapping[str, str]) -> str:
 
 
 def parse_label(text: str) -> tuple[str, str]:
-    """``KEY=VALUE`` from ``--label``; :class:`LabelError` naming what is wrong."""
+    """``KEY=VALUE`` from ``--label`` (or the window's engine settings); :class:`LabelError` naming
+    what is wrong."""
+    _storable("--label", text)
     key, sep, value = text.partition("=")
     key, value = key.strip(), value.strip()
     if not sep:
@@ -147,6 +150,27 @@ def parse_label(text: str) -> tuple[str, str]:
 def parse_labels(texts: Iterable[str]) -> dict[str, str]:
     """Every ``--label``, later ones over earlier ones of the same name."""
     return dict(parse_label(t) for t in texts)
+
+
+def parse_trust(text: str) -> str:
+    """A ``--trust`` (or the window's engine settings): an OS user's login name, or ``*``;
+    :class:`LabelError` naming what is wrong."""
+    _storable("--trust", text)
+    user = text.strip()
+    if not user or any(c.isspace() for c in user):
+        raise LabelError(f"--trust {text!r} is not a user name; give an OS user's login name, or '*' for anyone")
+    return user
+
+
+def parse_trusts(texts: Iterable[str]) -> tuple[str, ...]:
+    """Every ``--trust``, once each, in the order given."""
+    return tuple(dict.fromkeys(parse_trust(t) for t in texts))
+
+
+def _storable(option: str, text: str) -> None:
+    problem = string_problem(text)
+    if problem:
+        raise LabelError(f"{option} {text!r}: {problem}")
 
 
 # --- who could run a schedule now: the waiting line of schedctl schedules and the monitor -------

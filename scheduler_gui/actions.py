@@ -5,7 +5,7 @@ window connects them. Keeping them in one place keeps the menus, the toolbar
 and the keyboard in agreement.
 
 Keys: the standard ones (Ctrl+N/O/S, Ctrl+Shift+S, Ctrl+Z, Ctrl+Shift+Z and
-Ctrl+Y, Ctrl+F, F5, Ctrl+Enter to publish, Ctrl+Q, Ctrl+1…5 for the views)
+Ctrl+Y, Ctrl+F, F5, Ctrl+Enter to publish, Ctrl+Q, Ctrl+1…6 for the views)
 and, for what acts on the ledger, Ctrl+Shift and a letter: Ctrl+Shift+R run
 now, Ctrl+Shift+P pause or resume, Ctrl+Shift+E start or pause the engine.
 Those avoid every key Qt binds on some platform (Ctrl+R is Refresh on macOS
@@ -98,6 +98,7 @@ class Actions:
     view_attention: QAction
     view_health: QAction
     view_schedules: QAction
+    view_engines: QAction
     publish: QAction
     pause_schedule: QAction
     resume_schedule: QAction
@@ -106,6 +107,7 @@ class Actions:
     backfill: QAction
     engine_toggle: QAction
     engine_autostart: QAction
+    engine_settings: QAction
     about: QAction
 
     def all(self) -> list[QAction]:
@@ -135,6 +137,9 @@ def build_actions(parent: QObject) -> Actions:
         view_schedules=_action(
             parent, "&Schedules", "Show every published schedule with its state and next run", "Ctrl+5"
         ),
+        view_engines=_action(
+            parent, "&Engines", "Show every engine seen on the ledger: labels, user, what it runs and refuses", "Ctrl+6"
+        ),
         publish=_action(
             parent,
             "&Publish…",
@@ -155,14 +160,29 @@ def build_actions(parent: QObject) -> Actions:
         engine_autostart=_action(
             parent, "Start the Engine &with the App", "Start the embedded engine when Tidemark opens"
         ),
+        engine_settings=_action(
+            parent, "Engine &Settings…", "The engine's labels and the users whose schedules it runs"
+        ),
         about=_action(parent, "&About Tidemark", "Version, time zone data and ledger in use"),
     )
     acts.engine_autostart.setCheckable(True)
     # A second binding for Ctrl+Enter on the keypad.
     acts.publish.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-    for act in (acts.view_designer, acts.view_occurrences, acts.view_attention, acts.view_health, acts.view_schedules):
+    for act in view_actions(acts):
         act.setCheckable(True)
     return acts
+
+
+def view_actions(acts: Actions) -> list[QAction]:
+    """The View menu's actions, in its order (Ctrl+1…6)."""
+    return [
+        acts.view_designer,
+        acts.view_occurrences,
+        acts.view_attention,
+        acts.view_health,
+        acts.view_schedules,
+        acts.view_engines,
+    ]
 
 
 def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
@@ -181,9 +201,7 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
     edit_menu.addAction(acts.filter)
 
     view_menu = bar.addMenu("&View")
-    view_menu.addActions(
-        [acts.view_designer, acts.view_occurrences, acts.view_attention, acts.view_health, acts.view_schedules]
-    )
+    view_menu.addActions(view_actions(acts))
     view_menu.addSeparator()
     view_menu.addAction(acts.refresh)
 
@@ -197,6 +215,8 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
 
     engine_menu = bar.addMenu("E&ngine")
     engine_menu.addActions([acts.engine_toggle, acts.engine_autostart])
+    engine_menu.addSeparator()
+    engine_menu.addAction(acts.engine_settings)
 
     help_menu = bar.addMenu("&Help")
     help_menu.addAction(acts.about)

@@ -50,7 +50,7 @@ from scheduler_gui.status_bar import StatusLine
 from scheduler_gui.workspace import list_specs
 
 DEFAULT_SIZE = (1280, 800)
-MONITOR_PAGES = ("occurrences", "attention", "health", "schedules")
+MONITOR_PAGES = ("occurrences", "attention", "health", "schedules", "engines")
 
 
 class MainWindow(FilesMixin, QMainWindow):
@@ -145,6 +145,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.view_attention.triggered.connect(lambda: self.show_view("attention"))
         a.view_health.triggered.connect(lambda: self.show_view("health"))
         a.view_schedules.triggered.connect(lambda: self.show_view("schedules"))
+        a.view_engines.triggered.connect(lambda: self.show_view("engines"))
         a.publish.triggered.connect(self.publish)
         a.pause_schedule.triggered.connect(lambda: self._schedule_action("pause"))
         a.resume_schedule.triggered.connect(lambda: self._schedule_action("resume"))
@@ -154,6 +155,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.engine_toggle.triggered.connect(self.hub.toggle_engine)
         a.engine_autostart.setChecked(self.engine_autostart)
         a.engine_autostart.toggled.connect(lambda on: self.ctx.settings.setValue("engine/autostart", bool(on)))
+        a.engine_settings.triggered.connect(self.engine_settings)
         a.about.triggered.connect(self.about)
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
@@ -271,7 +273,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def show_view(self, key: str) -> None:
         """Show a view: ``designer``, ``preview``, ``timeline`` or ``whatif`` (the designer with that tab), or a
-        monitor page: ``occurrences`` (also ``monitor``), ``attention``, ``health``, ``schedules``."""
+        monitor page: ``occurrences`` (also ``monitor``), ``attention``, ``health``, ``schedules``, ``engines``."""
         if key == "monitor":
             key = "occurrences"
         if key in ("designer", "preview", "timeline", "whatif"):
@@ -291,6 +293,7 @@ class MainWindow(FilesMixin, QMainWindow):
             ("attention", self.acts.view_attention),
             ("health", self.acts.view_health),
             ("schedules", self.acts.view_schedules),
+            ("engines", self.acts.view_engines),
         ):
             act.setChecked(name == key)
 
@@ -505,6 +508,14 @@ class MainWindow(FilesMixin, QMainWindow):
         func = load("scheduler_gui.monitor.schedule_actions", name)
         func(self.ctx, sid, self)
         self.hub.refresh_summaries()
+
+    def engine_settings(self) -> None:
+        """Engine ▸ Engine Settings…: the engine's labels and trusted users, for its next start."""
+        from scheduler_gui.monitor.engine_settings import EngineSettingsDialog
+
+        dialog = EngineSettingsDialog(self.ctx.settings, self)
+        dialog.exec()
+        dialog.deleteLater()
 
     def about(self) -> None:
         where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")

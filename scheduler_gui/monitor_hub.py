@@ -187,7 +187,8 @@ class MonitorHub(QObject):
 
     # --- views ---------------------------------------------------------------
     def make_view(self, key: str) -> QWidget:
-        """The monitor page ``occurrences`` (with its detail panel), ``attention``, ``health`` or ``schedules``."""
+        """The monitor page ``occurrences`` (with its detail panel), ``attention``, ``health``, ``schedules``
+        or ``engines``."""
         if self.state is HubState.FAILED:
             return placeholder(f"The ledger cannot be used.\n{self.error}")
         if key == "occurrences":
@@ -196,6 +197,7 @@ class MonitorHub(QObject):
             "attention": ("attention", "AttentionView"),
             "health": ("health", "HealthView"),
             "schedules": ("schedules_view", "SchedulesView"),
+            "engines": ("engines_view", "EnginesView"),
         }
         module, cls_name = names[key]
         view: QWidget = load(f"scheduler_gui.monitor.{module}", cls_name)(self.ctx, self.watcher)

@@ -1,5 +1,6 @@
 """The left column: SCHEDULES (the workspace's spec files, with what the ledger
-knows of each) and MONITOR (occurrences, attention with its badge, health).
+knows of each) and MONITOR (occurrences, attention with its badge, health, schedules,
+engines).
 
 :func:`schedule_rows` joins files and ledger summaries into plain rows; the
 Qt model only shows them. A row is named by the schedule's title (else its id,
@@ -270,6 +271,9 @@ MONITOR_ITEMS = (
     MonitorItem("attention", "Attention", "Occurrences whose effect is unknown or that failed: they need a decision"),
     MonitorItem("health", "Health", "Delays, misfires and attempts over time"),
     MonitorItem("schedules", "Schedules", "Every published schedule: state, next run, last outcome, recent results"),
+    MonitorItem(
+        "engines", "Engines", "Every engine seen on the ledger: labels, user, last seen, what it runs and refuses"
+    ),
 )
 _ATTENTION_ROW = next(i for i, item in enumerate(MONITOR_ITEMS) if item.key == "attention")
 
@@ -369,7 +373,11 @@ class Sidebar(QWidget):
 
         self.monitor_view = QListView(self)
         self.monitor_view.setModel(self.monitor)
-        accessible(self.monitor_view, "Monitor views", "The ledger: occurrences, what needs attention, health")
+        accessible(
+            self.monitor_view,
+            "Monitor views",
+            "The ledger: occurrences, what needs attention, health, schedules, engines",
+        )
         self.monitor_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.monitor_view.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.monitor_view.activated.connect(self._on_monitor)

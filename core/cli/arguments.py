@@ -87,12 +87,13 @@ def engine_label(text: str) -> tuple[str, str]:
 
 def trusted_user(text: str) -> str:
     """``--trust USER``: an OS user whose revisions the engine runs, or ``*`` for anyone."""
+    from core.placement import LabelError, parse_trust
+
     ledger_text(text)
-    if not text.strip() or any(c.isspace() for c in text.strip()):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a user name; give an OS user's login name, or '*' for anyone"
-        )
-    return text.strip()
+    try:
+        return parse_trust(text)
+    except LabelError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--trust ")) from None
 
 
 def time_text(text: str) -> str:

@@ -9,6 +9,10 @@ becomes a second dispatcher: when another live engine dispatches on the ledger
 state is ``other-engine`` and the thread only watches until that engine is
 gone, unless ``start(force=True)``.
 
+The engine has the labels and trusted users of the window's engine settings
+(:mod:`.engine_settings`), read when its thread starts: it announces and applies
+them (a change applies from the engine's next start).
+
 States: ``stopped``, ``running``, ``paused``, ``other-engine``, ``error``.
 """
 
@@ -34,8 +38,11 @@ from core.engine.presence import (
     engine_outlook,
     retire,
 )
+from core.errors import UserError
 from core.ledger.states import EngineKind, EnginePresence
+from core.placement import Placement
 from scheduler_gui.a11y import accessible
+from scheduler_gui.monitor.engine_settings import app_placement
 from scheduler_gui.monitor.states import EngineState, ShutdownMode
 
 if TYPE_CHECKING:
@@ -59,8 +66,6 @@ class HostFailure:
 
 
 def _message(exc: BaseException) -> str:
-    from core.errors import UserError
-
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, UserError):
         return text
@@ -76,10 +81,12 @@ class _Loop(QThread):
     sawOther = Signal(object)  # EngineInfo
     failed = Signal(str)
 
-    def __init__(self, host: EngineHost) -> None:
+    def __init__(self, host: EngineHost, placement: Placement) -> None:
         super().__init__()
         self.setObjectName("tidemark-engine")
         self._host = host
+        #: The engine's labels and whom it trusts (read from the settings on the GUI thread).
+        self.placement = placement
         self.want_run = threading.Event()
         self.force = False
         self.quit_flag = threading.Event()
@@ -95,7 +102,7 @@ class _Loop(QThread):
         ctx = self._host.ctx
         try:
             ledger = ctx.ledger
-            self.engine = Engine(ledger, ctx.clock, EngineOptions())
+            self.engine = Engine(ledger, ctx.clock, EngineOptions(), placement=self.placement)
         except Exception as exc:
             self.failed.emit(_message(exc))
             self.becameState.emit(EngineState.ERROR)
@@ -141,7 +148,9 @@ class _Loop(QThread):
         """Another dispatcher on the ledger (None when forced); announces this engine when there is none."""
         if self.engine_id is None:
             try:
-                self.engine_id = announce(ledger, clock, EngineKind.APP, exclusive=not self.force)
+                self.engine_id = announce(
+                    ledger, clock, EngineKind.APP, exclusive=not self.force, placement=self.placement
+                )
             except EngineRunningError as exc:
                 return exc.other
             self.heartbeat = Heartbeat(ledger, clock, self.engine_id).start()
@@ -226,7 +235,13 @@ class EngineHost(QObject):
         """Dispatch. Refused (state ``other-engine``) while another engine dispatches, unless ``force``."""
         loop = self._loop
         if loop is None or loop.isFinished():
-            loop = _Loop(self)
+            try:
+                placement = app_placement(self.ctx.settings)
+            except UserError as exc:  # the settings file was edited into nonsense: say so, run nothing
+                self._on_failed(str(exc))
+                self._set_state(EngineState.ERROR)
+                return
+            loop = _Loop(self, placement)
             loop.ran.connect(self._on_pass)
             loop.looked.connect(self._on_outlook)
             loop.becameState.connect(self._set_state)

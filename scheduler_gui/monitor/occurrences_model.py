@@ -37,6 +37,7 @@ from core.ledger.queries import EventView, OccurrenceFilter
 from core.ledger.states import OccurrenceKind
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.background import Background
+from scheduler_gui.monitor.ledger_table import column_header
 from scheduler_gui.monitor.ledger_watch import is_live
 from scheduler_gui.monitor.timetext import local_text, nominal_text, tabular_font, utc_text
 from scheduler_gui.status_style import look
@@ -327,13 +328,7 @@ class OccurrencesModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return _TIPS[section]
-        return None
+        return column_header(COLUMNS, _TIPS, section, orientation, role)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= self._total or index.column() >= len(COLUMNS):

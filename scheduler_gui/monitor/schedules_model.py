@@ -7,25 +7,24 @@ A thin adapter over :func:`core.ledger.monitor_reads.schedules_with_results`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from core.engine.presence import STALE_AFTER
 from core.ledger.health_queries import Mark
 from core.ledger.monitor_reads import schedules_with_results
-from core.ledger.queries import EventView, ScheduleSummary
+from core.ledger.queries import ScheduleSummary
 from core.ledger.states import OccurrenceState, ScheduleState
-from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
-from scheduler_gui.monitor.background import describe_error, ledger_work
+from scheduler_gui.monitor.ledger_table import LedgerTableModel
 from scheduler_gui.monitor.timetext import local_text, tabular_font, utc_text
 from scheduler_gui.status_style import GREY, ORANGE, look
 
 SPARK_LENGTH = 24
-REFRESH_DEBOUNCE_MS = 400
 
 MarksRole = Qt.ItemDataRole.UserRole + 10
 ScheduleIdRole = Qt.ItemDataRole.UserRole + 11
@@ -83,78 +82,37 @@ def counts_text(summary: ScheduleSummary) -> str:
     return " · ".join(parts) or "none yet"
 
 
-class SchedulesModel(QAbstractTableModel):
+class SchedulesModel(LedgerTableModel):
     """One row per schedule, by id."""
 
-    loaded = Signal()
-    errorOccurred = Signal(str)
+    COLUMNS = COLUMNS
+    TIPS = _TIPS
 
     def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._ctx = ctx
+        super().__init__(ctx, parent)
         self._rows: list[ScheduleRow] = []
-        self._background = LatestOnly(self, describe=describe_error)
-        self._background.done.connect(self._loaded)
-        self._background.failed.connect(self.errorOccurred.emit)
         self._font = tabular_font()
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_DEBOUNCE_MS)
-        self._timer.timeout.connect(self.reload)
 
-    def follow(self, watcher: Any) -> None:
-        if watcher is not None:
-            watcher.eventsArrived.connect(self.on_events)
-
-    def on_events(self, events: list[EventView]) -> None:
-        if events:
-            self._timer.start()
-
-    def reload(self) -> None:
-        self._timer.stop()
-
-        now = self._ctx.clock.now()
+    def read_work(self) -> Callable[[], list[ScheduleRow]]:
+        now, ctx = self._ctx.clock.now(), self._ctx
 
         def work() -> list[ScheduleRow]:
-            found = schedules_with_results(self._ctx.ledger, now, limit=SPARK_LENGTH, stale_after=STALE_AFTER)
+            found = schedules_with_results(ctx.ledger, now, limit=SPARK_LENGTH, stale_after=STALE_AFTER)
             return [ScheduleRow(r.summary, r.marks) for r in found]
 
-        self._background.submit(ledger_work(work))
-
-    def wait(self, msecs: int = 30_000) -> bool:
-        return self._background.wait(msecs)
+        return work
 
     def row_at(self, row: int) -> ScheduleRow | None:
         return self._rows[row] if 0 <= row < len(self._rows) else None
 
-    def _loaded(self, rows: list[ScheduleRow]) -> None:
-        same = [r.schedule_id for r in rows] == [r.schedule_id for r in self._rows]
-        if same:
-            self._rows = rows
-            if rows:
-                self.dataChanged.emit(self.index(0, 0), self.index(len(rows) - 1, len(COLUMNS) - 1))
-        else:
-            self.beginResetModel()
-            self._rows = rows
-            self.endResetModel()
-        self.loaded.emit()
+    def take(self, answer: list[ScheduleRow]) -> None:
+        same = [r.schedule_id for r in answer] == [r.schedule_id for r in self._rows]
+        self.replace(same, lambda: setattr(self, "_rows", answer))
 
     # --- Qt's model interface --------------------------------------------------------------------
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return _TIPS[section]
-        return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows) or index.column() >= len(COLUMNS):

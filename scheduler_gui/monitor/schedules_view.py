@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.ledger_table import TablePage
 from scheduler_gui.monitor.schedules_model import SPARK_LENGTH, MarksRole, ScheduleIdRole, SchedulesModel
 from scheduler_gui.status_style import look
 
@@ -59,7 +60,7 @@ class SparklineDelegate(QStyledItemDelegate):
         return QSize(SPARK_LENGTH * (MARK + GAP) + 8, MARK + 8)
 
 
-class SchedulesView(QWidget):
+class SchedulesView(TablePage, QWidget):
     """Every schedule in the ledger: state, next run, last outcome, counts and recent results."""
 
     scheduleSelected = Signal(str)
@@ -93,23 +94,13 @@ class SchedulesView(QWidget):
         layout.addWidget(self.error_label)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.empty_label, 1)
-        self.model.loaded.connect(self._on_loaded)
-        self.model.errorOccurred.connect(self._show_error)
+        self.model.loaded.connect(self.show_loaded)
+        self.model.errorOccurred.connect(self.show_problem)
         self.model.reload()
 
     def refresh(self) -> None:
         """Read the schedules again (F5)."""
         self.model.reload()
-
-    def _on_loaded(self) -> None:
-        self.error_label.hide()
-        empty = self.model.rowCount() == 0
-        self.empty_label.setVisible(empty)
-        self.table.setVisible(not empty)
-
-    def _show_error(self, message: str) -> None:
-        self.error_label.setText(message)
-        self.error_label.show()
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = current.siblingAtColumn(0).data(ScheduleIdRole) if current.isValid() else None

@@ -16,6 +16,8 @@ from core.placement import (
     Wants,
     parse_label,
     parse_labels,
+    parse_trust,
+    parse_trusts,
     refusal,
     waiting_text,
 )
@@ -142,3 +144,30 @@ BETA = {"host": "beta", "user": "alice"}
 )  # fmt: skip
 def test_waiting_text(wants: Wants, engines: list[SeenEngine], line: str | None) -> None:
     assert waiting_text(wants, engines, NOW) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("a b", "--trust 'a b' is not a user name; give an OS user's login name, or '*' for anyone",
+                     id="space"),
+        pytest.param(" ", "--trust ' ' is not a user name; give an OS user's login name, or '*' for anyone",
+                     id="blank"),
+        pytest.param("bo\x00b", "--trust 'bo\\x00b': contains a NUL byte, which no program argument, environment"
+                     " variable or ledger can hold", id="nul"),
+    ],
+)  # fmt: skip
+def test_bad_trusts(text: str, message: str) -> None:
+    with pytest.raises(LabelError) as info:
+        parse_trust(text)
+    assert str(info.value) == message
+
+
+def test_trusts() -> None:
+    assert parse_trusts([" bob ", "*", "bob"]) == ("bob", "*")
+    assert parse_trust("carol") == "carol"
+
+
+def test_a_label_that_no_ledger_can_hold_is_refused() -> None:
+    with pytest.raises(LabelError, match="--label 'gpu=\\\\x00': contains a NUL byte"):
+        parse_label("gpu=\x00")

@@ -162,7 +162,7 @@ def test_every_control_is_named_described_and_labelled(monitored: MainWindow, qt
         click_tab(qtbot, window, title)
     problems.walk(window)
 
-    for label in ("Occurrences", "Attention", "Health", "Schedules"):
+    for label in ("Occurrences", "Attention", "Health", "Schedules", "Engines"):
         page = click_monitor(qtbot, window, label)
         if label == "Attention":
             qtbot.waitUntil(lambda page=page: bool(page.cards), timeout=30_000)

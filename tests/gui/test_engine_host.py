@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_host_support import host_fixture  # noqa: F401
 from sqlalchemy import select
 
 from core.clock import FixedClock
@@ -72,13 +72,6 @@ def states(ctx: AppContext, sid: str = "hourly-job") -> list[str]:
 def engine_rows(ctx: AppContext) -> list[EngineRow]:
     with ctx.ledger.read() as session:
         return list(session.scalars(select(EngineRow)))
-
-
-@pytest.fixture
-def host(ctx: AppContext, qtbot: Any) -> Iterator[EngineHost]:
-    made = EngineHost(ctx, poll_seconds=0.05)
-    yield made
-    made.shutdown("stop")
 
 
 def test_an_occurrence_goes_due_running_succeeded(
