@@ -21,6 +21,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -187,50 +188,91 @@ def _unreadable_by_others(paths: list[Path]) -> Path | None:
     return None
 
 
+def _schedctl_for_others() -> tuple[list[str], dict[str, str]]:
+    """How another OS user runs this Tidemark: the command and the environment it needs.
+
+    This interpreter when they can read it; else a system one of the same version
+    (this one may live in a home folder), given this Tidemark and its packages on
+    PYTHONPATH. Skips, saying why, when there is none."""
+    import site
+
+    from core import cli
+
+    tidemark = Path(cli.__file__).resolve().parents[2]
+    packages = [Path(p) for p in site.getsitepackages() if Path(p).is_dir()]
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    blocked = _unreadable_by_others([Path(PY), Path(PY).resolve(), Path(os.__file__), *packages, tidemark / "core"])
+    if blocked is None:
+        return [PY, "-m", "core.cli"], {}
+    for other in (Path("/usr/bin") / version, Path("/usr/local/bin") / version):
+        if other.exists() and _unreadable_by_others([other.resolve(), *packages, tidemark / "core"]) is None:
+            return [str(other), "-m", "core.cli"], {"PYTHONPATH": os.pathsep.join(map(str, [tidemark, *packages]))}
+    pytest.skip(f"another OS user cannot run this Tidemark: {blocked} is closed to others, and no {version} is open")
+
+
+@dataclass(frozen=True)
+class Teammate:
+    """A real OS user of this machine, made for the test, and how to run schedctl as them."""
+
+    name: str
+    uid: int
+    gid: int
+    schedctl: list[str]
+    env: dict[str, str]
+
+    def apply(self, spec: Path, url: str, host: str) -> None:
+        """``schedctl apply`` as this user on ``host``, from the spec's folder (theirs to read)."""
+        # No LOGNAME or USER: the publisher's name can only come from the process's own uid.
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": str(spec.parent),
+            "TIDEMARK_HOSTNAME": host,
+            **self.env,
+        }
+        done = subprocess.run(
+            [*self.schedctl, "apply", str(spec), "--db", url, "--now", APPLY_AT],
+            env=env,
+            user=self.uid,
+            group=self.gid,
+            extra_groups=[],
+            cwd=spec.parent,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
 @pytest.fixture
-def another_user() -> Iterator[str]:
-    """A real OS user of this machine made for the test (and removed after it): a teammate."""
+def teammate() -> Iterator[Teammate]:
+    """Another OS user (removed after the test): needs root, to create them (CI runs as root)."""
     if os.geteuid() != 0:
         pytest.skip("publishing as another OS user needs root, to create that user (CI runs as root)")
     useradd, userdel = shutil.which("useradd"), shutil.which("userdel")
     if useradd is None or userdel is None:
         pytest.skip("publishing as another OS user needs useradd and userdel, to create and remove that user")
-    import sqlalchemy
-
-    from core import cli
-
-    # The interpreter, its standard library and packages, and this Tidemark.
-    needed = [Path(PY), Path(PY).resolve(), Path(os.__file__), Path(sqlalchemy.__file__), Path(cli.__file__)]
-    blocked = _unreadable_by_others(needed)
-    if blocked is not None:
-        pytest.skip(f"another OS user cannot run this Tidemark: {blocked} is closed to other users")
+    schedctl, env = _schedctl_for_others()
     name = f"tm{uuid.uuid4().hex[:10]}"
     subprocess.run([useradd, "--no-create-home", "--user-group", name], check=True, capture_output=True)
     try:
-        yield name
+        entry = pwd.getpwnam(name)
+        yield Teammate(name, entry.pw_uid, entry.pw_gid, schedctl, env)
     finally:
         subprocess.run([userdel, name], check=True, capture_output=True)
 
 
 def test_a_revision_of_another_os_user_runs_only_on_an_engine_that_trusts_them(
-    ledger_url: str, another_user: str
+    ledger_url: str, teammate: Teammate
 ) -> None:
     # The teammate's spec lies in a folder they can read; their schedctl runs as them, on alpha.
     shared = Path(tempfile.mkdtemp(prefix="tidemark-team-"))
     try:
         shared.chmod(0o755)
-        teammate = pwd.getpwnam(another_user)
         team = Team(ledger_url, shared)
-        spec = team.spec_file("theirs")
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "LANG": "C.UTF-8",
-            "HOME": str(shared),
-            "LOGNAME": another_user,
-            "USER": another_user,
-            "TIDEMARK_HOSTNAME": "alpha",
-        }
-        team.apply("alpha", spec, env=env, user=teammate.pw_uid, group=teammate.pw_gid, extra_groups=[], cwd=shared)
+        teammate.apply(team.spec_file("theirs"), ledger_url, "alpha")
+        another_user = teammate.name
 
         # root's engine on alpha does not run it, and says why.
         assert team.engine("alpha", DAY_1) == [
