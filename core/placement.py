@@ -1,5 +1,5 @@
-"""Where a task runs and whom an engine trusts (docs/ledger.md, "Teams: where a
-task runs and whom an engine trusts").
+"""Where a task runs and whom an engine trusts (docs/ledger.md, "Teams":
+"Where a task runs" and "Whom an engine trusts").
 
 An engine has labels: the built-in ``host`` (:func:`core.actor.host_name`) and
 ``user`` (:func:`core.actor.os_user`), plus any given with ``schedctl engine

@@ -1,7 +1,7 @@
 """Database roles for a team's PostgreSQL ledger: what a viewer, a publisher and an engine may do.
 
 :data:`PRIVILEGES` is the whole policy, a table of kind -> table -> rights
-(docs/ledger.md "Teams: database roles" shows it). :func:`grant_role` creates
+(docs/ledger.md, "Teams", shows it under "Database roles"). :func:`grant_role` creates
 a role, or takes an existing one, and gives it exactly its kind's rights on
 the ledger's tables: everything else it had on them is revoked first, in the
 same transaction, so granting another kind never leaves a union of both.

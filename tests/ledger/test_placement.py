@@ -1,5 +1,5 @@
-"""Where a task runs and whom an engine trusts (docs/ledger.md, "Teams: where a task
-runs and whom an engine trusts"): engines play the hosts alpha and beta with an
+"""Where a task runs and whom an engine trusts (docs/ledger.md, "Teams": "Where a
+task runs" and "Whom an engine trusts"): engines play the hosts alpha and beta with an
 injected :class:`~core.actor.Actor`, and revisions are published by an injected
 actor. Two engines share a PostgreSQL ledger; what one engine shows runs on both
 backends."""
