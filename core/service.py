@@ -124,8 +124,10 @@ def _systemd_quote(arg: str) -> str:
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def engine_argv(setup: ServiceSetup, db: str) -> list[str]:
-    return [*setup.schedctl, "engine", "run", "--db", db]
+def engine_argv(setup: ServiceSetup, db: str, options: Sequence[str] = ()) -> list[str]:
+    """The service's command: ``schedctl engine run --db URL``, then ``options`` (a team
+    engine's ``--allow-second``, ``--label KEY=VALUE``, ``--trust USER``)."""
+    return [*setup.schedctl, "engine", "run", "--db", db, *options]
 
 
 def unit_text(exec_argv: Sequence[str], db: str) -> str:
@@ -155,9 +157,9 @@ WantedBy=default.target
 """
 
 
-def manual_command(setup: ServiceSetup, db: str) -> str:
+def manual_command(setup: ServiceSetup, db: str, options: Sequence[str] = ()) -> str:
     """The command to keep the engine running without systemd."""
-    return "nohup " + shlex.join(engine_argv(setup, db)) + " >>tidemark-engine.log 2>&1 &"
+    return "nohup " + shlex.join(engine_argv(setup, db, options)) + " >>tidemark-engine.log 2>&1 &"
 
 
 def _systemctl(setup: ServiceSetup, *args: str) -> tuple[tuple[str, ...], Ran]:
@@ -183,19 +185,20 @@ def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]
     return None, [argv]
 
 
-def install_service(db: str | None, setup: ServiceSetup | None = None) -> ServiceResult:
-    """Write the unit, reload the user manager, and enable and start the service."""
+def install_service(db: str | None, setup: ServiceSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
+    """Write the unit, reload the user manager, and enable and start the service; ``options``
+    go after ``engine run --db URL`` (:func:`engine_argv`)."""
     setup = setup or ServiceSetup()
     pinned = pinned_db(db)
     path = setup.unit_path
     why, calls = _unavailable(setup)
     if why is not None:
-        instead = manual_command(setup, pinned)
+        instead = manual_command(setup, pinned, options)
         return ServiceResult(
             False, (f"{why}; nothing was installed",), path, tuple(calls), instead=instead, written=False
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = unit_text(engine_argv(setup, pinned), pinned)
+    text = unit_text(engine_argv(setup, pinned, options), pinned)
     previous = path.read_text(encoding="utf-8") if path.exists() else None
     changed = previous is not None and previous != text
     temporary = path.with_suffix(".tmp")

@@ -259,7 +259,18 @@ def cmd_install_service(args: argparse.Namespace) -> int:
     from core.cli.ledger_access import db_url
     from core.service import install_service
 
-    return _service_outcome(args, install_service(db_url(args)))
+    return _service_outcome(args, install_service(db_url(args), options=team_options(args)))
+
+
+def team_options(args: argparse.Namespace) -> list[str]:
+    """``engine run``'s team options as given (``--allow-second``, ``--label``, ``--trust``),
+    for a service that runs it."""
+    options = ["--allow-second"] if getattr(args, "allow_second", False) else []
+    for key, value in getattr(args, "label", None) or ():
+        options += ["--label", f"{key}={value}"]
+    for user in getattr(args, "trust", None) or ():
+        options += ["--trust", user]
+    return options
 
 
 def cmd_uninstall_service(args: argparse.Namespace) -> int:

@@ -201,6 +201,28 @@ _SPEC_COMMANDS = (
     Command("schema", "print the JSON Schema of scheduleSpec.v1", cmd_schema),
 )
 
+_TEAM_ENGINE = (
+    arg(
+        "--allow-second",
+        action="store_true",
+        help="start even while another engine dispatches on this ledger (two dispatchers)",
+    ),
+    arg(
+        "--label",
+        action="append",
+        type=engine_label,
+        metavar="KEY=VALUE",
+        help="a label of this engine, for specs' runsOn (repeatable; host and user are built in)",
+    ),
+    arg(
+        "--trust",
+        action="append",
+        type=trusted_user,
+        metavar="USER",
+        help="also run revisions published by this OS user (repeatable; '*' for anyone; by default only your own)",
+    ),
+)
+
 _ENGINE = Command(
     "engine",
     "run the engine, fence off older engines, or install it as a service",
@@ -213,26 +235,7 @@ _ENGINE = Command(
             arg("--once", action="store_true", help="one full pass, then exit"),
             arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N"),
             arg("--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"),
-            arg(
-                "--allow-second",
-                action="store_true",
-                help="start even while another engine dispatches on this ledger (two dispatchers)",
-            ),
-            arg(
-                "--label",
-                action="append",
-                type=engine_label,
-                metavar="KEY=VALUE",
-                help="a label of this engine, for specs' runsOn (repeatable; host and user are built in)",
-            ),
-            arg(
-                "--trust",
-                action="append",
-                type=trusted_user,
-                metavar="USER",
-                help="also run revisions published by this OS user (repeatable; '*' for anyone; "
-                "by default only your own)",
-            ),
+            *_TEAM_ENGINE,
             description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
             "recover, dispatch everything due, wait for the tasks it started) and exit.",
         ),
@@ -248,8 +251,10 @@ _ENGINE = Command(
             "install-service",
             "keep the engine running as a systemd user service",
             cmd_install_service,
+            *_TEAM_ENGINE,
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
-            "schedctl engine run --db URL, Restart=on-failure), reload the user manager, and enable and start it. "
+            "schedctl engine run --db URL, with --allow-second, --label and --trust when given, "
+            "Restart=on-failure), reload the user manager, and enable and start it. "
             "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1).",
         ),
         Command(

@@ -1,7 +1,7 @@
 """The engines a ledger has seen, for the window's Engines view: who runs each,
 with which labels, trusting whom, which Tidemark, when it was last seen, and
 which schedules it will not run and why, and which occurrences it runs now
-(docs/ledger.md, "Teams: where a task runs and whom an engine trusts"). A pure
+(docs/ledger.md, "Teams", "Where a task runs"). A pure
 read.
 
 An engine's claims name its process, not its row: a claimed occurrence's

@@ -191,3 +191,29 @@ def test_reinstalling_for_another_ledger_restarts_the_service(tmp_path: Path) ->
     result = install_service("/srv/b.db", setup(tmp_path, runner))
     assert runner.calls[-1] == ("systemctl", "--user", "try-restart", UNIT_NAME)
     assert "--db /srv/b.db\n" in result.unit_path.read_text()
+
+
+def test_a_team_engine_service_runs_with_its_labels_and_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a team ledger another engine is always live: the service's engine needs --allow-second,
+    and keeps its labels and whom it trusts (docs/ledger.md, "Teams")."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no systemctl: the command is printed instead
+    argv = ["engine", "install-service", "--db", "/srv/t.db", "--allow-second", "--label", "gpu=yes"]
+    status = cli.main([*argv, "--trust", "alice", "--trust", "bob"])
+    out, _ = capsys.readouterr()
+    assert status == 1
+    assert "engine run --db /srv/t.db --allow-second --label gpu=yes --trust alice --trust bob " in out
+    result = install_service("/srv/t.db", setup(tmp_path, Recorder()), options=["--allow-second", "--label", "a b=1"])
+    assert 'engine run --db /srv/t.db --allow-second --label "a b=1"\n' in result.unit_path.read_text()
+
+
+def test_a_bad_label_for_the_service_is_refused_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    status = cli.main(["engine", "install-service", "--db", "/srv/t.db", "--label", "host=other"])
+    _, err = capsys.readouterr()
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "host" in err
+    assert not (tmp_path / "config" / "systemd").exists()
