@@ -28,6 +28,7 @@ from core.actor import Actor, current_actor
 from core.ledger.compiled import compiled_revision
 from core.ledger.materialize import governing_segments
 from core.ledger.models import Occurrence, Revision
+from core.ledger.period_carry import periods_to_carry, taken_periods
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.occurrence import Occurrence as Row
 from core.placement import Wants, runs_on_text
@@ -56,6 +57,8 @@ class DiffRow:
     #: The ledger state (untouched rows, and materialized rows of the current revisions).
     state: OccurrenceState | None = None
     revision: int | None = None
+    #: Its business period (``businessPeriod``), when the spec has one.
+    business_period: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,9 @@ class FutureDiff:
     #: publishing changes that (``runsOn``, or the default: the publishing host); the
     #: first is None for a new schedule.
     runs_on: tuple[str | None, str] | None = None
+    #: Superseded runs whose business period the new revision keeps at their time, as a
+    #: ``carried`` occurrence (core.ledger.period_carry): they neither vanish nor move.
+    carried: tuple[DiffRow, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -111,6 +117,7 @@ def _diff_row(row: Row, zone: str, state: OccurrenceState | None = None) -> Diff
         row.occurrence_id,
         state,
         row.revision,
+        row.period,
     )
 
 
@@ -235,6 +242,7 @@ def future_diff(
     new_left = [r for r in fresh if _slot(r) not in same]
     moves_nominal, old_left, new_left = _pair(old_left, new_left, "nominal")
     moves_day, old_left, new_left = _pair(old_left, new_left, "day")
+    carried, old_left = _carried(session, sid, json.dumps(canonical), cutover, old_left)
     moves = sorted(moves_nominal + moves_day, key=lambda m: (m.before.position_utc, m.before.nominal_local))
     return FutureDiff(
         schedule_id=sid,
@@ -250,7 +258,33 @@ def future_diff(
         unchanged=len(same),
         published_revision=latest,
         runs_on=_runs_on_change(session, sid, latest, canonical, actor or current_actor()),
+        carried=tuple(carried),
     )
+
+
+def _carried(
+    session: Session, sid: str, spec_json: str, cutover: datetime, vanishing: list[DiffRow]
+) -> tuple[list[DiffRow], list[DiffRow]]:
+    """Split the vanishing rows: those whose period the new revision carries (materialized
+    runs a cutover cancels, as :func:`core.ledger.period_carry.carry_periods` decides), and the rest."""
+    superseded = [
+        (r.business_period, r.position_utc)
+        for r in vanishing
+        if r.business_period is not None and r.state in _CANCELLABLE
+    ]
+    if not superseded:
+        return [], vanishing
+    held = taken_periods(session, sid, {p for p, _ in superseded}, cutover=cutover)
+    chosen = periods_to_carry(spec_json, cutover, superseded, held)
+    carried: list[DiffRow] = []
+    rest: list[DiffRow] = []
+    for row in vanishing:
+        if row.business_period in chosen and row.state in _CANCELLABLE:
+            chosen.discard(row.business_period)
+            carried.append(row)
+        else:
+            rest.append(row)
+    return carried, rest
 
 
 def _runs_on_change(

@@ -48,10 +48,10 @@ from core.ledger.compiled import compiled_revision
 from core.ledger.db import lock_for_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
 from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.period_carry import taken_periods
 from core.ledger.publish import get_schedule
 from core.ledger.states import (
     FROM_STATUS,
-    PERIOD_RELEASING,
     SLOT_RELEASING,
     OccurrenceKind,
     OccurrenceState,
@@ -171,20 +171,6 @@ def _taken_slots(session: Session, sid: str, start: datetime, end: datetime) -> 
     return {slot: (occ, rev) for slot, occ, rev in session.execute(stmt) if slot is not None}
 
 
-def _taken_periods(session: Session, sid: str, periods: set[str]) -> dict[str, tuple[str, int]]:
-    """Business periods already held by a live runnable occurrence: period -> (occurrence id, revision)."""
-    taken: dict[str, tuple[str, int]] = {}
-    ordered = sorted(periods)
-    for i in range(0, len(ordered), 500):
-        stmt = select(Occurrence.business_period, Occurrence.occurrence_id, Occurrence.revision).where(
-            Occurrence.schedule_id == sid,
-            Occurrence.business_period.in_(ordered[i : i + 500]),
-            Occurrence.state.not_in(PERIOD_RELEASING),
-        )
-        taken.update({p: (occ, rev) for p, occ, rev in session.execute(stmt) if p is not None})
-    return taken
-
-
 def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime, rows: list[dict[str, Any]]) -> None:
     """Rows whose instant or business period another live occurrence already holds
     (an older revision's run after a cutover in the past, a manual run) become
@@ -193,7 +179,7 @@ def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime
     periods = {
         r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
     }
-    held_periods = _taken_periods(session, sid, periods) if periods else {}
+    held_periods = taken_periods(session, sid, periods) if periods else {}
     if not slots and not held_periods:
         return
     for r in rows:

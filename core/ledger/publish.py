@@ -35,6 +35,7 @@ from core.ledger import events
 from core.ledger.access import writing
 from core.ledger.db import Ledger, NoActorError, lock_for_write, session_actor
 from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.period_carry import carry_periods
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.os_text import string_problem
 from core.spec import ScheduleSpec, Task
@@ -207,11 +208,12 @@ def publish(
             schedule.cursor_utc = cutover
         schedule.updated_at = now
     session.flush()
+    spec_json = json.dumps(canonical, sort_keys=False)
     session.add(
         Revision(
             schedule_id=sid,
             revision=number,
-            spec_json=json.dumps(canonical, sort_keys=False),
+            spec_json=spec_json,
             cutover_at=cutover,
             tzdb_version=tzdb,
             published_at=now,
@@ -222,6 +224,7 @@ def publish(
     )
     session.flush()
     cancelled = _cancel_superseded(session, sid, number, cutover, now)
+    carry_periods(session, sid, number, spec_json, cutover, cancelled, tzdb, now)
     events.append(
         session,
         events.SchedulePublished(

@@ -91,6 +91,8 @@ class OccurrenceKind(StrEnum):
     """A person asked to run it now (a random id)."""
     BACKFILL = "backfill"
     """An explicit, recorded run of a past range."""
+    CARRIED = "carried"
+    """A business period kept across a cutover at the superseded run's time (core.ledger.period_carry)."""
 
 
 _S = OccurrenceState

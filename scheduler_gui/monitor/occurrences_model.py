@@ -398,10 +398,11 @@ class OccurrencesModel(QAbstractTableModel):
         return "\n".join(parts)
 
 
-_KIND_WORDS = {OccurrenceKind.MANUAL: "manual", OccurrenceKind.BACKFILL: "backfill"}
+_KIND_WORDS = {OccurrenceKind.MANUAL: "manual", OccurrenceKind.BACKFILL: "backfill", OccurrenceKind.CARRIED: "carried"}
 _KIND_TIPS = {
     OccurrenceKind.MANUAL: "a person asked for this run (Run Now)",
     OccurrenceKind.BACKFILL: "a recorded run of a past occurrence (Backfill or Run it again)",
+    OccurrenceKind.CARRIED: "keeps its business period across a revision's cutover, at the superseded run's time",
 }
 
 

@@ -55,6 +55,7 @@ GROUPS = (
     ("appear", "+", "appear", BLUISH_GREEN),
     ("vanish", "−", "vanish", GREY),
     ("moves", "↷", "move", ORANGE),
+    ("carried", "⇥", "keep their business period at the superseded time", BLUISH_GREEN),
     ("untouched", "▶", "running or waiting, left alone", None),
 )
 #: Rows listed per group at most (the count says how many there are).
@@ -75,8 +76,9 @@ def shift_text(shift: timedelta | None) -> str:
 
 def counts_text(diff: FutureDiff) -> str:
     """``+1 appear · −0 vanish · ↷9 move · ▶2 running or waiting, left alone · 5 unchanged``."""
+    carried = f"⇥{len(diff.carried)} carried · " if diff.carried else ""
     return (
-        f"+{len(diff.appear)} appear · −{len(diff.vanish)} vanish · ↷{len(diff.moves)} move · "
+        f"+{len(diff.appear)} appear · −{len(diff.vanish)} vanish · ↷{len(diff.moves)} move · {carried}"
         f"▶{len(diff.untouched)} running or waiting, left alone · {diff.unchanged} unchanged"
     )
 
@@ -251,6 +253,8 @@ class PublishDialog(QDialog):
         self.tree.clear()
         for key, glyph, heading, colour in GROUPS:
             rows: tuple[Any, ...] = getattr(diff, key)
+            if key == "carried" and not rows:
+                continue  # shown only when a cutover would drop a business period
             group = QTreeWidgetItem([f"{glyph} {len(rows)} {heading}", "", ""])
             group.setFirstColumnSpanned(True)
             bold = group.font(0)
@@ -284,6 +288,10 @@ class PublishDialog(QDialog):
             if state.colour:
                 item.setForeground(2, QBrush(QColor(state.colour)))
             return item
+        if key == "carried":
+            return QTreeWidgetItem(
+                [_local(row), _utc(row), f"period {row.business_period} runs here, as revision {self.spec.revision}'s"]
+            )
         why = "new" if key == "appear" else "cancelled (superseded)"
         return QTreeWidgetItem([_local(row), _utc(row), why])
 

@@ -149,3 +149,17 @@ def test_the_dialog_says_where_the_schedule_will_run(
     anywhere = opened(ctx, demo_spec(revision=2, runsOn={"any": True}), qtbot)
     assert anywhere.runs_on.text() == "Runs on engines with host=alpha → any engine"
     anywhere.grab().save("/tmp/placement-publish-change.png")
+
+
+def test_a_move_that_would_drop_a_business_period_shows_the_carried_run(ctx: AppContext, qtbot: Any) -> None:
+    """At 12:00Z, moving the daily 09:00 report from New York to Paris: Paris's 09:00 (08:00Z)
+    has passed, New York's (14:00Z) is superseded; the dialog says the day runs at 14:00Z."""
+    daily = {"rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0", "businessPeriod": "{nominal:%Y-%m-%d}"}
+    with ctx.ledger.write() as session:
+        publish(session, demo_spec(cutoverAt="2027-02-28T12:00:00Z", **daily), ctx.clock)
+        materialize_all(session, ctx.clock)
+    dialog = opened(ctx, demo_spec(revision=2, timeZone="Europe/Paris", **daily), qtbot)
+    assert dialog.diff is not None and [r.nominal_local for r in dialog.diff.carried] == ["2027-03-01T09:00:00"]
+    assert "⇥1 carried" in dialog.counts.text()
+    [carried] = group_texts(dialog)["⇥ 1 keep their business period at the superseded time"]
+    assert carried[1] == "2027-03-01 14:00Z" and carried[2] == "period 2027-03-01 runs here, as revision 2's"
