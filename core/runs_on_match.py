@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from core.actor import Actor
 from core.durations import human_duration
-from core.placement import TRUST_ANYONE, Wants, label_text, mismatch
+from core.placement import HOST_LABEL, TRUST_ANYONE, Wants, label_text, mismatch
 from core.spec import ANY_ENGINE, runs_on_value
 
 
@@ -45,8 +45,10 @@ class SeenEngineRow(Protocol):
 
 
 def engine_name(engine: SeenEngineRow) -> str:
-    """``alpha (alice)``: the engine's host and the OS user running it (its host alone before 0008)."""
-    return f"{engine.host} ({engine.os_user})" if engine.os_user else engine.host
+    """``alpha (alice)``: the engine's ``host`` label (the host it was recorded on before 0008) and
+    the OS user running it."""
+    host = (engine.labels or {}).get(HOST_LABEL, engine.host)
+    return f"{host} ({engine.os_user})" if engine.os_user else host
 
 
 def _has(engine: SeenEngineRow, wanted: Mapping[str, str]) -> bool:
@@ -66,7 +68,7 @@ class EngineMatch:
     #: The labels an engine must have (empty: any engine).
     wanted: Mapping[str, str]
     publisher: Actor
-    #: Names (:func:`engine_name`) of the live engines that have the labels and trust the publisher.
+    #: Names (:func:`engine_name`, sorted) of the live engines that have the labels and trust the publisher.
     matching: tuple[str, ...]
     #: Live engines that have the labels but do not trust the publisher.
     untrusting: tuple[str, ...]
@@ -120,8 +122,8 @@ def engine_match(runs_on: Any, publisher: Actor, engines: Iterable[SeenEngineRow
     return EngineMatch(
         wanted,
         publisher,
-        tuple(engine_name(e) for e in live if _trusts(e, publisher.user)),
-        tuple(engine_name(e) for e in live if not _trusts(e, publisher.user)),
+        tuple(sorted(engine_name(e) for e in live if _trusts(e, publisher.user))),
+        tuple(sorted(engine_name(e) for e in live if not _trusts(e, publisher.user))),
         max(seen) if seen and not live else None,
     )
 
@@ -141,6 +143,8 @@ def read_label_rows(rows: Sequence[str]) -> dict[str, str]:
     an empty name or value, ``any``, a name given twice) or saying there is none."""
     labels: dict[str, str] = {}
     for number, text in enumerate(rows, start=1):
+        if not text.strip():
+            raise ValueError(f"row {number} is empty: type KEY=VALUE or remove the row")
         key, sep, value = (part.strip() for part in text.partition("="))
         if not sep:
             raise ValueError(f"row {number}: {text.strip()!r} is not KEY=VALUE; write e.g. gpu=yes")

@@ -36,6 +36,8 @@ BUILD = seen("build-1", "ci", gpu="yes", trusts="*")
 BOBS = seen("beta", "bob", gpu="yes")
 OLD_ALPHA = seen("alpha", live=False, ago=timedelta(hours=3, seconds=20))
 BEFORE_0008 = Seen("gamma", None, None, None)
+#: Recorded on the machine "box7", named alpha by TIDEMARK_HOSTNAME: its label names it.
+RENAMED = Seen("box7", "alice", {"host": "alpha", "user": "alice"}, ("alice",))
 
 
 @pytest.mark.parametrize(
@@ -59,6 +61,7 @@ BEFORE_0008 = Seen("gamma", None, None, None)
         pytest.param({"any": True}, [], "No live engine matches: the runs will wait — no engine was ever seen "
                      "on this ledger", id="no_engines"),
         pytest.param({"site": "lab"}, [BEFORE_0008], "Matches 1 live engine: gamma", id="engine_before_0008"),
+        pytest.param(None, [RENAMED], "Matches 1 live engine: alpha (alice)", id="named_by_its_host_label"),
         pytest.param({"any": True}, [ALPHA, ALPHA], "Matches 2 live engines: alpha (alice) ×2", id="same_name_twice"),
         pytest.param(["not", "a", "map"], [ALPHA], "Matches 1 live engine: alpha (alice)", id="not_a_map_as_absent"),
     ],
@@ -85,6 +88,7 @@ def test_engine_match_parts() -> None:
         pytest.param(["gpu=yes", "=x"], "row 2: the label's name is empty; write KEY=VALUE", id="empty_name"),
         pytest.param(["gpu="], "row 1: gpu has no value; write gpu=VALUE", id="empty_value"),
         pytest.param(["any=true"], "row 1: any is not a label; choose Any engine instead", id="any_reserved"),
+        pytest.param(["gpu=yes", " "], "row 2 is empty: type KEY=VALUE or remove the row", id="empty_row"),
         pytest.param(["gpu=yes", "gpu=no"], "row 2: gpu is given twice", id="twice"),
         pytest.param([], "name at least one label an engine must have, or choose Any engine", id="none"),
     ],
