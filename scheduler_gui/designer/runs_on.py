@@ -37,8 +37,10 @@ from scheduler_gui.document import SpecDocument
 
 #: The spec's key, and the field name its rows' problem is kept under in the document.
 KEY = "runsOn"
-#: How often the live engines are read again while the field is shown.
+#: How often the live engines are read again while the field is shown; sooner while the window is
+#: still opening the ledger (or could not), so the line speaks once it can.
 REFRESH_MS = 15_000
+NO_LEDGER_REFRESH_MS = 2_000
 
 THIS_MACHINE, ANY, LABELS = "this machine", "any engine", "labels"
 #: (choice, words on its button, what it means).
@@ -171,6 +173,7 @@ class RunsOnBox(QGroupBox):
             self._reader.cancel()
             self._say_engines("Fix the labels to see which engines match.")
             return
+        self._timer.setInterval(REFRESH_MS if self._ctx.ledger_open else NO_LEDGER_REFRESH_MS)
         if not self._ctx.ledger_open:
             self._reader.cancel()
             self._say_engines("Cannot tell which engines match: no ledger is open.")

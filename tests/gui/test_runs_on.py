@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from a11y_support import a11y_problems
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QPushButton, QRadioButton
 from typing_support import named, problem_text
@@ -102,6 +103,12 @@ def test_each_choice_writes_runs_on_and_undo_restores_it(editor: TaskEditor, doc
     assert document.value("runsOn") == {"any": True} and checked(editor) == ANY
     document.undo_stack.undo()
     assert document.value("runsOn") is None and checked(editor) == THIS_MACHINE
+
+
+def test_every_part_is_named_for_a_screen_reader(editor: TaskEditor, qtbot) -> None:
+    click(qtbot, editor, LABELS)  # the rows and their buttons show
+    type_row(qtbot, editor, "gpu=yes")
+    assert a11y_problems(editor.runs_on) == []
 
 
 def test_a_typed_label_row_reaches_the_spec(editor: TaskEditor, document: SpecDocument, qtbot) -> None:
