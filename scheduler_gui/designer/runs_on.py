@@ -25,7 +25,8 @@ from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QButtonGroup, QGroupBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
 from core.actor import current_actor
-from core.runs_on_match import label_rows, read_label_rows
+from core.placement import HOST_LABEL
+from core.runs_on_match import engine_match, label_rows, read_label_rows
 from core.spec import ANY_ENGINE
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
@@ -71,9 +72,10 @@ class RunsOnBox(QGroupBox):
         layout = QVBoxLayout(self)
         self.group = QButtonGroup(self)
         self.buttons: dict[str, QRadioButton] = {}
+        host = current_actor().host
         for choice, words, meaning in CHOICES:
             button = QRadioButton(words, self)
-            accessible(button, f"Runs on: {words}", meaning.format(host=current_actor().host))
+            accessible(button, f"Runs on: {words}", meaning.format(host=host))
             self.group.addButton(button)
             self.buttons[choice] = button
             layout.addWidget(button)
@@ -121,7 +123,7 @@ class RunsOnBox(QGroupBox):
             try:
                 labels = read_label_rows(self.labels.values())
             except ValueError:
-                labels = {"host": current_actor().host}
+                labels = {HOST_LABEL: current_actor().host}
             self._doc.set_value(KEY, labels, label="Runs on: engines with labels")
         self.sync()
 
@@ -183,7 +185,6 @@ class RunsOnBox(QGroupBox):
         def work() -> str:
             from core.engine.presence import STALE_AFTER
             from core.ledger.monitor_reads import engines_seen
-            from core.runs_on_match import engine_match
 
             now = ctx.clock.now()
             return engine_match(runs_on, publisher, engines_seen(ctx.ledger, now, STALE_AFTER)).text(now)
