@@ -1,11 +1,12 @@
 """The task editor: what runs, as an argv list (never a shell string), where,
-with which environment, for how long, what running it twice would mean, and
-how to check whether it happened. A test run starts the command once, off the
+with which environment, for how long, on which engines, what running it twice
+would mean, and how to check whether it happened. A test run starts the command once, off the
 GUI thread, with the SCHED_* variables of the schedule's next run, and shows
 how it ended.
 
 The pieces live beside it: the list fields in
-:mod:`scheduler_gui.designer.task_fields`, the test run in
+:mod:`scheduler_gui.designer.task_fields`, "Runs on" in
+:mod:`scheduler_gui.designer.runs_on`, the test run in
 :mod:`scheduler_gui.designer.trial_run`; this module puts them together and
 keeps them in step with the document.
 """
@@ -38,6 +39,7 @@ from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
 from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
+from scheduler_gui.designer.runs_on import RunsOnBox
 from scheduler_gui.designer.task_fields import EFFECTS, ArgvList, EnvTable, env_pairs, read_argv, read_env
 from scheduler_gui.designer.trial_run import TrialRun, sample_identity
 from scheduler_gui.designer.trust import TrustKeeper, TrustPrompt, TrustStore
@@ -65,6 +67,8 @@ class TaskEditor(QWidget):
         self.trust_prompt = TrustPrompt(self.keeper, document, self)
         layout.addWidget(self.trust_prompt)
         layout.addWidget(self._command_box(document))
+        self.runs_on = RunsOnBox(document, ctx, self)
+        layout.addWidget(self.runs_on)
         layout.addWidget(self._twice_box())
         self._build_trial()
         layout.addWidget(self.trial)
@@ -347,8 +351,8 @@ class TaskEditor(QWidget):
         self.trial.stop()
 
     def wait(self, msecs: int = 30_000) -> bool:
-        """Block until the test run has ended (tests, screenshots)."""
-        return self.trial.wait(msecs)
+        """Block until the test run has ended and the live engines are read (tests, screenshots)."""
+        return self.trial.wait(msecs) and self.runs_on.wait(msecs)
 
 
 def _as_list(value: Any) -> list[str]:

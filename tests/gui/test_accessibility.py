@@ -268,6 +268,7 @@ READING_ORDER = [
     "Environment: add",
     "Environment: remove",
     "Stop after",
+    "Runs on: This machine (where it is published from)",
     "Effect",
     "Check with",
     "Verify probe: add",
