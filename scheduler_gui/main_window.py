@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QStackedWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -44,6 +45,7 @@ from scheduler_gui.monitor.states import HubState, ShutdownMode
 from scheduler_gui.monitor_hub import MonitorHub
 from scheduler_gui.optional import load, placeholder
 from scheduler_gui.recent import RecentFiles
+from scheduler_gui.rights_gate import RightsBanner, refusal, show_engine_refusal, with_rights
 from scheduler_gui.schedule_names import check_id
 from scheduler_gui.sidebar import Sidebar, schedule_rows
 from scheduler_gui.status_bar import StatusLine
@@ -91,7 +93,13 @@ class MainWindow(FilesMixin, QMainWindow):
         self.splitter.addWidget(self.stack)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([290, DEFAULT_SIZE[0] - 290])
-        self.setCentralWidget(self.splitter)
+        self.rights_banner = RightsBanner(self)
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.rights_banner)
+        column.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
         self._designer_slot = placeholder("No schedule open.")
         self.stack.addWidget(self._designer_slot)
 
@@ -190,7 +198,8 @@ class MainWindow(FilesMixin, QMainWindow):
             problem = "The ledger is still opening"
         summary = next((s for s in self.hub.summaries if s.schedule_id == sid), None)
         state = summary.state.value if summary is not None else None
-        apply_schedule_gate(self.acts, schedule_gate(sid or None, state, problem), self.toolbar)
+        gate = with_rights(schedule_gate(sid or None, state, problem), self.ctx.rights)
+        apply_schedule_gate(self.acts, gate, self.toolbar)
 
     def _connect_hub(self) -> None:
         self.hub.ledgerReady.connect(self._on_ledger_ready)
@@ -212,6 +221,7 @@ class MainWindow(FilesMixin, QMainWindow):
     def _on_ledger_ready(self) -> None:
         ledger = self.ctx.ledger
         self.status.show_ledger(ledger.where)
+        self.rights_banner.show_rights(self.ctx.rights)
         self._rebuild_monitor_pages()
         self._update_engine()
         self._update_publish()
@@ -342,6 +352,7 @@ class MainWindow(FilesMixin, QMainWindow):
     # --- status --------------------------------------------------------------
     def _update_engine(self) -> None:
         self.status.show_engine(self.hub, self.acts.engine_toggle)
+        show_engine_refusal(self.acts, self.hub.engine_refusal)
 
     def _update_counts(self) -> None:
         self.status.show_counts(self.hub)
@@ -376,8 +387,13 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _update_publish(self) -> None:
         doc = self.document
-        ok = doc is not None and doc.can_save and self.hub.state is HubState.OPEN
+        refused = refusal(self.ctx.rights, "publish")
+        ok = doc is not None and doc.can_save and self.hub.state is HubState.OPEN and refused is None
         self.acts.publish.setEnabled(ok)
+        self.acts.publish.setProperty("disabledReason", refused)
+        tip = refused or str(self.acts.publish.property("defaultTip"))
+        self.acts.publish.setToolTip(tip if refused else f"{tip} ({keys_text(self.acts.publish)})")
+        self.acts.publish.setStatusTip(tip)
 
     def _undo(self) -> None:
         if self.document is not None:
@@ -465,6 +481,10 @@ class MainWindow(FilesMixin, QMainWindow):
         if self.hub.state is not HubState.OPEN:
             why = self.hub.error or "it is still opening"
             self.statusBar().showMessage(f"Publishing needs an open ledger: {why}", 5000)
+            return
+        refused = refusal(self.ctx.rights, "publish")
+        if refused is not None:
+            self.statusBar().showMessage(f"Not published: {refused}", 8000)
             return
         if doc.path is None or doc.dirty:
             self.statusBar().showMessage("Saving first: the ledger records the file each revision comes from.")

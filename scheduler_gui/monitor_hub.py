@@ -22,6 +22,7 @@ from scheduler_gui.optional import load, placeholder
 if TYPE_CHECKING:
     # The ledger package loads SQLAlchemy and Alembic: imported on the pool thread when the ledger opens.
     from core.ledger.queries import ScheduleSummary
+    from core.ledger.rights import LedgerRights
 
 #: Milliseconds to gather ledger events before the schedule summaries are read again
 #: (they count occurrences per state: cheap on a small ledger, not on a million rows).
@@ -84,24 +85,27 @@ class MonitorHub(QObject):
         """Block until the ledger work in flight is done (screenshots and tests)."""
         return self._opener.wait(msecs) and self._reader.wait(msecs)
 
-    def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None]:
-        """Open (and seed) the ledger; the summaries, and why the demo is missing when seeding failed."""
+    def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None, LedgerRights]:
+        """Open (and seed) the ledger; the summaries, why the demo is missing when seeding failed,
+        and what the ledger lets this window do."""
         from core.ledger.monitor_reads import schedule_summaries
+        from core.ledger.rights import Act, ledger_rights
         from scheduler_gui.monitor.first_run import seed_demo_ledger
 
         ledger = self.ctx.ledger
+        rights = ledger_rights(ledger)
         seed_problem = None
-        if seed:
+        if seed and rights.may(Act.PUBLISH):
             try:
                 seed_demo_ledger(self.ctx)
             except UserError as exc:
                 # The ledger itself is fine: say why the demo is missing and go on.
                 seed_problem = f"The demo schedules were not published: {exc}"
         # With now: a schedule nothing is materialized for yet shows its next run at once.
-        return schedule_summaries(ledger, self.ctx.clock.now()), seed_problem
+        return schedule_summaries(ledger, self.ctx.clock.now()), seed_problem, rights
 
-    def _on_opened(self, result: tuple[list[ScheduleSummary], str | None]) -> None:
-        summaries, seed_problem = result
+    def _on_opened(self, result: tuple[list[ScheduleSummary], str | None, LedgerRights]) -> None:
+        summaries, seed_problem, self.ctx.rights = result
         self.state = HubState.OPEN
         if seed_problem is not None:
             self.message.emit(seed_problem)
@@ -137,7 +141,7 @@ class MonitorHub(QObject):
         self.engine.errorOccurred.connect(self.message)
         self.engine.otherEngineSeen.connect(self.message)
         self.engine.outlookChanged.connect(lambda _o: self.engineStateChanged.emit(str(self.engine.state)))
-        if self._start_engine:
+        if self._start_engine and self.engine_refusal is None:
             self.engine.start()
         self.engineStateChanged.emit(str(self.engine.state))
 
@@ -229,8 +233,20 @@ class MonitorHub(QObject):
             )
         return EngineState(self.engine.state)
 
+    @property
+    def engine_refusal(self) -> str | None:
+        """Why the ledger does not let this window run its engine (the role's kind), else None."""
+        from core.ledger.rights import Act  # loaded already: the rights came from the ledger
+
+        rights = self.ctx.rights
+        return rights.refusal(Act.ENGINE) if rights is not None else None
+
     def toggle_engine(self) -> None:
         if self.engine is None:
+            return
+        refused = self.engine_refusal
+        if refused is not None and self.engine.state is not EngineState.RUNNING:
+            self.message.emit(f"The engine was not started: {refused}")
             return
         if self.engine.state is EngineState.RUNNING:
             self.engine.pause()

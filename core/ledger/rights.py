@@ -102,7 +102,7 @@ class LedgerRights:
     def summary(self) -> str | None:
         """The line a window shows while something is refused (None: everything is allowed)."""
         if self.read_only is not None:
-            return self.read_only
+            return self.read_only[:1].upper() + self.read_only[1:]
         if self.standing is Standing.FULL:
             return None
         refused = self.refusal(Act.ENGINE) or self.refusal(Act.PUBLISH)
