@@ -208,6 +208,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self.hub.attentionChanged.connect(self._on_attention)
         self.hub.engineStateChanged.connect(self._on_engine_state)
         self.hub.message.connect(self._on_hub_message)
+        self.hub.rightsChanged.connect(self._on_rights)
 
     @property
     def engine_autostart(self) -> bool:
@@ -225,6 +226,14 @@ class MainWindow(FilesMixin, QMainWindow):
         self._rebuild_monitor_pages()
         self._update_engine()
         self._update_publish()
+
+    def _on_rights(self) -> None:
+        """A grant changed since the ledger opened: the banner, the actions and the views follow."""
+        self.rights_banner.show_rights(self.ctx.rights)
+        self._rebuild_monitor_pages()  # the attention cards' buttons follow the rights they were made with
+        self._update_schedule_actions()
+        self._update_publish()
+        self._update_engine()
 
     def _on_ledger_failed(self, message: str) -> None:
         self.status.show_ledger_failed(message)
@@ -338,6 +347,7 @@ class MainWindow(FilesMixin, QMainWindow):
             self.status.show_opening()
             self.hub.retry()
         self.hub.refresh_summaries()
+        self.hub.refresh_rights()
         for page in self._pages.values():
             for target in (page, getattr(page, "view", None), getattr(page, "detail", None)):
                 refresh = getattr(target, "refresh", None)
@@ -505,6 +515,7 @@ class MainWindow(FilesMixin, QMainWindow):
         dialog = dialog_class(self.ctx, doc.spec, self, source_file=doc.path)
         if dialog.exec():
             self.hub.refresh_summaries()
+        self.hub.refresh_rights()  # a refusal may mean a grant changed since the ledger opened
 
     def _schedule_action(self, name: str) -> None:
         doc = self.document
@@ -525,6 +536,7 @@ class MainWindow(FilesMixin, QMainWindow):
         func = load("scheduler_gui.monitor.schedule_actions", name)
         func(self.ctx, sid, self)
         self.hub.refresh_summaries()
+        self.hub.refresh_rights()
 
     def about(self) -> None:
         where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")

@@ -37,6 +37,8 @@ class MonitorHub(QObject):
     summariesChanged = Signal(list)
     attentionChanged = Signal(int)
     engineStateChanged = Signal(str)
+    rightsChanged = Signal()
+    """The ledger's answer to what this window may do changed (``ctx.rights``), read again on F5."""
     message = Signal(str)
     """Something the person should read in the status bar (an engine or watcher error)."""
 
@@ -58,6 +60,8 @@ class MonitorHub(QObject):
         self._reader = LatestOnly(self)
         self._reader.done.connect(self._on_summaries)
         self._reader.failed.connect(lambda _message: self._summaries_done())
+        self._rights = LatestOnly(self)
+        self._rights.done.connect(self._on_rights)
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.setInterval(SUMMARY_DEBOUNCE_MS)
@@ -83,7 +87,24 @@ class MonitorHub(QObject):
 
     def wait(self, msecs: int = 60_000) -> bool:
         """Block until the ledger work in flight is done (screenshots and tests)."""
-        return self._opener.wait(msecs) and self._reader.wait(msecs)
+        return self._opener.wait(msecs) and self._reader.wait(msecs) and self._rights.wait(msecs)
+
+    def refresh_rights(self) -> None:
+        """Ask the ledger again what this window may do (F5: a grant may have changed), off the GUI thread."""
+        if self.state is not HubState.OPEN:
+            return
+
+        def work() -> LedgerRights:
+            from core.ledger.rights import ledger_rights
+
+            return ledger_rights(self.ctx.ledger)
+
+        self._rights.submit(work)
+
+    def _on_rights(self, rights: LedgerRights) -> None:
+        if rights != self.ctx.rights:
+            self.ctx.rights = rights
+            self.rightsChanged.emit()
 
     def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None, LedgerRights]:
         """Open (and seed) the ledger; the summaries, why the demo is missing when seeding failed,

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QToolButton, QWidget
 from shell_fixtures import window_fixture  # noqa: F401
 from sqlalchemy import create_engine, make_url, text
@@ -115,9 +117,15 @@ def ctx(ctx: AppContext, team: str, role: str) -> Iterator[AppContext]:
 
 
 def opened(window: MainWindow, qtbot: Any, *, start_engine: bool = False) -> MainWindow:
+    """The demo's file open, the ledger open, the window shown and active with the focus on the sidebar."""
     window.open_path(window.ctx.workspace / f"{SID}.yaml", ask=False)
     with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
         window.start_monitor(start_engine=start_engine)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    window.sidebar.schedule_view.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.sidebar.schedule_view, timeout=5_000)
     return window
 
 
@@ -142,7 +150,6 @@ def test_a_viewer_sees_everything_and_every_action_says_why_it_is_off(
     window: MainWindow, qtbot: Any, role: str, tmp_path: Path
 ) -> None:
     opened(window, qtbot, start_engine=True)
-    window.show()
     reason = (
         f"read-only: the database role {role!r} is a viewer; "
         f"ask the ledger's owner: schedctl db grant {role} --as publisher"
@@ -159,6 +166,9 @@ def test_a_viewer_sees_everything_and_every_action_says_why_it_is_off(
     for name in ("publish", "pause_schedule", "resume_schedule", "disable_schedule", "run_now", "backfill"):
         act = getattr(acts, name)
         assert (act.isEnabled(), act.statusTip()) == (False, reason) and act.toolTip().startswith(reason), name
+    # A key pressed for an action that is off says why.
+    QTest.keyClick(window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert window.statusBar().currentMessage() == f"Run Now: {reason}"
     # The engine is not started, even when asked: the Engine menu says why.
     assert window.hub.engine is not None and str(window.hub.engine.state) != "running"
     assert not acts.engine_toggle.isEnabled() and acts.engine_toggle.toolTip().startswith(reason)
@@ -199,6 +209,23 @@ def test_a_publisher_publishes_but_runs_no_engine(window: MainWindow, qtbot: Any
     assert banner is not None and banner.text() == f"No engine in this window: {why}"
 
 
+@pytest.mark.parametrize("role", ["engine"], indirect=True)
+def test_an_engine_role_runs_the_engine_but_does_not_publish(window: MainWindow, qtbot: Any, role: str) -> None:
+    opened(window, qtbot)
+    acts = window.acts
+    why = (
+        f"the database role {role!r} is an engine: it may not publish, pause, resume, disable or fence; "
+        f"ask the ledger's owner: schedctl db grant {role} --as publisher"
+    )
+    for name in ("publish", "pause_schedule", "disable_schedule"):
+        act = getattr(acts, name)
+        assert not act.isEnabled() and act.toolTip().startswith(why), name
+    assert acts.run_now.isEnabled() and acts.backfill.isEnabled() and acts.engine_toggle.isEnabled()
+    banner = window.findChild(QLabel, "rightsBanner")
+    assert banner is not None and banner.text() == f"This window may not publish: {why}"
+    assert all(b.isEnabled() for b in attention_buttons(window, qtbot))
+
+
 @pytest.mark.parametrize("role", ["publisher"], indirect=True)
 def test_a_write_refused_after_the_window_opened_is_one_line(
     window: MainWindow, qtbot: Any, role: str, team: str, capsys: pytest.CaptureFixture[str]
@@ -227,6 +254,15 @@ def test_a_write_refused_after_the_window_opened_is_one_line(
     said = card.message.text()
     assert said.startswith(f"the database role {role!r} may not change the ledger (permission denied for table ")
     assert said.endswith(f"schedctl db grant {role} --as publisher") and "cannot be used" not in said
+    # F5 asks the ledger again: the window is now a viewer's.
+    with qtbot.waitSignal(window.hub.rightsChanged, timeout=10_000):
+        QTest.keyClick(window, Qt.Key.Key_F5)
+    banner = window.findChild(QLabel, "rightsBanner")
+    assert (
+        banner is not None and banner.isVisible() and banner.text().startswith(f"Read-only: the database role {role!r}")
+    )
+    assert not window.acts.pause_schedule.isEnabled() and not window.acts.publish.isEnabled()
+    assert not any(b.isEnabled() for b in attention_buttons(window, qtbot))
 
 
 # --- a read-only SQLite file -------------------------------------------------------------
