@@ -9,6 +9,7 @@ the command is about (apply: the spec's; backfill: the schedule's), else in UTC.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -86,15 +87,16 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
         if exc.refused is None:
             raise
         raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, exc.detail)}") from None
-    except DBAPIError as exc:
-        original = exc.orig if exc.orig is not None else exc
+    # sqlite3's own error too: a few writes use the driver directly, where SQLAlchemy does not wrap it.
+    except (DBAPIError, sqlite3.Error) as exc:
+        original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
         said = first_line(original)
         if getattr(original, "sqlstate", None) == NO_RIGHT:
             raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, said)}") from None
         refused = _refusal(original)
         if refused is not None:
             raise LedgerError(f"{ledger.where}: {refused} ({said}); nothing was changed") from None
-        if not isinstance(exc, OperationalError):
+        if not isinstance(exc, OperationalError | sqlite3.OperationalError):
             raise
         if "locked" in said.lower() or "busy" in said.lower():
             raise LedgerError(
