@@ -84,10 +84,14 @@ class UnknownScheduleError(LedgerError):
 class LedgerUnavailable(LedgerError):
     """The database did not do what was asked: locked by another program, unreachable,
     or refusing. ``detail`` is the database's own first line; ``busy`` says it was a
-    lock, which clears by itself when the other program has finished."""
+    lock, which clears by itself when the other program has finished. ``refused`` is
+    set when the database refused a write for want of a right (SQLSTATE 42501): the
+    line naming the role, what it lacks and the grant to ask for, which is then the
+    whole message."""
 
-    def __init__(self, detail: str, *, busy: bool) -> None:
+    def __init__(self, detail: str, *, busy: bool, refused: str | None = None) -> None:
         self.detail = detail
         self.busy = busy
+        self.refused = refused
         said = "is locked by another program" if busy else "cannot be used"
-        super().__init__(f"the ledger {said} ({detail})")
+        super().__init__(refused or f"the ledger {said} ({detail})")

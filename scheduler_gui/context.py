@@ -14,6 +14,7 @@ from core.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from core.ledger.db import Ledger
+    from core.ledger.rights import LedgerRights
 
 ORGANIZATION = "Tidemark"
 APPLICATION = "Tidemark"
@@ -38,6 +39,8 @@ class AppContext:
     workspace: Path = field(default_factory=default_workspace)
     ledger_url: str | None = None
     settings: QSettings = field(default_factory=lambda: QSettings(ORGANIZATION, APPLICATION))
+    #: What the ledger lets this window do (read when it opens; None: not known yet, nothing refused).
+    rights: LedgerRights | None = None
     _ledger: Ledger | None = field(default=None, repr=False)
     #: The ledger is opened by whichever thread asks first (the GUI or a background
     #: task): one opens it, the others wait for that one.

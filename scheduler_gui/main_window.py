@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QStackedWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -44,6 +45,7 @@ from scheduler_gui.monitor.states import HubState, ShutdownMode
 from scheduler_gui.monitor_hub import MonitorHub
 from scheduler_gui.optional import load, placeholder
 from scheduler_gui.recent import RecentFiles
+from scheduler_gui.rights_gate import RightsBanner, refusal, show_engine_refusal, with_rights
 from scheduler_gui.schedule_names import check_id
 from scheduler_gui.sidebar import Sidebar, schedule_rows
 from scheduler_gui.status_bar import StatusLine
@@ -91,7 +93,13 @@ class MainWindow(FilesMixin, QMainWindow):
         self.splitter.addWidget(self.stack)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([290, DEFAULT_SIZE[0] - 290])
-        self.setCentralWidget(self.splitter)
+        self.rights_banner = RightsBanner(self)
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.rights_banner)
+        column.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
         self._designer_slot = placeholder("No schedule open.")
         self.stack.addWidget(self._designer_slot)
 
@@ -192,7 +200,8 @@ class MainWindow(FilesMixin, QMainWindow):
             problem = "The ledger is still opening"
         summary = next((s for s in self.hub.summaries if s.schedule_id == sid), None)
         state = summary.state.value if summary is not None else None
-        apply_schedule_gate(self.acts, schedule_gate(sid or None, state, problem), self.toolbar)
+        gate = with_rights(schedule_gate(sid or None, state, problem), self.ctx.rights)
+        apply_schedule_gate(self.acts, gate, self.toolbar)
 
     def _connect_hub(self) -> None:
         self.hub.ledgerReady.connect(self._on_ledger_ready)
@@ -201,6 +210,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self.hub.attentionChanged.connect(self._on_attention)
         self.hub.engineStateChanged.connect(self._on_engine_state)
         self.hub.message.connect(self._on_hub_message)
+        self.hub.rightsChanged.connect(self._on_rights)
 
     @property
     def engine_autostart(self) -> bool:
@@ -214,9 +224,18 @@ class MainWindow(FilesMixin, QMainWindow):
     def _on_ledger_ready(self) -> None:
         ledger = self.ctx.ledger
         self.status.show_ledger(ledger.where)
+        self.rights_banner.show_rights(self.ctx.rights)
         self._rebuild_monitor_pages()
         self._update_engine()
         self._update_publish()
+
+    def _on_rights(self) -> None:
+        """A grant changed since the ledger opened: the banner, the actions and the views follow."""
+        self.rights_banner.show_rights(self.ctx.rights)
+        self._rebuild_monitor_pages()  # the attention cards' buttons follow the rights they were made with
+        self._update_schedule_actions()
+        self._update_publish()
+        self._update_engine()
 
     def _on_ledger_failed(self, message: str) -> None:
         self.status.show_ledger_failed(message)
@@ -331,6 +350,7 @@ class MainWindow(FilesMixin, QMainWindow):
             self.status.show_opening()
             self.hub.retry()
         self.hub.refresh_summaries()
+        self.hub.refresh_rights()
         for page in self._pages.values():
             for target in (page, getattr(page, "view", None), getattr(page, "detail", None)):
                 refresh = getattr(target, "refresh", None)
@@ -345,6 +365,7 @@ class MainWindow(FilesMixin, QMainWindow):
     # --- status --------------------------------------------------------------
     def _update_engine(self) -> None:
         self.status.show_engine(self.hub, self.acts.engine_toggle)
+        show_engine_refusal(self.acts, self.hub.engine_refusal)
 
     def _update_counts(self) -> None:
         self.status.show_counts(self.hub)
@@ -379,8 +400,13 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _update_publish(self) -> None:
         doc = self.document
-        ok = doc is not None and doc.can_save and self.hub.state is HubState.OPEN
+        refused = refusal(self.ctx.rights, "publish")
+        ok = doc is not None and doc.can_save and self.hub.state is HubState.OPEN and refused is None
         self.acts.publish.setEnabled(ok)
+        self.acts.publish.setProperty("disabledReason", refused)
+        tip = refused or str(self.acts.publish.property("defaultTip"))
+        self.acts.publish.setToolTip(tip if refused else f"{tip} ({keys_text(self.acts.publish)})")
+        self.acts.publish.setStatusTip(tip)
 
     def _undo(self) -> None:
         if self.document is not None:
@@ -469,6 +495,10 @@ class MainWindow(FilesMixin, QMainWindow):
             why = self.hub.error or "it is still opening"
             self.statusBar().showMessage(f"Publishing needs an open ledger: {why}", 5000)
             return
+        refused = refusal(self.ctx.rights, "publish")
+        if refused is not None:
+            self.statusBar().showMessage(f"Not published: {refused}", 8000)
+            return
         if doc.path is None or doc.dirty:
             self.statusBar().showMessage("Saving first: the ledger records the file each revision comes from.")
             if not self.save() or doc.path is None or doc.spec is None:
@@ -488,6 +518,7 @@ class MainWindow(FilesMixin, QMainWindow):
         dialog = dialog_class(self.ctx, doc.spec, self, source_file=doc.path)
         if dialog.exec():
             self.hub.refresh_summaries()
+        self.hub.refresh_rights()  # a refusal may mean a grant changed since the ledger opened
 
     def _schedule_action(self, name: str) -> None:
         doc = self.document
@@ -508,6 +539,7 @@ class MainWindow(FilesMixin, QMainWindow):
         func = load("scheduler_gui.monitor.schedule_actions", name)
         func(self.ctx, sid, self)
         self.hub.refresh_summaries()
+        self.hub.refresh_rights()
 
     def engine_settings(self) -> None:
         """Engine ▸ Engine Settings…: the engine's labels and trusted users, for its next start."""

@@ -22,6 +22,7 @@ from scheduler_gui.optional import load, placeholder
 if TYPE_CHECKING:
     # The ledger package loads SQLAlchemy and Alembic: imported on the pool thread when the ledger opens.
     from core.ledger.queries import ScheduleSummary
+    from core.ledger.rights import LedgerRights
 
 #: Milliseconds to gather ledger events before the schedule summaries are read again
 #: (they count occurrences per state: cheap on a small ledger, not on a million rows).
@@ -36,6 +37,8 @@ class MonitorHub(QObject):
     summariesChanged = Signal(list)
     attentionChanged = Signal(int)
     engineStateChanged = Signal(str)
+    rightsChanged = Signal()
+    """The ledger's answer to what this window may do changed (``ctx.rights``), read again on F5."""
     message = Signal(str)
     """Something the person should read in the status bar (an engine or watcher error)."""
 
@@ -57,6 +60,8 @@ class MonitorHub(QObject):
         self._reader = LatestOnly(self)
         self._reader.done.connect(self._on_summaries)
         self._reader.failed.connect(lambda _message: self._summaries_done())
+        self._rights = LatestOnly(self)
+        self._rights.done.connect(self._on_rights)
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.setInterval(SUMMARY_DEBOUNCE_MS)
@@ -82,26 +87,46 @@ class MonitorHub(QObject):
 
     def wait(self, msecs: int = 60_000) -> bool:
         """Block until the ledger work in flight is done (screenshots and tests)."""
-        return self._opener.wait(msecs) and self._reader.wait(msecs)
+        return self._opener.wait(msecs) and self._reader.wait(msecs) and self._rights.wait(msecs)
 
-    def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None]:
-        """Open (and seed) the ledger; the summaries, and why the demo is missing when seeding failed."""
+    def refresh_rights(self) -> None:
+        """Ask the ledger again what this window may do (F5: a grant may have changed), off the GUI thread."""
+        if self.state is not HubState.OPEN:
+            return
+
+        def work() -> LedgerRights:
+            from core.ledger.rights import ledger_rights
+
+            return ledger_rights(self.ctx.ledger)
+
+        self._rights.submit(work)
+
+    def _on_rights(self, rights: LedgerRights) -> None:
+        if rights != self.ctx.rights:
+            self.ctx.rights = rights
+            self.rightsChanged.emit()
+
+    def _open_work(self, seed: bool) -> tuple[list[ScheduleSummary], str | None, LedgerRights]:
+        """Open (and seed) the ledger; the summaries, why the demo is missing when seeding failed,
+        and what the ledger lets this window do."""
         from core.ledger.monitor_reads import schedule_summaries
+        from core.ledger.rights import Act, ledger_rights
         from scheduler_gui.monitor.first_run import seed_demo_ledger
 
         ledger = self.ctx.ledger
+        rights = ledger_rights(ledger)
         seed_problem = None
-        if seed:
+        if seed and rights.may(Act.PUBLISH):
             try:
                 seed_demo_ledger(self.ctx)
             except UserError as exc:
                 # The ledger itself is fine: say why the demo is missing and go on.
                 seed_problem = f"The demo schedules were not published: {exc}"
         # With now: a schedule nothing is materialized for yet shows its next run at once.
-        return schedule_summaries(ledger, self.ctx.clock.now()), seed_problem
+        return schedule_summaries(ledger, self.ctx.clock.now()), seed_problem, rights
 
-    def _on_opened(self, result: tuple[list[ScheduleSummary], str | None]) -> None:
-        summaries, seed_problem = result
+    def _on_opened(self, result: tuple[list[ScheduleSummary], str | None, LedgerRights]) -> None:
+        summaries, seed_problem, self.ctx.rights = result
         self.state = HubState.OPEN
         if seed_problem is not None:
             self.message.emit(seed_problem)
@@ -137,7 +162,7 @@ class MonitorHub(QObject):
         self.engine.errorOccurred.connect(self.message)
         self.engine.otherEngineSeen.connect(self.message)
         self.engine.outlookChanged.connect(lambda _o: self.engineStateChanged.emit(str(self.engine.state)))
-        if self._start_engine:
+        if self._start_engine and self.engine_refusal is None:
             self.engine.start()
         self.engineStateChanged.emit(str(self.engine.state))
 
@@ -231,8 +256,20 @@ class MonitorHub(QObject):
             )
         return EngineState(self.engine.state)
 
+    @property
+    def engine_refusal(self) -> str | None:
+        """Why the ledger does not let this window run its engine (the role's kind), else None."""
+        from core.ledger.rights import Act  # loaded already: the rights came from the ledger
+
+        rights = self.ctx.rights
+        return rights.refusal(Act.ENGINE) if rights is not None else None
+
     def toggle_engine(self) -> None:
         if self.engine is None:
+            return
+        refused = self.engine_refusal
+        if refused is not None and self.engine.state is not EngineState.RUNNING:
+            self.message.emit(f"The engine was not started: {refused}")
             return
         if self.engine.state is EngineState.RUNNING:
             self.engine.pause()

@@ -9,6 +9,7 @@ the command is about (apply: the spec's; backfill: the schedule's), else in UTC.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -58,16 +59,13 @@ def _refusal(exc: BaseException) -> str | None:
     return None
 
 
-#: SQLSTATE insufficient_privilege: the role lacks a right the command needs.
-_NO_RIGHT = "42501"
-
-
-def _no_right(args: argparse.Namespace, ledger: Ledger, exc: BaseException) -> str:
-    """The line for a write the database refused for want of a right: the role, what it lacks, the grant to ask for."""
-    from core.ledger.roles import refused_line
+def _no_right(args: argparse.Namespace, ledger: Ledger, said: str) -> str:
+    """The line for a write the database refused for want of a right: the role, what it lacks,
+    the grant this command needs (the window says it in the same words: core.ledger.access)."""
+    from core.ledger.role_kinds import refused_line
 
     command = " ".join(filter(None, (args.command, getattr(args, "engine_command", None))))
-    return refused_line(ledger.engine.url.username, first_line(exc), command)
+    return refused_line(ledger.engine.url.username, said, command)
 
 
 @contextmanager
@@ -79,26 +77,26 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
     from sqlalchemy.exc import DBAPIError, OperationalError
 
     from core.errors import LedgerError, LedgerUnavailable
+    from core.ledger.access import NO_RIGHT
     from core.ledger.db import open_ledger
 
     ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS, create=create)
     try:
         yield ledger
     except LedgerUnavailable as exc:  # a core call that words the database's failure itself
-        cause = exc.__cause__
-        database_said = cause.orig if isinstance(cause, DBAPIError) else None
-        if database_said is None or getattr(database_said, "sqlstate", None) != _NO_RIGHT:
+        if exc.refused is None:
             raise
-        raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, database_said)}") from None
-    except DBAPIError as exc:
-        original = exc.orig if exc.orig is not None else exc
+        raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, exc.detail)}") from None
+    # sqlite3's own error too: a few writes use the driver directly, where SQLAlchemy does not wrap it.
+    except (DBAPIError, sqlite3.Error) as exc:
+        original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
         said = first_line(original)
-        if getattr(original, "sqlstate", None) == _NO_RIGHT:
-            raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, original)}") from None
+        if getattr(original, "sqlstate", None) == NO_RIGHT:
+            raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, said)}") from None
         refused = _refusal(original)
         if refused is not None:
             raise LedgerError(f"{ledger.where}: {refused} ({said}); nothing was changed") from None
-        if not isinstance(exc, OperationalError):
+        if not isinstance(exc, OperationalError | sqlite3.OperationalError):
             raise
         if "locked" in said.lower() or "busy" in said.lower():
             raise LedgerError(

@@ -1,5 +1,6 @@
-"""The kinds of database role a ledger knows, and what opening a ledger says to a role
-without the rights it needs. Apart from core.ledger.roles so that core.ledger.db can
+"""The kinds of database role a ledger knows, and what opening a ledger, or a write the
+database refused, says to a role without the rights it needs (the command line and the
+window say it in the same words). Apart from core.ledger.roles so that core.ledger.db can
 word the refusal without importing the grants (which open ledgers themselves)."""
 
 from __future__ import annotations
@@ -33,4 +34,24 @@ def unopened_line(role: str | None, said: str) -> str:
     return (
         f"{who} may not read the ledger ({said}); "
         f"the ledger's owner can give it the rights: schedctl db grant {role or 'ROLE'} --as {kinds}"
+    )
+
+
+#: Which kind each command that changes the ledger needs (what a refusal suggests).
+COMMAND_KINDS: dict[str, RoleKind] = {"engine run": RoleKind.ENGINE}
+
+
+def kind_for(command: str) -> RoleKind:
+    """The kind of role ``command`` (``apply``, ``engine run``) needs to change the ledger."""
+    return COMMAND_KINDS.get(command, RoleKind.PUBLISHER)
+
+
+def refused_line(role: str | None, said: str, command: str) -> str:
+    """What a command says when the database refused its write for want of a right (SQLSTATE 42501)."""
+    kind = kind_for(command)
+    who = f"the database role {role!r}" if role else "this database role"
+    grant = f"schedctl db grant {role or 'ROLE'} --as {kind.value}"
+    return (
+        f"{who} may not change the ledger ({said}); nothing was changed; "
+        f"the ledger's owner can give it the rights: {grant}"
     )

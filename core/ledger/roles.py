@@ -85,14 +85,6 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
     },
 }
 
-#: Which kind each command that changes the ledger needs (what a refusal suggests).
-COMMAND_KINDS: dict[str, RoleKind] = {"engine run": RoleKind.ENGINE}
-
-
-def kind_for(command: str) -> RoleKind:
-    """The kind of role ``command`` (``apply``, ``engine run``) needs to change the ledger."""
-    return COMMAND_KINDS.get(command, RoleKind.PUBLISHER)
-
 
 def privileges_markdown() -> str:
     """:data:`PRIVILEGES` as the Markdown table docs/ledger.md shows."""
@@ -275,14 +267,3 @@ def _beyond(driver: object, role: str, kind: RoleKind) -> tuple[str, ...]:
         elif column is not None and column not in granted.update_columns:
             extra.setdefault(table, []).append(f"UPDATE ({column})")
     return tuple(f"{', '.join(said)} on {table}" for table, said in sorted(extra.items()))
-
-
-def refused_line(role: str | None, said: str, command: str) -> str:
-    """What a command says when the database refused its write for want of a right (SQLSTATE 42501)."""
-    kind = kind_for(command)
-    who = f"the database role {role!r}" if role else "this database role"
-    grant = f"schedctl db grant {role or 'ROLE'} --as {kind.value}"
-    return (
-        f"{who} may not change the ledger ({said}); nothing was changed; "
-        f"the ledger's owner can give it the rights: {grant}"
-    )

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from core.clock import Clock
 from core.engine.admin import acknowledge_failed, retry_failed
 from core.engine.reconcile import Decision, reconcile
+from core.ledger.access import database_failures
 from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
 from core.ledger.event_types import EventKind
@@ -47,6 +48,7 @@ from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.authors import decision_text, held_text
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
 from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
+from scheduler_gui.rights_gate import refusal
 from scheduler_gui.status_style import look
 
 #: Lines of each output tail shown on a card (the detail panel has all of it).
@@ -99,16 +101,17 @@ def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: Action, no
     else decided first, the schedule is paused...).
     """
     occ = item.occurrence
-    if action in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON):
-        done = reconcile(ledger, occ.occurrence_id, Decision(action), clock, note)
-        return f"{occ.occurrence_id} is now {done.new.value}"
-    if action is Action.ACKNOWLEDGE:
-        acknowledge_failed(ledger, occ.occurrence_id, clock, note)
-        return f"{occ.occurrence_id} acknowledged"
-    if action is not Action.RETRY:
-        raise ValueError(f"unknown action {action!r}")
-    new_id = retry_failed(ledger, occ.occurrence_id, clock, note)
-    return f"{occ.occurrence_id} runs again as {new_id}"
+    with database_failures(ledger):  # a refusal for want of a right names the ledger's role
+        if action in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON):
+            done = reconcile(ledger, occ.occurrence_id, Decision(action), clock, note)
+            return f"{occ.occurrence_id} is now {done.new.value}"
+        if action is Action.ACKNOWLEDGE:
+            acknowledge_failed(ledger, occ.occurrence_id, clock, note)
+            return f"{occ.occurrence_id} acknowledged"
+        if action is not Action.RETRY:
+            raise ValueError(f"unknown action {action!r}")
+        new_id = retry_failed(ledger, occ.occurrence_id, clock, note)
+        return f"{occ.occurrence_id} runs again as {new_id}"
 
 
 def attempt_text(item: AttentionItem, now: datetime | None = None) -> str:
@@ -157,10 +160,18 @@ class AttentionCard(QFrame):
     """occurrence id, action, note."""
 
     def __init__(
-        self, item: AttentionItem, zone: str, parent: QWidget | None = None, *, held: EventView | None = None
+        self,
+        item: AttentionItem,
+        zone: str,
+        parent: QWidget | None = None,
+        *,
+        held: EventView | None = None,
+        refused: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.item = item
+        #: Why the ledger does not let this window decide (the role's kind, a read-only file), else None.
+        self.refused = refused
         #: The event that paused or disabled the schedule (None while it is active).
         self.held = held
         occ = item.occurrence
@@ -213,28 +224,35 @@ class AttentionCard(QFrame):
             )
             layout.addWidget(self.history)
 
-        self.note = QLineEdit()
-        self.note.setPlaceholderText("Note (optional): what you checked, what you found…")
-        accessible(
-            self.note, "Note for the decision", "Recorded in the ledger with your decision, your user name and host"
-        )
-        layout.addWidget(self.note)
-        row = QHBoxLayout()
-        self.buttons: dict[Action, QPushButton] = {}
-        for action, text, tip in _BUTTONS.get(occ.state, ()):
-            button = QPushButton(text)
-            accessible(button, text, tip)
-            button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
-            row.addWidget(button)
-            self.buttons[action] = button
-        row.addStretch(1)
-        layout.addLayout(row)
+        self._add_decisions(layout)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setAccessibleName("Result of the decision")
         self.message.hide()
         layout.addWidget(self.message)
         self.show_ages(None)
+
+    def _add_decisions(self, layout: QVBoxLayout) -> None:
+        """The note and a button per decision; off, each saying why, when the ledger refuses this window."""
+        refused = self.refused
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Note (optional): what you checked, what you found…")
+        accessible(
+            self.note, "Note for the decision", "Recorded in the ledger with your decision, your user name and host"
+        )
+        self.note.setEnabled(refused is None)
+        layout.addWidget(self.note)
+        row = QHBoxLayout()
+        self.buttons: dict[Action, QPushButton] = {}
+        for action, text, tip in _BUTTONS.get(self.item.occurrence.state, ()):
+            button = QPushButton(text)
+            accessible(button, text, tip if refused is None else f"{tip}. Not here: {refused}")
+            button.setEnabled(refused is None)
+            button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
+            row.addWidget(button)
+            self.buttons[action] = button
+        row.addStretch(1)
+        layout.addLayout(row)
 
     def _add_facts(self, layout: QVBoxLayout, zone: str) -> None:
         """When it was due, why it waits, and who holds its schedule (when someone does)."""
@@ -278,7 +296,7 @@ class AttentionCard(QFrame):
 
     def show_error(self, message: str) -> None:
         for button in self.buttons.values():
-            button.setEnabled(True)
+            button.setEnabled(self.refused is None)
         self.message.setStyleSheet(f"color: {look('FAILED').colour};")
         self.message.setText(message)
         self.message.show()
@@ -434,7 +452,8 @@ class AttentionView(QWidget):
                 continue
             if card is not None:
                 _drop(card)
-            card = AttentionCard(item, loaded.zones.get(item.occurrence.schedule_id, "UTC"), held=held)
+            zone = loaded.zones.get(item.occurrence.schedule_id, "UTC")
+            card = AttentionCard(item, zone, held=held, refused=refusal(self._ctx.rights, "decide"))
             card.decided.connect(self._decide)
             kept[item.occurrence_id] = card
         for card in self.cards.values():

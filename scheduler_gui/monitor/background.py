@@ -28,6 +28,8 @@ _log = logging.getLogger(__name__)
 def describe_error(exc: BaseException) -> str:
     """One line a person can act on: a user-facing error as it is, a database's complaint by its first line."""
     if isinstance(exc, LedgerUnavailable):
+        if exc.refused is not None:  # a write the role may not make: the role, what it lacks, the grant
+            return exc.refused
         if exc.busy:
             return f"the ledger is busy (locked by another program); trying again ({exc.detail})"
         return f"the ledger cannot be read ({exc.detail})"

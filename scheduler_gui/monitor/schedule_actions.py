@@ -36,6 +36,7 @@ from scheduler_gui.preview.text import offset_text, tabular_font, utc_text, wall
 from scheduler_gui.status_style import VERMILLION
 
 if TYPE_CHECKING:
+    from core.ledger.db import Ledger
     from scheduler_gui.context import AppContext
 
 #: Wall times in the pickers are floating values of the schedule's zone, held with Qt's UTC spec.
@@ -49,6 +50,8 @@ def problem_text(exc: BaseException) -> str:
     if isinstance(exc, UnknownScheduleError):  # its message names the command line; say it in the window's words
         return "This schedule is not published in this ledger: publish it first (Schedule ▸ Publish…, Ctrl+Enter)"
     if isinstance(exc, LedgerUnavailable):
+        if exc.refused is not None:  # a write the role may not make: the role, what it lacks, the grant
+            return exc.refused
         if exc.busy:
             return f"the ledger is locked by another program ({exc.detail}); try again in a moment"
         return f"the ledger cannot be used ({exc.detail})"
@@ -76,12 +79,13 @@ def schedule_zone(ctx: AppContext, schedule_id: str) -> str:
 # --- the dialogs -------------------------------------------------------------------
 
 
-def _in_core_words(work: Callable[[], object]) -> object:
+def _in_core_words(work: Callable[[], object], ledger: Ledger | None = None) -> object:
     """``work`` with a database's failure raised as the core's :class:`~core.errors.LedgerUnavailable`
-    (the commands that open their own transaction say it so already)."""
+    (the commands that open their own transaction say it so already), naming ``ledger``'s role
+    when the database refused for want of a right."""
     from core.ledger.access import database_failures
 
-    with database_failures():
+    with database_failures(ledger):
         return work()
 
 
@@ -122,13 +126,13 @@ class DialogWrite(QObject):
     def busy(self) -> bool:
         return self._worker.busy
 
-    def start(self, work: Callable[[], object]) -> None:
+    def start(self, work: Callable[[], object], ledger: Ledger | None = None) -> None:
         if self.busy:
             return
         self._were = [(button, button.isEnabled()) for button in self._buttons.buttons()]
         for button, _ in self._were:
             button.setEnabled(False)
-        self._worker.submit(lambda: _in_core_words(work))
+        self._worker.submit(lambda: _in_core_words(work, ledger))
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self._worker.wait(msecs)
@@ -141,6 +145,8 @@ class DialogWrite(QObject):
 
 class _ActionDialog(QDialog):
     """A title, what the action does, a note field, a problem line and OK / Cancel."""
+
+    ctx: AppContext
 
     def __init__(self, title: str, what: str, ok_text: str, parent: QWidget | None) -> None:
         super().__init__(parent)
@@ -199,7 +205,7 @@ class _ActionDialog(QDialog):
             self.show_problem(str(exc))
             return
         self.problem.hide()
-        self._write.start(work)
+        self._write.start(work, self.ctx.ledger)
 
     def _written(self, value: object) -> None:
         self.result_value = value

@@ -171,3 +171,21 @@ def test_an_empty_file_is_no_ledger_and_stays_empty(capsys: pytest.CaptureFixtur
     status, _out, err = schedctl(capsys, "schedules", "--db", str(empty))
     assert status == 2 and "there is no ledger here" in err
     assert [p.name for p in tmp_path.iterdir()] == ["empty.db"] and empty.stat().st_size == 0
+
+
+def test_a_write_refused_by_sqlite_itself_is_one_line(tmp_path: Path) -> None:
+    """A read-only file refuses a write that a command makes through the driver directly (a
+    sqlite3 error, not SQLAlchemy's): one line too, never a traceback."""
+    import argparse
+    import sqlite3
+
+    from core.cli.ledger_access import command_clock, open_command_ledger
+    from core.errors import LedgerError
+
+    path = tmp_path / "ledger.db"
+    args = argparse.Namespace(db=str(path), now=None, command="pause")
+    with pytest.raises(LedgerError) as raised, open_command_ledger(args, command_clock(args)):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+    assert str(raised.value) == (
+        f"{path}: the ledger is read-only here (attempt to write a readonly database); nothing was changed"
+    )
