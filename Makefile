@@ -49,7 +49,7 @@ bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/window_stress.py --minutes 3
 
 # The README's pictures, rendered offscreen on a fixed clock and a demo ledger.
-SCREENSHOT_VIEWS := designer preview timeline whatif monitor attention detail health
+SCREENSHOT_VIEWS := designer preview timeline whatif monitor attention detail health engines
 screenshots: $(STAMP)
 	mkdir -p docs/screenshots
 	@for view in $(SCREENSHOT_VIEWS); do \

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 _STARTED = time.perf_counter()
 
-VIEWS = ("designer", "preview", "timeline", "whatif", "monitor", "attention", "detail", "health")
+VIEWS = ("designer", "preview", "timeline", "whatif", "monitor", "attention", "detail", "health", "engines")
 #: When set, the app prints the milliseconds from import to the first shown window and exits (bench/gui_bench.py).
 EXIT_AFTER_SHOW = "TIDEMARK_EXIT_AFTER_SHOW"
 _SIZE = re.compile(r"^(\d{2,5})x(\d{2,5})$")

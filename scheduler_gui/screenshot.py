@@ -18,7 +18,7 @@ from pathlib import Path
 #: Just before the 2027 spring change in New York, so the preview shows a gap.
 SCREENSHOT_NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 DEFAULT_SPEC = "daily-ops-summary.yaml"
-MONITOR_VIEWS = ("monitor", "attention", "detail", "health")
+MONITOR_VIEWS = ("monitor", "attention", "detail", "health", "engines")
 
 
 def _drain(rounds: int = 20) -> None:
@@ -83,6 +83,28 @@ def _wait_for_views(window: object) -> None:
     QCoreApplication.processEvents()
 
 
+def announce_team(ctx: object) -> None:
+    """Three engines on the demo ledger, as on a team's: this machine's, a shared build
+    machine (a label, trusting alice) that refuses the demo schedules, and a laptop last seen
+    three hours ago."""
+    from datetime import timedelta
+
+    from core.actor import Actor, current_actor
+    from core.clock import FixedClock
+    from core.engine.presence import announce
+    from core.ledger.states import EngineKind
+    from core.placement import Placement
+
+    ledger, now, me = ctx.ledger, ctx.clock.now(), current_actor()  # type: ignore[attr-defined]
+    earlier = FixedClock(now - timedelta(hours=3))
+    announce(
+        ledger, earlier, EngineKind.APP, host="laptop-bob", pid=5151, placement=Placement.of(Actor("bob", "laptop-bob"))
+    )
+    build = Placement.of(Actor("ci", "build-1"), {"gpu": "yes"}, ["alice"])
+    announce(ledger, ctx.clock, EngineKind.HEADLESS, host="build-1", pid=4242, placement=build)  # type: ignore[attr-defined]
+    announce(ledger, ctx.clock, EngineKind.HEADLESS, placement=Placement.of(me, {"site": "office"}))  # type: ignore[attr-defined]
+
+
 def _select_first_occurrence(window: object) -> None:
     """Open the detail panel on the demo ledger's most interesting occurrence (unknown effect, else failed)."""
     from core.ledger.monitor_reads import first_occurrence
@@ -136,6 +158,8 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
             populate = load("scheduler_gui.monitor.demo_ledger", "populate_demo_ledger")
             if populate is not None:
                 populate(ctx)
+            if view == "engines":
+                announce_team(ctx)
             window = MainWindow(ctx)
             window.open_initial(spec)
             window.start_monitor()

@@ -96,7 +96,9 @@ def engine_views(session: Session, now: datetime, stale_after: timedelta) -> lis
     wants = _active_wants(session)
     running = _running_by_process(session)
     out = []
-    for row in session.scalars(select(EngineRow).order_by(EngineRow.last_heartbeat.desc(), EngineRow.engine_id)):
+    for row in session.scalars(
+        select(EngineRow).order_by(EngineRow.last_heartbeat.desc(), EngineRow.host, EngineRow.engine_id)
+    ):
         refuses: list[tuple[str, str]] = []
         if row.labels is not None:
             placement = Placement(dict(row.labels), frozenset(row.trusts or ()))

@@ -18,7 +18,7 @@ from scheduler_gui.app import VIEWS
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.demo_ledger import populate_demo_ledger
-from scheduler_gui.screenshot import SCREENSHOT_NOW, render
+from scheduler_gui.screenshot import SCREENSHOT_NOW, announce_team, render
 from scheduler_gui.workspace import seed_workspace
 
 MIN_BYTES = 20_000
@@ -48,6 +48,8 @@ def demo_ctx(tmp_path_factory: pytest.TempPathFactory, qapp) -> Iterator[AppCont
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_every_view_renders_a_real_picture(view: str, demo_ctx: AppContext, tmp_path: Path, qtbot) -> None:
+    if view == "engines":
+        announce_team(demo_ctx)  # as --screenshot does for this view
     window = MainWindow(demo_ctx)
     window.open_initial(demo_ctx.workspace / "daily-ops-summary.yaml")
     window.start_monitor()
@@ -67,6 +69,11 @@ def test_every_view_renders_a_real_picture(view: str, demo_ctx: AppContext, tmp_
             assert detail.occurrence_id is not None and "unknown effect" in detail.text()
         if view == "attention":
             assert window.page("attention").count >= 1
+        if view == "engines":  # three engines, each with the line of what it runs and refuses
+            page = window.page("engines")
+            names = [page.model.index(row, 0).data() for row in range(0, page.model.rowCount(), 2)]
+            assert len(names) == 3 and names[-1] == "laptop-bob · window"  # the stale one last
+            assert "build-1 · schedctl" in names
     finally:
         window.hub.shutdown("stop")
         window.designer.shutdown()
