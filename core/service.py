@@ -18,7 +18,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,6 +122,19 @@ def _systemd_quote(arg: str) -> str:
     if arg and not any(c in arg for c in " \t\"'\\;"):
         return arg
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def team_options(
+    *, allow_second: bool = False, labels: Iterable[tuple[str, str]] = (), trusts: Iterable[str] = ()
+) -> list[str]:
+    """``engine run``'s team options for a service's command: ``--allow-second``, one
+    ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
+    options = ["--allow-second"] if allow_second else []
+    for key, value in labels:
+        options += ["--label", f"{key}={value}"]
+    for user in trusts:
+        options += ["--trust", user]
+    return options
 
 
 def engine_argv(setup: ServiceSetup, db: str, options: Sequence[str] = ()) -> list[str]:

@@ -265,12 +265,13 @@ def cmd_install_service(args: argparse.Namespace) -> int:
 def team_options(args: argparse.Namespace) -> list[str]:
     """``engine run``'s team options as given (``--allow-second``, ``--label``, ``--trust``),
     for a service that runs it."""
-    options = ["--allow-second"] if getattr(args, "allow_second", False) else []
-    for key, value in getattr(args, "label", None) or ():
-        options += ["--label", f"{key}={value}"]
-    for user in getattr(args, "trust", None) or ():
-        options += ["--trust", user]
-    return options
+    from core.service import team_options as options
+
+    return options(
+        allow_second=bool(getattr(args, "allow_second", False)),
+        labels=getattr(args, "label", None) or (),
+        trusts=getattr(args, "trust", None) or (),
+    )
 
 
 def cmd_uninstall_service(args: argparse.Namespace) -> int:

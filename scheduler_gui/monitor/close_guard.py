@@ -14,7 +14,7 @@ Three answers, and Cancel:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
@@ -36,10 +36,27 @@ if TYPE_CHECKING:
     from core.service import ServiceResult
 
 
-def _default_installer(db: str | None) -> ServiceResult:
+def _default_installer(db: str | None, options: Sequence[str] = ()) -> ServiceResult:
     from core.service import install_service
 
-    return install_service(db)
+    return install_service(db, options=options)
+
+
+def _engine_options(host: Any) -> list[str]:
+    """The window's engine's labels and trusted users (Engine Settings), for the service that
+    takes over from it; none when they cannot be read (the engine says why when it starts)."""
+    from core.errors import UserError
+    from core.service import team_options
+    from scheduler_gui.monitor.engine_settings import read_settings
+
+    settings = getattr(getattr(host, "ctx", None), "settings", None)
+    if settings is None:
+        return []
+    try:
+        stored = read_settings(settings)
+    except UserError:
+        return []
+    return team_options(labels=stored.labels.items(), trusts=stored.trusts)
 
 
 def _default_installed() -> bool:
@@ -56,7 +73,7 @@ class CloseGuardDialog(QDialog):
         host: Any,
         parent: QWidget | None = None,
         *,
-        installer: Callable[[str | None], ServiceResult] = _default_installer,
+        installer: Callable[[str | None, Sequence[str]], ServiceResult] = _default_installer,
         installed: Callable[[], bool] = _default_installed,
     ) -> None:
         super().__init__(parent)
@@ -136,7 +153,7 @@ class CloseGuardDialog(QDialog):
         """The accept path of each answer."""
         if mode == ShutdownMode.DETACH and not self.service_installed and self.install_box.isChecked():
             ctx = getattr(self.host, "ctx", None)
-            result = self.installer(getattr(ctx, "ledger_url", None))
+            result = self.installer(getattr(ctx, "ledger_url", None), _engine_options(self.host))
             if not result.ok:
                 self.problem.setText(" ".join(result.lines))
                 self.problem.show()

@@ -3,11 +3,13 @@ accept path, the offer to install the engine service, and systemd's absence."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from core.service import Ran, ServiceResult, ServiceSetup, install_service
 from scheduler_gui.monitor.close_guard import CloseGuardDialog, ask_on_close
@@ -21,9 +23,11 @@ class Installer:
     def __init__(self, result: ServiceResult) -> None:
         self.result = result
         self.asked: list[str | None] = []
+        self.options: list[list[str]] = []
 
-    def __call__(self, db: str | None) -> ServiceResult:
+    def __call__(self, db: str | None, options: Sequence[str] = ()) -> ServiceResult:
         self.asked.append(db)
+        self.options.append(list(options))
         return self.result
 
 
@@ -85,3 +89,23 @@ def test_cancel_keeps_the_window(qtbot: Any) -> None:
     qtbot.addWidget(dialog)
     dialog.cancel_button.click()
     assert dialog.choice is None
+
+
+def test_the_service_taking_over_keeps_the_window_engines_labels_and_trust(qtbot: Any, tmp_path: Path) -> None:
+    """Engine Settings' labels and trusted users go into the service's command, so the engine
+    that takes over runs what the window's engine ran (docs/ledger.md, "Teams")."""
+    from PySide6.QtCore import QSettings
+
+    from scheduler_gui.monitor.engine_settings import save_settings
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    save_settings(settings, "gpu=yes", "alice, bob")
+    guarded = host(1)
+    guarded.ctx.settings = settings
+    installer = Installer(OK)
+    dialog = CloseGuardDialog(guarded, installer=installer, installed=lambda: False)
+    qtbot.addWidget(dialog)
+    dialog.install_box.setChecked(True)
+    qtbot.mouseClick(dialog.detach_button, Qt.MouseButton.LeftButton)
+    assert dialog.choice == "detach"
+    assert installer.options == [["--label", "gpu=yes", "--trust", "alice", "--trust", "bob"]]
