@@ -26,6 +26,7 @@ from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.occurrence import Occurrence as Row
 from core.recurrence.expand import expand
 from core.timefmt import fmt_local, fmt_utc
+from core.version import tidemark_version
 from core.zones import get_zone, tzdb_version
 
 _S = OccurrenceState
@@ -268,6 +269,7 @@ def _add_due(
             state=_S.DUE,
             reason=reason,
             tzdb_version=tzdb_version(),
+            engine_version=tidemark_version(),
             created_at=now,
             updated_at=now,
         )

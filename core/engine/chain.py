@@ -15,6 +15,7 @@ from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_local, fmt_utc
+from core.version import tidemark_version
 from core.zones import get_zone, tzdb_version
 
 
@@ -45,6 +46,7 @@ def schedule_next(session: Session, previous: Occurrence, spec: ScheduleSpec, fi
         "state": OccurrenceState.PLANNED,
         "reason": f"due {spec.delay} after {previous.occurrence_id} ended",
         "tzdb_version": tzdb_version(),
+        "engine_version": tidemark_version(),
         "created_at": finished,
         "updated_at": finished,
     }

@@ -60,6 +60,7 @@ from core.ledger.states import (
 from core.occurrence import Occurrence as Row
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
+from core.version import tidemark_version
 from core.zones import shifted, tzdb_version
 
 #: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
@@ -127,6 +128,7 @@ def governing_segments(
 
 def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> list[dict[str, Any]]:
     out = []
+    engine = tidemark_version()
     planned = OccurrenceState.PLANNED
     scheduled = OccurrenceKind.SCHEDULED
     for row in rows:
@@ -147,6 +149,7 @@ def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> 
                 "state": planned if runnable else FROM_STATUS[row.status],
                 "reason": row.reason,
                 "tzdb_version": tzdb,
+                "engine_version": engine,
                 "attempt_count": 0,
                 "claim_generation": 0,
                 "created_at": now,

@@ -41,6 +41,7 @@ from core.os_text import string_problem
 from core.spec import ScheduleSpec, Task
 from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
+from core.version import tidemark_version
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,7 @@ def publish(
             spec_json=spec_json,
             cutover_at=cutover,
             tzdb_version=tzdb,
+            engine_version=tidemark_version(),
             published_at=now,
             source_path=source.path if source is not None else None,
             source_host=source.host if source is not None else None,
