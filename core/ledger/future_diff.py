@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.actor import Actor, current_actor
+from core.enums import TzdbPolicy
 from core.ledger.compiled import compiled_revision
 from core.ledger.materialize import governing_segments
 from core.ledger.models import Occurrence, Revision
@@ -36,6 +37,7 @@ from core.recurrence.expand import expand
 from core.spec import ScheduleSpec
 from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
+from core.tzdb_policy import policy_of, policy_words
 
 _S = OccurrenceState
 #: States a cutover cancels (not started yet).
@@ -101,6 +103,10 @@ class FutureDiff:
     #: Superseded runs whose business period the new revision keeps at their time, as a
     #: ``carried`` occurrence (core.ledger.period_carry): they neither vanish nor move.
     carried: tuple[DiffRow, ...] = ()
+    #: Whether it follows the installed tz database or is pinned to one, before and after
+    #: (``follows the installed tz database``, ``pinned to tz database 2026a``), when publishing
+    #: changes that; the first is None for a new schedule (listed only when it pins).
+    tzdb_policy: tuple[str | None, str] | None = None
 
     @property
     def changes(self) -> int:
@@ -259,6 +265,7 @@ def future_diff(
         published_revision=latest,
         runs_on=_runs_on_change(session, sid, latest, canonical, actor or current_actor()),
         carried=tuple(carried),
+        tzdb_policy=_tzdb_policy_change(session, sid, latest, canonical),
     )
 
 
@@ -300,6 +307,18 @@ def _runs_on_change(
         )
     ).one()
     before = runs_on_text(Wants.of_revision(*row))
+    return None if before == after else (before, after)
+
+
+def _tzdb_policy_change(
+    session: Session, sid: str, latest: int | None, canonical: dict[str, object]
+) -> tuple[str | None, str] | None:
+    """Whether the schedule follows or pins the tz database, before and after publishing, when that changes."""
+    after = policy_words(canonical)
+    if latest is None:
+        return None if policy_of(canonical) is TzdbPolicy.FOLLOW else (None, after)
+    text = session.scalar(select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == latest))
+    before = policy_words(json.loads(text or "{}"))
     return None if before == after else (before, after)
 
 
