@@ -133,14 +133,16 @@ def _current_rows(
     """The runnable rows the current revisions give in [start, end), each with its zone
     and its ledger state (None: not materialized yet); and the newest published revision."""
     revisions = session.execute(
-        select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(Revision.schedule_id == schedule_id)
+        select(Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif).where(
+            Revision.schedule_id == schedule_id
+        )
     ).all()
     if not revisions:
         return [], None
-    texts = {number: text for number, _, text in revisions}
+    texts = {number: (text, tzif) for number, _, text, tzif in revisions}
     rows: list[tuple[Row, str]] = []
-    for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
-        compiled = compiled_revision(texts[number])
+    for number, lo, hi in governing_segments([(r, c) for r, c, _, _ in revisions], start, end):
+        compiled = compiled_revision(*texts[number])
         rows.extend((row, compiled.spec.time_zone) for row in expand(compiled, lo, hi) if row.runnable)
     stored = dict(
         session.execute(
@@ -356,14 +358,16 @@ def backfill_preview(
     if start >= end:
         return BackfillPreview(0, 0, "the start must be before the end")
     revisions = session.execute(
-        select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(Revision.schedule_id == schedule_id)
+        select(Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif).where(
+            Revision.schedule_id == schedule_id
+        )
     ).all()
     if not revisions:
         return BackfillPreview(0, 0, f"{schedule_id}: no such schedule in this ledger")
-    texts = {number: text for number, _, text in revisions}
+    texts = {number: (text, tzif) for number, _, text, tzif in revisions}
     rows: list[Row] = []
-    for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
-        rows.extend(row for row in expand(compiled_revision(texts[number]), lo, hi) if row.runnable)
+    for number, lo, hi in governing_segments([(r, c) for r, c, _, _ in revisions], start, end):
+        rows.extend(row for row in expand(compiled_revision(*texts[number]), lo, hi) if row.runnable)
         if len(rows) > MAX_BACKFILL:
             return BackfillPreview(
                 0, 0, f"the range holds more than {MAX_BACKFILL:,} occurrences; choose a shorter one"
