@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+from core import cli
 from core.clock import FixedClock
 from core.engine.admin import run_now
 from core.errors import PublishError
@@ -20,10 +21,12 @@ from core.ledger.models import Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.queries import published_schedule
 from core.ledger.states import OccurrenceKind
+from core.spec_validation import parse_spec
 from core.zones import tzdb_version, zone_tzif
 from tests.tzdata_change import ZONE, clear_zone_caches, install, spring_a_week_later
 
-from . import by_nominal, spec, utc
+from . import DAILY, by_nominal, spec, utc
+from .test_engine_run import run_at
 
 SID = "daily-ops-summary"
 FOLLOWS = "follows the installed tz database"
@@ -183,3 +186,41 @@ def test_a_manual_run_of_a_pinned_schedule_records_the_pinned_release(
     with ledger.read() as session:
         manual = session.scalars(select(Occurrence).where(Occurrence.kind == OccurrenceKind.MANUAL)).one()
     assert manual.tzdb_version == old
+
+
+def test_schedctl_drift_lists_the_follow_schedule_and_not_the_pinned_one(
+    ledger: Ledger, ledger_url: str, clock: FixedClock, law_changes: Install, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _publish(ledger, clock, tzdbPolicy="PIN", horizon="P10D")
+    _publish(ledger, clock, scheduleId="follows", horizon="P10D")
+    old = law_changes()
+    status = cli.main(["drift", "--db", ledger_url, "--now", "2026-03-10T12:00:00Z"])
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == f"1 future occurrence would move under the installed tzdb {LATER}:"
+    assert " follows revision 1 2026-03-11T02:30:00#0: " in lines[1]
+    assert f"2026-03-11T06:30:00Z (tzdb {old}) → 2026-03-11T07:30:00Z (SCHEDULED)" in lines[1]
+    assert SID not in out
+
+
+@pytest.mark.parametrize(("policy", "first", "second"), [("FOLLOW", "13:00Z", "19:00Z"), ("PIN", "12:00Z", "18:00Z")])
+def test_an_after_completion_run_is_appointed_in_the_pinned_zone(
+    ledger: Ledger, clock: FixedClock, law_changes: Install, policy: str, first: str, second: str
+) -> None:
+    """Published under the old rules, run under the new ones: 08:00 on March 9 is EDT by the pinned rules
+    (12:00Z), EST by the installed ones (13:00Z); the next run is 6 h after the first ends, at 14:00:30
+    local either way (by the installed rules a pinned schedule's would say 13:00:30)."""
+    data = {k: v for k, v in DAILY.items() if k not in ("rule", "gapPolicy", "foldPolicy")}
+    data |= {"kind": "after_completion", "delay": "PT6H", "start": "2026-03-09T08:00:00", "tzdbPolicy": policy}
+    data |= {"cutoverAt": "2026-03-01T12:00:00Z", "task": {"argv": ["/bin/true"]}}
+    with ledger.write() as session:
+        publish(session, parse_spec(data), clock)
+    law_changes()
+    run_at(ledger, clock, f"2026-03-09T{first[:5]}:30Z")
+    with ledger.read() as session:
+        rows = [
+            (o.nominal_local, f"{o.resolved_utc:%H:%MZ}")
+            for o in session.scalars(select(Occurrence).order_by(Occurrence.position_utc))
+        ]
+    assert rows == [("2026-03-09T08:00:00", first), ("2026-03-09T14:00:30", second)]
