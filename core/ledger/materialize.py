@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.enums import Status
-from core.errors import LedgerError, SpecError, first_line
+from core.errors import LedgerError, SpecError, ZoneError, first_line
 from core.ledger import events
 from core.ledger.compiled import compiled_revision
 from core.ledger.db import lock_for_write
@@ -565,7 +565,8 @@ def unreadable_revisions(
     (schedule, revision) -> (whether it is the schedule's newest, its problems).
 
     A revision is validated when it is published; a later Tidemark may refuse what an
-    earlier one let through (a fraction of a second, a NUL byte). The engine holds
+    earlier one let through (a fraction of a second, a NUL byte), or its pinned zone's
+    rules may not be readable here. The engine holds
     what needs such a revision (see ``Engine``) instead of stopping every other
     schedule's pass, until a corrected revision is published.
 
@@ -585,12 +586,12 @@ def unreadable_revisions(
     for sid, number in pairs:
         if (sid, number) in readable:
             continue
-        text = session.scalar(
-            select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == number)
-        )
+        text, tzif = session.execute(
+            select(Revision.spec_json, Revision.tzif).where(Revision.schedule_id == sid, Revision.revision == number)
+        ).one()
         try:
-            compiled_revision(text or "")
-        except (SpecError, ValueError) as exc:
+            compiled_revision(text or "", tzif)
+        except (SpecError, ZoneError, ValueError) as exc:
             problems = exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
             found[(sid, number)] = (number == newest[sid], problems)
         else:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from core import cli
 from core.clock import FixedClock
@@ -16,7 +16,7 @@ from core.engine.admin import run_now
 from core.errors import PublishError
 from core.ledger.db import Ledger
 from core.ledger.future_diff import future_diff
-from core.ledger.materialize import drift, materialize_all
+from core.ledger.materialize import drift, materialize_all, unreadable_revisions
 from core.ledger.models import Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.queries import published_schedule
@@ -224,3 +224,14 @@ def test_an_after_completion_run_is_appointed_in_the_pinned_zone(
             for o in session.scalars(select(Occurrence).order_by(Occurrence.position_utc))
         ]
     assert rows == [("2026-03-09T08:00:00", first), ("2026-03-09T14:00:30", second)]
+
+
+def test_a_revision_whose_pinned_rules_cannot_be_read_is_held_not_run(ledger: Ledger, clock: FixedClock) -> None:
+    _publish(ledger, clock, tzdbPolicy="PIN", horizon="P1D")
+    with ledger.write() as session:
+        session.execute(update(Revision).values(tzif=b"not a zone"))
+    with ledger.read() as session:
+        found = unreadable_revisions(session, set())
+    assert found == {
+        (SID, 1): (True, [f"the pinned rules of {ZONE} cannot be read: Invalid TZif file: magic not found"])
+    }
