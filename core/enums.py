@@ -41,6 +41,13 @@ class InvalidDatePolicy(StrEnum):
     """Move it to the first valid day after (May 1)."""
 
 
+class TzdbPolicy(StrEnum):
+    FOLLOW = "FOLLOW"
+    """Occurrences not materialized yet follow the installed tz database (the law as it changes)."""
+    PIN = "PIN"
+    """The zone's rules as published, kept with the revision, on every host (reproducible)."""
+
+
 class MisfirePolicy(StrEnum):
     SKIP = "SKIP"
     """Occurrences missed by more than the lateness window are expired, none run."""

@@ -34,6 +34,7 @@ from core.enums import (
     Kind,
     MisfirePolicy,
     OverlapPolicy,
+    TzdbPolicy,
 )
 from core.errors import ZoneError
 from core.os_text import key_text, shown
@@ -330,6 +331,7 @@ class ScheduleSpec(_Model):
     title: str | None = None
     time_zone: ZoneName
     tzdb_version: str | None = None
+    tzdb_policy: TzdbPolicy = TzdbPolicy.FOLLOW
     kind: Kind = Kind.CALENDAR
     rule: str | None = None
     start: LocalDateTime | None = None

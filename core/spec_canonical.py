@@ -23,6 +23,7 @@ KEY_ORDER = [
     "title",
     "timeZone",
     "tzdbVersion",
+    "tzdbPolicy",
     "kind",
     "rule",
     "start",

@@ -15,7 +15,7 @@ from datetime import datetime
 from core.engine.misfire import Action, Due, plan_recovery
 from core.errors import ComputeLimitError, UserError
 from core.occurrence import Occurrence
-from core.recurrence.compile import compile_schedule
+from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_utc
@@ -39,7 +39,12 @@ class WhatIfRow:
 
 
 def what_if(
-    spec: ScheduleSpec, off_from: datetime, off_to: datetime, *, max_rows: int = MAX_WHATIF_ROWS
+    spec: ScheduleSpec,
+    off_from: datetime,
+    off_to: datetime,
+    *,
+    max_rows: int = MAX_WHATIF_ROWS,
+    compiled: CompiledSchedule | None = None,
 ) -> list[WhatIfRow]:
     """The runnable occurrences due in ``[off_from, off_to]`` and what the misfire policy does to each.
 
@@ -47,7 +52,8 @@ def what_if(
     machine (and its engine) comes back. Rows are oldest first. Raises
     :class:`UserError` for a range that ends before it starts and
     :class:`ComputeLimitError` when the outage holds more than ``max_rows``
-    occurrences.
+    occurrences. ``compiled`` is ``spec`` compiled already: a published revision's
+    (``core.ledger.compiled.compiled_revision``), in its pinned zone under ``tzdbPolicy: PIN``.
     """
     if off_from.tzinfo is None or off_to.tzinfo is None:
         raise UserError("the outage needs aware instants (with a time zone)")
@@ -56,7 +62,7 @@ def what_if(
             f"the machine comes back ({fmt_utc(off_to)}) before it goes off ({fmt_utc(off_from)}); "
             "choose an end after the start"
         )
-    compiled = compile_schedule(spec)
+    compiled = compiled or compile_schedule(spec)
     # Jitter delays dispatch past the position, so a row positioned up to one
     # jitter before the outage can still come due inside it.
     scan_from = off_from - spec.jitter

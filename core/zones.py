@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import io
 import re
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -107,16 +109,40 @@ def check_zone_name(name: object) -> str:
     raise ZoneError(f"unknown time zone {shown(name)}{hint}")
 
 
+def zone_tzif(name: str) -> bytes:
+    """The compiled TZif bytes of zone ``name`` as the installed tzdata package ships them
+    (validated first): what a revision under ``tzdbPolicy: PIN`` stores."""
+    check_zone_name(name)
+    return resources.files("tzdata").joinpath("zoneinfo").joinpath(name).read_bytes()
+
+
 @lru_cache(maxsize=512)
 def get_zone(name: str) -> ZoneInfo:
-    """The zone ``name`` loaded from the tzdata package (validated first)."""
-    check_zone_name(name)
-    if name == "UTC":
-        path = "UTC"
-    else:
-        path = name
-    with resources.files("tzdata").joinpath("zoneinfo").joinpath(path).open("rb") as fh:
-        return ZoneInfo.from_file(fh, key=name)
+    """The zone ``name`` loaded from the installed tzdata package (validated first)."""
+    return ZoneInfo.from_file(io.BytesIO(zone_tzif(name)), key=name)
+
+
+_PINNED: dict[tuple[str, str], ZoneInfo] = {}
+_PINNED_LOCK = threading.Lock()
+
+
+def pinned_zone(name: str, tzif: bytes) -> ZoneInfo:
+    """The zone ``name`` built from a revision's pinned TZif bytes, whatever tzdata is installed.
+
+    Cached by the bytes' digest: every revision pinned to the same rules shares one zone.
+    Raises :class:`ZoneError` when the bytes are not a TZif file.
+    """
+    key = (name, hashlib.sha256(tzif).hexdigest())
+    with _PINNED_LOCK:
+        zone = _PINNED.get(key)
+    if zone is None:
+        try:
+            zone = ZoneInfo.from_file(io.BytesIO(tzif), key=name)
+        except ValueError as exc:
+            raise ZoneError(f"the pinned rules of {name} cannot be read: {exc}") from None
+        with _PINNED_LOCK:
+            zone = _PINNED.setdefault(key, zone)
+    return zone
 
 
 def format_offset(offset: timedelta | None, minus: str = "-") -> str:

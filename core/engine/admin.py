@@ -17,7 +17,7 @@ from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
 from core.ledger.attention_queries import acknowledge
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import resolving_tzdb, revision_schedule
 from core.ledger.db import Ledger
 from core.ledger.materialize import governing_segments, materialize
 from core.ledger.models import LedgerMeta, Occurrence, Revision
@@ -26,7 +26,7 @@ from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.occurrence import Occurrence as Row
 from core.recurrence.expand import expand
 from core.timefmt import fmt_local, fmt_utc
-from core.zones import get_zone, tzdb_version
+from core.version import tidemark_version
 
 _S = OccurrenceState
 #: Rows one backfill may create.
@@ -86,8 +86,7 @@ def run_now_in(session: Session, schedule_id: str, clock: Clock, note: str | Non
     now = clock.now().astimezone(UTC).replace(microsecond=0)
     revision = _active_revision(session, schedule_id)
     _refuse_beside_live_attempt(session, schedule_id)
-    spec = compiled_revision(revision.spec_json).spec
-    local = now.astimezone(get_zone(spec.time_zone))
+    local = now.astimezone(revision_schedule(revision).zone)
     occurrence_id = "occ-" + uuid.uuid4().hex
     reason = "run now by a person" + (f" ({note})" if note else "")
     _add_due(
@@ -163,13 +162,10 @@ def backfill_in(
     for _ in range(1000):
         if not materialize(session, schedule_id, clock, until=end).more:
             break
-    revisions = session.execute(
-        select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(Revision.schedule_id == schedule_id)
-    ).all()
-    texts = {r: text for r, _, text in revisions}
+    revisions = {r.revision: r for r in session.scalars(select(Revision).where(Revision.schedule_id == schedule_id))}
     rows: list[tuple[int, Row]] = []
-    for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
-        rows.extend((number, row) for row in expand(compiled_revision(texts[number]), lo, hi) if row.runnable)
+    for number, lo, hi in governing_segments([(r.revision, r.cutover_at) for r in revisions.values()], start, end):
+        rows.extend((number, row) for row in expand(revision_schedule(revisions[number]), lo, hi) if row.runnable)
     if len(rows) > MAX_BACKFILL:
         raise AdminError(f"the range holds {len(rows):,} occurrences; backfill at most {MAX_BACKFILL:,} at a time")
     existing = {
@@ -252,6 +248,8 @@ def _add_due(
 
     It holds no logical slot: a manual or backfill run never blocks a scheduled one.
     """
+    published = session.get(Revision, (schedule_id, revision))
+    assert published is not None
     session.add(
         Occurrence(
             occurrence_id=occurrence_id,
@@ -267,7 +265,8 @@ def _add_due(
             business_period=period,
             state=_S.DUE,
             reason=reason,
-            tzdb_version=tzdb_version(),
+            tzdb_version=resolving_tzdb(published),
+            engine_version=tidemark_version(),
             created_at=now,
             updated_at=now,
         )

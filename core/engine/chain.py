@@ -11,18 +11,22 @@ from sqlalchemy.orm import Session
 
 from core.identity import IdFactory
 from core.ledger import events
-from core.ledger.models import Occurrence
+from core.ledger.compiled import resolving_tzdb, revision_schedule
+from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_local, fmt_utc
-from core.zones import get_zone, tzdb_version
+from core.version import tidemark_version
 
 
 def schedule_next(session: Session, previous: Occurrence, spec: ScheduleSpec, finished: datetime) -> str | None:
     """Insert the occurrence due ``delay`` after ``finished``; returns its id (None if it existed)."""
     assert spec.delay is not None
     instant = (finished + spec.delay).astimezone(UTC).replace(microsecond=0)
-    local = instant.astimezone(get_zone(spec.time_zone))
+    # The revision's own zone: the pinned one under tzdbPolicy PIN.
+    published = session.get(Revision, (spec.schedule_id, spec.revision))
+    assert published is not None
+    local = instant.astimezone(revision_schedule(published).zone)
     nominal = fmt_local(local.replace(tzinfo=None))
     ids = IdFactory(spec.schedule_id, spec.revision)
     occurrence_id = ids.occurrence(nominal, local.fold)
@@ -44,7 +48,8 @@ def schedule_next(session: Session, previous: Occurrence, spec: ScheduleSpec, fi
         else None,
         "state": OccurrenceState.PLANNED,
         "reason": f"due {spec.delay} after {previous.occurrence_id} ended",
-        "tzdb_version": tzdb_version(),
+        "tzdb_version": resolving_tzdb(published),
+        "engine_version": tidemark_version(),
         "created_at": finished,
         "updated_at": finished,
     }

@@ -26,7 +26,6 @@ import threading
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from importlib import metadata
 from typing import NewType
 
 from sqlalchemy import delete, func, select, update
@@ -42,6 +41,7 @@ from core.ledger.models import EngineRow, Occurrence, Schedule
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
 from core.placement import Placement
 from core.timefmt import fmt_utc
+from core.version import tidemark_version
 
 EngineId = NewType("EngineId", str)
 
@@ -225,14 +225,6 @@ def announce(
             EngineStarted(at=now, engine=engine_id, engine_kind=EngineKind(kind), host=process.host, pid=process.pid),
         )
     return engine_id
-
-
-def tidemark_version() -> str:
-    """This Tidemark's version, as its package records it."""
-    try:
-        return metadata.version("tidemark")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
 
 
 def heartbeat(ledger: Ledger, clock: Clock, engine_id: str, state: EnginePresence | None = None) -> bool:

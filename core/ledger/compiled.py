@@ -1,9 +1,14 @@
 """A stored revision's compiled schedule, cached: the text of a revision never changes.
 
 Materialization, the queries that show a schedule's next run, the engine's
-admin actions and the future diff all read revisions this way. It sits apart
-from :mod:`core.ledger.materialize` so that the queries can use it without
-importing materialization (which reads the queries' filters).
+admin actions, drift and the future diff all read revisions this way. It sits
+apart from :mod:`core.ledger.materialize` so that the queries can use it
+without importing materialization (which reads the queries' filters).
+
+A revision published with ``tzdbPolicy: PIN`` stores its zone's TZif bytes
+(``revisions.tzif``): pass them as ``tzif`` and the schedule resolves with
+those rules, whatever tzdata is installed. Without them (FOLLOW) it resolves
+with the installed tzdata.
 """
 
 from __future__ import annotations
@@ -11,12 +16,24 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from core.ledger.models import Revision
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.spec_validation import parse_spec
+from core.zones import pinned_zone, tzdb_version
 
 
 @lru_cache(maxsize=256)
-def compiled_revision(spec_json: str) -> CompiledSchedule:
-    """The compiled form of a stored revision (cached: the text never changes)."""
+def compiled_revision(spec_json: str, tzif: bytes | None = None) -> CompiledSchedule:
+    """The compiled form of a stored revision, in its pinned zone when ``tzif`` is given (cached)."""
     spec = parse_spec(json.loads(spec_json), check_rule=False)
-    return compile_schedule(spec)
+    return compile_schedule(spec, pinned_zone(spec.time_zone, tzif) if tzif is not None else None)
+
+
+def revision_schedule(revision: Revision) -> CompiledSchedule:
+    """The compiled form of a stored revision row, in its pinned zone under ``tzdbPolicy: PIN``."""
+    return compiled_revision(revision.spec_json, revision.tzif)
+
+
+def resolving_tzdb(revision: Revision) -> str:
+    """The tz database release the revision's occurrences resolve with: the pinned one, else the installed one."""
+    return revision.tzdb_version if revision.tzif is not None else tzdb_version()

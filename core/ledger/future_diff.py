@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.actor import Actor, current_actor
+from core.enums import TzdbPolicy
 from core.ledger.compiled import compiled_revision
 from core.ledger.materialize import governing_segments
 from core.ledger.models import Occurrence, Revision
@@ -36,6 +37,7 @@ from core.recurrence.expand import expand
 from core.spec import ScheduleSpec
 from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
+from core.tzdb_policy import policy_of, policy_words
 
 _S = OccurrenceState
 #: States a cutover cancels (not started yet).
@@ -101,6 +103,10 @@ class FutureDiff:
     #: Superseded runs whose business period the new revision keeps at their time, as a
     #: ``carried`` occurrence (core.ledger.period_carry): they neither vanish nor move.
     carried: tuple[DiffRow, ...] = ()
+    #: Whether it follows the installed tz database or is pinned to one, before and after
+    #: (``follows the installed tz database``, ``pinned to tz database 2026a``), when publishing
+    #: changes that; the first is None for a new schedule (listed only when it pins).
+    tzdb_policy: tuple[str | None, str] | None = None
 
     @property
     def changes(self) -> int:
@@ -127,14 +133,16 @@ def _current_rows(
     """The runnable rows the current revisions give in [start, end), each with its zone
     and its ledger state (None: not materialized yet); and the newest published revision."""
     revisions = session.execute(
-        select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(Revision.schedule_id == schedule_id)
+        select(Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif).where(
+            Revision.schedule_id == schedule_id
+        )
     ).all()
     if not revisions:
         return [], None
-    texts = {number: text for number, _, text in revisions}
+    texts = {number: (text, tzif) for number, _, text, tzif in revisions}
     rows: list[tuple[Row, str]] = []
-    for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
-        compiled = compiled_revision(texts[number])
+    for number, lo, hi in governing_segments([(r, c) for r, c, _, _ in revisions], start, end):
+        compiled = compiled_revision(*texts[number])
         rows.extend((row, compiled.spec.time_zone) for row in expand(compiled, lo, hi) if row.runnable)
     stored = dict(
         session.execute(
@@ -259,6 +267,7 @@ def future_diff(
         published_revision=latest,
         runs_on=_runs_on_change(session, sid, latest, canonical, actor or current_actor()),
         carried=tuple(carried),
+        tzdb_policy=_tzdb_policy_change(session, sid, latest, canonical),
     )
 
 
@@ -303,6 +312,18 @@ def _runs_on_change(
     return None if before == after else (before, after)
 
 
+def _tzdb_policy_change(
+    session: Session, sid: str, latest: int | None, canonical: dict[str, object]
+) -> tuple[str | None, str] | None:
+    """Whether the schedule follows or pins the tz database, before and after publishing, when that changes."""
+    after = policy_words(canonical)
+    if latest is None:
+        return None if policy_of(canonical) is TzdbPolicy.FOLLOW else (None, after)
+    text = session.scalar(select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == latest))
+    before = policy_words(json.loads(text or "{}"))
+    return None if before == after else (before, after)
+
+
 def _slot(row: DiffRow) -> tuple[datetime | None, str, int]:
     """Same instant = same slot (the logical slot id hashes the schedule and the instant)."""
     if row.resolved_utc is None:
@@ -337,14 +358,16 @@ def backfill_preview(
     if start >= end:
         return BackfillPreview(0, 0, "the start must be before the end")
     revisions = session.execute(
-        select(Revision.revision, Revision.cutover_at, Revision.spec_json).where(Revision.schedule_id == schedule_id)
+        select(Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif).where(
+            Revision.schedule_id == schedule_id
+        )
     ).all()
     if not revisions:
         return BackfillPreview(0, 0, f"{schedule_id}: no such schedule in this ledger")
-    texts = {number: text for number, _, text in revisions}
+    texts = {number: (text, tzif) for number, _, text, tzif in revisions}
     rows: list[Row] = []
-    for number, lo, hi in governing_segments([(r, c) for r, c, _ in revisions], start, end):
-        rows.extend(row for row in expand(compiled_revision(texts[number]), lo, hi) if row.runnable)
+    for number, lo, hi in governing_segments([(r, c) for r, c, _, _ in revisions], start, end):
+        rows.extend(row for row in expand(compiled_revision(*texts[number]), lo, hi) if row.runnable)
         if len(rows) > MAX_BACKFILL:
             return BackfillPreview(
                 0, 0, f"the range holds more than {MAX_BACKFILL:,} occurrences; choose a shorter one"

@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.enums import Status
-from core.errors import LedgerError, SpecError, first_line
+from core.errors import LedgerError, SpecError, ZoneError, first_line
 from core.ledger import events
 from core.ledger.compiled import compiled_revision
 from core.ledger.db import lock_for_write
@@ -60,6 +60,7 @@ from core.ledger.states import (
 from core.occurrence import Occurrence as Row
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
+from core.version import tidemark_version
 from core.zones import shifted, tzdb_version
 
 #: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
@@ -101,9 +102,26 @@ ExpiryRule = Callable[[CompiledSchedule, datetime, datetime], ExpiryCut | None]
 
 @dataclass(frozen=True)
 class _Gov:
+    """A revision as materialization reads it: its number, cutover, text and pinned zone."""
+
     revision: int
     cutover: datetime
     spec_json: str
+    #: The zone's TZif bytes under ``tzdbPolicy: PIN``; None under FOLLOW.
+    tzif: bytes | None = None
+    #: The tz database release it was published with.
+    tzdb_version: str = ""
+
+    def compiled(self) -> CompiledSchedule:
+        return compiled_revision(self.spec_json, self.tzif)
+
+    def resolving_tzdb(self, installed: str) -> str:
+        """The tz database release its rows are resolved with: the pinned one, else ``installed``."""
+        return self.tzdb_version if self.tzif is not None else installed
+
+
+#: What materialization selects of a revision, in :class:`_Gov`'s order.
+_GOV_COLUMNS = (Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif, Revision.tzdb_version)
 
 
 def governing_segments(
@@ -127,6 +145,7 @@ def governing_segments(
 
 def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> list[dict[str, Any]]:
     out = []
+    engine = tidemark_version()
     planned = OccurrenceState.PLANNED
     scheduled = OccurrenceKind.SCHEDULED
     for row in rows:
@@ -147,6 +166,7 @@ def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> 
                 "state": planned if runnable else FROM_STATUS[row.status],
                 "reason": row.reason,
                 "tzdb_version": tzdb,
+                "engine_version": engine,
                 "attempt_count": 0,
                 "claim_generation": 0,
                 "created_at": now,
@@ -234,7 +254,7 @@ def _next_hint(revisions: list[_Gov], end: datetime, old: tuple[int, CountHint] 
     if not governing:
         return None
     number = max(r.revision for r in governing)
-    compiled = compiled_revision(next(r.spec_json for r in revisions if r.revision == number))
+    compiled = next(r for r in revisions if r.revision == number).compiled()
     if compiled.count is None:
         return None
     local = shifted(end, -_HINT_MARGIN).replace(tzinfo=None)
@@ -274,7 +294,7 @@ def until_or_horizon(until: datetime | None, now: datetime, active: _Gov, lead: 
     horizon (or ``lead``, when that is shorter)."""
     if until is not None:
         return until
-    ahead = compiled_revision(active.spec_json).spec.horizon
+    ahead = active.compiled().spec.horizon
     return now + (ahead if lead is None else min(ahead, lead))
 
 
@@ -291,12 +311,12 @@ def _expire_missed(
     is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
     ranges and counted occurrences recorded, and the events to write."""
     active = revisions[-1]
-    cut = expire(compiled_revision(active.spec_json), max(start, active.cutover), now)
+    cut = expire(active.compiled(), max(start, active.cutover), now)
     if cut is None or cut.before <= start:
         return start, 0, 0, []
     by_number = {r.revision: r for r in revisions}
     segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, cut.before)
-    counts = [count_rows(compiled_revision(by_number[number].spec_json), lo, hi) for number, lo, hi in segments]
+    counts = [count_rows(by_number[number].compiled(), lo, hi) for number, lo, hi in segments]
     if None in counts:
         _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS)
         many = stop < cut.before
@@ -307,7 +327,7 @@ def _expire_missed(
     counted = 0
     recorded: list[events.OccurrencesExpired] = []
     for (number, lo, hi), count in zip(segments, counts, strict=True):
-        record_range(session, schedule_id, number, lo, hi, cut, count, tzdb, now)
+        record_range(session, schedule_id, number, lo, hi, cut, count, by_number[number].resolving_tzdb(tzdb), now)
         counted += count or 0
         recorded.append(
             events.OccurrencesExpired(
@@ -336,11 +356,11 @@ _RESUME_LOCK = threading.Lock()
 _RESUME_SIZE = 256
 
 
-def _rows_from(spec_json: str, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
+def _rows_from(gov: _Gov, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
     with _RESUME_LOCK:
-        kept = _RESUME.pop((spec_json, start), None)
+        kept = _RESUME.pop((gov.spec_json, start), None)
     if kept is None:
-        return iter_rows(compiled_revision(spec_json), start, count_hint=hint)
+        return iter_rows(gov.compiled(), start, count_hint=hint)
     rows, first = kept
     return itertools.chain((first,), rows)
 
@@ -370,8 +390,9 @@ def _expand_bounded(
     for number, lo, hi in segments:
         batch: list[Row] = []
         out.append((number, batch))
-        spec_json = by_number[number].spec_json
-        rows = _rows_from(spec_json, lo, hint[1] if hint is not None and hint[0] == number else None)
+        gov = by_number[number]
+        spec_json = gov.spec_json
+        rows = _rows_from(gov, lo, hint[1] if hint is not None and hint[0] == number else None)
         for row in rows:
             if row.position >= hi:
                 _keep(spec_json, hi, rows, row)
@@ -416,11 +437,9 @@ def materialize(
         if state is ScheduleState.DISABLED:
             return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="the schedule is disabled")
         revisions = [
-            _Gov(r, c, text)
-            for r, c, text in session.execute(
-                select(Revision.revision, Revision.cutover_at, Revision.spec_json)
-                .where(Revision.schedule_id == schedule_id)
-                .order_by(Revision.revision)
+            _Gov(*row)
+            for row in session.execute(
+                select(*_GOV_COLUMNS).where(Revision.schedule_id == schedule_id).order_by(Revision.revision)
             )
         ]
         active = revisions[-1]
@@ -443,7 +462,7 @@ def materialize(
                 more = until_or_horizon(until, now, active, lead) > end
                 rows: list[dict[str, Any]] = []
                 for number, batch in expanded:
-                    rows.extend(_row_dicts(batch, number, tzdb, now))
+                    rows.extend(_row_dicts(batch, number, by_number[number].resolving_tzdb(tzdb), now))
                 used = [number for number, _ in expanded]
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
@@ -520,14 +539,14 @@ def warm_counts(session: Session) -> int:
     schedules were warmed."""
     # One statement a pass: every schedule without a stored place, with its newest revision.
     rows = session.execute(
-        select(Schedule.cursor_utc, Revision.cutover_at, Revision.spec_json)
+        select(Schedule.cursor_utc, Revision.cutover_at, Revision.spec_json, Revision.tzif)
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .where(Schedule.state != ScheduleState.DISABLED, Schedule.count_index.is_(None))
     ).all()
     warmed = 0
-    for cursor, cutover, spec_json in rows:
+    for cursor, cutover, spec_json, tzif in rows:
         try:
-            compiled = compiled_revision(spec_json)
+            compiled = compiled_revision(spec_json, tzif)
         except (SpecError, ValueError):
             continue  # held by the engine: see unreadable_revisions
         if compiled.count is None:
@@ -546,7 +565,8 @@ def unreadable_revisions(
     (schedule, revision) -> (whether it is the schedule's newest, its problems).
 
     A revision is validated when it is published; a later Tidemark may refuse what an
-    earlier one let through (a fraction of a second, a NUL byte). The engine holds
+    earlier one let through (a fraction of a second, a NUL byte), or its pinned zone's
+    rules may not be readable here. The engine holds
     what needs such a revision (see ``Engine``) instead of stopping every other
     schedule's pass, until a corrected revision is published.
 
@@ -566,12 +586,12 @@ def unreadable_revisions(
     for sid, number in pairs:
         if (sid, number) in readable:
             continue
-        text = session.scalar(
-            select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == number)
-        )
+        text, tzif = session.execute(
+            select(Revision.spec_json, Revision.tzif).where(Revision.schedule_id == sid, Revision.revision == number)
+        ).one()
         try:
-            compiled_revision(text or "")
-        except (SpecError, ValueError) as exc:
+            compiled_revision(text or "", tzif)
+        except (SpecError, ZoneError, ValueError) as exc:
             problems = exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
             found[(sid, number)] = (number == newest[sid], problems)
         else:
@@ -610,7 +630,9 @@ def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> lis
     """Future, not-started occurrences whose instant differs under the installed tz database.
 
     Only rows resolved by another tzdb release are looked at (the same release
-    gives the same instant). Read-only: materialized instants are never rewritten.
+    gives the same instant). A revision pinned to its zone's rules
+    (``tzdbPolicy: PIN``) is resolved with them, so it never drifts. Read-only:
+    materialized instants are never rewritten.
     """
     current = tzdb_version()
     stmt = select(Occurrence).where(
@@ -626,13 +648,12 @@ def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> lis
         groups.setdefault((occ.schedule_id, occ.revision), []).append(occ)
     found: list[DriftItem] = []
     for (sid, number), stored in groups.items():
-        text = session.scalar(
-            select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == number)
-        )
-        assert text is not None
+        text, tzif = session.execute(
+            select(Revision.spec_json, Revision.tzif).where(Revision.schedule_id == sid, Revision.revision == number)
+        ).one()
         lo = min(o.position_utc for o in stored) - _DRIFT_MARGIN
         hi = max(o.position_utc for o in stored) + _DRIFT_MARGIN
-        fresh = {row.occurrence_id: row for row in expand(compiled_revision(text), lo, hi)}
+        fresh = {row.occurrence_id: row for row in expand(compiled_revision(text, tzif), lo, hi)}
         for occ in stored:
             row = fresh.get(occ.occurrence_id)
             now_at = row.resolved if row is not None else None

@@ -24,6 +24,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -185,6 +186,11 @@ class Revision(Base):
     publisher_user: Mapped[str | None] = mapped_column(String(255))
     publisher_host: Mapped[str | None] = mapped_column(String(255))
     publisher_role: Mapped[str | None] = mapped_column(String(255))
+    #: With ``tzdbPolicy: PIN``: the zone's compiled TZif bytes as published (0009); every
+    #: resolution of this revision builds its zone from them. None under FOLLOW.
+    tzif: Mapped[bytes | None] = mapped_column(LargeBinary)
+    #: The Tidemark version that published it (0009); None before 0009.
+    engine_version: Mapped[str | None] = mapped_column(String(32))
 
 
 _LIVE_SLOT = f"logical_slot_id IS NOT NULL AND state NOT IN ({sql_in_list(SLOT_RELEASING)})"
@@ -239,6 +245,8 @@ class Occurrence(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     #: The tz database release that resolved it (a tzdata update never rewrites it).
     tzdb_version: Mapped[str] = mapped_column(String(16))
+    #: The Tidemark version that wrote it (0009); None before 0009.
+    engine_version: Mapped[str | None] = mapped_column(String(32))
     attempt_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     #: Bumped by every successful claim; an attempt records the value it ran under.
     claim_generation: Mapped[int] = mapped_column(Integer, server_default=text("0"))
@@ -323,6 +331,9 @@ class LedgerMeta(Base):
     #: Bumped when an engine takes over after a crash: claims of an older epoch are void.
     execution_epoch: Mapped[int] = mapped_column(Integer, server_default=text("1"))
     created_at: Mapped[datetime]
+    #: The newest Tidemark version that has run an engine on this ledger (0009); None
+    #: until one has. Read and written with :mod:`core.ledger.engine_version`.
+    engine_version: Mapped[str | None] = mapped_column(String(32))
 
 
 class EngineRow(Base):

@@ -39,6 +39,7 @@ from core.ledger.models import Occurrence
 from core.ledger.states import PERIOD_RELEASING, OccurrenceKind, OccurrenceState
 from core.recurrence.expand import iter_rows
 from core.timefmt import fmt_utc
+from core.version import tidemark_version
 
 #: How far before and after the cancelled runs the new revision's runs are looked at.
 LOOK = timedelta(days=35)
@@ -167,6 +168,7 @@ def _carry(
             state=OccurrenceState.PLANNED,
             reason=reason,
             tzdb_version=tzdb,
+            engine_version=tidemark_version(),
             created_at=now,
             updated_at=now,
         )

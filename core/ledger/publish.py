@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from core.actor import Actor, current_actor
 from core.clock import Clock
+from core.enums import TzdbPolicy
 from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, first_line
 from core.ledger import events
 from core.ledger.access import writing
@@ -41,6 +42,8 @@ from core.os_text import string_problem
 from core.spec import ScheduleSpec, Task
 from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
+from core.version import tidemark_version
+from core.zones import tzdb_version, zone_tzif
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,7 @@ def publish(
     canonical = canonical_dict(spec, cutover_at=now)
     cutover = parse_instant(canonical["cutoverAt"])
     tzdb = str(canonical["tzdbVersion"])
+    tzif = _pinned_rules(spec, tzdb, where)
     schedule = session.get(Schedule, sid, with_for_update=True)
     latest = session.scalar(select(func.max(Revision.revision)).where(Revision.schedule_id == sid))
     if latest is not None and number <= latest:
@@ -216,6 +220,8 @@ def publish(
             spec_json=spec_json,
             cutover_at=cutover,
             tzdb_version=tzdb,
+            tzif=tzif,
+            engine_version=tidemark_version(),
             published_at=now,
             source_path=source.path if source is not None else None,
             source_host=source.host if source is not None else None,
@@ -232,6 +238,21 @@ def publish(
         ),
     )
     return PublishResult(sid, number, cutover, tzdb, tuple(cancelled), created)
+
+
+def _pinned_rules(spec: ScheduleSpec, tzdb: str, where: str) -> bytes | None:
+    """Under ``tzdbPolicy: PIN``, the zone's TZif bytes from the installed tzdata (the rules the
+    revision keeps); None under FOLLOW. A PIN spec naming another tzdbVersion than the installed
+    one is refused: those rules are not here to pin."""
+    if spec.tzdb_policy is not TzdbPolicy.PIN:
+        return None
+    installed = tzdb_version()
+    if tzdb != installed:
+        raise PublishError(
+            f"{where}: tzdbPolicy: PIN keeps the installed tz database's rules ({installed}), "
+            f"but tzdbVersion says {tzdb}; leave tzdbVersion out, or publish where tzdata {tzdb} is installed"
+        )
+    return zone_tzif(spec.time_zone)
 
 
 def _session_or_process_actor(session: Session) -> Actor:

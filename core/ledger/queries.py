@@ -78,15 +78,16 @@ class ScheduleSummary:
         return text
 
 
-def next_from_revision(spec_json: str, start: datetime) -> datetime | None:
-    """The dispatch time of the first runnable occurrence a stored revision gives at or after ``start``.
+def next_from_revision(spec_json: str, start: datetime, tzif: bytes | None = None) -> datetime | None:
+    """The dispatch time of the first runnable occurrence a stored revision gives at or after ``start``
+    (in its pinned zone when ``tzif`` is given).
 
     None when there is none within a bounded look (an ended rule, or one whose
     next runnable row lies thousands of rows away): the answer is for showing,
     never for running.
     """
     try:
-        rows = iter_rows(compiled_revision(spec_json), start, scan_limit=_NEXT_SCAN)
+        rows = iter_rows(compiled_revision(spec_json, tzif), start, scan_limit=_NEXT_SCAN)
         for looked, row in enumerate(rows):
             if row.status.runnable:
                 return row.dispatch
@@ -97,13 +98,15 @@ def next_from_revision(spec_json: str, start: datetime) -> datetime | None:
     return None
 
 
-def _expected_next(schedule: Schedule, cutover: datetime, spec_json: str, now: datetime) -> datetime | None:
+def _expected_next(
+    schedule: Schedule, cutover: datetime, spec_json: str, now: datetime, tzif: bytes | None
+) -> datetime | None:
     """A schedule's next run before it is materialized: from its active revision, at or after
     now, its cursor (what lies before it is materialized already) and the revision's cutover."""
     if schedule.state is ScheduleState.DISABLED:
         return None
     start = max(now, cutover, schedule.cursor_utc or cutover)
-    return next_from_revision(spec_json, start)
+    return next_from_revision(spec_json, start, tzif)
 
 
 def has_schedules(session: Session) -> bool:
@@ -181,6 +184,7 @@ def list_schedules(
         select(
             Schedule,
             Revision.spec_json,
+            Revision.tzif,
             Revision.cutover_at,
             Revision.source_path,
             Revision.source_host,
@@ -191,13 +195,13 @@ def list_schedules(
         .order_by(Schedule.id)
     )
     out = []
-    for schedule, spec_json, cutover, source_path, source_host, user, host in session.execute(stmt):
+    for schedule, spec_json, tzif, cutover, source_path, source_host, user, host in session.execute(stmt):
         spec = json.loads(spec_json)
         due = next_due.get(schedule.id)
         expected = due is None and now is not None
         if expected:
             assert now is not None
-            due = _expected_next(schedule, cutover, spec_json, now)
+            due = _expected_next(schedule, cutover, spec_json, now, tzif)
         waiting = None
         if engines is not None:
             assert now is not None
@@ -265,7 +269,7 @@ def published_schedule(session: Session, schedule_id: str, now: datetime) -> Pub
         )
     )
     if due is None:
-        due = _expected_next(schedule, revision.cutover_at, revision.spec_json, now)
+        due = _expected_next(schedule, revision.cutover_at, revision.spec_json, now, revision.tzif)
     return PublishedSchedule(
         schedule.id,
         json.loads(revision.spec_json).get("title"),

@@ -82,6 +82,8 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
         "expired_ranges": _APPEND,
         # presence: announce, beat, retire, forget long-gone engines
         "engines": Rights(("SELECT", "INSERT", "UPDATE", "DELETE")),
+        # the newest Tidemark version that has run an engine here (its first start of a new version)
+        "ledger_meta": Rights(update_columns=("engine_version",)),
     },
 }
 

@@ -18,7 +18,7 @@ from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_
 from core.recurrence.rebase import can_rebase, explicit_parts, rebased_start
 from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_instant, until_local
 from core.spec import ScheduleSpec
-from core.zones import get_zone
+from core.zones import ZoneIndex, get_zone, zone_index
 
 #: A rule whose first occurrence is further than this from its start is refused.
 FIRST_OCCURRENCE_BOUND_YEARS = 1000
@@ -51,6 +51,9 @@ class CompiledSchedule:
     end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z, a UTC UNTIL)
     excluded_dates: frozenset[date] = field(default_factory=frozenset)
     excluded_times: frozenset[datetime] = field(default_factory=frozenset)
+    #: Which wall times lie near an offset change in ``zone``: the zone's shared index,
+    #: or one of its own for a zone built from a revision's pinned bytes.
+    index: ZoneIndex | None = field(default=None, compare=False, repr=False)
     #: Places in the count found so far (a COUNT rule): walks resume from the nearest.
     known_counts: list[CountHint] = field(default_factory=list, compare=False, repr=False)
 
@@ -174,10 +177,17 @@ def _impossible_month_days(parsed: ParsedRule, start: datetime) -> str | None:
     return f"it yields no occurrence at all: day {','.join(map(str, days))} never exists in {names}"
 
 
-def compile_schedule(spec: ScheduleSpec) -> CompiledSchedule:
-    """Compile a spec. Raises :class:`SpecError` naming ``rule`` (or another key) when it cannot run."""
-    zone = get_zone(spec.time_zone)
-    compiled = CompiledSchedule(spec=spec, zone=zone)
+def compile_schedule(spec: ScheduleSpec, zone: ZoneInfo | None = None) -> CompiledSchedule:
+    """Compile a spec. Raises :class:`SpecError` naming ``rule`` (or another key) when it cannot run.
+
+    ``zone`` is the spec's zone built from a revision's pinned TZif bytes
+    (``tzdbPolicy: PIN``); by default the installed tzdata's.
+    """
+    if zone is None:
+        compiled = CompiledSchedule(spec=spec, zone=get_zone(spec.time_zone), index=zone_index(spec.time_zone))
+    else:
+        compiled = CompiledSchedule(spec=spec, zone=zone, index=ZoneIndex(zone))
+    zone = compiled.zone
     if spec.end is not None:
         if spec.end.tzinfo is None:
             compiled.until = spec.end

@@ -96,7 +96,7 @@ def _calendar_rows(
     compiled: CompiledSchedule, from_local: datetime | None, limit: int, hint: CountHint | None = None
 ) -> Iterator[Occurrence]:
     zone, name = compiled.zone, compiled.spec.time_zone
-    index = zone_index(name)
+    index = compiled.index or zone_index(name)
     gap, fold = compiled.gap_policy, compiled.fold_policy
     make = _RowMaker(compiled)
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)

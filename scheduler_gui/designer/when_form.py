@@ -33,6 +33,7 @@ from scheduler_gui.designer.calendar_form import CalendarForm
 from scheduler_gui.designer.ends_fields import EndsField, ExclusionsField
 from scheduler_gui.designer.interval_forms import AfterCompletionForm, IntervalForm
 from scheduler_gui.designer.rule_field import CANNOT_SHOW, RuleTextField
+from scheduler_gui.designer.tzdb_policy_field import TzdbPolicyField
 from scheduler_gui.designer.when_fields import add_row, as_local, field_row, form_layout, split_duration, stack
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import ZonePicker
@@ -130,6 +131,8 @@ class WhenForm(QGroupBox):
         self.zone = ZonePicker(ctx.clock, self, name="Zone")
         self.zone.zoneChosen.connect(self._on_zone)
         add_row(shared, "Zone", stack(self.zone, state.error_line("timeZone", self, "Zone")), self.zone.edit)
+        self.tzdb_policy = TzdbPolicyField(document)
+        add_row(shared, "Zone rules", self.tzdb_policy, self.tzdb_policy.combo)
         self.ends = EndsField(state)
         add_row(shared, "Ends", self.ends, self.ends.end_never)
         self.exclusions = ExclusionsField(state)
@@ -227,6 +230,7 @@ class WhenForm(QGroupBox):
                 self.after_completion_form.forget()
             self.ends.show_document(calendar)
             self.exclusions.show_document()
+            self.tzdb_policy.show_document()
             state.show_problems()
         finally:
             state.updating = False

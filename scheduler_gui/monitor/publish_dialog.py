@@ -91,6 +91,14 @@ def runs_on_text(diff: FutureDiff) -> str:
     return f"Runs on {after}" if before is None else f"Runs on {before} → {after}"
 
 
+def tzdb_policy_text(diff: FutureDiff) -> str:
+    """``Time zone rules: pinned to tz database 2026a``, or ``... follows ... → pinned to ...`` (was → will)."""
+    if diff.tzdb_policy is None:
+        return ""
+    before, after = diff.tzdb_policy
+    return f"Time zone rules: {after}" if before is None else f"Time zone rules: {before} → {after}"
+
+
 @dataclass(frozen=True)
 class _Look:
     """What the worker read: the diff, and the schedule published under the id with its words."""
@@ -189,6 +197,14 @@ class PublishDialog(QDialog):
         )
         self.runs_on.hide()
         layout.addWidget(self.runs_on)
+        self.tzdb_policy = QLabel()
+        accessible(
+            self.tzdb_policy,
+            "Time zone rules",
+            "Whether the schedule follows the installed tz database or is pinned to one, when that is new or changes",
+        )
+        self.tzdb_policy.hide()
+        layout.addWidget(self.tzdb_policy)
         self.replacing = QLabel()
         self.replacing.setWordWrap(True)
         self.replacing.setStyleSheet(f"color: {ORANGE};")
@@ -250,6 +266,8 @@ class PublishDialog(QDialog):
         self.counts.setText(counts_text(diff))
         self.runs_on.setText(runs_on_text(diff))
         self.runs_on.setVisible(diff.runs_on is not None)
+        self.tzdb_policy.setText(tzdb_policy_text(diff))
+        self.tzdb_policy.setVisible(diff.tzdb_policy is not None)
         self.tree.clear()
         for key, glyph, heading, colour in GROUPS:
             rows: tuple[Any, ...] = getattr(diff, key)

@@ -17,7 +17,7 @@ from helpers import BASE_INTERVAL, DROP, make_data
 from core.errors import ComputeLimitError, SpecError, SpecFileError, UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec
+from core.spec import ScheduleSpec, json_schema
 from core.spec_canonical import canonical_dict
 from core.spec_validation import parse_spec
 from core.specfile import MAX_SPEC_BYTES, dump_yaml, load_spec, load_text
@@ -270,6 +270,7 @@ def test_canonical_dict_has_every_default_explicit() -> None:
         "title": None,
         "timeZone": "America/New_York",
         "tzdbVersion": tzdata.IANA_VERSION,
+        "tzdbPolicy": "FOLLOW",
         "kind": "calendar",
         "rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30",
         "start": "2026-01-01T00:00:00",
@@ -290,6 +291,16 @@ def test_canonical_dict_has_every_default_explicit() -> None:
         "businessPeriod": None,
         "task": None,
     }
+
+
+def test_tzdb_policy_is_follow_or_pin_and_written_out() -> None:
+    assert canonical_dict(parse_spec(make_data(tzdbPolicy="PIN")))["tzdbPolicy"] == "PIN"
+    assert list(canonical_dict(parse_spec(make_data())))[5:7] == ["tzdbVersion", "tzdbPolicy"]
+    error = refuse(make_data(tzdbPolicy="KEEP"))
+    assert [p.key for p in error.problems] == ["tzdbPolicy"]
+    assert "FOLLOW" in error.problems[0].message and "PIN" in error.problems[0].message
+    schema = json_schema()
+    assert schema["properties"]["tzdbPolicy"]["default"] == "FOLLOW"
 
 
 def test_canonical_dict_fills_cutover_and_keeps_given_values() -> None:

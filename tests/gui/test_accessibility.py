@@ -249,6 +249,7 @@ READING_ORDER = [
     "Starts: pick a day",
     "Zone",
     "Zone: show all time zones",
+    "Zone rules",
     "Ends: never",
     "Except",
     "Except (date to skip)",

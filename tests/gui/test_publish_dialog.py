@@ -18,6 +18,7 @@ from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
+from core.zones import tzdb_version
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.publish_dialog import PublishDialog, counts_text, shift_text
 
@@ -149,6 +150,19 @@ def test_the_dialog_says_where_the_schedule_will_run(
     anywhere = opened(ctx, demo_spec(revision=2, runsOn={"any": True}), qtbot)
     assert anywhere.runs_on.text() == "Runs on engines with host=alpha → any engine"
     anywhere.grab().save("/tmp/placement-publish-change.png")
+
+
+def test_the_dialog_says_when_the_schedule_pins_or_follows_the_tz_database(ctx: AppContext, qtbot: Any) -> None:
+    with ctx.ledger.write() as session:
+        publish(session, demo_spec(), ctx.clock)
+    same = opened(ctx, demo_spec(revision=2), qtbot)
+    assert not same.tzdb_policy.isVisibleTo(same)
+    pinned = opened(ctx, demo_spec(revision=2, tzdbPolicy="PIN"), qtbot)
+    assert pinned.tzdb_policy.isVisibleTo(pinned) and pinned.tzdb_policy.accessibleName() == "Time zone rules"
+    assert pinned.tzdb_policy.text() == (
+        f"Time zone rules: follows the installed tz database → pinned to tz database {tzdb_version()}"
+    )
+    pinned.grab().save("/tmp/tzdb-policy-publish.png")
 
 
 def test_a_move_that_would_drop_a_business_period_shows_the_carried_run(ctx: AppContext, qtbot: Any) -> None:
