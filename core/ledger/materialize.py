@@ -217,6 +217,34 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
     )
 
 
+def expected_rows(
+    session: Session,
+    schedule_id: str,
+    revisions: Sequence[tuple[int, datetime, str]],
+    start: datetime,
+    end: datetime,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """The rows :func:`materialize` would insert for positions in [start, end) with the
+    installed code and tz database: the same governing segments, expansion, row values
+    and yielding to live holders. ``revisions`` are (number, cutover, spec text). Reads only.
+
+    :mod:`core.ledger.shadow` compares them with the rows the ledger holds.
+    """
+    by_number = {number: _Gov(number, cutover, text) for number, cutover, text in revisions}
+    rows: list[dict[str, Any]] = []
+    tzdb = tzdb_version()
+    for number, lo, hi in governing_segments([(n, c) for n, c, _ in revisions], start, end):
+        batch = []
+        for row in iter_rows(compiled_revision(by_number[number].spec_json), lo):
+            if row.position >= hi:
+                break
+            batch.append(row)
+        rows.extend(_row_dicts(batch, number, tzdb, now))
+    _yield_to_holders(session, schedule_id, start, end, rows)
+    return rows
+
+
 class _CursorMoved(Exception):
     """Another engine moved the cursor or the gate first."""
 
@@ -334,6 +362,12 @@ def _expire_missed(
 _RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row]] = OrderedDict()
 _RESUME_LOCK = threading.Lock()
 _RESUME_SIZE = 256
+
+
+def forget_expansions() -> None:
+    """Drop the expansions kept to go on from (after the zone data in use changed)."""
+    with _RESUME_LOCK:
+        _RESUME.clear()
 
 
 def _rows_from(spec_json: str, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
