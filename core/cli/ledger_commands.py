@@ -1,4 +1,4 @@
-"""The ledger commands: apply, schedules, pause/resume/disable, ledger, attempts, db upgrade and drift.
+"""The ledger commands: apply, schedules, pause/resume/disable, ledger, attempts, db upgrade, drift and shadow.
 
 Each does one unit of work on the ledger of --db (see :mod:`core.cli.ledger_access`).
 """
@@ -198,6 +198,27 @@ def cmd_drift(args: argparse.Namespace) -> int:
     lines.append("publish a new revision to adopt them; materialized instants are never rewritten")
     out("\n".join(lines))
     return EXIT_OK
+
+
+#: ``shadow``'s exit status when the installed code or tz data compute the future otherwise.
+EXIT_DIFFERENT = 3
+
+
+def cmd_shadow(args: argparse.Namespace) -> int:
+    """Recompute the materialized future with the installed code and tz data and compare it
+    with the ledger, in one read transaction: exit 0 when equal, 3 when it differs."""
+    from core.ledger.shadow import shadow
+    from core.render.shadow_table import shadow_json, shadow_table
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
+        if args.schedule is not None:
+            from core.ledger.publish import get_schedule
+
+            get_schedule(session, args.schedule)
+        report = shadow(session, clock, days=args.days, schedule_ids=[args.schedule] if args.schedule else ())
+    out(shadow_json(report) if args.format == "json" else shadow_table(report, unicode=unicode_ok()))
+    return EXIT_OK if report.equal else EXIT_DIFFERENT
 
 
 def _kinds(text: str) -> frozenset[str]:

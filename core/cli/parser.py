@@ -14,6 +14,7 @@ from typing import Any
 
 from core.cli.arguments import (
     Parser,
+    day_count,
     engine_label,
     ledger_text,
     poll_seconds,
@@ -41,6 +42,7 @@ from core.cli.ledger_commands import (
     cmd_gate,
     cmd_ledger,
     cmd_schedules,
+    cmd_shadow,
 )
 from core.cli.role_commands import cmd_db_grant
 from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
@@ -383,6 +385,18 @@ _LEDGER_COMMANDS = (
         _ONLY_SCHEDULE,
         description="Future, not-started occurrences whose instant differs under the installed tzdata "
         "(materialized instants are never rewritten; a new revision adopts them).",
+    ),
+    _ledger_command(
+        "shadow",
+        "compare the materialized future with what this Tidemark and tzdata compute now",
+        cmd_shadow,
+        _ONLY_SCHEDULE,
+        arg("--days", type=day_count, metavar="N", help="compare the next N days (default: each horizon)"),
+        _FORMAT,
+        description="Recompute every schedule's materialized, not-started future occurrences (up to its cursor) "
+        "with the installed Tidemark and tz database, and compare ids, instants, states and reasons with the "
+        "ledger, in one read transaction: nothing is written. Exit status 0 when equal, 3 when they differ "
+        "(each difference listed: the ledger's value -> the recomputed one), 2 for invalid input.",
     ),
 )
 
