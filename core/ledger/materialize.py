@@ -640,6 +640,11 @@ _DRIFT_STATES = (
 )
 
 
+def _governing(cutovers: list[tuple[int, datetime]], position: datetime, default: int) -> int:
+    """The revision that governs ``position``: the highest whose cutover is at or before it."""
+    return max((r for r, c in cutovers if c <= position), default=default)
+
+
 def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> list[DriftItem]:
     """Future, not-started occurrences whose instant differs under the installed tz database.
 
@@ -658,15 +663,32 @@ def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> lis
     groups: dict[tuple[str, int], list[Occurrence]] = {}
     for occ in session.scalars(stmt.order_by(Occurrence.schedule_id, Occurrence.position_utc)):
         groups.setdefault((occ.schedule_id, occ.revision), []).append(occ)
+    cutovers: dict[str, list[tuple[int, datetime]]] = {}
     found: list[DriftItem] = []
-    for (sid, number), stored in groups.items():
+    for (sid, number), rows in groups.items():
+        if sid not in cutovers:
+            cutovers[sid] = [
+                (r, c)
+                for r, c in session.execute(
+                    select(Revision.revision, Revision.cutover_at).where(Revision.schedule_id == sid)
+                )
+            ]
+        # A row of a revision a later cutover superseded (a skipped one stays) is no run of the schedule's.
+        stored = [
+            o for o in rows if max((r for r, c in cutovers[sid] if c <= o.position_utc), default=number) == number
+        ]
         text = session.scalar(
             select(Revision.spec_json).where(Revision.schedule_id == sid, Revision.revision == number)
         )
-        assert text is not None
+        if not stored or text is None:
+            continue
+        try:
+            compiled = compiled_revision(text)
+        except (SpecError, ValueError):
+            continue  # held by the engine, and said so: see unreadable_revisions
         lo = min(o.position_utc for o in stored) - _DRIFT_MARGIN
         hi = max(o.position_utc for o in stored) + _DRIFT_MARGIN
-        fresh = {row.occurrence_id: row for row in expand(compiled_revision(text), lo, hi)}
+        fresh = {row.occurrence_id: row for row in expand(compiled, lo, hi)}
         for occ in stored:
             row = fresh.get(occ.occurrence_id)
             now_at = row.resolved if row is not None else None
