@@ -380,11 +380,30 @@ _LEDGER_COMMANDS = (
     ),
     _ledger_command(
         "drift",
-        "list future occurrences the installed tz database would move",
+        "list future occurrences the installed tz database would move, or decide about them",
         cmd_drift,
         _ONLY_SCHEDULE,
+        OneOf(
+            (
+                arg(
+                    "--keep",
+                    type=ledger_text,
+                    metavar="ID",
+                    help="keep the schedule's drifted runs as materialized (the attention item leaves)",
+                ),
+                arg(
+                    "--republish",
+                    type=ledger_text,
+                    metavar="ID",
+                    help="publish the schedule's spec again with its cutover now, under the installed tzdata",
+                ),
+            )
+        ),
+        arg("--note", type=ledger_text, metavar="TEXT", help="why (with --keep; recorded in the ledger's events)"),
         description="Future, not-started occurrences whose instant differs under the installed tzdata "
-        "(materialized instants are never rewritten; a new revision adopts them).",
+        "(materialized instants are never rewritten), and the schedules the engine found drifted, which wait "
+        "for a decision: --keep ID keeps them as materialized, --republish ID publishes the same spec as a new "
+        "revision with its cutover now, so that they follow the installed tzdata.",
     ),
     _ledger_command(
         "shadow",

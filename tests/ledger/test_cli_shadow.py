@@ -1,6 +1,7 @@
 """``schedctl shadow`` on SQLite and PostgreSQL: exit 0 when the installed code and tz
 data compute the ledger's future as it holds it, 3 with each difference listed
-when they do not, 2 with one line for bad input; nothing written either way."""
+when they do not, 2 with one line for bad input; nothing written either way.
+And ``schedctl drift --keep`` / ``--republish``: the decisions about a drifted schedule."""
 
 from __future__ import annotations
 
@@ -92,3 +93,59 @@ def test_a_missing_ledger_is_not_created(cli: Session, tmp_path: Path) -> None:
     status, _out, err = Session(f"sqlite:///{tmp_path / 'none.db'}", cli.capsys, tmp_path)("shadow")
     assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "none.db").exists()
+
+
+def test_drift_waits_for_a_decision_then_keep_or_republish(
+    cli: Session, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    cli.ok("apply", cli.spec(horizon="P10D"))
+    cli.ok("apply", cli.spec(name="other.yaml", scheduleId="other", horizon="P14D"))
+    cli.ok("engine", "run", "--once")
+    install_tzdata(monkeypatch, request, {"America/New_York": new_york_a_week_late()})
+    cli.ok("engine", "run", "--once", now="2026-03-01T12:00:05Z")  # the engine's drift check records it
+    listed = cli.ok("drift", now="2026-03-01T12:01:00Z").splitlines()
+    assert listed[0] == "12 future occurrences would move under the installed tzdb 2099a:"
+    assert listed[-3:] == [
+        "publish a new revision to adopt them; materialized instants are never rewritten",
+        "daily-ops-summary waits for a decision: tzdata 2099a moves 4 future runs by up to 1 h; republish to follow "
+        "(schedctl drift --keep daily-ops-summary, or --republish daily-ops-summary)",
+        "other waits for a decision: tzdata 2099a moves 8 future runs by up to 1 h; republish to follow "
+        "(schedctl drift --keep other, or --republish other)",
+    ]
+    assert cli.ok("drift", "--keep", SID, "--note", "not in force yet", now="2026-03-01T12:02:00Z") == (
+        "kept 4 drifted runs of daily-ops-summary as materialized (tzdb 2099a would move them)\n"
+    )
+    assert cli.refused("drift", "--keep", SID) == (
+        "schedctl drift: daily-ops-summary: no drift waits for a decision (see schedctl drift)"
+    )
+    said = cli.ok("drift", "--republish", "other", now="2026-03-01T12:03:00Z")
+    assert said == (
+        "republished other as revision 2 under tzdb 2099a (cutover 2026-03-01T12:03:00Z): 6 runs move, 1 appear, "
+        "1 vanish; cancelled 13 occurrences to be planned again\n"
+    )
+    events = json.loads(cli.ok("events", "--kind", "schedule.drift_found,schedule.drift_kept", "--format", "json"))
+    assert [e["kind"] for e in events["events"]] == [
+        "schedule.drift_found",
+        "schedule.drift_found",
+        "schedule.drift_kept",
+    ]
+    assert not any("waits for a decision" in line for line in cli.ok("drift", now="2026-03-01T12:04:00Z").splitlines())
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--keep", SID, "--republish", SID],
+            "schedctl drift: argument --republish: not allowed with argument --keep (see schedctl drift --help)",
+        ),
+        (["--note", "x"], "schedctl drift: --note: goes with --keep (a republished revision is its own record)"),
+        (["--keep", "no-such"], "schedctl drift: no-such: no such schedule in this ledger; publish it with schedctl apply"),
+        (["--republish", SID], "schedctl drift: daily-ops-summary: no drift waits for a decision (see schedctl drift)"),
+    ],
+)
+def test_a_bad_drift_decision_is_one_line_and_changes_nothing(cli: Session, argv: list[str], line: str) -> None:
+    cli.ok("apply", cli.spec())
+    before = _ledger_text(cli)
+    assert cli.refused("drift", *argv) == line
+    assert _ledger_text(cli) == before
