@@ -140,7 +140,10 @@ def test_drift_waits_for_a_decision_then_keep_or_republish(
             "schedctl drift: argument --republish: not allowed with argument --keep (see schedctl drift --help)",
         ),
         (["--note", "x"], "schedctl drift: --note: goes with --keep (a republished revision is its own record)"),
-        (["--keep", "no-such"], "schedctl drift: no-such: no such schedule in this ledger; publish it with schedctl apply"),
+        (
+            ["--keep", "no-such"],
+            "schedctl drift: no-such: no such schedule in this ledger; publish it with schedctl apply",
+        ),
         (["--republish", SID], "schedctl drift: daily-ops-summary: no drift waits for a decision (see schedctl drift)"),
     ],
 )
