@@ -232,7 +232,8 @@ def _drift_decision(args: argparse.Namespace) -> int:
                 f"(tzdb {item.tzdb_version} would move them)"
             )
             return EXIT_OK
-        _item, diff = republish_outlook(ledger, args.republish, clock.now())
+        with ledger.read() as session:
+            _item, diff = republish_outlook(session, args.republish, clock.now())
         try:
             result = republish(ledger, args.republish, clock)
         except PublishError as exc:

@@ -117,6 +117,11 @@ def _item(event: Event) -> DriftAttention:
     )
 
 
+def attention_key(schedule_id: str) -> str:
+    """How a drifted schedule is named among the attention queue's occurrence ids."""
+    return f"{schedule_id} (tz drift)"
+
+
 def drift_attention(session: Session) -> list[DriftAttention]:
     """Schedules (not disabled) waiting for a decision about drift, the longest-waiting first."""
     live = set(session.scalars(select(Schedule.id).where(Schedule.state != ScheduleState.DISABLED)))
@@ -203,11 +208,10 @@ def republish_spec(session: Session, schedule_id: str) -> ScheduleSpec:
     return parse_spec(data, check_rule=False)
 
 
-def republish_outlook(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[DriftAttention, FutureDiff]:
+def republish_outlook(session: Session, schedule_id: str, now: datetime) -> tuple[DriftAttention, FutureDiff]:
     """The drift item and the diff of the future republishing would make (a read)."""
-    with ledger.read() as session:
-        item = open_drift(session, schedule_id)
-        return item, future_diff(session, republish_spec(session, schedule_id), now)
+    item = open_drift(session, schedule_id)
+    return item, future_diff(session, republish_spec(session, schedule_id), now)
 
 
 def republish(ledger: Ledger, schedule_id: str, clock: Clock, actor: Actor | None = None) -> PublishResult:
@@ -224,6 +228,7 @@ __all__ = [
     "DRIFT_KINDS",
     "DriftAttention",
     "NoDriftError",
+    "attention_key",
     "drift_attention",
     "keep_materialized",
     "open_drift",

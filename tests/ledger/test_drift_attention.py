@@ -17,6 +17,7 @@ from core.engine.engine import Engine
 from core.ledger import Ledger
 from core.ledger.drift_attention import (
     NoDriftError,
+    attention_key,
     drift_attention,
     keep_materialized,
     republish,
@@ -25,6 +26,7 @@ from core.ledger.drift_attention import (
 from core.ledger.event_types import EventKind
 from core.ledger.materialize import drift, materialize_all
 from core.ledger.models import Event
+from core.ledger.monitor_reads import attention_queue, events_since, republish_preview
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
 
@@ -122,7 +124,8 @@ def test_keep_as_materialized_takes_the_item_away_until_a_newer_release(
 def test_republish_shows_the_future_first_then_follows_the_new_release(drifted: Ledger, clock: FixedClock) -> None:
     check_drift(drifted, clock, DriftWatch())
     clock.advance(timedelta(minutes=5))
-    item, diff = republish_outlook(drifted, SID, clock.now())
+    with drifted.read() as session:
+        item, diff = republish_outlook(session, SID, clock.now())
     assert item.occurrences == 8
     # The diff shows the runs as materialized against the new release's: 03-09..03-14 an hour
     # later, 03-08 out of its old gap, 03-15 into the new one.
@@ -158,3 +161,18 @@ def test_nothing_drifts_under_the_release_that_materialized(ledger: Ledger, cloc
         assert drift_attention(session) == []
     with pytest.raises(NoDriftError):
         keep_materialized(ledger, SID, clock)
+
+
+def test_the_monitor_reads_the_drifted_schedule_with_the_queue(drifted: Ledger, clock: FixedClock) -> None:
+    start = events_since(drifted, None, attention=True, batch=100, max_batches=1)
+    assert start.attention == frozenset()
+    check_drift(drifted, clock, DriftWatch())
+    after = events_since(drifted, start.last_id, attention=False, batch=100, max_batches=1)
+    assert after.attention == frozenset({attention_key(SID)})  # a drift event makes the queue read again
+    queue = attention_queue(drifted, clock.now())
+    assert (queue.items, [d.schedule_id for d in queue.drifts], queue.count) == ([], [SID], 1)
+    item, diff = republish_preview(drifted, SID, clock.now())
+    assert item == queue.drifts[0] and len(diff.moves) == 6
+    keep_materialized(drifted, SID, clock)
+    kept = events_since(drifted, after.last_id, attention=False, batch=100, max_batches=1)
+    assert kept.attention == frozenset() and attention_queue(drifted, clock.now()).count == 0
