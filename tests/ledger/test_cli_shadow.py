@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tzdata_change import install_tzdata, new_york_a_week_late
 
 from .test_cli_ledger import SID, Session
-from .tzdata_change import install_tzdata, new_york_a_week_late
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
+from tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 
 from core.clock import FixedClock
 from core.engine.drift_check import DRIFT_EVERY, DriftWatch, check_drift
@@ -31,7 +32,6 @@ from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
 
 from . import occurrences, spec
-from .tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 
 SID = "daily-ops-summary"
 FOUND = EventKind.SCHEDULE_DRIFT_FOUND.value

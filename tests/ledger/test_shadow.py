@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, event
+from tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 
 from core.clock import FixedClock
 from core.ledger import Ledger
@@ -21,7 +22,6 @@ from core.ledger.shadow import shadow
 from core.ledger.states import OccurrenceState
 
 from . import NOW, occurrences, spec, utc
-from .tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 
 S = OccurrenceState
 SID = "daily-ops-summary"
