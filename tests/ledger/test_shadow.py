@@ -22,6 +22,7 @@ from core.ledger.shadow import shadow
 from core.ledger.states import OccurrenceState
 
 from . import NOW, occurrences, spec, utc
+from .test_zone_change_periods import NEW_YORK, PARIS, hours, live
 
 S = OccurrenceState
 SID = "daily-ops-summary"
@@ -194,3 +195,19 @@ def test_a_new_reason_text_is_a_difference_of_reason_only(
     assert difference.ledger == gap.reason
     assert difference.recomputed == (gap.reason or "").replace("does not exist", "is never on the clock")
     assert utc("2026-03-08T00:00:00Z") < gap.position_utc
+
+
+@pytest.mark.parametrize("cutover", ["2027-01-15T06:00:00Z", "2027-01-15T10:00:00Z", "2027-01-15T15:00:00Z"])
+def test_a_zone_change_that_carries_a_period_is_equal_after_it(
+    ledger: Ledger, clock: FixedClock, writes: list[str], cutover: str
+) -> None:
+    """Business periods carried across a move (core.ledger.period_carry), and the
+    duplicates that yield to them, are what the materializer makes again."""
+    clock.set(utc("2027-01-14T00:00:00Z"))
+    passes = hours("2027-01-14T00:00:00Z", "2027-01-15T16:00:00Z")
+    live(ledger, clock, passes, (NEW_YORK, PARIS, utc(cutover)), False)
+    writes.clear()
+    with ledger.read() as session:
+        report = shadow(session, clock)
+    assert writes == [] and report.equal, report.differences
+    assert report.schedules[0].compared > 0
