@@ -152,3 +152,17 @@ def test_a_bad_drift_decision_is_one_line_and_changes_nothing(cli: Session, argv
     before = _ledger_text(cli)
     assert cli.refused("drift", *argv) == line
     assert _ledger_text(cli) == before
+
+
+def test_a_difference_cannot_drive_the_terminal() -> None:
+    from datetime import UTC, datetime
+
+    from core.ledger.shadow import ShadowDifference, ShadowReport
+    from core.render.shadow_table import shadow_table
+
+    report = ShadowReport(datetime(2026, 3, 1, 12, tzinfo=UTC), "2099a")
+    report.differences.append(
+        ShadowDifference(SID, "occ-1", "2026-03-08T02:30:00", 0, "reason", "old\x1b[2J", "new\u202eexe.png\nnext")
+    )
+    lines = shadow_table(report, unicode=False).splitlines()
+    assert lines[1] == f"  {SID}  occ-1  2026-03-08T02:30:00#0  reason: old\\x1b[2J -> new\\u202eexe.png next"
