@@ -26,11 +26,9 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -51,6 +49,7 @@ from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.authors import decision_text, held_text
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
+from scheduler_gui.monitor.decision_row import decision_row, result_label
 from scheduler_gui.monitor.drift_card import DriftAction, DriftCard, decide_drift
 from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
 from scheduler_gui.status_style import look
@@ -225,20 +224,9 @@ class AttentionCard(QFrame):
             self.note, "Note for the decision", "Recorded in the ledger with your decision, your user name and host"
         )
         layout.addWidget(self.note)
-        row = QHBoxLayout()
-        self.buttons: dict[Action, QPushButton] = {}
-        for action, text, tip in _BUTTONS.get(occ.state, ()):
-            button = QPushButton(text)
-            accessible(button, text, tip)
-            button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
-            row.addWidget(button)
-            self.buttons[action] = button
-        row.addStretch(1)
+        row, self.buttons = decision_row(_BUTTONS.get(occ.state, ()), self._decide)
         layout.addLayout(row)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setAccessibleName("Result of the decision")
-        self.message.hide()
+        self.message = result_label()
         layout.addWidget(self.message)
         self.show_ages(None)
 

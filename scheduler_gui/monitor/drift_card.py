@@ -20,6 +20,7 @@ from core.ledger.db import Ledger
 from core.ledger.drift_attention import DriftAttention, attention_key, keep_materialized, republish, shift_text
 from core.ledger.future_diff import FutureDiff
 from scheduler_gui.a11y import accessible
+from scheduler_gui.monitor.decision_row import decision_row, result_label
 from scheduler_gui.monitor.timetext import nominal_text, utc_text
 from scheduler_gui.status_style import look
 
@@ -111,26 +112,21 @@ class DriftCard(QFrame):
         self.note.setPlaceholderText("Note (optional): why you keep them…")
         accessible(self.note, "Note for the decision", "Recorded in the ledger with Keep as materialized")
         layout.addWidget(self.note)
-        row = QHBoxLayout()
-        self.buttons: dict[DriftAction, QPushButton] = {}
-        for action, text, tip in (
+        row, self.buttons = decision_row(
             (
-                DriftAction.KEEP,
-                "Keep as materialized",
-                "The planned runs keep their instants; take this off the list (recorded with your note)",
+                (
+                    DriftAction.KEEP,
+                    "Keep as materialized",
+                    "The planned runs keep their instants; take this off the list (recorded with your note)",
+                ),
+                (
+                    DriftAction.PREVIEW,
+                    item.republish_label,
+                    "See how the future changes first, then publish the same spec again under the installed tzdata",
+                ),
             ),
-            (
-                DriftAction.PREVIEW,
-                item.republish_label,
-                "See how the future changes first, then publish the same spec again under the installed tzdata",
-            ),
-        ):
-            button = QPushButton(text)
-            accessible(button, text, tip)
-            button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
-            row.addWidget(button)
-            self.buttons[action] = button
-        row.addStretch(1)
+            self._decide,
+        )
         layout.addLayout(row)
         self.outlook = QLabel()
         self.outlook.setWordWrap(True)
@@ -151,10 +147,7 @@ class DriftCard(QFrame):
         layout.addLayout(confirm)
         self.publish.hide()
         self.cancel.hide()
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setAccessibleName("Result of the decision")
-        self.message.hide()
+        self.message = result_label()
         layout.addWidget(self.message)
 
     def show_outlook(self, diff: FutureDiff) -> None:
