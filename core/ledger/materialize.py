@@ -29,6 +29,7 @@ place at another instant. It changes nothing: a new revision adopts them.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -171,6 +172,17 @@ def _taken_slots(session: Session, sid: str, start: datetime, end: datetime) -> 
     return {slot: (occ, rev) for slot, occ, rev in session.execute(stmt) if slot is not None}
 
 
+_KEEPS_IT = ", which keeps it"
+_HOLDER = re.compile(r" as (\S+) of revision \d+" + re.escape(_KEEPS_IT))
+
+
+def yielded_to(reason: str | None) -> str | None:
+    """The occurrence a row yielded its instant or business period to, as its reason names it
+    (see :func:`_yield_to_holders`); None for a row that yielded to none."""
+    found = _HOLDER.search(reason or "")
+    return found[1] if found else None
+
+
 def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime, rows: list[dict[str, Any]]) -> None:
     """Rows whose instant or business period another live occurrence already holds
     (an older revision's run after a cutover in the past, a manual run) become
@@ -193,7 +205,7 @@ def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime
         if holder is None or holder[0] == r["occurrence_id"]:
             continue
         r["state"] = OccurrenceState.SKIPPED_DUPLICATE
-        r["reason"] = f"{why} as {holder[0]} of revision {holder[1]}, which keeps it" + (
+        r["reason"] = f"{why} as {holder[0]} of revision {holder[1]}{_KEEPS_IT}" + (
             f"; {r['reason']}" if r["reason"] else ""
         )
         r["resolved_utc"] = r["due_at"] = r["logical_slot_id"] = None

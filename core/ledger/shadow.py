@@ -10,6 +10,10 @@ and nothing is written whatever it finds. An unchanged ledger, read by the
 Tidemark and tz database that materialized it, is always equal; a difference
 means the code or the tz data changed.
 
+A row that yielded to a live holder (an older revision's run of the same
+period) whose holder has since given the period back is not a difference: the
+ledger's row was right when it was made, and a fact changed since, not the code.
+
 Compared are the rows materialization made (kind ``scheduled``) that have not
 started: planned or due, and the terminal facts it records (skipped in a gap,
 a fold or as a duplicate, excluded). Rows a person or the engine moved on
@@ -32,9 +36,9 @@ from sqlalchemy.orm import Session
 from core.clock import Clock
 from core.enums import Kind
 from core.ledger.compiled import compiled_revision
-from core.ledger.materialize import expected_rows, governing_segments
+from core.ledger.materialize import expected_rows, governing_segments, yielded_to
 from core.ledger.models import Occurrence, Revision, Schedule
-from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
+from core.ledger.states import PERIOD_RELEASING, SLOT_RELEASING, OccurrenceKind, OccurrenceState, ScheduleState
 from core.timefmt import fmt_utc
 from core.zones import tzdb_version
 
@@ -149,6 +153,17 @@ def _compare(sid: str, stored: Occurrence, fresh: dict[str, Any]) -> list[Shadow
     ]
 
 
+def _holder_let_go(session: Session, occ: Occurrence, twin: dict[str, Any]) -> bool:
+    """A row that yielded to a live holder when it was materialized, whose holder has since
+    given the period or instant back (it failed, expired, was cancelled): materializing now
+    would not yield, but the ledger's row was right when made. A fact that changed, not code."""
+    holder = yielded_to(occ.reason) if occ.state is _S.SKIPPED_DUPLICATE else None
+    if holder is None or twin["state"] is _S.SKIPPED_DUPLICATE:
+        return False
+    state = session.scalar(select(Occurrence.state).where(Occurrence.occurrence_id == holder))
+    return state is None or state in PERIOD_RELEASING or state in SLOT_RELEASING
+
+
 def _window_end(schedule: Schedule, active_text: str, now: datetime, days: int | None) -> datetime:
     ahead = compiled_revision(active_text).spec.horizon if days is None else timedelta(days=days)
     end = now + ahead
@@ -207,6 +222,8 @@ def shadow_schedule(
         if occ.state not in COMPARED_STATES:
             continue  # moved on (cancelled, started, finished): a fact of its own
         compared += 1
+        if twin is not None and _holder_let_go(session, occ, twin):
+            continue
         if twin is None:
             found.append(
                 (

@@ -11,12 +11,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, update
 from tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 
 from core.clock import FixedClock
 from core.ledger import Ledger
-from core.ledger.materialize import materialize_all
+from core.ledger.materialize import materialize_all, yielded_to
+from core.ledger.models import Occurrence
 from core.ledger.publish import publish
 from core.ledger.shadow import shadow
 from core.ledger.states import OccurrenceState
@@ -26,6 +27,8 @@ from .test_zone_change_periods import NEW_YORK, PARIS, hours, live
 
 S = OccurrenceState
 SID = "daily-ops-summary"
+#: Between Paris's 09:00 (08:00Z) and New York's (14:00Z) on 2027-01-15.
+CUT = "2027-01-15T10:00:00Z"
 
 #: A ledger of many kinds: a DST gap (New York, 03-08), a fold (Sydney, 04-05), business
 #: periods, exclusions, a COUNT that ends inside the horizon, an interval, and a second
@@ -211,3 +214,29 @@ def test_a_zone_change_that_carries_a_period_is_equal_after_it(
         report = shadow(session, clock)
     assert writes == [] and report.equal, report.differences
     assert report.schedules[0].compared > 0
+
+
+def test_a_duplicate_whose_holder_gave_the_period_back_is_no_difference(
+    ledger: Ledger, clock: FixedClock, writes: list[str]
+) -> None:
+    """Paris to New York between both 09:00s: New York's 14:00Z row yields the day to Paris's
+    08:00Z run. If that run then gives the day back (it failed), materializing now would not
+    yield; the ledger's row was right when made. A fact changed, not the code."""
+    clock.set(utc("2027-01-14T00:00:00Z"))
+    live(ledger, clock, hours("2027-01-14T00:00:00Z", "2027-01-15T11:00:00Z"), (PARIS, NEW_YORK, utc(CUT)), False)
+    with ledger.read() as session:
+        [duplicate] = [
+            o
+            for o in occurrences(session)
+            if o.state is S.SKIPPED_DUPLICATE and o.business_period == "2027-01-15" and o.revision == 2
+        ]
+        holder = yielded_to(duplicate.reason)
+    assert holder is not None
+    with ledger.read() as session:
+        assert shadow(session, clock).equal
+    with ledger.write() as session:
+        session.execute(update(Occurrence).where(Occurrence.occurrence_id == holder).values(state=S.FAILED))
+    writes.clear()
+    with ledger.read() as session:
+        report = shadow(session, clock)
+    assert writes == [] and report.equal, report.differences
