@@ -32,7 +32,7 @@ from core.actor import Actor
 from core.clock import Clock
 from core.errors import UserError
 from core.ledger import events
-from core.ledger.db import Ledger
+from core.ledger.db import Ledger, lock_for_write
 from core.ledger.event_types import EventKind
 from core.ledger.future_diff import FutureDiff, future_diff
 from core.ledger.materialize import DriftItem
@@ -146,6 +146,7 @@ def record_drift(session: Session, now: datetime, items: Sequence[DriftItem]) ->
         by_schedule[item.schedule_id].append(item)
     if not by_schedule:
         return []
+    lock_for_write(session)  # two engines checking at once record it once
     latest = _latest_drift_events(session, by_schedule)
     release = tzdb_version()
     recorded = []
@@ -178,6 +179,7 @@ def keep_materialized(
 ) -> DriftAttention:
     """Keep the drifted runs as they were materialized: record it; the item leaves."""
     with ledger.write(actor) as session:
+        lock_for_write(session)  # a decision taken twice at once is refused the second time
         item = open_drift(session, schedule_id)
         events.append(
             session,
@@ -219,6 +221,7 @@ def republish(ledger: Ledger, schedule_id: str, clock: Clock, actor: Actor | Non
     not-started future is cancelled and materialized again under the installed tz
     database (the next engine pass), and the item leaves."""
     with ledger.write(actor) as session:
+        lock_for_write(session)
         open_drift(session, schedule_id)
         # The task was checked when it was first published, on the host that published it.
         return publish(session, republish_spec(session, schedule_id), clock, check_task=False, actor=actor)
