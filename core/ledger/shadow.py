@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.enums import Kind
+from core.errors import SpecError, first_line
 from core.ledger.compiled import compiled_revision
 from core.ledger.materialize import expected_rows, governing_segments, yielded_to
 from core.ledger.models import Occurrence, Revision, Schedule
@@ -91,6 +92,8 @@ class ScheduleShadow:
     compared: int
     #: Why nothing was compared, when that is the case.
     skipped: str | None = None
+    #: A revision this Tidemark cannot read (then nothing was compared): its problems.
+    unreadable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ class ShadowReport:
 
     @property
     def equal(self) -> bool:
-        return not self.differences
+        """No difference, and every schedule could be read (one that cannot is computed otherwise: not at all)."""
+        return not self.differences and all(s.unreadable is None for s in self.schedules)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +123,7 @@ class ShadowReport:
                     "toUtc": fmt_utc(s.end),
                     "compared": s.compared,
                     "skipped": s.skipped,
+                    "unreadable": s.unreadable,
                 }
                 for s in self.schedules
             ],
@@ -260,7 +265,12 @@ def shadow(
         stmt = stmt.where(Schedule.id.in_(wanted))
     report = ShadowReport(now, tzdb_version())
     for schedule in session.scalars(stmt):
-        one, differences = shadow_schedule(session, schedule, now, days)
+        try:
+            one, differences = shadow_schedule(session, schedule, now, days)
+        except (SpecError, ValueError) as exc:  # a revision this Tidemark cannot read (the engine holds it too)
+            problems = exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
+            why = "; ".join(problems)
+            one, differences = ScheduleShadow(schedule.id, now, now, 0, "a revision cannot be read", why), []
         report.schedules.append(one)
         report.differences.extend(differences)
     return report

@@ -33,7 +33,9 @@ def summary_line(report: ShadowReport) -> str:
     what = f"{_count(len(report.schedules), 'schedule')}, {_count(compared, 'future occurrence')}"
     if report.equal:
         return f"equal: {what} compute as the ledger holds them ({where})"
-    schedules = len({d.schedule_id for d in report.differences})
+    schedules = len(
+        {d.schedule_id for d in report.differences} | {s.schedule_id for s in report.schedules if s.unreadable}
+    )
     return (
         f"different: {_count(len(report.differences), 'difference')} in {_count(schedules, 'schedule')} "
         f"({what} compared; {where}); the ledger keeps what it holds"
@@ -49,6 +51,11 @@ def difference_line(d: ShadowDifference) -> str:
 def shadow_table(report: ShadowReport, *, unicode: bool = True) -> str:
     """The summary line, then the differences, one a line (ledger value → recomputed value)."""
     lines = [summary_line(report), *(f"  {difference_line(d)}" for d in report.differences)]
+    lines += [
+        f"not compared: {_cell(s.schedule_id)}: a revision this Tidemark cannot read ({_cell(s.unreadable)})"
+        for s in report.schedules
+        if s.unreadable is not None
+    ]
     text = "\n".join(lines) + "\n"
     return text if unicode else text.translate(_ASCII)
 

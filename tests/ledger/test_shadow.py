@@ -17,7 +17,7 @@ from tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 from core.clock import FixedClock
 from core.ledger import Ledger
 from core.ledger.materialize import materialize_all, yielded_to
-from core.ledger.models import Occurrence
+from core.ledger.models import Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.shadow import shadow
 from core.ledger.states import OccurrenceState
@@ -240,3 +240,27 @@ def test_a_duplicate_whose_holder_gave_the_period_back_is_no_difference(
     with ledger.read() as session:
         report = shadow(session, clock)
     assert writes == [] and report.equal, report.differences
+
+
+def test_a_revision_this_tidemark_cannot_read_is_not_compared_and_not_equal(
+    ledger: Ledger, clock: FixedClock, capsys: pytest.CaptureFixture[str], ledger_url: str
+) -> None:
+    with ledger.write() as session:
+        publish(session, spec(), clock, check_task=False)
+        publish(session, spec(scheduleId="spoiled"), clock, check_task=False)
+        materialize_all(session, clock)
+    with ledger.write() as session:
+        session.execute(update(Revision).where(Revision.schedule_id == "spoiled").values(spec_json=""))
+    with ledger.read() as session:
+        report = shadow(session, clock)
+    assert report.differences == [] and not report.equal
+    assert [(s.schedule_id, s.skipped, s.unreadable is not None) for s in report.schedules] == [
+        (SID, None, False),
+        ("spoiled", "a revision cannot be read", True),
+    ]
+    from core import cli
+
+    assert cli.main(["shadow", "--db", ledger_url, "--now", "2026-03-01T12:00:00Z"]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("different: 0 differences in 1 schedule (2 schedules, 14 future occurrences compared")
+    assert lines[1].startswith("not compared: spoiled: a revision this Tidemark cannot read (")
