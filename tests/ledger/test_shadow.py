@@ -100,6 +100,7 @@ def test_an_unchanged_ledger_of_every_kind_is_equal_and_nothing_is_written(
     _publish_kinds(ledger, clock)
     with ledger.read() as session:
         states = {o.state for o in occurrences(session)}
+        assert any(o.fold_ordinal == 1 and o.state is S.PLANNED for o in occurrences(session, "sydney-fold"))
     # The kinds made what they are for: a gap, a fold's second, duplicates, exclusions, cancellations.
     assert {S.SKIPPED_GAP, S.EXCLUDED, S.SKIPPED_DUPLICATE, S.CANCELLED, S.PLANNED} <= states
     clock.set(NOW + timedelta(hours=20))
