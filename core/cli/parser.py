@@ -151,7 +151,7 @@ DESCRIPTION = (
     "Tidemark's command line: check, preview and explain schedules; "
     "publish them to a ledger, run them and look after what ran."
 )
-EPILOG = "Exit status: 0 success, 2 invalid input, 1 internal error."
+EPILOG = "Exit status: 0 success, 2 invalid input, 1 internal error; shadow: 3 when the future computes otherwise."
 
 _SPEC_COMMANDS = (
     Command(
