@@ -2,7 +2,8 @@
 
 Exit status: 0 success, 2 invalid input (one line on stderr per problem, naming
 the key or option), 1 anything else (an internal error, reported with its
-traceback on stderr).
+traceback on stderr); ``shadow`` exits 3 when the installed code or tz data
+compute the ledger's future otherwise.
 
 Only the standard library is imported at module level, in this package and in
 every module of it; each command imports the core (pydantic, dateutil, PyYAML,

@@ -41,6 +41,18 @@ def positive_count(text: str) -> int:
     return value
 
 
+#: The most days ``--days`` looks ahead (ten years: beyond any horizon).
+MAX_DAYS = 3660
+
+
+def day_count(text: str) -> int:
+    """A whole number of days from 1 to :data:`MAX_DAYS` (--days)."""
+    value = positive_count(text)
+    if value > MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_DAYS}, got {value}")
+    return value
+
+
 def poll_seconds(text: str) -> float:
     """Seconds between engine passes, from 0.05 to an hour (--poll)."""
     try:

@@ -1,4 +1,4 @@
-"""The ledger commands: apply, schedules, pause/resume/disable, ledger, attempts, db upgrade and drift.
+"""The ledger commands: apply, schedules, pause/resume/disable, ledger, attempts, db upgrade, drift and shadow.
 
 Each does one unit of work on the ledger of --db (see :mod:`core.cli.ledger_access`).
 """
@@ -171,22 +171,40 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    """Future occurrences the installed tz database would place at another instant."""
+    """Future occurrences the installed tz database would place at another instant, and
+    the schedules waiting for a decision about them; ``--keep`` or ``--republish`` decides."""
+    from core.ledger.drift_attention import drift_attention
     from core.ledger.materialize import drift
     from core.ledger.publish import get_schedule
-    from core.timefmt import fmt_utc
     from core.zones import tzdb_version
 
+    if args.note is not None and args.keep is None:
+        raise UsageError("--note: goes with --keep (a republished revision is its own record)")
+    if args.keep is not None or args.republish is not None:
+        return _drift_decision(args)
     clock = command_clock(args)
     with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
         if args.schedule is not None:
             get_schedule(session, args.schedule)
         items = drift(session, clock, args.schedule)
+        waiting = [w for w in drift_attention(session) if args.schedule in (None, w.schedule_id)]
+    lines = _drift_lines(items, tzdb_version())
+    for w in waiting:
+        lines.append(
+            f"{w.schedule_id} waits for a decision: {w.text} "
+            f"(schedctl drift --keep {w.schedule_id}, or --republish {w.schedule_id})"
+        )
+    out("\n".join(lines))
+    return EXIT_OK
+
+
+def _drift_lines(items: list[Any], release: str) -> list[str]:
+    from core.timefmt import fmt_utc
+
     if not items:
-        out(f"no drift: every future occurrence keeps its instant under the installed tzdb {tzdb_version()}")
-        return EXIT_OK
+        return [f"no drift: every future occurrence keeps its instant under the installed tzdb {release}"]
     arrow = "→" if unicode_ok() else "->"
-    lines = [f"{plural(len(items), 'future occurrence')} would move under the installed tzdb {tzdb_version()}:"]
+    lines = [f"{plural(len(items), 'future occurrence')} would move under the installed tzdb {release}:"]
     for item in items:
         old = fmt_utc(item.stored_resolved_utc) if item.stored_resolved_utc else "no instant"
         new = fmt_utc(item.current_resolved_utc) if item.current_resolved_utc else "no instant"
@@ -196,8 +214,58 @@ def cmd_drift(args: argparse.Namespace) -> int:
             f"#{item.fold_ordinal}: {old} (tzdb {item.stored_tzdb_version}) {arrow} {new}{status}"
         )
     lines.append("publish a new revision to adopt them; materialized instants are never rewritten")
-    out("\n".join(lines))
+    return lines
+
+
+def _drift_decision(args: argparse.Namespace) -> int:
+    """``drift --keep ID`` or ``drift --republish ID``: one recorded decision."""
+    from core.errors import PublishError
+    from core.ledger.drift_attention import keep_materialized, republish, republish_outlook
+    from core.timefmt import fmt_utc
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock, create=False) as ledger:
+        if args.keep is not None:
+            item = keep_materialized(ledger, args.keep, clock, args.note)
+            out(
+                f"kept {plural(item.occurrences, 'drifted run')} of {args.keep} as materialized "
+                f"(tzdb {item.tzdb_version} would move them)"
+            )
+            return EXIT_OK
+        with ledger.read() as session:
+            _item, diff = republish_outlook(session, args.republish, clock.now())
+        try:
+            result = republish(ledger, args.republish, clock)
+        except PublishError as exc:
+            raise Invalid([f"{args.republish}: {line}" for line in str(exc).splitlines()]) from None
+    out(
+        f"republished {result.schedule_id} as revision {result.revision} under tzdb {result.tzdb_version} "
+        f"(cutover {fmt_utc(result.cutover_at)}): {plural(len(diff.moves), 'run')} move, "
+        f"{len(diff.appear)} appear, {len(diff.vanish)} vanish; "
+        f"cancelled {plural(len(result.cancelled), 'occurrence')} to be planned again"
+    )
     return EXIT_OK
+
+
+#: ``shadow``'s exit status when the installed code or tz data compute the future otherwise.
+EXIT_DIFFERENT = 3
+
+
+def cmd_shadow(args: argparse.Namespace) -> int:
+    """Recompute the materialized future with the installed code and tz data and compare it
+    with the ledger, in one read transaction: exit 0 when equal, 3 when it differs."""
+    from core.ledger.shadow import shadow
+    from core.render.shadow_table import shadow_json, shadow_table
+
+    clock = command_clock(args)
+    with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
+        if args.schedule is not None:
+            from core.ledger.publish import get_schedule
+
+            get_schedule(session, args.schedule)
+        report = shadow(session, clock, days=args.days, schedule_ids=[args.schedule] if args.schedule else ())
+    out(shadow_json(report) if args.format == "json" else shadow_table(report, unicode=unicode_ok()))
+    return EXIT_OK if report.equal else EXIT_DIFFERENT
 
 
 def _kinds(text: str) -> frozenset[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from core.cli.arguments import (
     Parser,
+    day_count,
     engine_label,
     ledger_text,
     poll_seconds,
@@ -41,6 +42,7 @@ from core.cli.ledger_commands import (
     cmd_gate,
     cmd_ledger,
     cmd_schedules,
+    cmd_shadow,
 )
 from core.cli.role_commands import cmd_db_grant
 from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
@@ -149,7 +151,7 @@ DESCRIPTION = (
     "Tidemark's command line: check, preview and explain schedules; "
     "publish them to a ledger, run them and look after what ran."
 )
-EPILOG = "Exit status: 0 success, 2 invalid input, 1 internal error."
+EPILOG = "Exit status: 0 success, 2 invalid input, 1 internal error; shadow: 3 when the future computes otherwise."
 
 _SPEC_COMMANDS = (
     Command(
@@ -378,11 +380,42 @@ _LEDGER_COMMANDS = (
     ),
     _ledger_command(
         "drift",
-        "list future occurrences the installed tz database would move",
+        "list future occurrences the installed tz database would move, or decide about them",
         cmd_drift,
         _ONLY_SCHEDULE,
+        OneOf(
+            (
+                arg(
+                    "--keep",
+                    type=ledger_text,
+                    metavar="ID",
+                    help="keep the schedule's drifted runs as materialized (the attention item leaves)",
+                ),
+                arg(
+                    "--republish",
+                    type=ledger_text,
+                    metavar="ID",
+                    help="publish the schedule's spec again with its cutover now, under the installed tzdata",
+                ),
+            )
+        ),
+        arg("--note", type=ledger_text, metavar="TEXT", help="why (with --keep; recorded in the ledger's events)"),
         description="Future, not-started occurrences whose instant differs under the installed tzdata "
-        "(materialized instants are never rewritten; a new revision adopts them).",
+        "(materialized instants are never rewritten), and the schedules the engine found drifted, which wait "
+        "for a decision: --keep ID keeps them as materialized, --republish ID publishes the same spec as a new "
+        "revision with its cutover now, so that they follow the installed tzdata.",
+    ),
+    _ledger_command(
+        "shadow",
+        "compare the materialized future with what this Tidemark and tzdata compute now",
+        cmd_shadow,
+        _ONLY_SCHEDULE,
+        arg("--days", type=day_count, metavar="N", help="compare the next N days (default: each horizon)"),
+        _FORMAT,
+        description="Recompute every schedule's materialized, not-started future occurrences (up to its cursor) "
+        "with the installed Tidemark and tz database, and compare ids, instants, states and reasons with the "
+        "ledger, in one read transaction: nothing is written. Exit status 0 when equal, 3 when they differ "
+        "(each difference listed: the ledger's value -> the recomputed one), 2 for invalid input.",
     ),
 )
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core.clock import Clock
+from core.engine.drift_check import DriftWatch
 from core.engine.leases import LeaseKeeper
 from core.engine.processes import ProcessIdentity
 from core.engine.runner import PreparedCommand, TaskIdentity
@@ -146,6 +147,8 @@ class Context:
     """This engine's labels and the publishers it trusts."""
     refusals: Refusals = field(default_factory=Refusals)
     """What this engine does not run (labels that do not match, publishers it does not trust)."""
+    drift: DriftWatch = field(default_factory=DriftWatch)
+    """When this engine last looked for tz database drift."""
     base_env: dict[str, str] | None = None
     """The environment tasks start from, read once a pass (None: read os.environ at each claim)."""
     lock: threading.Lock = field(default_factory=threading.Lock)

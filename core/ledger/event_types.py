@@ -36,6 +36,12 @@ class EventKind(StrEnum):
     SCHEDULE_UNREADABLE = "schedule.unreadable"
     """A published revision this Tidemark cannot read (published by an older one that
     accepted it): the engine holds the schedule (:class:`ScheduleUnreadable`)."""
+    SCHEDULE_DRIFT_FOUND = "schedule.drift_found"
+    """The installed tz database would move materialized future occurrences of a schedule;
+    they stay as they are and the schedule waits for a person (:class:`ScheduleDriftFound`)."""
+    SCHEDULE_DRIFT_KEPT = "schedule.drift_kept"
+    """A person chose to keep a schedule's drifted occurrences as materialized
+    (:class:`ScheduleDriftKept`)."""
     OCCURRENCES_MATERIALIZED = "occurrences.materialized"
     """A batch of new occurrences (:class:`OccurrencesMaterialized`)."""
     OCCURRENCES_EXPIRED = "occurrences.expired"
@@ -184,6 +190,31 @@ class ScheduleUnreadable(NewEvent):
     schedule_id: str
     revision: int
     problems: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleDriftFound(NewEvent):
+    """Under the installed ``tzdb_version``, ``occurrences`` materialized future occurrences
+    (resolved under the releases ``from_tzdb``) would move, the farthest by ``largest_shift``
+    seconds (None when none of them keeps an instant: each leaves or enters a gap)."""
+
+    kind = EventKind.SCHEDULE_DRIFT_FOUND
+    schedule_id: str
+    tzdb_version: str
+    from_tzdb: list[str]
+    occurrences: int
+    largest_shift: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleDriftKept(NewEvent):
+    """A person kept the ``occurrences`` drifted under ``tzdb_version`` as materialized."""
+
+    kind = EventKind.SCHEDULE_DRIFT_KEPT
+    schedule_id: str
+    tzdb_version: str
+    occurrences: int
+    note: str | None
 
 
 # --- occurrences ------------------------------------------------------------------

@@ -86,6 +86,10 @@ _WHAT: dict[str, Callable[[Mapping[str, Any]], str]] = {
     _K.SCHEDULE_RESUMED.value: lambda d: "resumed",
     _K.SCHEDULE_DISABLED.value: lambda d: "disabled",
     _K.SCHEDULE_UNREADABLE.value: lambda d: f"held: revision {d.get('revision')} cannot be read",
+    _K.SCHEDULE_DRIFT_FOUND.value: lambda d: (
+        f"tzdata {d.get('tzdbVersion')} would move {_count(d.get('occurrences'), 'future run')}; kept as materialized"
+    ),
+    _K.SCHEDULE_DRIFT_KEPT.value: lambda d: f"kept {_count(d.get('occurrences'), 'drifted run')} as materialized",
     _K.OCCURRENCES_MATERIALIZED.value: lambda d: f"planned {_count(d.get('inserted'), 'occurrence')}",
     _K.OCCURRENCES_EXPIRED.value: _expired,
     _K.OCCURRENCE_TRANSITIONED.value: _transitioned,

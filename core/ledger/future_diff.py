@@ -16,6 +16,7 @@ A pure read: nothing is written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from core.placement import Wants, runs_on_text
 from core.recurrence.expand import expand
 from core.spec import ScheduleSpec
 from core.spec_canonical import canonical_dict
-from core.timefmt import parse_instant
+from core.timefmt import fmt_utc, parse_instant
 from core.tzdb_policy import policy_of, policy_words
 
 _S = OccurrenceState
@@ -140,21 +141,63 @@ def _current_rows(
     if not revisions:
         return [], None
     texts = {number: (text, tzif) for number, _, text, tzif in revisions}
-    rows: list[tuple[Row, str]] = []
-    for number, lo, hi in governing_segments([(r, c) for r, c, _, _ in revisions], start, end):
-        compiled = compiled_revision(*texts[number])
-        rows.extend((row, compiled.spec.time_zone) for row in expand(compiled, lo, hi) if row.runnable)
-    stored = dict(
-        session.execute(
-            select(Occurrence.occurrence_id, Occurrence.state).where(
+    stored = {
+        oid: (state, resolved, position, slot)
+        for oid, state, resolved, position, slot in session.execute(
+            select(
+                Occurrence.occurrence_id,
+                Occurrence.state,
+                Occurrence.resolved_utc,
+                Occurrence.position_utc,
+                Occurrence.logical_slot_id,
+            ).where(
                 Occurrence.schedule_id == schedule_id,
                 Occurrence.kind == OccurrenceKind.SCHEDULED,
                 Occurrence.position_utc >= start,
                 Occurrence.position_utc < end,
             )
-        ).all()
-    )
-    return [(row, zone, stored.get(row.occurrence_id)) for row, zone in rows], max(texts)
+        )
+    }
+    rows: list[tuple[Row, str, OccurrenceState | None]] = []
+    for number, lo, hi in governing_segments([(r, c) for r, c, _, _ in revisions], start, end):
+        compiled = compiled_revision(*texts[number])
+        for row in expand(compiled, lo, hi):
+            kept = _as_materialized(row, stored.get(row.occurrence_id))
+            if kept is not None:
+                rows.append(
+                    (
+                        kept,
+                        compiled.spec.time_zone,
+                        stored[row.occurrence_id][0] if row.occurrence_id in stored else None,
+                    )
+                )
+    return rows, max(texts)
+
+
+#: A materialized row's state that the tz data decided (a gap, a fold), not a person or a run.
+_TZ_SKIPPED = frozenset({_S.SKIPPED_GAP, _S.SKIPPED_FOLD})
+
+
+def _as_materialized(
+    row: Row, stored: tuple[OccurrenceState, datetime | None, datetime, str | None] | None
+) -> Row | None:
+    """The row as the schedule has it now: a materialized one at the instant the ledger holds
+    (a newer tz release may resolve its wall time otherwise: it is kept as materialized),
+    None when it does not run. A row not materialized yet is the expansion's, when runnable."""
+    if stored is None:
+        return row if row.runnable else None
+    state, resolved, position, slot = stored
+    if state in _TZ_SKIPPED:
+        return None
+    if state in _CANCELLABLE and resolved != row.resolved:
+        return dataclasses.replace(
+            row,
+            resolved=resolved,
+            position=position,
+            logical_slot_id=slot,
+            resolved_utc=fmt_utc(resolved) if resolved else None,
+        )
+    return row if row.runnable or state not in _CANCELLABLE else None
 
 
 def _untouched(session: Session, schedule_id: str) -> list[DiffRow]:

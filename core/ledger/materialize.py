@@ -29,6 +29,7 @@ place at another instant. It changes nothing: a new revision adopts them.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -121,7 +122,7 @@ class _Gov:
 
 
 #: What materialization selects of a revision, in :class:`_Gov`'s order.
-_GOV_COLUMNS = (Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif, Revision.tzdb_version)
+GOV_COLUMNS = (Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif, Revision.tzdb_version)
 
 
 def governing_segments(
@@ -191,6 +192,17 @@ def _taken_slots(session: Session, sid: str, start: datetime, end: datetime) -> 
     return {slot: (occ, rev) for slot, occ, rev in session.execute(stmt) if slot is not None}
 
 
+_KEEPS_IT = ", which keeps it"
+_HOLDER = re.compile(r" as (\S+) of revision \d+" + re.escape(_KEEPS_IT))
+
+
+def yielded_to(reason: str | None) -> str | None:
+    """The occurrence a row yielded its instant or business period to, as its reason names it
+    (see :func:`_yield_to_holders`); None for a row that yielded to none."""
+    found = _HOLDER.search(reason or "")
+    return found[1] if found else None
+
+
 def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime, rows: list[dict[str, Any]]) -> None:
     """Rows whose instant or business period another live occurrence already holds
     (an older revision's run after a cutover in the past, a manual run) become
@@ -213,7 +225,7 @@ def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime
         if holder is None or holder[0] == r["occurrence_id"]:
             continue
         r["state"] = OccurrenceState.SKIPPED_DUPLICATE
-        r["reason"] = f"{why} as {holder[0]} of revision {holder[1]}, which keeps it" + (
+        r["reason"] = f"{why} as {holder[0]} of revision {holder[1]}{_KEEPS_IT}" + (
             f"; {r['reason']}" if r["reason"] else ""
         )
         r["resolved_utc"] = r["due_at"] = r["logical_slot_id"] = None
@@ -235,6 +247,36 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
         session.execute(plain, rows[i : i + CHUNK]).rowcount  # type: ignore[attr-defined]
         for i in range(0, len(rows), CHUNK)
     )
+
+
+def expected_rows(
+    session: Session,
+    schedule_id: str,
+    revisions: Sequence[tuple[int, datetime, str, bytes | None, str]],
+    start: datetime,
+    end: datetime,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """The rows :func:`materialize` would insert for positions in [start, end) with the
+    installed code and tz database (a pinned revision: its own zone): the same governing
+    segments, expansion, row values and yielding to live holders. ``revisions`` are rows of
+    :data:`GOV_COLUMNS` (number, cutover, spec text, pinned TZif, tzdb release). Reads only.
+
+    :mod:`core.ledger.shadow` compares them with the rows the ledger holds.
+    """
+    by_number = {row[0]: _Gov(*row) for row in revisions}
+    rows: list[dict[str, Any]] = []
+    tzdb = tzdb_version()
+    for number, lo, hi in governing_segments([(r[0], r[1]) for r in revisions], start, end):
+        gov = by_number[number]
+        batch = []
+        for row in iter_rows(gov.compiled(), lo):
+            if row.position >= hi:
+                break
+            batch.append(row)
+        rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now))
+    _yield_to_holders(session, schedule_id, start, end, rows)
+    return rows
 
 
 class _CursorMoved(Exception):
@@ -356,6 +398,12 @@ _RESUME_LOCK = threading.Lock()
 _RESUME_SIZE = 256
 
 
+def forget_expansions() -> None:
+    """Drop the expansions kept to go on from (after the zone data in use changed)."""
+    with _RESUME_LOCK:
+        _RESUME.clear()
+
+
 def _rows_from(gov: _Gov, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
     with _RESUME_LOCK:
         kept = _RESUME.pop((gov.spec_json, start), None)
@@ -439,7 +487,7 @@ def materialize(
         revisions = [
             _Gov(*row)
             for row in session.execute(
-                select(*_GOV_COLUMNS).where(Revision.schedule_id == schedule_id).order_by(Revision.revision)
+                select(*GOV_COLUMNS).where(Revision.schedule_id == schedule_id).order_by(Revision.revision)
             )
         ]
         active = revisions[-1]
@@ -626,6 +674,11 @@ _DRIFT_STATES = (
 )
 
 
+def _governing(cutovers: list[tuple[int, datetime]], position: datetime, default: int) -> int:
+    """The revision that governs ``position``: the highest whose cutover is at or before it."""
+    return max((r for r, c in cutovers if c <= position), default=default)
+
+
 def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> list[DriftItem]:
     """Future, not-started occurrences whose instant differs under the installed tz database.
 
@@ -646,14 +699,33 @@ def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> lis
     groups: dict[tuple[str, int], list[Occurrence]] = {}
     for occ in session.scalars(stmt.order_by(Occurrence.schedule_id, Occurrence.position_utc)):
         groups.setdefault((occ.schedule_id, occ.revision), []).append(occ)
+    cutovers: dict[str, list[tuple[int, datetime]]] = {}
     found: list[DriftItem] = []
-    for (sid, number), stored in groups.items():
-        text, tzif = session.execute(
+    for (sid, number), rows in groups.items():
+        if sid not in cutovers:
+            cutovers[sid] = [
+                (r, c)
+                for r, c in session.execute(
+                    select(Revision.revision, Revision.cutover_at).where(Revision.schedule_id == sid)
+                )
+            ]
+        # A row of a revision a later cutover superseded (a skipped one stays) is no run of the schedule's.
+        stored = [
+            o for o in rows if max((r for r, c in cutovers[sid] if c <= o.position_utc), default=number) == number
+        ]
+        found_revision = session.execute(
             select(Revision.spec_json, Revision.tzif).where(Revision.schedule_id == sid, Revision.revision == number)
-        ).one()
+        ).one_or_none()
+        if not stored or found_revision is None:
+            continue
+        text, tzif = found_revision
+        try:
+            compiled = compiled_revision(text, tzif)
+        except (SpecError, ValueError):
+            continue  # held by the engine, and said so: see unreadable_revisions
         lo = min(o.position_utc for o in stored) - _DRIFT_MARGIN
         hi = max(o.position_utc for o in stored) + _DRIFT_MARGIN
-        fresh = {row.occurrence_id: row for row in expand(compiled_revision(text, tzif), lo, hi)}
+        fresh = {row.occurrence_id: row for row in expand(compiled, lo, hi)}
         for occ in stored:
             row = fresh.get(occ.occurrence_id)
             now_at = row.resolved if row is not None else None

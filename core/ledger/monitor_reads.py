@@ -19,10 +19,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from sqlalchemy.orm import Session
+
 from core.ledger.access import reading
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
 from core.ledger.crash_queries import LeftAttempt, attempts_left_by
 from core.ledger.db import Ledger
+from core.ledger.drift_attention import (
+    DRIFT_KINDS,
+    DriftAttention,
+    attention_key,
+    drift_attention,
+    republish_outlook,
+)
 from core.ledger.engine_queries import EngineView, engine_views
 from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.future_diff import BackfillPreview, FutureDiff, backfill_preview, future_diff
@@ -257,14 +266,34 @@ class AttentionQueue:
     zones: dict[str, str]
     #: For each of the items' schedules that is paused or disabled, the event that made it so.
     held: dict[str, EventView] = field(default_factory=dict)
+    #: Schedules whose materialized future the installed tz database would move
+    #: (:func:`~core.ledger.drift_attention.drift_attention`).
+    drifts: list[DriftAttention] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.items) + len(self.drifts)
 
 
 def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
-    """The attention queue (:func:`~core.ledger.attention_queries.attention_items`) with the zones."""
+    """The attention queue (:func:`~core.ledger.attention_queries.attention_items`) with the zones,
+    and the schedules drifted under the installed tz database."""
     with reading(ledger) as session:
         items = attention_items(session, now)
         held = held_by(session, {item.occurrence.schedule_id for item in items})
-        return AttentionQueue(items, schedule_zones(session), held)
+        return AttentionQueue(items, schedule_zones(session), held, drift_attention(session))
+
+
+def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[DriftAttention, FutureDiff]:
+    """A drifted schedule's item and the diff of the future republishing it would make
+    (:func:`~core.ledger.drift_attention.republish_outlook`)."""
+    with reading(ledger) as session:
+        return republish_outlook(session, schedule_id, now)
+
+
+def _waiting_keys(session: Session) -> set[str]:
+    """The queue's occurrence ids and its drifted schedules (:func:`~core.ledger.drift_attention.attention_key`)."""
+    return attention_ids(session) | {attention_key(d.schedule_id) for d in drift_attention(session)}
 
 
 @dataclass(frozen=True)
@@ -278,7 +307,7 @@ class HealthRead:
 def health_outlook(ledger: Ledger, start: datetime, end: datetime, now: datetime) -> HealthRead:
     """The health series over [start, end) (:func:`~core.ledger.health_queries.health`) and the queue's size."""
     with reading(ledger) as session:
-        return HealthRead(health(session, start, end, now), len(attention_ids(session)))
+        return HealthRead(health(session, start, end, now), len(_waiting_keys(session)))
 
 
 @dataclass(frozen=True)
@@ -323,8 +352,9 @@ def events_since(
     max_batches: int,
 ) -> EventsRead:
     """The events after ``since`` (at most ``batch * max_batches``; the rest on the next call) and
-    the attention queue's ids when ``attention`` asks for them or an event found may have changed
-    the queue (:func:`~core.ledger.attention_queries.touches_attention`)."""
+    the attention queue's ids (with its drifted schedules' keys) when ``attention`` asks for them
+    or an event found may have changed the queue (:func:`~core.ledger.attention_queries.touches_attention`,
+    or an event about drift)."""
     found: list[EventView] = []
     with reading(ledger) as session:
         if since is None:
@@ -338,6 +368,6 @@ def events_since(
                     last = page[-1].id
                 if len(page) < batch:
                     break
-        wanted = attention or any(touches_attention(e) for e in found)
-        ids = frozenset(attention_ids(session)) if wanted else None
+        wanted = attention or any(touches_attention(e) or e.kind in DRIFT_KINDS for e in found)
+        ids = frozenset(_waiting_keys(session)) if wanted else None
     return EventsRead(since, last, found, ids)

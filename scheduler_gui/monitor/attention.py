@@ -7,6 +7,10 @@ it again (a recorded backfill of the same obligation, or a new manual run for
 a manual one) · Acknowledge. Every action takes an optional note, runs off the
 GUI thread, and is recorded in the ledger; a refusal is shown on its card.
 
+A schedule whose planned runs the installed time zone data would move gets a
+card of its own (:mod:`scheduler_gui.monitor.drift_card`): Keep as
+materialized · Republish under the new release, its diff of the future first.
+
 Each card says who decided what before ("alice@alpha said it did not happen")
 and, when the schedule is held, who held it ("paused by bob@beta"): the words
 are the core's (:mod:`core.ledger.event_words`), the actors the ledger's.
@@ -22,11 +26,9 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -38,8 +40,9 @@ from core.engine.reconcile import Decision, reconcile
 from core.ledger.access import database_failures
 from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
+from core.ledger.drift_attention import DriftAttention, attention_key
 from core.ledger.event_types import EventKind
-from core.ledger.monitor_reads import AttentionQueue, attention_queue
+from core.ledger.monitor_reads import AttentionQueue, attention_queue, republish_preview
 from core.ledger.queries import EventView
 from core.ledger.states import OccurrenceState
 from scheduler_gui.a11y import accessible
@@ -47,6 +50,8 @@ from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.authors import decision_text, held_text
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
+from scheduler_gui.monitor.decision_row import decision_row, result_label
+from scheduler_gui.monitor.drift_card import DriftAction, DriftCard, decide_drift
 from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
 from scheduler_gui.rights_gate import refusal
 from scheduler_gui.status_style import look
@@ -225,10 +230,7 @@ class AttentionCard(QFrame):
             layout.addWidget(self.history)
 
         self._add_decisions(layout)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setAccessibleName("Result of the decision")
-        self.message.hide()
+        self.message = result_label()
         layout.addWidget(self.message)
         self.show_ages(None)
 
@@ -242,16 +244,13 @@ class AttentionCard(QFrame):
         )
         self.note.setEnabled(refused is None)
         layout.addWidget(self.note)
-        row = QHBoxLayout()
-        self.buttons: dict[Action, QPushButton] = {}
-        for action, text, tip in _BUTTONS.get(self.item.occurrence.state, ()):
-            button = QPushButton(text)
-            accessible(button, text, tip if refused is None else f"{tip}. Not here: {refused}")
+        choices = [
+            (action, text, tip if refused is None else f"{tip}. Not here: {refused}")
+            for action, text, tip in _BUTTONS.get(self.item.occurrence.state, ())
+        ]
+        row, self.buttons = decision_row(choices, self._decide)
+        for button in self.buttons.values():
             button.setEnabled(refused is None)
-            button.clicked.connect(lambda _checked=False, act=action: self._decide(act))
-            row.addWidget(button)
-            self.buttons[action] = button
-        row.addStretch(1)
         layout.addLayout(row)
 
     def _add_facts(self, layout: QVBoxLayout, zone: str) -> None:
@@ -338,7 +337,10 @@ class AttentionView(QWidget):
         self._background.failed.connect(self._failed)
         self._actions = Background(self)
         self._items: list[AttentionItem] = []
+        self._drifts: list[DriftAttention] = []
         self.cards: dict[str, AttentionCard] = {}
+        #: Drifted schedules' cards, by attention key (core.ledger.drift_attention.attention_key).
+        self.drift_cards: dict[str, DriftCard] = {}
         self.heading = QLabel("Needs attention")
         heading_font = self.heading.font()
         heading_font.setPointSizeF(heading_font.pointSizeF() * 1.3)
@@ -346,8 +348,9 @@ class AttentionView(QWidget):
         self.heading.setFont(heading_font)
         self.heading.setAccessibleName("Needs attention")
         intro = QLabel(
-            "Occurrences whose outcome nobody can vouch for, and failures nobody has looked at yet. "
-            "Decide what happened; your decision and note are recorded in the ledger."
+            "Occurrences whose outcome nobody can vouch for, failures nobody has looked at yet, and schedules "
+            "whose planned runs new time zone data would move. Decide; your decision and note are recorded "
+            "in the ledger."
         )
         intro.setWordWrap(True)
         self.error_label = QLabel()
@@ -397,7 +400,7 @@ class AttentionView(QWidget):
     @property
     def count(self) -> int:
         """The badge value for the sidebar."""
-        return len(self._items)
+        return len(self._items) + len(self._drifts)
 
     @property
     def items(self) -> list[AttentionItem]:
@@ -438,8 +441,9 @@ class AttentionView(QWidget):
 
     def _loaded(self, loaded: AttentionQueue) -> None:
         self.error_label.hide()
-        before = len(self._items)
+        before = self.count
         self._items = loaded.items
+        self._load_drifts(loaded.drifts)
         # Cards whose occurrence is unchanged stay as they are: a note being typed survives a reload.
         kept: dict[str, AttentionCard] = {}
         for item in loaded.items:
@@ -459,17 +463,67 @@ class AttentionView(QWidget):
         for card in self.cards.values():
             _drop(card)
         self.cards = kept
-        for card in kept.values():
-            self._list_layout.removeWidget(card)
-        for position, card in enumerate(kept.values()):
-            self._list_layout.insertWidget(position, card)
-        n = len(loaded.items)
+        shown: list[QWidget] = [*self.drift_cards.values(), *kept.values()]
+        for widget in shown:
+            self._list_layout.removeWidget(widget)
+        for position, widget in enumerate(shown):
+            self._list_layout.insertWidget(position, widget)
+        n = self.count
         self.heading.setText(f"Needs attention ({n})" if n else "Needs attention")
         self.empty_label.setVisible(n == 0)
         self.scroll_area.setVisible(n > 0)
         if n != before:
             self.countChanged.emit(n)
         self.loaded.emit()
+
+    def _load_drifts(self, drifts: list[DriftAttention]) -> None:
+        """Cards for drifted schedules, first: one whose finding is unchanged stays (its note, its diff)."""
+        self._drifts = drifts
+        kept: dict[str, DriftCard] = {}
+        for item in drifts:
+            card = self.drift_cards.pop(attention_key(item.schedule_id), None)
+            if card is not None and card.item.event_id != item.event_id:
+                _drop(card)
+                card = None
+            if card is None:
+                card = DriftCard(item, refused=refusal(self._ctx.rights, "decide"))
+                card.decided.connect(self._decide_drift)
+            kept[card.key] = card
+        for card in self.drift_cards.values():
+            _drop(card)
+        self.drift_cards = kept
+
+    def _decide_drift(self, key: str, action: str, note: str) -> None:
+        card = self.drift_cards.get(key)
+        if card is None:
+            return
+        sid, clock, ledger_owner = card.item.schedule_id, self._ctx.clock, self._ctx
+
+        def failed(message: str) -> None:
+            if key in self.drift_cards:
+                self.drift_cards[key].show_error(message)
+            self.errorOccurred.emit(message)
+
+        if DriftAction(action) is DriftAction.PREVIEW:
+            now = clock.now()
+            self._actions.submit(
+                f"drift-{sid}",
+                lambda: republish_preview(ledger_owner.ledger, sid, now)[1],
+                card.show_outlook,
+                failed,
+            )
+            return
+
+        def done(words: str) -> None:
+            self.decisionRecorded.emit(key, words)
+            self.reload()
+
+        self._actions.submit(
+            f"drift-{sid}",
+            lambda: decide_drift(ledger_owner.ledger, clock, sid, DriftAction(action), note or None),
+            done,
+            failed,
+        )
 
     def _failed(self, message: str) -> None:
         self.error_label.setText(message)

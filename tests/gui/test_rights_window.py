@@ -313,6 +313,8 @@ WRITES = {
     "acknowledge_failed",
     "retry_failed",
     "fence",
+    "keep_materialized",
+    "republish",
 }
 #: Where the window calls each, and what keeps a role without the right from asking.
 DECISION_POINTS = {
@@ -325,6 +327,8 @@ DECISION_POINTS = {
     ("scheduler_gui/monitor/attention.py", "reconcile"): "the attention cards' buttons (Act.DECIDE)",
     ("scheduler_gui/monitor/attention.py", "acknowledge_failed"): "the attention cards' buttons (Act.DECIDE)",
     ("scheduler_gui/monitor/attention.py", "retry_failed"): "the attention cards' buttons (Act.DECIDE)",
+    ("scheduler_gui/monitor/drift_card.py", "keep_materialized"): "the drift card's buttons (Act.DECIDE)",
+    ("scheduler_gui/monitor/drift_card.py", "republish"): "the drift card's buttons (Act.DECIDE)",
 }
 #: The window's actions that change nothing in the ledger.
 READS_ONLY = {
@@ -373,3 +377,21 @@ def test_every_decision_the_window_can_take_is_gated_by_the_rights() -> None:
         "an action neither gated by the rights nor known to only read"
     )
     assert {Act(act) for act in ACTION_ACTS.values()} | {Act.DECIDE, Act.FENCE} == set(Act)
+
+
+def test_a_drift_card_on_a_role_that_may_not_decide_says_why(qtbot: Any) -> None:
+    from datetime import UTC, datetime
+
+    from core.ledger.drift_attention import DriftAttention
+    from scheduler_gui.monitor.drift_card import DriftCard
+
+    item = DriftAttention("daily-ops-summary", 7, datetime(2027, 3, 1, tzinfo=UTC), "2099a", ("2026f",), 3, 3600)
+    why = "the database role 'carol' is a viewer"
+    card = DriftCard(item, refused=why)
+    qtbot.addWidget(card)
+    assert not card.note.isEnabled() and card.buttons
+    for button in card.buttons.values():
+        assert not button.isEnabled() and button.toolTip().endswith(f"Not here: {why}")
+    free = DriftCard(item)
+    qtbot.addWidget(free)
+    assert all(button.isEnabled() for button in free.buttons.values())

@@ -122,6 +122,7 @@ NEEDS_A_LEDGER = {
     "ledger": ["ledger"],
     "attempts": ["attempts", "occ-x"],
     "drift": ["drift"],
+    "shadow": ["shadow"],
     "pause": ["pause", SID],
     "resume": ["resume", SID],
     "disable": ["disable", SID],

@@ -140,6 +140,7 @@ DB_COMMANDS = {
     "db upgrade": ["db", "upgrade"],
     "db grant": ["db", "grant", "alice", "--as", "viewer"],
     "drift": ["drift"],
+    "shadow": ["shadow"],
 }
 
 

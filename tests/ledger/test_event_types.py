@@ -59,6 +59,18 @@ CASES: list[tuple[str, NewEvent, dict[str, Any]]] = [
         {"revision": 2, "problems": ["rule: unknown part FREQQ"]},
     ),
     (
+        "drift_found",
+        events.ScheduleDriftFound(
+            at=AT, schedule_id=SID, tzdb_version="2027a", from_tzdb=["2026f"], occurrences=3, largest_shift=3600
+        ),
+        {"tzdbVersion": "2027a", "fromTzdb": ["2026f"], "occurrences": 3, "largestShift": 3600},
+    ),
+    (
+        "drift_kept",
+        events.ScheduleDriftKept(at=AT, schedule_id=SID, tzdb_version="2027a", occurrences=3, note="the law lags"),
+        {"tzdbVersion": "2027a", "occurrences": 3, "note": "the law lags"},
+    ),
+    (
         "materialized",
         events.OccurrencesMaterialized(
             at=AT,

@@ -20,6 +20,18 @@ WHAT: list[tuple[str, dict[str, Any], str, str | None]] = [
     ("schedule.resumed", {"from": "paused", "note": None}, "resumed", None),
     ("schedule.disabled", {"from": "active", "note": ""}, "disabled", None),
     ("schedule.unreadable", {"revision": 2, "problems": ["a", "b"]}, "held: revision 2 cannot be read", "a; b"),
+    (
+        "schedule.drift_found",
+        {"tzdbVersion": "2027a", "fromTzdb": ["2026f"], "occurrences": 3, "largestShift": 3600},
+        "tzdata 2027a would move 3 future runs; kept as materialized",
+        None,
+    ),
+    (
+        "schedule.drift_kept",
+        {"tzdbVersion": "2027a", "occurrences": 1, "note": "ok"},
+        "kept 1 drifted run as materialized",
+        "ok",
+    ),
     ("occurrences.materialized", {"inserted": 1}, "planned 1 occurrence", None),
     ("occurrences.materialized", {"inserted": 1200}, "planned 1,200 occurrences", None),
     (

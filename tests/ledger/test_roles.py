@@ -143,7 +143,7 @@ def test_a_viewer_reads_everything_and_changes_nothing(
     assert said.startswith(f"created role {viewer!r} as a viewer: it may log in and has no password yet\n")
     occurrence = _unknown_effect(pg_url, capsys)
     url = as_role(pg_url, viewer)
-    for argv in (["schedules"], ["ledger", "--format", "json"], ["attempts", occurrence], ["drift"]):
+    for argv in (["schedules"], ["ledger", "--format", "json"], ["attempts", occurrence], ["drift"], ["shadow"]):
         status, _out, err = schedctl(capsys, *argv, "--db", url, "--now", NOW)
         assert (status, err) == (0, ""), (argv, err)
     assert schedctl(capsys, "preview", str(tmp_path / "spec.yaml"), "--count", "2")[0] == 0
