@@ -80,7 +80,7 @@ class ImportedJob:
     specs: tuple[ImportedSpec, ...]
     command: CronCommand
     zone: str
-    zone_from: str  # where the zone came from: "CRON_TZ on line 2", or "--zone"
+    zone_from: str  # where the zone came from: "CRON_TZ, line 2", or "from --zone"
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ class _Reader:
                 self.env[item.name] = item.value  # cron also hands TZ to the job
             return
         if item.name in MAIL_VARIABLES:
-            reason = "cron mails a job's output; Tidemark keeps it with the run instead (schedctl attempts)"
+            reason = "cron mails output; Tidemark keeps it with the run (schedctl attempts)"
             self.result.unimported.append(Unimported(item.line, f"{item.name}={item.value}", reason))
             return
         if not _ENV_NAME.match(item.name):
@@ -231,19 +231,17 @@ class _Reader:
         for name in ZONE_VARIABLES:
             if name in self.zone_line:
                 line = self.zone_line[name]
-                return _zone_of(line), f"{name} on line {line.line}"
+                return _zone_of(line), f"{name}, line {line.line}"
         if self.zone_given is None:
             raise CrontabError(
                 f"line {job.line}: no CRON_TZ= or TZ= line above this job; "
                 "give --zone ZONE, the zone the machine's cron ran in (e.g. --zone Europe/Berlin)"
             )
-        return self.zone_given, "--zone"
+        return self.zone_given, "from --zone"
 
     def job(self, job: JobLine) -> None:
         if job.nickname == REBOOT:
-            reason = (
-                "runs when the machine starts; Tidemark schedules by the clock (start it with the engine's service)"
-            )
+            reason = "runs at boot; Tidemark schedules by the clock"
             self.result.unimported.append(Unimported(job.line, job.text, reason))
             return
         expr = parse_fields(job.fields, job.line)

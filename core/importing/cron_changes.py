@@ -112,9 +112,9 @@ def change_lines(view: SideBySide) -> list[str]:
     amount = f"{hours:g} hour{'s' if hours != 1 else ''}"
     way = "forward" if change.kind == "gap" else "back"
     lines = [
-        f"next clock change in {view.zone}: {change.local_before:%a %Y-%m-%d %H:%M} {change.abbr_before} "
-        f"→ {change.local_after:%H:%M} {change.abbr_after}, clocks go {way} {amount}; "
-        f"runs from {_local(change.utc - change.delta, zone)} to {_local(change.utc + change.delta, zone)}:",
+        f"next clock change: {change.local_before:%a %Y-%m-%d %H:%M} {change.abbr_before} "
+        f"→ {change.local_after:%H:%M} {change.abbr_after}, {way} {amount}; "
+        f"runs {_local(change.utc - change.delta, zone)}-{_local(change.utc + change.delta, zone)}:",
         f"  cron ran:       {_listed(view.cron, zone)}",
         f"  this spec runs: {_listed(view.spec, zone)}",
     ]

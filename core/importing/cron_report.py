@@ -12,22 +12,20 @@ from core.importing.cron_changes import change_lines, side_by_side
 def _job_lines(job: ImportedJob, now: datetime) -> list[str]:
     lines = [f"line {job.line}: {job.source}"]
     if len(job.specs) > 1:
-        lines.append(
-            "  cron runs it on a day that matches EITHER its day of the month or its day of the week; "
-            "one rule cannot say that, so it is two schedules: together exactly cron's days, none twice"
-        )
+        lines.append("  cron runs it on its days of the month OR its days of the week; one rule cannot say that:")
+        lines.append("  two schedules, together exactly cron's days, no day twice")
     first = job.specs[0].spec
-    kind = "a wildcard job (minute or hour *)" if job.expr.wildcard else "a fixed-time job"
+    kind = "wildcard job (minute or hour *)" if job.expr.wildcard else "fixed-time job"
     for imported in job.specs:
         lines.append(f"  wrote {imported.file_name}: {imported.spec.rule}")
     lines.append(
-        f"  zone {job.zone} (from {job.zone_from}); {kind}: gapPolicy {first.effective_gap_policy.value}, "
-        f"foldPolicy {first.effective_fold_policy.value}, misfirePolicy {first.misfire_policy.value}"
+        f"  {job.zone} ({job.zone_from}); {kind}: gap {first.effective_gap_policy.value}, "
+        f"fold {first.effective_fold_policy.value}, misfire {first.misfire_policy.value}"
     )
     if job.command.why_shell:
-        lines.append(f"  runs through {job.command.argv[0]} -c: the command has {', '.join(job.command.why_shell)}")
+        lines.append(f"  runs through {job.command.argv[0]} -c: it has {', '.join(job.command.why_shell)}")
     if job.command.stdin is not None:
-        lines.append("  the text after % is its standard input, each further % a line break, as cron gave it")
+        lines.append("  the text after % is its standard input, each further % a line break, as in cron")
     view = side_by_side(job.expr, [s.spec for s in job.specs], job.zone, now)
     if view is None:
         lines.append(f"  {job.zone} has no clock change in the next ten years")

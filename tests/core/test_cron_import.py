@@ -297,8 +297,8 @@ def test_zone_and_variables_apply_to_the_lines_below() -> None:
     )
     result = import_crontab(text, zone="America/New_York", now=NOW)
     first, second = (job.specs[0].spec for job in result.jobs)
-    assert (first.time_zone, result.jobs[0].zone_from) == ("America/New_York", "--zone")
-    assert (second.time_zone, result.jobs[1].zone_from) == ("Europe/Berlin", "CRON_TZ on line 5")
+    assert (first.time_zone, result.jobs[0].zone_from) == ("America/New_York", "from --zone")
+    assert (second.time_zone, result.jobs[1].zone_from) == ("Europe/Berlin", "CRON_TZ, line 5")
     assert first.task is not None and second.task is not None
     assert first.task.argv == ["/bin/bash", "-c", "early && late"]
     assert first.task.env == {"SHELL": "/bin/bash", "PATH": "/usr/local/bin:/usr/bin:/bin"}
