@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from core.errors import UserError
 
-#: The most a crontab may hold: a real one is a few kilobytes.
+#: The most a crontab may hold: a real one is a few kilobytes and a few dozen jobs.
 MAX_CRONTAB_BYTES = 1_000_000
+MAX_JOBS = 1_000
 #: What each nickname stands for (crontab(5)); ``@reboot`` has no time fields.
 NICKNAMES = {
     "@yearly": "0 0 1 1 *",
@@ -110,6 +111,7 @@ def _job(number: int, text: str) -> JobLine:
 def read_crontab(text: str) -> list[Assignment | JobLine]:
     """The assignments and jobs of a crontab, in order; comments and blank lines are left out."""
     entries: list[Assignment | JobLine] = []
+    jobs = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         bad = _control(raw)
         if bad is not None:
@@ -121,5 +123,8 @@ def read_crontab(text: str) -> list[Assignment | JobLine]:
         if assignment is not None:
             entries.append(Assignment(number, assignment.group(1), _unquoted(assignment.group(2))))
             continue
+        jobs += 1
+        if jobs > MAX_JOBS:
+            raise CrontabError(f"line {number}: more than {MAX_JOBS:,} jobs; import at most {MAX_JOBS:,} at a time")
         entries.append(_job(number, raw))
     return entries

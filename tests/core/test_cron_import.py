@@ -350,6 +350,7 @@ BAD = [
     ("nickname_alone", "@daily\n", "line 1: no command after @daily"),
     ("unknown_zone", "CRON_TZ=Mars/Olympus\n0 0 * * * x\n", "line 1: CRON_TZ=Mars/Olympus:"),
     ("control_character", "0 0 * * * x\x1b[2J\n", "line 1: a control character (U+001B)"),
+    ("too_many_jobs", "# many\n" + "0 0 * * * x\n" * 1001, "line 1002: more than 1,000 jobs"),
 ]
 
 
