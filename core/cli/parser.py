@@ -33,6 +33,7 @@ from core.cli.engine_commands import (
     cmd_run_now,
     cmd_uninstall_service,
 )
+from core.cli.import_commands import cmd_import_crontab
 from core.cli.ledger_commands import (
     cmd_apply,
     cmd_attempts,
@@ -458,8 +459,38 @@ _SECRET = Command(
     ),
 )
 
+_IMPORT = Command(
+    "import",
+    "write spec files from schedules kept elsewhere (a crontab)",
+    names_itself=True,
+    subcommands=(
+        Command(
+            "crontab",
+            "write one spec file per crontab job, with cron's clock-change behaviour",
+            cmd_import_crontab,
+            description="Read a user crontab (the text of crontab -l) and write one spec file per job into --out, "
+            "named after its scheduleId; a job that runs on either its day of the month or its day of the week "
+            "becomes two. Prints, line by line, what each line became, what could not be imported and why, and "
+            "for each job its runs at the zone's next clock change: cron's and the spec's, side by side. A "
+            "crontab that cannot be read, or a file in the way, writes nothing (exit 2).",
+            args=(
+                arg("file", nargs="?", default="-", metavar="FILE", help="the crontab (default: - for stdin)"),
+                arg(
+                    "--zone",
+                    metavar="ZONE",
+                    help="the zone cron ran in, for jobs with no CRON_TZ= or TZ= line above them",
+                ),
+                arg("--out", default=".", metavar="DIR", help="the folder to write into (default: here)"),
+                arg("--overwrite", action="store_true", help="replace spec files of the same name"),
+                _NOW,
+            ),
+            names_itself=True,
+        ),
+    ),
+)
+
 #: Every command of ``schedctl``, in the order ``schedctl --help`` lists them.
-COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET)
+COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _IMPORT)
 
 
 # --- the builder ------------------------------------------------------------------------

@@ -1,0 +1,130 @@
+"""A user crontab (the text of ``crontab -l``) read line by line: comments, blank lines,
+variable assignments and jobs, each kept with its line number.
+
+The reading follows Debian's cron (``load_entry``/``load_env``): a line whose first word is
+``NAME=`` or ``NAME =`` sets a variable for the jobs below it; any other line that is not a
+comment is a job, five time fields and a command, or an ``@nickname`` and a command. What the
+fields mean is :mod:`core.importing.cron_expr`'s. A mistake is one :class:`CrontabError` naming
+its line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.errors import UserError
+
+#: The most a crontab may hold: a real one is a few kilobytes and a few dozen jobs.
+MAX_CRONTAB_BYTES = 1_000_000
+MAX_JOBS = 1_000
+#: What each nickname stands for (crontab(5)); ``@reboot`` has no time fields.
+NICKNAMES = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+REBOOT = "@reboot"
+_ASSIGNMENT = re.compile(r"^\s*([^\s=]+)\s*=(.*)$")
+_JOB = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*?))?\s*$")
+_NICKNAME = re.compile(r"^\s*(@\S+)(?:\s+(.*?))?\s*$")
+
+
+class CrontabError(UserError):
+    """A crontab that cannot be read; the message starts with the line it concerns."""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``NAME=value``: a variable for the jobs on the lines below."""
+
+    line: int
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class JobLine:
+    """A job: its five time fields (a nickname's, for ``@daily``) and its command as written."""
+
+    line: int
+    text: str
+    fields: tuple[str, ...]
+    nickname: str | None
+    command: str
+
+
+def crontab_text(data: bytes) -> str:
+    """The text of crontab bytes, or a :class:`CrontabError` saying why they are not a crontab's."""
+    if len(data) > MAX_CRONTAB_BYTES:
+        raise CrontabError(f"more than {MAX_CRONTAB_BYTES:,} bytes; a crontab is at most {MAX_CRONTAB_BYTES:,}")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise CrontabError(f"line {_line_of(data, nul)}: a NUL byte; this is binary data, not a crontab")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CrontabError(f"line {_line_of(data, exc.start)}: not UTF-8 text") from None
+
+
+def _line_of(data: bytes, index: int) -> int:
+    return data.count(b"\n", 0, index) + 1
+
+
+def _unquoted(value: str) -> str:
+    """A variable's value as cron reads it: surrounding spaces dropped, then one pair of quotes."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _control(text: str) -> int | None:
+    return next((i for i, ch in enumerate(text) if (ord(ch) < 32 and ch != "\t") or ord(ch) == 127), None)
+
+
+def _job(number: int, text: str) -> JobLine:
+    if text.lstrip().startswith("@"):
+        found = _NICKNAME.match(text)
+        assert found is not None
+        nickname, command = found.group(1).lower(), found.group(2) or ""
+        if nickname != REBOOT and nickname not in NICKNAMES:
+            raise CrontabError(f"line {number}: {found.group(1)} is not a nickname; use one of {', '.join(NICKNAMES)}")
+        if not command:
+            raise CrontabError(f"line {number}: no command after {found.group(1)}")
+        fields = tuple(NICKNAMES.get(nickname, "").split())
+        return JobLine(number, text.strip(), fields, nickname, command)
+    found = _JOB.match(text)
+    if found is None:
+        count = len(text.split())
+        raise CrontabError(
+            f"line {number}: {count} field{'s' if count != 1 else ''}; a job is five time fields "
+            "(minute hour day-of-month month day-of-week) and a command"
+        )
+    return JobLine(number, text.strip(), tuple(found.group(i) for i in range(1, 6)), None, found.group(6) or "")
+
+
+def read_crontab(text: str) -> list[Assignment | JobLine]:
+    """The assignments and jobs of a crontab, in order; comments and blank lines are left out."""
+    entries: list[Assignment | JobLine] = []
+    jobs = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        bad = _control(raw)
+        if bad is not None:
+            raise CrontabError(f"line {number}: a control character (U+{ord(raw[bad]):04X}); this is not a crontab")
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        assignment = _ASSIGNMENT.match(raw)
+        if assignment is not None:
+            entries.append(Assignment(number, assignment.group(1), _unquoted(assignment.group(2))))
+            continue
+        jobs += 1
+        if jobs > MAX_JOBS:
+            raise CrontabError(f"line {number}: more than {MAX_JOBS:,} jobs; import at most {MAX_JOBS:,} at a time")
+        entries.append(_job(number, raw))
+    return entries
