@@ -170,6 +170,18 @@ def test_a_broken_settings_file_says_so_and_keep_keeps_it_aside(
     assert settings_file(ctx)["defaultZone"] == MACHINE
 
 
+def test_settings_that_cannot_be_written_say_why_and_keep_asking(ctx: AppContext, qtbot: Any) -> None:
+    (ctx.workspace / SETTINGS_NAME).mkdir()  # a folder where the file should be
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    banner = window.zone_banner
+    assert "cannot be read" in named(banner, "Workspace settings problem").text()
+    click(banner, "Keep the zone")
+    assert "cannot be written" in named(banner, "Workspace settings problem").text()
+    assert banner.isVisible() and not window.workspace_zone.confirmed
+
+
 # --- new schedules and their first save --------------------------------------------------------
 
 
