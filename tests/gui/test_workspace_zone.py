@@ -170,6 +170,17 @@ def test_a_broken_settings_file_says_so_and_keep_keeps_it_aside(
     assert settings_file(ctx)["defaultZone"] == MACHINE
 
 
+def test_an_unconfirmed_zone_in_the_file_is_proposed_as_the_workspaces(ctx: AppContext, qtbot: Any) -> None:
+    (ctx.workspace / SETTINGS_NAME).write_text('{"defaultZone": "Asia/Tokyo", "defaultZoneConfirmed": false}')
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    banner = window.zone_banner
+    assert named(banner, "New schedules will run in Asia/Tokyo (the workspace's zone, not yet confirmed). Keep it?")
+    click(banner, "Keep the zone")
+    assert settings_file(ctx)["defaultZoneConfirmed"] is True and settings_file(ctx)["defaultZone"] == "Asia/Tokyo"
+
+
 def test_settings_that_cannot_be_written_say_why_and_keep_asking(ctx: AppContext, qtbot: Any) -> None:
     (ctx.workspace / SETTINGS_NAME).mkdir()  # a folder where the file should be
     window = MainWindow(ctx)
