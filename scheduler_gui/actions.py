@@ -117,7 +117,7 @@ class Actions:
 def build_actions(parent: QObject) -> Actions:
     seq = QKeySequence.StandardKey
     acts = Actions(
-        new=_action(parent, "&New", "Start a new schedule (daily at 09:00 in this computer's zone)", seq.New, "new"),
+        new=_action(parent, "&New", "Start a new schedule (daily at 09:00 in the workspace's zone)", seq.New, "new"),
         new_from_template=_action(parent, "New from &Template…", "Start from one of the demo schedules"),
         open=_action(parent, "&Open…", "Open a schedule file", seq.Open, "open"),
         save=_action(parent, "&Save", "Save the schedule", seq.Save, "save"),

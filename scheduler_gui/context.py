@@ -1,9 +1,10 @@
 """What every part of the window shares: the clock, the workspace folder, the
-ledger's address and the settings store."""
+ledger's address, the settings store and how to read this machine's zone."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,13 +27,21 @@ def default_workspace() -> Path:
     return Path(user_documents_dir()) / "Tidemark"
 
 
+def machine_zone() -> str:
+    """The zone this machine is set to (its name only; the rules always come from tzdata)."""
+    from core.zone_info import system_zone_name
+
+    return system_zone_name()
+
+
 @dataclass
 class AppContext:
     """Built once by ``scheduler_gui.app`` and handed to every view.
 
     ``ledger_url`` None means the default SQLite file in the user's data
     directory. Tests pass a :class:`~core.clock.FixedClock`, a temporary
-    workspace and a settings object backed by a temporary file.
+    workspace, a settings object backed by a temporary file and the machine's
+    zone (``machine_zone``), so that nothing is read from the real system.
     """
 
     clock: Clock = field(default_factory=SystemClock)
@@ -41,6 +50,8 @@ class AppContext:
     settings: QSettings = field(default_factory=lambda: QSettings(ORGANIZATION, APPLICATION))
     #: What the ledger lets this window do (read when it opens; None: not known yet, nothing refused).
     rights: LedgerRights | None = None
+    #: This machine's zone, asked anew each time (a laptop travels); only ever a proposal.
+    machine_zone: Callable[[], str] = machine_zone
     _ledger: Ledger | None = field(default=None, repr=False)
     #: The ledger is opened by whichever thread asks first (the GUI or a background
     #: task): one opens it, the others wait for that one.

@@ -6,6 +6,9 @@ and their names) nor in the open ledger. Save As checks the id again: a copy
 whose id another file or a published schedule already has is offered a fresh
 id (it is a new schedule, revision 1), or not saved.
 
+A new schedule starts in the workspace's zone; if nobody changed it, its first
+save asks once whether it should run there (:mod:`scheduler_gui.workspace_zone`).
+
 A mixin of :class:`~scheduler_gui.main_window.MainWindow`; it only touches the
 window through the attributes and methods listed on the class.
 """
@@ -24,6 +27,7 @@ from scheduler_gui.document import SpecDocument
 from scheduler_gui.monitor.states import HubState
 from scheduler_gui.schedule_names import NamesInUse, check_id, id_format_problem
 from scheduler_gui.workspace import blank_spec, from_template, list_specs, read_entry, templates
+from scheduler_gui.workspace_zone import UntouchedZone, WorkspaceZone, keep_untouched_zone
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
@@ -46,6 +50,7 @@ class FilesMixin:
     recent: RecentFiles
     autosaver: Autosaver
     recent_menu: QMenu
+    workspace_zone: WorkspaceZone
 
     if TYPE_CHECKING:
 
@@ -54,6 +59,7 @@ class FilesMixin:
         def show_view(self, key: str) -> None: ...
         def statusBar(self) -> QStatusBar: ...
         def _update_title(self) -> None: ...
+        def focus_zone(self) -> None: ...
 
     def _parent(self) -> QWidget:
         return self  # type: ignore[return-value]
@@ -98,9 +104,13 @@ class FilesMixin:
         """File ▸ New: a blank daily schedule (or ``data``), not yet saved anywhere."""
         if not self.maybe_save():
             return False
+        zone = None
         if data is None:
-            data = blank_spec(self.ctx.clock, self.ctx.workspace, taken=self.names_in_use().taken())
+            zone = self.workspace_zone.zone
+            data = blank_spec(self.ctx.clock, self.ctx.workspace, zone, taken=self.names_in_use().taken())
         doc = SpecDocument(data)
+        if zone is not None:
+            UntouchedZone.attach(doc, zone)
         self._set_document(doc)
         return True
 
@@ -152,7 +162,7 @@ class FilesMixin:
 
     def save(self) -> bool:
         doc = self.document
-        if doc is None:
+        if doc is None or not self._zone_kept(doc):
             return False
         if doc.path is None:
             return self.save_as()
@@ -160,7 +170,7 @@ class FilesMixin:
 
     def save_as(self, path: Path | None = None) -> bool:
         doc = self.document
-        if doc is None:
+        if doc is None or not self._zone_kept(doc):
             return False
         if path is None:
             suggested = doc.path or (self.ctx.workspace / doc.display_name)
@@ -169,6 +179,16 @@ class FilesMixin:
                 return False
             path = Path(name)
         return self._write(doc, _with_suffix(path))
+
+    def _zone_kept(self, doc: SpecDocument) -> bool:
+        """False when the person, asked on a new schedule's first save, wants another zone (the picker has focus)."""
+        if doc.blocking() is not None:
+            return True  # the save is refused for its own reason first; the zone is asked about when it can go on
+        if keep_untouched_zone(doc, self._parent()) is False:
+            self.focus_zone()
+            self.statusBar().showMessage("Not saved: choose the schedule's time zone, then save.", 8000)
+            return False
+        return True
 
     def names_in_use(self) -> NamesInUse:
         """The ids taken now: in the workspace, and in the ledger when it is open."""

@@ -50,6 +50,7 @@ from scheduler_gui.schedule_names import check_id
 from scheduler_gui.sidebar import Sidebar, schedule_rows
 from scheduler_gui.status_bar import StatusLine
 from scheduler_gui.workspace import list_specs
+from scheduler_gui.workspace_zone import WorkspaceZone, ZoneBanner, ZoneStatus
 
 DEFAULT_SIZE = (1280, 800)
 MONITOR_PAGES = ("occurrences", "attention", "health", "schedules", "engines")
@@ -94,10 +95,15 @@ class MainWindow(FilesMixin, QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([290, DEFAULT_SIZE[0] - 290])
         self.rights_banner = RightsBanner(self)
+        # Above the views, until a person confirms it: the zone new schedules start in.
+        self.workspace_zone = WorkspaceZone(ctx, self)
+        self.zone_banner = ZoneBanner(self.workspace_zone, ctx.clock)
         central = QWidget(self)
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
         column.addWidget(self.rights_banner)
+        column.addWidget(self.zone_banner)
         column.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self._designer_slot = placeholder("No schedule open.")
@@ -110,6 +116,9 @@ class MainWindow(FilesMixin, QMainWindow):
         self.ledger_label = self.status.ledger_label
         self.tzdata_label = self.status.tzdata_label
         self.counts_label = self.status.counts_label
+        self.zone_status = ZoneStatus(self.workspace_zone)
+        self.zone_status.clicked.connect(self.zone_banner.choose_another)
+        self.statusBar().addPermanentWidget(self.zone_status)
 
         self._connect_actions()
         self._connect_hub()
@@ -316,6 +325,14 @@ class MainWindow(FilesMixin, QMainWindow):
         ):
             act.setChecked(name == key)
 
+    def focus_zone(self) -> None:
+        """The open schedule's zone picker, its text selected to type another."""
+        self.show_view("designer")
+        picker: Any = getattr(self.designer.when_form, "zone", None) if self.designer is not None else None
+        if picker is not None:
+            picker.setFocus()
+            picker.edit.selectAll()
+
     def show_schedule_occurrences(self, schedule_id: str) -> None:
         """The occurrences of one schedule (from the Schedules page)."""
         self._in_occurrences("set_schedule", schedule_id)
@@ -342,7 +359,8 @@ class MainWindow(FilesMixin, QMainWindow):
             focus()
 
     def refresh(self) -> None:
-        """F5: the workspace list, the preview and the ledger views again."""
+        """F5: the workspace list and zone, the preview and the ledger views again."""
+        self.workspace_zone.reload()
         self.refresh_sidebar()
         if self.designer is not None:
             self.designer.refresh()

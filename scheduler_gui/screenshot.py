@@ -18,6 +18,8 @@ from pathlib import Path
 #: Just before the 2027 spring change in New York, so the preview shows a gap.
 SCREENSHOT_NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 DEFAULT_SPEC = "daily-ops-summary.yaml"
+#: The zone of the demo workspace (and of the machine the pictures pretend to be on).
+SCREENSHOT_ZONE = "America/New_York"
 MONITOR_VIEWS = ("monitor", "attention", "detail", "health", "engines")
 
 
@@ -129,6 +131,7 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
 
     from core.clock import FixedClock
     from core.errors import UserError
+    from core.workspace_settings import choose_zone
     from scheduler_gui.app import build_application
     from scheduler_gui.context import AppContext
     from scheduler_gui.main_window import MainWindow
@@ -148,11 +151,14 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
             spec = target
         else:
             spec = workspace / DEFAULT_SPEC
+        # The demo workspace's zone, confirmed: the pictures show the views, not the first start's question.
+        choose_zone(workspace, SCREENSHOT_ZONE, SCREENSHOT_ZONE)
         ctx = AppContext(
             clock=FixedClock(SCREENSHOT_NOW),
             workspace=workspace,
             ledger_url=f"sqlite:///{root / 'ledger.db'}",
             settings=QSettings(str(root / "settings.ini"), QSettings.Format.IniFormat),
+            machine_zone=lambda: SCREENSHOT_ZONE,
         )
         try:
             populate = load("scheduler_gui.monitor.demo_ledger", "populate_demo_ledger")

@@ -5,8 +5,6 @@ sidebar's model stays thin.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shutil
 import unicodedata
@@ -20,7 +18,7 @@ from core.clock import Clock
 from core.errors import UserError
 from core.spec import SCHEDULE_ID
 from core.specfile import load_text, read_spec_text
-from core.zones import get_zone, is_location_zone
+from core.zones import get_zone
 
 #: The demo schedules shipped with the app; they double as templates.
 DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
@@ -109,28 +107,6 @@ def seed_workspace(folder: Path) -> list[Path]:
     return copied
 
 
-def system_zone() -> str:
-    """The IANA name of this computer's zone, or UTC when it cannot be told."""
-    candidates: list[str] = []
-    tz = os.environ.get("TZ", "").lstrip(":")
-    if tz:
-        candidates.append(tz)
-    with contextlib.suppress(OSError):
-        candidates.append(Path("/etc/timezone").read_text(encoding="utf-8").strip())
-    try:
-        target = os.readlink("/etc/localtime")
-        if "zoneinfo/" in target:
-            candidates.append(target.split("zoneinfo/", 1)[1])
-    except OSError:
-        pass
-    for name in candidates:
-        if name in ("UTC", "Etc/UTC"):
-            return "UTC"
-        if is_location_zone(name):
-            return name
-    return "UTC"
-
-
 #: The longest schedule id (docs/contract.md §1).
 MAX_ID = 64
 #: Letters that Unicode does not decompose into a base letter and a mark.
@@ -187,15 +163,14 @@ def names_in_use(folder: Path, *, besides: Path | None = None) -> set[str]:
     return set(ids_in_use(folder, besides=besides)) | stems
 
 
-def blank_spec(clock: Clock, folder: Path, zone: str | None = None, taken: Collection[str] = ()) -> dict[str, Any]:
-    """A new calendar schedule: every day at 09:00 in the system zone, from today.
+def blank_spec(clock: Clock, folder: Path, zone: str, taken: Collection[str] = ()) -> dict[str, Any]:
+    """A new calendar schedule: every day at 09:00 in ``zone`` (the workspace's), from today.
 
     Its title is "New schedule" and its id the title's, made unique against the
     workspace and ``taken`` (the ids published to the ledger). The clock-change
     policies are pre-selected (the contract has no silent default): a missing
     09:00 moves to the next valid time, a repeated one runs once.
     """
-    zone = zone or system_zone()
     today = clock.now().astimezone(get_zone(zone)).date()
     start = datetime(today.year, today.month, today.day, 9, 0)
     return {

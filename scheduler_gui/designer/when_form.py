@@ -25,7 +25,6 @@ from core.errors import ZoneError
 from core.recurrence.form import RuleForm
 from core.spec import KIND_KEYS
 from core.timefmt import fmt_local, fmt_utc, parse_instant
-from core.zone_info import system_zone_name
 from core.zones import get_zone
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
@@ -98,6 +97,7 @@ class WhenForm(QGroupBox):
         accessible(self, "When", "When the schedule runs: its kind, rule, time zone, start and end")
         self._doc = document
         self._clock: Clock = ctx.clock
+        self._ctx = ctx
         self._state = state = WhenState(document, ctx.clock)
 
         outer = QVBoxLayout(self)
@@ -250,9 +250,14 @@ class WhenForm(QGroupBox):
         self._doc.set_value("timeZone", name, label=f"Time zone {name}")
 
     def _fill_default_zone(self) -> None:
-        """A new, untouched schedule without a zone gets the system's zone."""
+        """A new, untouched schedule without a zone gets the workspace's zone (asked about on its first save)."""
         if self._doc.value("timeZone") is None and self._doc.path is None and self._doc.undo_stack.count() == 0:
-            self._doc.set_value("timeZone", system_zone_name(), label="Use the system time zone")
+            from core.workspace_settings import read_settings
+            from scheduler_gui.workspace_zone import UntouchedZone
+
+            zone = read_settings(self._ctx.workspace, self._ctx.machine_zone()).zone
+            self._doc.set_value("timeZone", zone, label="Use the workspace's time zone")
+            UntouchedZone.attach(self._doc, zone)
 
     # --- for tests and other views --------------------------------------------------------------
     def current_form(self) -> RuleForm | None:

@@ -15,6 +15,7 @@ from core.specfile import load_text
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.main_thread_gc import collect_on_this_thread
+from scheduler_gui.workspace_zone import ZoneQuestion
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 #: A Monday morning before the 2027 spring change in New York.
@@ -25,6 +26,27 @@ NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 def _collect_garbage_on_the_gui_thread(qapp) -> None:
     """As in the app: cycles are collected on the GUI thread only, never by a worker that allocates."""
     collect_on_this_thread(qapp)
+
+
+#: The zone the test machine is in: given to every context, never read from the real system.
+MACHINE_ZONE = "UTC"
+
+
+@pytest.fixture(autouse=True)
+def _machine_zone_from_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context built without ``machine_zone`` reads TZ first: the tests' own, not the host's."""
+    monkeypatch.setenv("TZ", MACHINE_ZONE)
+
+
+@pytest.fixture(autouse=True)
+def _no_unexpected_zone_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new schedule's first save asks about its zone in a modal box: one nobody expects fails the
+    test instead of leaving it waiting (``shell_fixtures.keep_zones`` answers it)."""
+
+    def unexpected(box: ZoneQuestion) -> bool:
+        raise AssertionError(f"unexpected question: {box.text()}")
+
+    monkeypatch.setattr(ZoneQuestion, "kept", unexpected)
 
 
 @pytest.fixture
@@ -40,7 +62,11 @@ def ctx(tmp_path: Path, clock: FixedClock) -> AppContext:
         shutil.copy(spec, workspace / spec.name)
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     context = AppContext(
-        clock=clock, workspace=workspace, ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}", settings=settings
+        clock=clock,
+        workspace=workspace,
+        ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}",
+        settings=settings,
+        machine_zone=lambda: MACHINE_ZONE,
     )
     yield context
     context.close()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolButton, QWidget
-from shell_fixtures import answer, window_fixture  # noqa: F401
+from shell_fixtures import answer, keep_zones, window_fixture  # noqa: F401
 from spec_texts import COMMENTED
 
 from core.clock import FixedClock
@@ -30,7 +30,6 @@ from scheduler_gui.workspace import (
     names_in_use,
     seed_workspace,
     slug,
-    system_zone,
     templates,
     unique_id,
 )
@@ -45,7 +44,7 @@ def test_new_is_a_valid_daily_schedule_with_policies_chosen(window: MainWindow, 
     assert doc.value("kind") == "calendar"
     assert doc.value("rule") == "FREQ=DAILY;BYHOUR=9;BYMINUTE=0"
     assert doc.value("gapPolicy") == "SHIFT_FORWARD" and doc.value("foldPolicy") == "FIRST_ONLY"
-    assert doc.value("timeZone") == system_zone()
+    assert doc.value("timeZone") == "UTC"  # the workspace's zone: the test machine's until one is chosen
     assert doc.value("start") == "2027-03-01T09:00:00"  # today in the fixed clock
     assert doc.value("scheduleId") == "new-schedule"
     assert window.windowTitle() == "Tidemark — new-schedule.yaml"
@@ -155,6 +154,7 @@ def test_save_writes_the_file_and_marks_clean(window: MainWindow) -> None:
 
 def test_save_of_a_new_document_asks_where(window: MainWindow, ctx: AppContext, monkeypatch) -> None:
     window.new_document()
+    keep_zones(monkeypatch)
     target = ctx.workspace / "morning"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Schedules (*.yaml *.yml)"))
     assert window.save()
@@ -450,6 +450,7 @@ def test_a_new_schedule_is_saved_in_block_style_in_contract_order(
 ) -> None:
     # File ▸ New has no task yet: the old writer put such a schedule on one `{schema: …}` line.
     window.acts.new.trigger()
+    keep_zones(monkeypatch)
     target = ctx.workspace / "morning.yaml"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Schedules (*.yaml *.yml)"))
     window.acts.save.trigger()

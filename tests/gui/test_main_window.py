@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
-from shell_fixtures import answer, window_fixture  # noqa: F401
+from shell_fixtures import answer, keep_zones, window_fixture  # noqa: F401
 from typing_support import named, retype
 
 from core.ledger.publish import publish
@@ -231,7 +231,7 @@ def test_ledger_opens_after_the_window_and_fills_the_status_bar(window: MainWind
     assert "need attention" in window.counts_label.text()
 
 
-def test_locked_or_damaged_ledger_is_reported_and_designer_works(tmp_path: Path, clock, qtbot) -> None:
+def test_locked_or_damaged_ledger_is_reported_and_designer_works(tmp_path: Path, clock, qtbot, monkeypatch) -> None:
     bad = tmp_path / "not-a-ledger.db"
     bad.write_bytes(b"this is not sqlite at all" * 100)
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
@@ -252,6 +252,7 @@ def test_locked_or_damaged_ledger_is_reported_and_designer_works(tmp_path: Path,
     # The designer still edits and saves.
     w.show_view("designer")
     w.document.set_value("title", "still works")
+    keep_zones(monkeypatch)  # an empty workspace opens a new schedule: its first save asks about its zone
     assert w.save_as(workspace / "still.yaml")
     assert (workspace / "still.yaml").read_text(encoding="utf-8").count("still works") == 1
     # Once the file is out of the way, F5 tries again and the monitor comes back.

@@ -6,16 +6,15 @@ another file's schedule, and the sidebar's truth about which file is published."
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import demo_mapping
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox, QWidget
-from shell_fixtures import answer, window_fixture  # noqa: F401
+from shell_fixtures import answer, keep_zones, when_modal, window_fixture  # noqa: F401
 from sqlalchemy import select
 
 from core.ledger.materialize import materialize_all
@@ -64,25 +63,6 @@ def put(ctx: AppContext, name: str, source: Path | None, **changes: Any) -> None
     with ctx.ledger.write() as session:
         publish(session, parse_spec(data), ctx.clock, source=where)
         materialize_all(session, ctx.clock)
-
-
-def when_modal(kind: type, act: Callable[[Any], bool | None], looks: int = 1500) -> None:
-    """Run ``act`` on the next modal window of type ``kind`` once it shows; ``act`` returning False
-    means "not ready yet, look again". Gives up after ``looks`` looks (30 s)."""
-
-    def look(left: int = looks) -> None:
-        found = QApplication.activeModalWidget()
-        if isinstance(found, kind):
-            try:
-                if act(found) is not False:
-                    return
-            except BaseException:
-                found.reject()  # a failed check must not leave the window waiting on its dialog
-                raise
-        if left > 0:
-            QTimer.singleShot(20, lambda: look(left - 1))
-
-    QTimer.singleShot(0, look)
 
 
 def save_as_to(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
@@ -194,12 +174,14 @@ def test_new_twice_saved_under_different_names_gets_different_ids(
     window: MainWindow, ctx: AppContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = []
+    asked = keep_zones(monkeypatch)
     for name in ("first.yaml", "second.yaml"):
         window.acts.new.trigger()
         save_as_to(monkeypatch, ctx.workspace / name)
         window.acts.save.trigger()
         ids.append(load_spec(ctx.workspace / name).schedule_id)
     assert ids == ["new-schedule", "new-schedule-2"]
+    assert len(asked) == 2  # once for each new schedule
 
 
 def test_new_avoids_ids_published_to_the_ledger(
@@ -414,6 +396,7 @@ def test_publishing_an_unsaved_schedule_saves_it_first(
 ) -> None:
     open_ledger(window, qtbot)
     window.acts.new.trigger()
+    keep_zones(monkeypatch)
     retype(field(window, "Title"), "Morning summary")
     save_as_to(monkeypatch, ctx.workspace / "morning.yaml")
     opened: list[Path] = []

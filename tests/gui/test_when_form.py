@@ -268,8 +268,8 @@ def test_hourly_minutes_and_hours(form: WhenForm, document: SpecDocument, qtbot)
     assert "out of range" in problem_text(form, "Hours")
 
 
-def test_new_schedule_gets_the_system_zone(ctx, qtbot, monkeypatch) -> None:
-    monkeypatch.setenv("TZ", "Europe/Oslo")
+def test_new_schedule_without_a_zone_gets_the_workspaces(ctx, qtbot) -> None:
+    ctx.machine_zone = lambda: "Europe/Oslo"
     document = SpecDocument({"schema": "scheduleSpec.v1", "scheduleId": "new", "revision": 1})
     form = WhenForm(document, ctx)
     qtbot.addWidget(form)
