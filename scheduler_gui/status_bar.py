@@ -5,6 +5,7 @@ occurrence, the ledger's location, the tzdata version and the counts."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QFontDatabase
@@ -68,6 +69,14 @@ def next_due(hub: MonitorHub) -> tuple[datetime | None, str | None, str]:
     return when, sid, zone
 
 
+def short_where(where: str) -> str:
+    """``ledger.db`` for ``/home/alice/.local/share/tidemark/ledger.db``; ``alice@db/tidemark`` for
+    ``postgresql+psycopg://alice@db/tidemark``."""
+    if "://" in where:
+        return where.split("://", 1)[1]
+    return PurePath(where).name or where
+
+
 class StatusLine:
     """The labels; :meth:`show_engine`, :meth:`show_counts` and the ledger methods fill them in."""
 
@@ -99,7 +108,9 @@ class StatusLine:
         explain(self.ledger_label, "The ledger is being opened")
 
     def show_ledger(self, where: str) -> None:
-        self.ledger_label.setText(f"Ledger {where}")
+        """The ledger's short name in the bar (a file's name, a server's user@host/database),
+        all of it in the tooltip: a long path would push the other labels out of sight."""
+        self.ledger_label.setText(f"Ledger {short_where(where)}")
         explain(self.ledger_label, f"The ledger in use: {where}")
 
     def show_ledger_failed(self, message: str) -> None:

@@ -226,7 +226,8 @@ def test_ledger_opens_after_the_window_and_fills_the_status_bar(window: MainWind
     with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
         window.start_monitor()
     assert window.ledger_label.text().startswith("Ledger ")
-    assert window.ctx.ledger.where in window.ledger_label.text()
+    assert window.ledger_label.text() == "Ledger ledger.db"  # the whole path is in the tooltip
+    assert window.ctx.ledger.where in window.ledger_label.toolTip()
     assert window.tzdata_label.text().startswith("tzdata 20")
     assert "need attention" in window.counts_label.text()
 
