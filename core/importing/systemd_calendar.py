@@ -145,7 +145,7 @@ def _weekday(name: str, text: str) -> int:
     for index, names in enumerate(_WEEKDAY_NAMES):
         if low in names:
             return index
-    raise CalendarError(f"{text!r}: {name!r} is not a weekday (Mon, Tue, ... or Monday, Tuesday, ...)")
+    raise CalendarError(f"{name!r} is not a weekday (Mon, Tue, ... or Monday, Tuesday, ...)")
 
 
 def _weekdays(token: str, text: str) -> frozenset[int]:
@@ -159,24 +159,24 @@ def _weekdays(token: str, text: str) -> frozenset[int]:
         a = _weekday(first, text)
         b = _weekday(last, text) if sep else a
         if b < a:
-            raise CalendarError(f"{text!r}: the weekday range {item!r} runs backwards (systemd refuses it)")
+            raise CalendarError(f"the weekday range {item!r} runs backwards (systemd refuses it)")
         days |= set(range(a, b + 1))
     if not days:
-        raise CalendarError(f"{text!r}: no weekday before the comma")
+        raise CalendarError("no weekday before the comma")
     return frozenset(days)
 
 
 def _number(word: str, what: tuple[str, int, int], text: str) -> int:
     name, low, high = what
     if "." in word:
-        raise CalendarError(f"{text!r}: {name} {word!r}: fractions of a second cannot be scheduled (to the second)")
+        raise CalendarError(f"{name} {word!r}: fractions of a second cannot be scheduled (to the second)")
     if not _NUMBER.match(word):
-        raise CalendarError(f"{text!r}: {name} {word!r} is not a number")
+        raise CalendarError(f"{name} {word!r} is not a number")
     value = int(word)
     if name == "year" and len(word) == 2:
         value += 2000 if value < 70 else 1900
     if not low <= value <= high:
-        raise CalendarError(f"{text!r}: {name} {value} is out of range {low}-{high}")
+        raise CalendarError(f"{name} {value} is out of range {low}-{high}")
     return value
 
 
@@ -199,21 +199,21 @@ def _component(word: str, what: tuple[str, int, int], text: str, *, from_end: bo
     if word == "*":
         return Component(None, "*")
     if not word or any(not item for item in word.split(",")):
-        raise CalendarError(f"{text!r}: {name} {word!r} has an empty item")
+        raise CalendarError(f"{name} {word!r} has an empty item")
     values: set[int] = set()
     items: set[tuple[int, int | None, int | None]] = set()
     for item in word.split(","):
         body, slash, step_text = item.partition("/")
         first_text, dots, last_text = body.partition("..")
         if first_text == "*":
-            raise CalendarError(f"{text!r}: {name} {item!r}: systemd repeats from a value, not from *; write 00/STEP")
+            raise CalendarError(f"{name} {item!r}: systemd repeats from a value, not from *; write 00/STEP")
         first = _number(first_text, what, text)
         last = _number(last_text, what, text) if dots else None
         if last is not None and last < first:
-            raise CalendarError(f"{text!r}: {name} range {body!r} runs backwards")
+            raise CalendarError(f"{name} range {body!r} runs backwards")
         step = _number(step_text, ("step", 1, 10_000), text) if slash else None
         if step is not None and last is None and name == "year":
-            raise CalendarError(f"{text!r}: years repeated without end ({item!r}): no rule part holds years")
+            raise CalendarError(f"years repeated without end ({item!r}): no rule part holds years")
         end = last if last is not None else (high if step is not None else first)
         if step is not None and from_end and last is None:  # ~7/2: 7th, 5th, 3rd, last day from the end
             values |= set(range(first, 0, -step))
@@ -229,7 +229,7 @@ def _date(token: str, text: str) -> tuple[Component, Component, Component, bool]
     head, _, day_text = token.rpartition("~" if from_end else "-")
     parts = head.split("-")
     if len(parts) > 2 or (from_end and "~" in head):
-        raise CalendarError(f"{text!r}: the date {token!r} is not [YYYY-]MM-DD or [YYYY-]MM~DD")
+        raise CalendarError(f"the date {token!r} is not [YYYY-]MM-DD or [YYYY-]MM~DD")
     year_text = parts[0] if len(parts) == 2 else "*"
     month_text = parts[-1]
     if day_text == "*" and from_end:
@@ -243,7 +243,7 @@ def _date(token: str, text: str) -> tuple[Component, Component, Component, bool]
 def _time(token: str, text: str) -> tuple[Component, Component, Component]:
     parts = token.split(":")
     if len(parts) not in (2, 3):
-        raise CalendarError(f"{text!r}: the time {token!r} is not HH:MM or HH:MM:SS")
+        raise CalendarError(f"the time {token!r} is not HH:MM or HH:MM:SS")
     seconds = parts[2] if len(parts) == 3 else "00"
     return _component(parts[0], _HOUR, text), _component(parts[1], _MINUTE, text), _component(seconds, _SECOND, text)
 
@@ -254,7 +254,7 @@ def _zone(word: str, text: str) -> str:
     try:
         return check_zone_name(word)
     except ZoneError:
-        raise CalendarError(f"{text!r}: {word!r} is neither a date, a time nor a time zone") from None
+        raise CalendarError(f"{word!r} is neither a date, a time nor a time zone") from None
 
 
 def parse_calendar(text: str) -> CalendarSpec:
@@ -281,15 +281,15 @@ def parse_calendar(text: str) -> CalendarSpec:
     if words and ":" not in words[0]:
         date_word = words.pop(0)
         if "-" not in date_word and "~" not in date_word:
-            raise CalendarError(f"{source!r}: {date_word!r} is neither a date (MM-DD) nor a time (HH:MM)")
+            raise CalendarError(f"{date_word!r} is neither a date (MM-DD) nor a time (HH:MM)")
         years, months, days, from_end = _date(date_word, source)
     if words:
         hours, minutes, seconds = _time(words.pop(0), source)
     if words:
-        raise CalendarError(f"{source!r}: {' '.join(words)!r} follows the time; only a time zone may")
+        raise CalendarError(f"{' '.join(words)!r} follows the time; only a time zone may")
     spec = CalendarSpec(source, weekdays, years, months, days, from_end, hours, minutes, seconds, zone)
     if not any(_day_exists(spec, month) for month in range(1, 13)):
-        raise CalendarError(f"{source!r}: never runs: no month has its day")
+        raise CalendarError("never runs: no month has its day")
     return spec
 
 
@@ -320,14 +320,13 @@ def calendar_rule(spec: CalendarSpec) -> CalendarRule:
     """The RFC 5545 rule that runs at exactly the expression's wall-clock times; refused with the
     reason where none does (a :class:`CalendarError`)."""
     if spec.seconds.values is None or len(spec.seconds.values) == 60:
-        raise CalendarError(f"{spec.source!r}: runs every second; Tidemark's finest step is a minute")
+        raise CalendarError("runs every second; Tidemark's finest step is a minute")
     first_year = last_year = None
     if spec.years.values is not None:
         years = sorted(spec.years.values)
         if years != list(range(years[0], years[-1] + 1)):
             raise CalendarError(
-                f"{spec.source!r}: the years {spec.years.text} are not one unbroken run; "
-                "a rule bounds years only by its start and end"
+                f"the years {spec.years.text} are not one unbroken run; a rule bounds years only by its start and end"
             )
         first_year, last_year = years[0], years[-1]
     every_minute = spec.minutes.values is None or len(spec.minutes.values) == 60
