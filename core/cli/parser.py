@@ -48,6 +48,7 @@ from core.cli.ledger_commands import (
 from core.cli.role_commands import cmd_db_grant
 from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
 from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
+from core.cli.systemd_export_command import cmd_export_systemd
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -502,7 +503,7 @@ _IMPORT = Command(
             "zone's next clock change: systemd's and the spec's, side by side. A timer that cannot be read, or a "
             "file in the way, writes nothing (exit 2).",
             args=(
-                arg("timers", nargs="+", metavar="UNIT.timer", help="the timer files"),
+                arg("timers", nargs="+", metavar="TIMER", help="the .timer files"),
                 arg(
                     "--zone",
                     metavar="ZONE",
@@ -515,8 +516,27 @@ _IMPORT = Command(
     ),
 )
 
+_EXPORT = Command(
+    "export",
+    "write a spec as the nearest schedule of another kind (systemd units)",
+    names_itself=True,
+    subcommands=(
+        Command(
+            "systemd",
+            "write a spec as a systemd timer and service",
+            cmd_export_systemd,
+            description="Write SPEC as NAME.timer and NAME.service (NAME: its scheduleId) into --out: the nearest "
+            "equivalent, with a comment in the timer for every policy systemd cannot keep. A spec with no "
+            "equivalent (a rule systemd's calendar cannot say, secrets in its env) is refused with the reason "
+            "(exit 2), and nothing is written.",
+            args=(_SPEC, *_WRITE_FILES),
+            names_itself=True,
+        ),
+    ),
+)
+
 #: Every command of ``schedctl``, in the order ``schedctl --help`` lists them.
-COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _IMPORT)
+COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _IMPORT, _EXPORT)
 
 
 # --- the builder ------------------------------------------------------------------------

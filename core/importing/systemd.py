@@ -63,7 +63,7 @@ _TIMER_NOTES = {
     "RemainAfterElapse": "how systemd shows an elapsed timer; no spec keeps it",
     "FixedRandomDelay": "systemd keeps one delay per machine; Tidemark's jitter is fixed per occurrence",
 }
-_SERVICE_KEYS_SAID = {"ExecStart", "Environment", "WorkingDirectory", "Type", "Description"}
+_SERVICE_KEYS_SAID = {"ExecStart", "Environment", "WorkingDirectory", "Type", "Description", "TimeoutStartSec"}
 GAP_WHY = "systemd reads OnCalendar= on the wall clock: a time the clocks jump over is not run"
 FOLD_WHY = "systemd computes the next elapse from the wall time of the last: a repeated time runs once"
 _WHY = {
@@ -182,6 +182,18 @@ def merge_calendars(specs: list[CalendarSpec]) -> list[CalendarSpec]:
     return merged
 
 
+@dataclass(frozen=True)
+class _Service:
+    """What a timer's service runs (``command`` None: nothing a task can run, ``why_not`` says why)."""
+
+    name: str
+    command: ExecCommand | None
+    env: dict[str, str]
+    cwd: str | None
+    timeout: str | None
+    why_not: str | None
+
+
 @dataclass
 class _Timer:
     """What a timer file says, setting by setting."""
@@ -268,7 +280,7 @@ class _Importer:
         else:
             self.note(file, setting, "not a timer setting Tidemark knows", imported=False)
 
-    def read_service(self, timer: _Timer) -> tuple[str, ExecCommand | None, dict[str, str], str | None]:
+    def read_service(self, timer: _Timer) -> _Service:
         stem = timer.file.rsplit("/", 1)[-1].removesuffix(".timer")
         name = timer.unit or f"{stem}.service"
         text = self.service_text(timer.file, name)
@@ -281,7 +293,7 @@ class _Importer:
         env: dict[str, str] = {}
         starts: list[Setting] = []
         cwd: str | None = None
-        why_not: str | None = None
+        timeout: str | None = None
         for setting in settings:
             key = setting.key
             if setting.section == "Unit" and key == "Description":
@@ -303,6 +315,9 @@ class _Importer:
                     self.note(name, setting, "the task's cwd")
                 else:
                     self.note(name, setting, "not an absolute folder; the task runs in the engine's", imported=False)
+            elif key == "TimeoutStartSec" and setting.value not in ("infinity", "0"):
+                timeout = format_duration(_span(setting, name))
+                self.note(name, setting, "the task's timeout")
             elif key == "Type":
                 if setting.value not in ("oneshot", "simple", "exec"):
                     self.note(name, setting, "the task is done when its command exits", imported=False)
@@ -312,17 +327,15 @@ class _Importer:
             raise TimerError(f"{name}: no ExecStart=; the service runs nothing")
         if len(starts) > 1:
             why_not = f"{len(starts)} ExecStart= lines (run in turn); a task runs one command: put them in a script"
-            return name, None, env, why_not
+            return _Service(name, None, env, cwd, timeout, why_not)
         try:
             command = exec_command(starts[0].value, env)
         except ExecError as exc:
-            return name, None, env, f"line {starts[0].line}: {exc}"
+            return _Service(name, None, env, cwd, timeout, f"line {starts[0].line}: {exc}")
         self.note(name, starts[0], "argv: " + " ".join(command.argv))
         for said in command.notes:
             self.note(name, starts[0], said, imported=False)
-        if cwd is not None:
-            env = {**env, "__cwd__": cwd}
-        return name, command, env, None
+        return _Service(name, command, env, cwd, timeout, None)
 
     def zone(self, timer: _Timer, calendar: CalendarSpec | None) -> tuple[str, str]:
         if calendar is not None and calendar.zone is not None:
@@ -340,38 +353,40 @@ class _Importer:
     def timer(self, file: str, text: str) -> None:
         self.result.files.append(file)
         timer = self.read_timer(file, text)
-        service, command, env, why_not = self.read_service(timer)
+        service = self.read_service(timer)
+        command = service.command
         calendars = merge_calendars([c for _, c in timer.calendars])
         zones = [self.zone(timer, c) for c in calendars]
         if command is None:
             first = timer.calendars[0][0] if timer.calendars else None
             line = first.line if first else timer.first_timer_line
-            self.add(Note(file, line, f"runs {service}", f"{service}: {why_not}", False))
+            self.add(Note(file, line, f"runs {service.name}", f"{service.name}: {service.why_not}", False))
             return
         stem = file.rsplit("/", 1)[-1].removesuffix(".timer")
-        cwd = env.pop("__cwd__", None)
         task: dict[str, Any] = {"argv": command.argv}
-        if cwd is not None:
-            task["cwd"] = cwd
-        if env:
-            task["env"] = env
-        task["timeout"] = _TIMEOUT
+        if service.cwd is not None:
+            task["cwd"] = service.cwd
+        if service.env:
+            task["env"] = service.env
+        task["timeout"] = service.timeout or _TIMEOUT
         title = timer.description or stem
         made: list[TimerSpec] = []
         for index, (calendar, (zone, zone_from)) in enumerate(zip(calendars, zones, strict=True)):
             document = self.calendar_document(timer, calendar, zone, title, task, index, len(calendars))
             if document is not None:
-                made.append(TimerSpec(self.spec(document, file, self.why(timer, calendar)), calendar, zone_from))
+                why = self.why(timer, calendar, task=task)
+                made.append(TimerSpec(self.spec(document, file, why), calendar, zone_from))
         for setting, kind in ((timer.active, Kind.INTERVAL), (timer.inactive, Kind.AFTER_COMPLETION)):
             if setting is not None:
                 zone, zone_from = zones[0] if zones else self.zone(timer, None)
                 document = self.elapsed_document(timer, setting, kind, zone, title, task)
-                made.append(TimerSpec(self.spec(document, file, self.why(timer, None, setting)), None, zone_from))
+                why = self.why(timer, None, setting, task=task)
+                made.append(TimerSpec(self.spec(document, file, why), None, zone_from))
         for setting in (timer.persistent, timer.jitter):
             if setting is not None:
                 self.note(file, setting, self.policy_said(setting))
         if made:
-            self.result.timers.append(ImportedTimer(file, service, tuple(made), command))
+            self.result.timers.append(ImportedTimer(file, service.name, tuple(made), command))
 
     def policy_said(self, setting: Setting) -> str:
         if setting.key == "Persistent":
@@ -470,7 +485,14 @@ class _Importer:
         self.note(timer.file, setting, said)
         return {**document, **self.common(timer), "task": task}
 
-    def why(self, timer: _Timer, calendar: CalendarSpec | None, elapsed: Setting | None = None) -> dict[str, str]:
+    def why(
+        self,
+        timer: _Timer,
+        calendar: CalendarSpec | None,
+        elapsed: Setting | None = None,
+        *,
+        task: dict[str, Any],
+    ) -> dict[str, str]:
         why = dict(_WHY)
         persistent = timer.persistent
         if persistent is not None and persistent.value.lower() in _TRUE:
@@ -479,7 +501,12 @@ class _Importer:
             why["misfirePolicy"] = "Persistent= is not set: systemd runs nothing missed while the machine was off"
         if timer.jitter is not None:
             why["jitter"] = f"{timer.jitter.text}: systemd delays each run by a random time up to it"
-        why["task"] = "systemd never stops a oneshot service: the timeout is a day (shorten it to what the job needs)"
+        if task["timeout"] == _TIMEOUT:
+            why["task"] = (
+                "systemd never stops a oneshot service: the timeout is a day (shorten it to what the job needs)"
+            )
+        else:
+            why["task"] = "the timeout is the service's TimeoutStartSec="
         if calendar is not None:
             why["rule"] = f"OnCalendar={calendar.source} (systemd: {calendar.normalized})"
             why["gapPolicy"] = GAP_WHY

@@ -90,7 +90,7 @@ class CalendarSpec:
         """The expression as ``systemd-analyze calendar`` prints it (its "Normalized form")."""
         words = []
         if self.weekdays is not None:
-            words.append(_weekday_text(self.weekdays))
+            words.append(weekday_text(self.weekdays))
         words.append(f"{self.years.text}-{self.months.text}{'~' if self.from_end else '-'}{self.days.text}")
         words.append(f"{self.hours.text}:{self.minutes.text}:{self.seconds.text}")
         if self.zone is not None:
@@ -125,7 +125,7 @@ def _length(year: int, month: int) -> int:
     return _MONTH_LENGTH[month - 1]
 
 
-def _weekday_text(days: frozenset[int]) -> str:
+def weekday_text(days: frozenset[int]) -> str:
     """``Mon..Fri,Sun``: runs of three or more days as ranges, as systemd writes them."""
     parts, ordered, i = [], sorted(days), 0
     while i < len(ordered):

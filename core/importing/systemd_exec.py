@@ -5,7 +5,7 @@
 second word becomes the process's name: refused, a task cannot do that), ``:`` (no variable
 expansion), ``+``, ``!`` and ``!!`` (privileges). Its words are split with quotes and
 backslashes as a shell splits simple words; ``$NAME``/``${NAME}`` take the value from the
-service's ``Environment=`` (``$NAME`` alone as a word splits it at spaces). ``%%`` is ``%``;
+service's ``Environment=`` (``$NAME`` alone as a word splits it at spaces; ``$$`` is ``$``). ``%%`` is ``%``;
 any other specifier (``%h``, ``%i``, ...) is systemd's to fill in, and refused with its name.
 """
 
@@ -63,6 +63,8 @@ def environment(value: str) -> dict[str, str]:
 
 
 def _expand(word: str, env: dict[str, str]) -> list[str]:
+    if "$$" in word:  # $$ is a plain $
+        return [part.replace("\0", "$") for part in _expand(word.replace("$$", "\0"), env)]
     alone = _VARIABLE.fullmatch(word)
     if alone is not None and alone.group(2) is not None:  # $NAME alone: split at spaces
         name = alone.group(2)
