@@ -257,6 +257,14 @@ def _zone(word: str, text: str) -> str:
         raise CalendarError(f"{word!r} is neither a date, a time nor a time zone") from None
 
 
+def _is_zone(word: str) -> bool:
+    try:
+        _zone(word, word)
+    except CalendarError:
+        return False
+    return True
+
+
 def parse_calendar(text: str) -> CalendarSpec:
     """Read an ``OnCalendar=`` expression; a mistake is a :class:`CalendarError` saying what is wrong."""
     source = " ".join(text.split())
@@ -265,7 +273,9 @@ def parse_calendar(text: str) -> CalendarSpec:
     words = source.split(" ")
     zone: str | None = None
     last = words[-1]
-    if len(words) > 1 and not any(sign in last for sign in ":-~") and last.lower() not in SHORTHANDS:
+    # A zone ends the expression; America/Port-au-Prince holds a dash and is still one.
+    maybe_zone = ":" not in last and last.lower() not in SHORTHANDS
+    if len(words) > 1 and maybe_zone and (_is_zone(last) or not any(sign in last for sign in "-~")):
         zone = _zone(words.pop(), source)
     if len(words) == 1 and words[0].lower() in SHORTHANDS:
         words = SHORTHANDS[words[0].lower()].split(" ")

@@ -357,6 +357,15 @@ def test_the_model_of_systemd_at_a_clock_change(text: str, zone: str, lo: str, h
     assert [r.strftime("%Y-%m-%dT%H:%M") for r in after] == expected
 
 
+def test_a_zone_with_a_dash() -> None:
+    calendar = parse_calendar("Mon 09:00 America/Port-au-Prince")
+    assert (calendar.zone, calendar.normalized) == (
+        "America/Port-au-Prince",
+        "Mon *-*-* 09:00:00 America/Port-au-Prince",
+    )
+    assert parse_calendar("Mon *-12-24").days.values == frozenset({24})
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
