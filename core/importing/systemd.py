@@ -255,7 +255,9 @@ class _Importer:
             return
         if key == "OnCalendar":
             if not setting.value:
-                timer.calendars.clear()  # an empty assignment resets the list, as systemd does
+                for dropped, _ in timer.calendars:  # an empty assignment resets the list, as systemd does
+                    self.note(file, dropped, f"the empty OnCalendar= on line {setting.line} resets it", imported=False)
+                timer.calendars.clear()
                 return
             try:
                 timer.calendars.append((setting, parse_calendar(setting.value)))

@@ -118,6 +118,18 @@ def test_the_issue_cases_and_the_zone_an_expression_names(run: Run, tmp_path: Pa
     assert f"    systemd ran:    {quarters}\n    this spec runs: {quarters}\n" in stdout
 
 
+def test_an_empty_on_calendar_resets_the_list_and_says_so(run: Run, tmp_path: Path) -> None:
+    _units(
+        tmp_path,
+        h_timer="[Timer]\nOnCalendar=daily\nOnCalendar=\nOnCalendar=weekly\n",
+        h_service="[Service]\nExecStart=/bin/h\n",
+    )
+    status, stdout, _ = run("import", "systemd", str(tmp_path / "h.timer"), "--zone", "UTC", "--out", str(tmp_path))
+    assert status == 0
+    assert load_spec(tmp_path / "h.yaml").rule == "FREQ=WEEKLY;BYDAY=MO;BYHOUR=0;BYMINUTE=0"
+    assert "h.timer line 2: OnCalendar=daily: not imported: the empty OnCalendar= on line 3 resets it" in stdout
+
+
 def test_elapsed_time_triggers_and_persistent_false(run: Run, tmp_path: Path) -> None:
     _units(
         tmp_path,
