@@ -303,6 +303,11 @@ class _Importer:
             elif setting.section != "Service":
                 self.note(name, setting, f"[{setting.section}] is not read for a timer's service", imported=False)
             elif key == "ExecStart":
+                if not setting.value:  # an empty assignment resets the list, as systemd does
+                    for dropped in starts:
+                        self.note(
+                            name, dropped, f"the empty ExecStart= on line {setting.line} resets it", imported=False
+                        )
                 starts = [] if not setting.value else [*starts, setting]
             elif key == "Environment":
                 try:

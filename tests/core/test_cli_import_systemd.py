@@ -122,12 +122,15 @@ def test_an_empty_on_calendar_resets_the_list_and_says_so(run: Run, tmp_path: Pa
     _units(
         tmp_path,
         h_timer="[Timer]\nOnCalendar=daily\nOnCalendar=\nOnCalendar=weekly\n",
-        h_service="[Service]\nExecStart=/bin/h\n",
+        h_service="[Service]\nExecStart=/bin/old\nExecStart=\nExecStart=/bin/h\n",
     )
     status, stdout, _ = run("import", "systemd", str(tmp_path / "h.timer"), "--zone", "UTC", "--out", str(tmp_path))
     assert status == 0
-    assert load_spec(tmp_path / "h.yaml").rule == "FREQ=WEEKLY;BYDAY=MO;BYHOUR=0;BYMINUTE=0"
+    spec = load_spec(tmp_path / "h.yaml")
+    assert spec.rule == "FREQ=WEEKLY;BYDAY=MO;BYHOUR=0;BYMINUTE=0"
+    assert spec.task is not None and spec.task.argv == ["/bin/h"]
     assert "h.timer line 2: OnCalendar=daily: not imported: the empty OnCalendar= on line 3 resets it" in stdout
+    assert "h.service line 2: ExecStart=/bin/old: not imported: the empty ExecStart= on line 3 resets it" in stdout
 
 
 def test_elapsed_time_triggers_and_persistent_false(run: Run, tmp_path: Path) -> None:
