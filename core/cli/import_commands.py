@@ -1,5 +1,6 @@
-"""``schedctl import crontab``: a user crontab as spec files, one per job, and the report of what
-each line became. Nothing is written unless the whole crontab reads and no file is in the way."""
+"""``schedctl import crontab`` and ``schedctl import systemd``: a user crontab or systemd timers as
+spec files, and the report of what each line became. Nothing is written unless the whole input
+reads and no file is in the way."""
 
 from __future__ import annotations
 
@@ -26,11 +27,16 @@ def _crontab_bytes(source: str) -> bytes:
         if stream is None:  # a text stream with no bytes beneath it
             return sys.stdin.read(limit).encode("utf-8", "surrogatepass")
         return bytes(stream.read(limit))
+    return read_limited(source, limit, "a crontab")
+
+
+def read_limited(source: str, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes of the file ``source``; a missing or unreadable file is one line."""
     path = Path(source)
     if not path.exists():
         raise Invalid([f"{source}: no such file"])
     if path.is_dir():
-        raise Invalid([f"{source}: is a directory, not a crontab"])
+        raise Invalid([f"{source}: is a directory, not {what}"])
     try:
         with path.open("rb") as stream:
             return stream.read(limit)
@@ -62,18 +68,13 @@ def write_new(path: Path, text: str, *, overwrite: bool) -> None:
 
 def cmd_import_crontab(args: argparse.Namespace) -> int:
     """Read the crontab, write one spec per job into --out, print the report."""
-    from core.errors import ZoneError
     from core.importing.cron import import_crontab
     from core.importing.cron_report import report_lines
     from core.importing.crontab_file import CrontabError, crontab_text
-    from core.zones import check_zone_name, get_zone
+    from core.zones import get_zone
 
     name = "<stdin>" if args.file == "-" else args.file
-    if args.zone is not None:
-        try:
-            check_zone_name(args.zone)
-        except ZoneError as exc:
-            raise UsageError(f"--zone: {exc}") from None
+    _zone_option(args.zone)
     now = current_time(args, get_zone("UTC"))
     out_dir = _out_dir(args.out)
     try:
@@ -81,18 +82,77 @@ def cmd_import_crontab(args: argparse.Namespace) -> int:
     except CrontabError as exc:
         raise Invalid([f"{name}: {exc}"]) from None
     files = [(out_dir / s.file_name, s.text) for job in result.jobs for s in job.specs]
-    if not args.overwrite:
+    return write_and_report(files, out_dir, report_lines(result, now), overwrite=args.overwrite)
+
+
+def write_and_report(files: list[tuple[Path, str]], out_dir: Path, report: list[str], *, overwrite: bool) -> int:
+    """Write the files (all or none), then print the report and where they went."""
+    write_all(files, out_dir, overwrite=overwrite)
+    for line in report:
+        out(line)
+    if files:
+        out(f"written to {out_dir}")
+    return EXIT_OK
+
+
+def write_all(files: list[tuple[Path, str]], out_dir: Path, *, overwrite: bool) -> None:
+    """Write every file, or none when one is in the way (unless ``overwrite``); with none to
+    write, the folder is not made either."""
+    if not files:
+        return
+    if not overwrite:
         taken = [str(path) for path, _ in files if path.exists()]
         if taken:
             raise Invalid([f"{path}: already exists; give --overwrite, or another --out" for path in taken])
     out_dir.mkdir(parents=True, exist_ok=True)
     for path, text in files:
         try:
-            write_new(path, text, overwrite=args.overwrite)
+            write_new(path, text, overwrite=overwrite)
         except FileExistsError:
-            raise Invalid([f"{path}: appeared while importing; nothing after it was written"]) from None
-    for line in report_lines(result, now):
-        out(line)
-    if files:
-        out(f"written to {out_dir}")
-    return EXIT_OK
+            raise Invalid([f"{path}: appeared while writing; nothing after it was written"]) from None
+
+
+def _unit_text(source: str) -> str:
+    from core.importing.systemd_unit import MAX_UNIT_BYTES, UnitError, unit_text
+
+    try:
+        return unit_text(read_limited(source, MAX_UNIT_BYTES + 1, "a unit file"))
+    except UnitError as exc:
+        raise Invalid([f"{source}: {exc}"]) from None
+
+
+def _service_text(timer: str, name: str) -> str | None:
+    path = Path(timer).parent / name
+    return _unit_text(str(path)) if path.is_file() else None
+
+
+def _zone_option(zone: str | None) -> None:
+    from core.errors import ZoneError
+    from core.zones import check_zone_name
+
+    if zone is not None:
+        try:
+            check_zone_name(zone)
+        except ZoneError as exc:
+            raise UsageError(f"--zone: {exc}") from None
+
+
+def cmd_import_systemd(args: argparse.Namespace) -> int:
+    """Read the timers and their services, write their specs into --out, print the report."""
+    from core.importing.systemd import TimerError, import_timers
+    from core.importing.systemd_report import report_lines
+    from core.zones import get_zone
+
+    _zone_option(args.zone)
+    now = current_time(args, get_zone("UTC"))
+    out_dir = _out_dir(args.out)
+    for name in args.timers:
+        if not name.endswith(".timer"):
+            raise Invalid([f"{name}: not a .timer file"])
+    timers = [(name, _unit_text(name)) for name in args.timers]
+    try:
+        result = import_timers(timers, zone=args.zone, now=now, service_text=_service_text)
+    except TimerError as exc:
+        raise Invalid([str(exc)]) from None
+    files = [(out_dir / m.imported.file_name, m.imported.text) for timer in result.timers for m in timer.specs]
+    return write_and_report(files, out_dir, report_lines(result, now), overwrite=args.overwrite)

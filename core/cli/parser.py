@@ -33,7 +33,7 @@ from core.cli.engine_commands import (
     cmd_run_now,
     cmd_uninstall_service,
 )
-from core.cli.import_commands import cmd_import_crontab
+from core.cli.import_commands import cmd_import_crontab, cmd_import_systemd
 from core.cli.ledger_commands import (
     cmd_apply,
     cmd_attempts,
@@ -48,6 +48,7 @@ from core.cli.ledger_commands import (
 from core.cli.role_commands import cmd_db_grant
 from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
 from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
+from core.cli.systemd_export_command import cmd_export_systemd
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -459,9 +460,16 @@ _SECRET = Command(
     ),
 )
 
+#: Where a command that writes files writes them, and whether it may replace one.
+_WRITE_FILES = (
+    arg("--out", default=".", metavar="DIR", help="the folder to write into (default: here)"),
+    arg("--overwrite", action="store_true", help="replace files of the same name"),
+    _NOW,
+)
+
 _IMPORT = Command(
     "import",
-    "write spec files from schedules kept elsewhere (a crontab)",
+    "write spec files from schedules kept elsewhere (a crontab, systemd timers)",
     names_itself=True,
     subcommands=(
         Command(
@@ -480,17 +488,55 @@ _IMPORT = Command(
                     metavar="ZONE",
                     help="the zone cron ran in, for jobs with no CRON_TZ= or TZ= line above them",
                 ),
-                arg("--out", default=".", metavar="DIR", help="the folder to write into (default: here)"),
-                arg("--overwrite", action="store_true", help="replace spec files of the same name"),
-                _NOW,
+                *_WRITE_FILES,
+            ),
+            names_itself=True,
+        ),
+        Command(
+            "systemd",
+            "write the spec files of systemd timers, with systemd's clock-change behaviour",
+            cmd_import_systemd,
+            description="Read systemd .timer files and, beside each, the .service it starts (its Unit=, else "
+            "the timer's name), and write one spec file per timer into --out (one per OnCalendar= where no one "
+            "rule holds them all, and one per OnUnitActiveSec=/OnUnitInactiveSec=). Prints, timer by timer, what "
+            "each setting became, what could not be imported and why, and for each calendar spec its runs at the "
+            "zone's next clock change: systemd's and the spec's, side by side. A timer that cannot be read, or a "
+            "file in the way, writes nothing (exit 2).",
+            args=(
+                arg("timers", nargs="+", metavar="TIMER", help="the .timer files"),
+                arg(
+                    "--zone",
+                    metavar="ZONE",
+                    help="the zone of the machine the timers ran on, for OnCalendar= naming no zone",
+                ),
+                *_WRITE_FILES,
             ),
             names_itself=True,
         ),
     ),
 )
 
+_EXPORT = Command(
+    "export",
+    "write a spec as the nearest schedule of another kind (systemd units)",
+    names_itself=True,
+    subcommands=(
+        Command(
+            "systemd",
+            "write a spec as a systemd timer and service",
+            cmd_export_systemd,
+            description="Write SPEC as NAME.timer and NAME.service (NAME: its scheduleId) into --out: the nearest "
+            "equivalent, with a comment in the timer for every policy systemd cannot keep. A spec with no "
+            "equivalent (a rule systemd's calendar cannot say, secrets in its env) is refused with the reason "
+            "(exit 2), and nothing is written.",
+            args=(_SPEC, *_WRITE_FILES),
+            names_itself=True,
+        ),
+    ),
+)
+
 #: Every command of ``schedctl``, in the order ``schedctl --help`` lists them.
-COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _IMPORT)
+COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _IMPORT, _EXPORT)
 
 
 # --- the builder ------------------------------------------------------------------------

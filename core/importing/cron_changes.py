@@ -104,8 +104,9 @@ def _listed(runs: list[datetime], zone: ZoneInfo) -> str:
     return ", ".join(words)
 
 
-def change_lines(view: SideBySide) -> list[str]:
-    """The side-by-side as report lines."""
+def change_lines(view: SideBySide, source: str = "cron") -> list[str]:
+    """The side-by-side as report lines; ``source`` names what ran the job before (its runs are
+    ``view.cron``) and the section of docs/import.md on where the import differs from it."""
     zone = get_zone(view.zone)
     change = view.change
     hours = change.seconds / 3600
@@ -115,9 +116,9 @@ def change_lines(view: SideBySide) -> list[str]:
         f"next clock change: {change.local_before:%a %Y-%m-%d %H:%M} {change.abbr_before} "
         f"→ {change.local_after:%H:%M} {change.abbr_after}, {way} {amount}; "
         f"runs {_local(change.utc - change.delta, zone)}-{_local(change.utc + change.delta, zone)}:",
-        f"  cron ran:       {_listed(view.cron, zone)}",
+        f"  {source + ' ran:':<16}{_listed(view.cron, zone)}",
         f"  this spec runs: {_listed(view.spec, zone)}",
     ]
     if not view.same:
-        lines.append('  (they differ: see docs/import.md, "Where the import cannot match cron")')
+        lines.append(f'  (they differ: see docs/import.md, "Where the import cannot match {source}")')
     return lines

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from core.errors import UserError
+from core.importing.input_text import input_text
 
 #: The most a crontab may hold: a real one is a few kilobytes and a few dozen jobs.
 MAX_CRONTAB_BYTES = 1_000_000
@@ -60,19 +61,10 @@ class JobLine:
 
 def crontab_text(data: bytes) -> str:
     """The text of crontab bytes, or a :class:`CrontabError` saying why they are not a crontab's."""
-    if len(data) > MAX_CRONTAB_BYTES:
-        raise CrontabError(f"more than {MAX_CRONTAB_BYTES:,} bytes; a crontab is at most {MAX_CRONTAB_BYTES:,}")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise CrontabError(f"line {_line_of(data, nul)}: a NUL byte; this is binary data, not a crontab")
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CrontabError(f"line {_line_of(data, exc.start)}: not UTF-8 text") from None
-
-
-def _line_of(data: bytes, index: int) -> int:
-    return data.count(b"\n", 0, index) + 1
+        return input_text(data, MAX_CRONTAB_BYTES, "a crontab")
+    except ValueError as exc:
+        raise CrontabError(str(exc)) from None
 
 
 def _unquoted(value: str) -> str:
