@@ -21,11 +21,13 @@ from core.exporting.cron_fields import CronFields, spec_fields
 from core.exporting.cron_line import CronTask, cron_task
 from core.exporting.refusal import ExportRefused
 from core.importing.cron import FOLD_WHY, GAP_WHY
+from core.importing.cron_changes import cron_runs, spec_runs
+from core.importing.cron_expr import parse_fields
 from core.importing.spec_comments import comment_text
 from core.recurrence.rules import parse_rule
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_local, fmt_utc
-from core.zones import get_zone, transitions
+from core.zones import get_zone, next_transition, transitions
 
 #: How far ahead a zone is looked at for clock changes (none: gap and fold never matter).
 _CHANGES_AHEAD = timedelta(days=800)
@@ -88,6 +90,35 @@ def _clock_notes(spec: ScheduleSpec, fields: CronFields, now: datetime) -> list[
     if spec.effective_fold_policy is not cron_fold:
         policy = spec.effective_fold_policy
         notes.append(Note(f"foldPolicy {policy.value}: {_FOLD_DOES[policy]}; {FOLD_WHY[cron_fold]}", when=True))
+    return notes or _change_notes(spec, fields, now)
+
+
+def _runs_text(runs: list[datetime], spec: ScheduleSpec) -> str:
+    zone = get_zone(spec.time_zone)
+    return ", ".join(f"{at.astimezone(zone):%H:%M %Z}" for at in runs) or "no run"
+
+
+def _change_notes(spec: ScheduleSpec, fields: CronFields, now: datetime) -> list[Note]:
+    """Where cron and the spec still differ at the zone's next changes though their policies agree
+    (two fixed times in the skipped hour: cron runs both right after the change, the spec once)."""
+    zone = get_zone(spec.time_zone)
+    expr = parse_fields(fields.texts(), 0)
+    notes = []
+    for kind in ("gap", "fold"):
+        change = next_transition(zone, now, kind, within=_CHANGES_AHEAD)
+        if change is None:
+            continue
+        lo = (change.utc - change.delta).replace(second=0, microsecond=0)
+        hi = change.utc + change.delta
+        cron, runs = cron_runs(expr, zone, lo, hi), spec_runs([spec], lo, hi)
+        if cron != runs:
+            notes.append(
+                Note(
+                    f"at the clock change of {change.local_before:%Y-%m-%d} cron runs the job at "
+                    f"{_runs_text(cron, spec)}; the spec at {_runs_text(runs, spec)}",
+                    when=True,
+                )
+            )
     return notes
 
 
