@@ -141,3 +141,29 @@ def test_an_invalid_spec_is_refused_as_validate_refuses_it(run: Run, spec: Path)
     status, stdout, stderr = run("export", "crontab", str(spec), *NOW)
     assert (status, stdout) == (2, "")
     assert stderr.startswith(f"{spec}") and stderr.count("\n") >= 1 and "Traceback" not in stderr
+
+
+POLL = """\
+schema: scheduleSpec.v1
+scheduleId: poll
+revision: 2
+title: Poll the queue
+timeZone: Europe/Berlin
+rule: FREQ=MINUTELY;INTERVAL=15
+start: 2026-01-01T00:00:00
+gapPolicy: SKIP
+foldPolicy: BOTH
+misfirePolicy: SKIP
+exclude: [2026-12-25]
+task:
+  argv: [/usr/bin/poll, --queue, "jobs 50%"]
+  env: {API_TOKEN: {secret: poll-token}}
+"""
+
+
+def test_the_example_in_docs_import_md_is_what_the_export_writes(run: Run, tmp_path: Path) -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "import.md").read_text(encoding="utf-8")
+    shown = docs.split("$ schedctl export crontab poll.yaml\n", 1)[1].split("```", 1)[0]
+    spec = tmp_path / "poll.yaml"
+    spec.write_text(POLL, encoding="utf-8")
+    assert run("export", "crontab", str(spec), *NOW) == (0, shown, "")
