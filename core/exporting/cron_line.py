@@ -2,7 +2,8 @@
 
 Cron hands the command to ``$SHELL -c`` (``/bin/sh`` unless ``SHELL=`` is set) after reading
 each unescaped ``%`` as the end of the command, so every ``%`` is written ``\\%``. A task that
-already runs ``[$SHELL, -c, TEXT]`` is written as TEXT; any other argv is shell-quoted. A value
+already runs ``[$SHELL, -c, TEXT]`` is written as TEXT, and one the import made to feed a
+command its standard input (``TEXT%INPUT``) as ``TEXT%INPUT``; any other argv is shell-quoted. A value
 cron would read differently (spaces around it, quotes around it) is written in double quotes, of
 which cron removes one pair. A line break cannot be held by a crontab line: such a task is refused.
 """
@@ -13,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from core.exporting.refusal import ExportRefused
-from core.importing.cron_command import DEFAULT_SHELL
+from core.importing.cron_command import DEFAULT_SHELL, with_input
 from core.spec import SecretRef, Task
 
 
@@ -46,16 +47,23 @@ def env_value(value: str) -> str:
 
 
 def command_text(argv: list[str], shell: str, cwd: str | None) -> str:
-    """The command of the crontab line (``%`` escaped), from argv as the task runs it."""
-    for index, word in enumerate(argv):
-        _one_line(word, f"task.argv[{index}]")
-    if len(argv) == 3 and argv[0] == shell and argv[1] == "-c" and argv[2].strip():
-        text = argv[2].strip()
+    """The command of the crontab line (``%`` escaped), from argv as the task runs it. A task the
+    import made for a command with a ``%`` (its standard input after it) is written back so."""
+    given = with_input(argv)
+    stdin = None
+    if given is not None and given[0] == shell and given[1].strip():
+        text, stdin = _one_line(given[1], "the command").strip(), given[2]
     else:
-        text = shlex.join(argv)
+        for index, word in enumerate(argv):
+            _one_line(word, f"task.argv[{index}]")
+        plain = len(argv) == 3 and argv[0] == shell and argv[1] == "-c" and argv[2].strip()
+        text = argv[2].strip() if plain else shlex.join(argv)
     if cwd is not None:
         text = f"cd {shlex.quote(_one_line(cwd, 'task.cwd'))} && {text}"
-    return escape_percent(text)
+    if stdin is None:
+        return escape_percent(text)
+    lines = [escape_percent(_one_line(line, "the command's standard input")) for line in stdin.split("\n")]
+    return f"{escape_percent(text)}%{'%'.join(lines)}"
 
 
 def cron_task(task: Task) -> CronTask:

@@ -406,3 +406,20 @@ def _policies(wildcard: bool) -> dict[str, Any]:
 @given(_simple_spec())
 def test_random_simple_rules_round_trip(spec: ScheduleSpec) -> None:
     _round_trip(spec)
+
+
+# --- a crontab line imported, then exported -------------------------------------------------------
+
+LINES = [
+    ("redirection", "30 2 * * * /usr/local/bin/backup.sh --full > /var/log/backup.log 2>&1"),
+    ("quarter_hours", "*/15 * * * * /usr/bin/poll"),
+    ("escaped_percent", "0 9 * * 1-5 date +\\%Y-\\%m-\\%d"),
+    ("standard_input", "0 8 1 * * mail -s hi ops%Dear ops,%all done"),
+    ("percent_in_both", "0 8 1 * * printf '\\%s' x%50\\% done"),
+]
+
+
+@pytest.mark.parametrize("line", [line for _, line in LINES], ids=[i for i, _ in LINES])
+def test_an_imported_line_exports_as_itself(line: str) -> None:
+    (job,) = import_crontab(f"CRON_TZ=Europe/Berlin\n{line}\n", zone=None, now=NOW).jobs
+    assert _job_line(export_crontab(job.specs[0].spec, NOW).text) == line
