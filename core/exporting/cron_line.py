@@ -71,6 +71,8 @@ def cron_task(task: Task) -> CronTask:
     lines: list[str] = []
     secrets: list[tuple[str, str]] = []
     for name, value in task.env.items():
+        if name == "CRON_TZ":
+            raise ExportRefused("task.env.CRON_TZ: a crontab reads CRON_TZ as the zone of the jobs below it")
         if isinstance(value, SecretRef):
             secrets.append((name, value.secret))
             continue

@@ -292,6 +292,11 @@ REFUSED = [
         _spec(rule="FREQ=DAILY", task={"argv": ["/bin/true"], "env": {"A": "x\ny"}}),
         "task.env.A has a line break",
     ),
+    (
+        "cron_tz_variable",
+        _spec(rule="FREQ=DAILY", task={"argv": ["/bin/true"], "env": {"CRON_TZ": "UTC"}}),
+        "task.env.CRON_TZ: a crontab reads CRON_TZ as the zone of the jobs below it",
+    ),
     ("no_task", _spec(rule="FREQ=DAILY", task=None), "the spec has no task: cron needs a command to run"),
 ]
 
