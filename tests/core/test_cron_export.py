@@ -9,6 +9,7 @@ from itertools import islice, takewhile
 from typing import Any
 
 import pytest
+from croniter import CroniterBadDateError, croniter
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -357,7 +358,9 @@ def test_export_then_import_runs_at_the_same_instants(spec: ScheduleSpec) -> Non
 
 
 @st.composite
-def _simple_spec(draw: st.DrawFn) -> ScheduleSpec:
+def _simple_spec(
+    draw: st.DrawFn, zones: tuple[str, ...] = ("Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "UTC")
+) -> ScheduleSpec:
     freq = draw(st.sampled_from(["MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY"]))
     parts = [f"FREQ={freq}"]
     interval = {
@@ -372,7 +375,7 @@ def _simple_spec(draw: st.DrawFn) -> ScheduleSpec:
         parts.append(f"BYMONTH={','.join(map(str, sorted(draw(st.sets(st.integers(1, 12), min_size=1)))))}")
     day_kind = draw(st.sampled_from(["none", "monthday", "weekday"] if freq != "WEEKLY" else ["none", "weekday"]))
     if day_kind == "monthday":
-        parts.append(f"BYMONTHDAY={','.join(map(str, sorted(draw(st.sets(st.integers(1, 28), min_size=1)))))}")
+        parts.append(f"BYMONTHDAY={','.join(map(str, sorted(draw(st.sets(st.integers(1, 31), min_size=1)))))}")
     elif day_kind == "weekday":
         days = draw(st.sets(st.sampled_from(["MO", "TU", "WE", "TH", "FR", "SA", "SU"]), min_size=1))
         parts.append(f"BYDAY={','.join(sorted(days))}")
@@ -385,7 +388,7 @@ def _simple_spec(draw: st.DrawFn) -> ScheduleSpec:
     start = datetime(
         2025, draw(st.integers(1, 12)), draw(st.integers(1, 28)), draw(st.integers(0, 23)), draw(st.integers(0, 59))
     )
-    zone = draw(st.sampled_from(["Europe/Berlin", "America/New_York", "UTC"]))
+    zone = draw(st.sampled_from(zones))
     try:
         spec = _spec(rule=";".join(parts), start=start.isoformat(), timeZone=zone)
     except UserError:  # a rule whose parts never meet (BYMONTH=2;BYMONTHDAY=30)
@@ -428,3 +431,27 @@ LINES = [
 def test_an_imported_line_exports_as_itself(line: str) -> None:
     (job,) = import_crontab(f"CRON_TZ=Europe/Berlin\n{line}\n", zone=None, now=NOW).jobs
     assert _job_line(export_crontab(job.specs[0].spec, NOW).text) == line
+
+
+def _croniter_instants(expression: str, start: datetime, end: datetime) -> list[datetime]:
+    it = croniter(expression, start - timedelta(seconds=1))
+    runs: list[datetime] = []
+    while len(runs) < MOST:
+        try:
+            at = it.get_next(datetime)
+        except CroniterBadDateError:  # no such date within croniter's search
+            break
+        if at >= end:
+            break
+        runs.append(at)
+    return runs
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(_simple_spec(zones=("UTC",)))
+def test_croniter_reads_the_exported_line_as_the_spec_runs(spec: ScheduleSpec) -> None:
+    """An independent reader of cron expressions: in UTC, where no clock changes, it expands the
+    exported fields to the spec's own instants for a year."""
+    fields = export_crontab(spec, NOW).fields
+    start, end = datetime(2026, 1, 2, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC)
+    assert _croniter_instants(fields.expression, start, end) == _instants([spec], start, end)
