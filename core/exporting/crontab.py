@@ -16,37 +16,22 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from core.durations import format_duration
-from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, TzdbPolicy
+from core.enums import InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, TzdbPolicy
+from core.exporting.clock_changes import clock_differences
 from core.exporting.cron_fields import CronFields, spec_fields
 from core.exporting.cron_line import CronTask, cron_task
 from core.exporting.refusal import ExportRefused
-from core.importing.cron import FOLD_WHY, GAP_WHY
-from core.importing.cron_changes import cron_runs, spec_runs
-from core.importing.cron_expr import parse_fields
 from core.importing.spec_comments import comment_text
 from core.recurrence.rules import parse_rule
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_local, fmt_utc
-from core.zones import get_zone, next_transition, transitions
+from core.zones import get_zone
 
-#: How far ahead a zone is looked at for clock changes (none: gap and fold never matter).
-_CHANGES_AHEAD = timedelta(days=800)
 _ZONE_NOTE = (
     "CRON_TZ is read by cronie; Debian's cron ignores it and runs every job on the machine's zone "
     "(TZ= only sets the job's environment): there, install this on a machine whose zone is {zone}"
 )
 _INTERVAL_NOTE = "every {every} counts elapsed time: the times are written in UTC, which has no clock changes"
-#: What a spec's gap and fold policies do, in the words of a comment.
-_GAP_DOES = {
-    GapPolicy.SKIP: "the spec skips a time the clocks skip",
-    GapPolicy.SHIFT_FORWARD: "the spec runs a time the clocks skip at the change",
-    GapPolicy.SHIFT_BY_GAP: "the spec runs a time the clocks skip later by the gap's length",
-}
-_FOLD_DOES = {
-    FoldPolicy.FIRST_ONLY: "the spec runs a repeated time at its first reading only",
-    FoldPolicy.SECOND_ONLY: "the spec runs a repeated time at its second reading only",
-    FoldPolicy.BOTH: "the spec runs a repeated time at both readings",
-}
 _MOST_DATES = 5
 
 
@@ -70,56 +55,6 @@ class CrontabExport:
     def exact(self) -> bool:
         """The crontab runs at the spec's times (the notes concern only how a run behaves)."""
         return not any(note.when for note in self.notes)
-
-
-def _has_changes(zone: str, now: datetime) -> bool:
-    return bool(transitions(get_zone(zone), now, now + _CHANGES_AHEAD, limit=1))
-
-
-def _clock_notes(spec: ScheduleSpec, fields: CronFields, now: datetime) -> list[Note]:
-    if spec.kind is not Kind.CALENDAR or not _has_changes(spec.time_zone, now):
-        return []
-    cron_gap = GapPolicy.SKIP if fields.wildcard else GapPolicy.SHIFT_FORWARD
-    cron_fold = FoldPolicy.BOTH if fields.wildcard else FoldPolicy.FIRST_ONLY
-    notes = []
-    if spec.effective_gap_policy is not cron_gap:
-        text = (
-            f"gapPolicy {spec.effective_gap_policy.value}: {_GAP_DOES[spec.effective_gap_policy]}; {GAP_WHY[cron_gap]}"
-        )
-        notes.append(Note(text, when=True))
-    if spec.effective_fold_policy is not cron_fold:
-        policy = spec.effective_fold_policy
-        notes.append(Note(f"foldPolicy {policy.value}: {_FOLD_DOES[policy]}; {FOLD_WHY[cron_fold]}", when=True))
-    return notes or _change_notes(spec, fields, now)
-
-
-def _runs_text(runs: list[datetime], spec: ScheduleSpec) -> str:
-    zone = get_zone(spec.time_zone)
-    return ", ".join(f"{at.astimezone(zone):%H:%M %Z}" for at in runs) or "no run"
-
-
-def _change_notes(spec: ScheduleSpec, fields: CronFields, now: datetime) -> list[Note]:
-    """Where cron and the spec still differ at the zone's next changes though their policies agree
-    (two fixed times in the skipped hour: cron runs both right after the change, the spec once)."""
-    zone = get_zone(spec.time_zone)
-    expr = parse_fields(fields.texts(), 0)
-    notes = []
-    for kind in ("gap", "fold"):
-        change = next_transition(zone, now, kind, within=_CHANGES_AHEAD)
-        if change is None:
-            continue
-        lo = (change.utc - change.delta).replace(second=0, microsecond=0)
-        hi = change.utc + change.delta
-        cron, runs = cron_runs(expr, zone, lo, hi), spec_runs([spec], lo, hi)
-        if cron != runs:
-            notes.append(
-                Note(
-                    f"at the clock change of {change.local_before:%Y-%m-%d} cron runs the job at "
-                    f"{_runs_text(cron, spec)}; the spec at {_runs_text(runs, spec)}",
-                    when=True,
-                )
-            )
-    return notes
 
 
 def _end_notes(spec: ScheduleSpec) -> list[Note]:
@@ -202,7 +137,12 @@ def _run_notes(spec: ScheduleSpec) -> list[Note]:
     if spec.jitter > timedelta(0):
         notes.append(Note(f"jitter {format_duration(spec.jitter)}: cron starts a job on the minute", when=False))
     if spec.business_period is not None:
-        notes.append(Note(f"businessPeriod {spec.business_period}: cron has no periods", when=False))
+        notes.append(
+            Note(
+                f"businessPeriod {spec.business_period}: the spec runs at most once a period; cron has no periods",
+                when=True,
+            )
+        )
     if spec.tzdb_policy is TzdbPolicy.PIN:
         notes.append(Note("tzdbPolicy PIN: cron follows the machine's time zone database as it changes", when=False))
     if spec.runs_on is not None:
@@ -238,7 +178,7 @@ def export_crontab(spec: ScheduleSpec, now: datetime) -> CrontabExport:
     fields = spec_fields(spec)
     task = cron_task(spec.task)
     notes = [
-        *_clock_notes(spec, fields, now),
+        *(Note(text, when=True) for text in clock_differences(spec, fields, now)),
         *_date_notes(spec, fields),
         *_end_notes(spec),
         *_start_notes(spec, now),

@@ -149,7 +149,11 @@ NOTES = [
     ("overlap_skip", {"overlapPolicy": "SKIP"}, "overlapPolicy SKIP: cron starts a job even while"),
     ("retry", {"retry": {"maxAttempts": 3}}, "retry: up to 3 attempts; cron never runs a failed job again"),
     ("jitter", {"jitter": "PT5M"}, "jitter PT5M: cron starts a job on the minute"),
-    ("period", {"businessPeriod": "{nominal:%Y-%m-%d}"}, "businessPeriod {nominal:%Y-%m-%d}: cron has no periods"),
+    (
+        "period",
+        {"businessPeriod": "{nominal:%Y-%m-%d}"},
+        "businessPeriod {nominal:%Y-%m-%d}: the spec runs at most once a period; cron has no periods",
+    ),
     ("exclude", {"exclude": ["2026-12-25", "2026-12-26"]}, "exclude 2026-12-25, 2026-12-26: cron has no exclusions"),
     ("count", {"rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30;COUNT=10"}, "COUNT=10: the spec stops after 10 runs"),
     ("until", {"rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30;UNTIL=20261231"}, "UNTIL=20261231: the spec ends then"),
@@ -179,6 +183,7 @@ WHEN = {
     "until",
     "end",
     "start_later",
+    "period",
     "backward",
 }
 
@@ -203,6 +208,21 @@ def test_two_fixed_times_in_the_skipped_hour_are_a_comment() -> None:
         "# not kept: at the clock change of 2026-03-08 cron runs the job at 03:00 EDT, 03:00 EDT; the spec at 03:00 EDT"
         in export.text.splitlines()
     )
+
+
+def test_a_policy_difference_that_never_shows_is_no_comment() -> None:
+    """An hourly SHIFT_FORWARD spec lands the skipped hour's run on the next hour's, as cron's SKIP
+    does; its FIRST_ONLY fold does show (cron runs the repeated hour's run again)."""
+    export = export_crontab(_spec(rule="FREQ=HOURLY;BYMINUTE=0", **FIXED), NOW)
+    assert _job_line(export.text).startswith("0 * * * * ")
+    notes = [note.text for note in export.notes]
+    assert not [n for n in notes if n.startswith("gapPolicy")]
+    assert [n for n in notes if n.startswith("foldPolicy FIRST_ONLY")]
+
+
+def test_a_start_to_come_is_one_comment_not_a_clock_difference() -> None:
+    export = export_crontab(_spec(rule="FREQ=DAILY;BYHOUR=2;BYMINUTE=30", start="2026-06-01T00:00:00"), NOW)
+    assert [note.text.split(":")[0] for note in export.notes if note.when] == ["start 2026-06-01T00"]
 
 
 def test_a_secret_is_never_written() -> None:
