@@ -108,12 +108,16 @@ def _date_notes(spec: ScheduleSpec, fields: CronFields) -> list[Note]:
     return notes
 
 
+def _newest(count: int) -> str:
+    return "the newest missed run runs late" if count == 1 else f"the newest {count} missed runs run late"
+
+
 def _run_notes(spec: ScheduleSpec) -> list[Note]:
     notes = []
     if spec.misfire_policy is not MisfirePolicy.SKIP:
         catch = {
             MisfirePolicy.CATCH_UP_ALL: "every missed run runs late",
-            MisfirePolicy.CATCH_UP_BOUNDED: f"the newest {spec.effective_max_catch_up} missed run(s) run late",
+            MisfirePolicy.CATCH_UP_BOUNDED: _newest(spec.effective_max_catch_up or 1),
         }
         notes.append(
             Note(

@@ -144,7 +144,7 @@ NOTES = [
     ("fold_both_fixed", {"foldPolicy": "BOTH"}, "foldPolicy BOTH: the spec runs a repeated time at both readings"),
     ("fold_second", {"foldPolicy": "SECOND_ONLY"}, "foldPolicy SECOND_ONLY: the spec runs a repeated time at its sec"),
     ("misfire_all", {"misfirePolicy": "CATCH_UP_ALL"}, "misfirePolicy CATCH_UP_ALL: every missed run runs late; cron"),
-    ("misfire_bounded", {"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 3}, "the newest 3 missed run(s) run late"),
+    ("misfire_bounded", {"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 3}, "the newest 3 missed runs run late"),
     ("overlap_queue", {"overlapPolicy": "QUEUE_ONE"}, "overlapPolicy QUEUE_ONE: cron starts a job even while"),
     ("overlap_skip", {"overlapPolicy": "SKIP"}, "overlapPolicy SKIP: cron starts a job even while"),
     ("retry", {"retry": {"maxAttempts": 3}}, "retry: up to 3 attempts; cron never runs a failed job again"),
