@@ -33,6 +33,8 @@ _ZONE_NOTE = (
 )
 _INTERVAL_NOTE = "every {every} counts elapsed time: the times are written in UTC, which has no clock changes"
 _MOST_DATES = 5
+#: The days of each month in a common year (a 29 February is lacking in most years).
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,9 @@ def _date_notes(spec: ScheduleSpec, fields: CronFields) -> list[Note]:
         shown = ", ".join(value.isoformat() for value in spec.exclude[:_MOST_DATES])
         more = f" and {len(spec.exclude) - _MOST_DATES} more" if len(spec.exclude) > _MOST_DATES else ""
         notes.append(Note(f"exclude {shown}{more}: cron has no exclusions; those runs happen", when=True))
-    short_months = max(fields.days) > 28 and any(m in fields.months for m in (2, 4, 6, 9, 11))
-    if spec.invalid_date_policy is not InvalidDatePolicy.OMIT and spec.kind is Kind.CALENDAR and short_months:
+    every_day = len(fields.days) == 31  # no day of the month named: every day is a real one
+    lacking = not every_day and any(day > _MONTH_DAYS[m - 1] for day in fields.days for m in fields.months)
+    if spec.invalid_date_policy is not InvalidDatePolicy.OMIT and spec.kind is Kind.CALENDAR and lacking:
         policy = spec.invalid_date_policy.value
         notes.append(
             Note(

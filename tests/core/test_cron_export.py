@@ -225,6 +225,20 @@ def test_a_start_to_come_is_one_comment_not_a_clock_difference() -> None:
     assert [note.text.split(":")[0] for note in export.notes if note.when] == ["start 2026-06-01T00"]
 
 
+@pytest.mark.parametrize(
+    ("rule", "noted"),
+    [
+        ("FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=0;BYMINUTE=0", True),
+        ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=0;BYMINUTE=0", True),
+        ("FREQ=YEARLY;BYMONTH=4;BYMONTHDAY=30;BYHOUR=0;BYMINUTE=0", False),
+        ("FREQ=DAILY;BYHOUR=0;BYMINUTE=0", False),
+    ],
+)
+def test_an_invalid_date_policy_is_a_comment_only_where_a_date_is_lacking(rule: str, noted: bool) -> None:
+    export = export_crontab(_spec(rule=rule, invalidDatePolicy="FORWARD"), NOW)
+    assert any(note.text.startswith("invalidDatePolicy FORWARD") for note in export.notes) is noted
+
+
 def test_a_secret_is_never_written() -> None:
     spec = _spec(rule="FREQ=DAILY", task={"argv": ["/usr/bin/job"], "env": {"TOKEN": {"secret": "api-token"}}})
     assert "TOKEN=" not in export_crontab(spec, NOW).text.replace("add TOKEN=...", "")
