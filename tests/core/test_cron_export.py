@@ -413,7 +413,7 @@ def _simple_spec(
     elif day_kind == "weekday":
         days = draw(st.sets(st.sampled_from(["MO", "TU", "WE", "TH", "FR", "SA", "SU"]), min_size=1))
         parts.append(f"BYDAY={','.join(sorted(days))}")
-    if freq != "MINUTELY" and draw(st.booleans()):
+    if draw(st.booleans()):
         parts.append(f"BYHOUR={','.join(map(str, sorted(draw(st.sets(st.integers(0, 23), min_size=1, max_size=4)))))}")
     if draw(st.booleans()):
         parts.append(
