@@ -33,6 +33,7 @@ from core.cli.engine_commands import (
     cmd_run_now,
     cmd_uninstall_service,
 )
+from core.cli.export_crontab import cmd_export_crontab
 from core.cli.import_commands import cmd_import_crontab, cmd_import_systemd
 from core.cli.ledger_commands import (
     cmd_apply,
@@ -516,11 +517,28 @@ _IMPORT = Command(
     ),
 )
 
+_EXPORT_CRONTAB = Command(
+    "crontab",
+    "write the nearest crontab equivalent of a spec",
+    cmd_export_crontab,
+    description="Write a spec as a crontab: a CRON_TZ= line, its variables and one job line, with a comment for "
+    "every policy cron cannot keep. A spec cron has no equivalent for (BYSETPOS, a day counted from the month's "
+    "end, every two weeks, an after_completion schedule, an interval cron's steps cannot hold) is refused with "
+    "the reason, exit 2, and nothing is written.",
+    args=(
+        arg("spec", metavar="SPEC", help="the spec file (- for stdin)"),
+        arg("--out", default="-", metavar="FILE", help="the file to write (default: - for stdout)"),
+        arg("--overwrite", action="store_true", help="replace the file if it exists"),
+        _NOW,
+    ),
+    names_itself=True,
+)
 _EXPORT = Command(
     "export",
-    "write a spec as the nearest schedule of another kind (systemd units)",
+    "write a spec as the nearest schedule of another kind (a crontab, systemd units)",
     names_itself=True,
     subcommands=(
+        _EXPORT_CRONTAB,
         Command(
             "systemd",
             "write a spec as a systemd timer and service",

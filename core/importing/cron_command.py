@@ -90,6 +90,14 @@ def shell_signs(command: str) -> list[str]:
     return found
 
 
+def with_input(argv: list[str]) -> tuple[str, str, str] | None:
+    """``(shell, command, standard input)`` of an argv :func:`task_command` made for a command with
+    a ``%``; None for any other argv."""
+    if len(argv) == 7 and argv[:4] == [DEFAULT_SHELL, "-c", _WITH_INPUT, "cron-input"]:
+        return argv[5], argv[6], argv[4]
+    return None
+
+
 def task_command(command: str, shell: str = DEFAULT_SHELL) -> CronCommand:
     """The argv that runs ``command`` as cron would, through ``shell`` where that matters."""
     body, stdin = split_percent(command)

@@ -1,0 +1,82 @@
+"""A task as crontab text: its variables as ``NAME=value`` lines and its argv as the command.
+
+Cron hands the command to ``$SHELL -c`` (``/bin/sh`` unless ``SHELL=`` is set) after reading
+each unescaped ``%`` as the end of the command, so every ``%`` is written ``\\%``. A task that
+already runs ``[$SHELL, -c, TEXT]`` is written as TEXT, and one the import made to feed a
+command its standard input (``TEXT%INPUT``) as ``TEXT%INPUT``; any other argv is shell-quoted. A value
+cron would read differently (spaces around it, quotes around it) is written in double quotes, of
+which cron removes one pair. A line break cannot be held by a crontab line: such a task is refused.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from core.exporting.refusal import ExportRefused
+from core.importing.cron_command import DEFAULT_SHELL, with_input
+from core.spec import SecretRef, Task
+
+
+@dataclass(frozen=True)
+class CronTask:
+    """The variable lines, the secrets left out (variable, secret), and the command text."""
+
+    env_lines: tuple[str, ...]
+    secrets: tuple[tuple[str, str], ...]
+    command: str
+
+
+def _one_line(text: str, what: str) -> str:
+    bad = next((ch for ch in text if (ord(ch) < 32 and ch != "\t") or ord(ch) == 127), None)
+    if bad is not None:
+        name = "a line break" if bad in "\r\n" else f"a control character (U+{ord(bad):04X})"
+        raise ExportRefused(f"{what} has {name}: a crontab line cannot hold one")
+    return text
+
+
+def escape_percent(text: str) -> str:
+    """``text`` as cron reads it back: each ``%`` written ``\\%``."""
+    return text.replace("%", "\\%")
+
+
+def env_value(value: str) -> str:
+    """A variable's value as written after ``NAME=``, so that cron reads back exactly ``value``."""
+    quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "'\""
+    return f'"{value}"' if value != value.strip() or quoted else value
+
+
+def command_text(argv: list[str], shell: str, cwd: str | None) -> str:
+    """The command of the crontab line (``%`` escaped), from argv as the task runs it. A task the
+    import made for a command with a ``%`` (its standard input after it) is written back so."""
+    given = with_input(argv)
+    stdin = None
+    if given is not None and given[0] == shell and given[1].strip():
+        text, stdin = _one_line(given[1], "the command").strip(), given[2]
+    else:
+        for index, word in enumerate(argv):
+            _one_line(word, f"task.argv[{index}]")
+        plain = len(argv) == 3 and argv[0] == shell and argv[1] == "-c" and argv[2].strip()
+        text = argv[2].strip() if plain else shlex.join(argv)
+    if cwd is not None:
+        text = f"cd {shlex.quote(_one_line(cwd, 'task.cwd'))} && {text}"
+    if stdin is None:
+        return escape_percent(text)
+    lines = [escape_percent(_one_line(line, "the command's standard input")) for line in stdin.split("\n")]
+    return f"{escape_percent(text)}%{'%'.join(lines)}"
+
+
+def cron_task(task: Task) -> CronTask:
+    """What the crontab holds of ``task``; secrets are listed apart, never written."""
+    lines: list[str] = []
+    secrets: list[tuple[str, str]] = []
+    for name, value in task.env.items():
+        if name == "CRON_TZ":
+            raise ExportRefused("task.env.CRON_TZ: a crontab reads CRON_TZ as the zone of the jobs below it")
+        if isinstance(value, SecretRef):
+            secrets.append((name, value.secret))
+            continue
+        lines.append(f"{name}={env_value(_one_line(value, f'task.env.{name}'))}")
+    shell = task.env.get("SHELL", DEFAULT_SHELL)
+    shell = shell if isinstance(shell, str) else DEFAULT_SHELL
+    return CronTask(tuple(lines), tuple(secrets), command_text(task.argv, shell, task.cwd))
