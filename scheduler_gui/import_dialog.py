@@ -14,7 +14,7 @@ trusted: the files are the window's like any file opened from disk, so each asks
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -59,13 +59,20 @@ def _label(text: str, parent: QWidget, *, mono: bool = False, colour: str | None
     return label
 
 
-def row_text(row: Occurrence) -> str:
-    """``Tue 2027-03-02 02:30 EST   2027-03-02 07:30Z``, with the status when it is not a plain run."""
+def row_cells(row: Occurrence) -> tuple[str, str, str]:
+    """``Tue 2027-03-02 02:30 EST``, ``2027-03-02 07:30Z`` and the status when it is not a plain run."""
     status = look(row.status.value)
+    said = "" if row.status.value == "SCHEDULED" else f"{status.glyph} {status.label}"
     if row.resolved is None or row.resolved_local is None or row.offset is None:
-        return f"{row.nominal_local}   —   {status.glyph} {status.label}"
-    text = f"{wall_in_zone(row.resolved_local, row.abbreviation, row.offset)}   {utc_text(row.resolved)}"
-    return text if row.status.value == "SCHEDULED" else f"{text}   {status.glyph} {status.label}"
+        return row.nominal_local, "—", said
+    return wall_in_zone(row.resolved_local, row.abbreviation, row.offset), utc_text(row.resolved), said
+
+
+def rows_text(rows: Sequence[Occurrence]) -> str:
+    """The rows one a line, local time, UTC and status in columns."""
+    cells = [row_cells(row) for row in rows]
+    width = max((len(local) for local, _, _ in cells), default=0)
+    return "\n".join(f"{local:<{width}}   {utc}   {said}".rstrip() for local, utc, said in cells)
 
 
 class JobCard(QFrame):
@@ -103,7 +110,7 @@ class JobCard(QFrame):
 
     def _spec(self, layout: QVBoxLayout, spec: ReviewSpec, zone: str) -> None:
         layout.addWidget(_label(f"{spec.words} in {zone} → {spec.file_name}", self))
-        rows = "\n".join(row_text(row) for row in spec.rows) or "no run from now on"
+        rows = rows_text(spec.rows) or "no run from now on"
         preview = _label(rows, self, mono=True)
         accessible(preview, f"Next runs of {spec.file_name}", "Its next runs, local time with the zone, then UTC")
         layout.addWidget(preview)
@@ -128,6 +135,8 @@ class ImportDialog(QDialog):
         self.zone = zone
         self.review: Review | None = None
         self.cards: list[JobCard] = []
+        #: The jobs a person unchecked (by where they are): still unchecked when the zone is changed.
+        self.unchecked: set[str] = set()
         self.written: list[Path] = []
         self._queue: list[ReviewJob] = []
         self._filling = False
@@ -138,12 +147,12 @@ class ImportDialog(QDialog):
         self.heading = _label(f"Reading {', '.join(p.name for p in paths)}…", self)
         accessible(self.heading, "What is imported", "The file read, and how many jobs it holds")
         layout.addWidget(self.heading)
-        layout.addWidget(self._zone_row())
-        self._build_list(layout)
         self.problem = _label("", self, colour=VERMILLION)
         accessible(self.problem, "Why nothing can be imported", "The file cannot be imported, and why")
         self.problem.hide()
         layout.addWidget(self.problem)
+        layout.addWidget(self._zone_row())
+        self._build_list(layout)
         self._build_buttons(layout)
         self._reader = LatestOnly(self)
         self._reader.done.connect(self._on_review)
@@ -233,6 +242,7 @@ class ImportDialog(QDialog):
         self.heading.setText(f"Cannot import {', '.join(p.name for p in self.paths)}.")
         self.problem.setText(message)
         self.problem.show()
+        self.zone_box.hide()
         self._update_chosen()
 
     def _on_review(self, review: Review) -> None:
@@ -259,7 +269,8 @@ class ImportDialog(QDialog):
             return
         for job in self._queue[:CARDS_PER_TURN]:
             card = JobCard(job, review, self.list)
-            card.check.toggled.connect(self._update_chosen)
+            card.check.setChecked(job.where not in self.unchecked)
+            card.check.toggled.connect(lambda on, where=job.where: self._toggled(where, on))
             self.cards.append(card)
             self._insert(card)
         del self._queue[:CARDS_PER_TURN]
@@ -282,6 +293,7 @@ class ImportDialog(QDialog):
 
     def _insert(self, widget: QWidget) -> None:
         self.list_layout.insertWidget(self.list_layout.count() - 1, widget)
+        widget.show()  # now, not on the layout's next turn: the list is complete when it says so
 
     def _clear(self) -> None:
         self._filler.stop()
@@ -291,12 +303,20 @@ class ImportDialog(QDialog):
             item = self.list_layout.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
+                widget.hide()  # at once: it is deleted on a later turn of the event loop
                 widget.deleteLater()
 
     # --- choosing and saving ---------------------------------------------------
     def chosen(self) -> list[ReviewSpec]:
         """The specs of the jobs checked, in the file's order."""
         return [spec for card in self.cards if card.check.isChecked() for spec in card.job.specs]
+
+    def _toggled(self, where: str, on: bool) -> None:
+        if on:
+            self.unchecked.discard(where)
+        else:
+            self.unchecked.add(where)
+        self._update_chosen()
 
     def _update_chosen(self) -> None:
         count = len(self.chosen())

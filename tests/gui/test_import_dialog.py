@@ -147,6 +147,9 @@ def test_a_binary_file_is_one_message_and_nothing_is_written(
         seen["problem"] = dialog.problem.text() if dialog.problem.isVisibleTo(dialog) else ""
         seen["save"] = named(dialog, QPushButton, "Save to workspace").isEnabled()
         seen["cards"] = len(dialog.cards)
+        SHOTS.mkdir(exist_ok=True)
+        dialog.grab().save(str(SHOTS / "import-dialog-binary.png"))
+        seen["heading"] = dialog.heading.text()
         dialog.reject()
         return True
 
@@ -157,6 +160,7 @@ def test_a_binary_file_is_one_message_and_nothing_is_written(
         "problem": "a.out: line 1: a NUL byte; this is binary data, not a crontab",
         "save": False,
         "cards": 0,
+        "heading": "Cannot import a.out.",
     }
     assert sorted(p.name for p in window.ctx.workspace.iterdir()) == before
 
@@ -192,6 +196,19 @@ def test_a_long_crontab_is_read_off_the_gui_thread_and_added_in_turns(qtbot: Any
     assert not dialog.ready and len(dialog.cards) < 288  # the rest come on later turns of the event loop
     qtbot.waitUntil(lambda: dialog.ready, timeout=60_000)
     assert len(dialog.cards) == 288 and not dialog.zone_box.isVisible()
+
+
+def test_a_job_unchecked_stays_unchecked_when_the_zone_changes(qtbot: Any, ctx: Any, crontab: Path) -> None:
+    dialog = ImportDialog([crontab], workspace=ctx.workspace, zone="UTC", clock=ctx.clock)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.ready, timeout=30_000)
+    click(named(dialog, QCheckBox, "Import line 2: /usr/local/bin/backup --full"), dialog.job_list)
+    dialog.zone_field.choose("Europe/Berlin")
+    qtbot.waitUntil(lambda: dialog.ready and dialog.review is not None and dialog.review.zone == "Europe/Berlin")
+    assert [c.check.isChecked() for c in dialog.cards] == [False, True]
+    assert [s.file_name for s in dialog.chosen()] == ["report-monthdays.yaml", "report-weekdays.yaml"]
+    dialog.grab().save(str(SHOTS / "import-dialog-berlin.png"))
 
 
 def test_the_window_reads_imports_only_through_the_review() -> None:
