@@ -27,13 +27,19 @@ CRONTAB = """\
 """
 NEW_YORK = "America/New_York"
 CTRL = Qt.KeyboardModifier.ControlModifier
-SHOTS = Path("/tmp/i15w")
+#: Where the dialog is rendered, to be looked at.
+SHOTS = Path("/tmp/tidemark-import-shots")
 
 
 def named(root: QWidget, kind: type, name: str) -> Any:
     found = [w for w in root.findChildren(kind) if w.accessibleName() == name]
     assert len(found) == 1, (name, [w.accessibleName() for w in root.findChildren(kind)])
     return found[0]
+
+
+def shot(widget: QWidget, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    assert widget.grab().save(str(SHOTS / f"{name}.png"))
 
 
 def choose_file(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
@@ -85,13 +91,12 @@ def test_import_a_crontab_into_the_workspace(
         seen["change"] = named(dialog, QLabel, "At the next clock change: /usr/local/bin/backup --full").text()
         seen["problem"] = named(dialog, QLabel, "Not imported: line 4").text()
         seen["checks"] = [c.accessibleName() for c in dialog.findChildren(QCheckBox)]
-        dialog.grab().save(str(SHOTS / "import-dialog.png"))
+        shot(dialog, "import-dialog")
         click(named(dialog, QCheckBox, "Import line 3: /usr/bin/report"), dialog.job_list)
         seen["chosen"] = dialog.chosen_label.text()
         click(named(dialog, QPushButton, "Save to workspace"))
         return True
 
-    SHOTS.mkdir(exist_ok=True)
     when_modal(ImportDialog, act)
     QTest.keyClick(window, Qt.Key.Key_I, CTRL)  # File ▸ Import…
 
@@ -147,8 +152,7 @@ def test_a_binary_file_is_one_message_and_nothing_is_written(
         seen["problem"] = dialog.problem.text() if dialog.problem.isVisibleTo(dialog) else ""
         seen["save"] = named(dialog, QPushButton, "Save to workspace").isEnabled()
         seen["cards"] = len(dialog.cards)
-        SHOTS.mkdir(exist_ok=True)
-        dialog.grab().save(str(SHOTS / "import-dialog-binary.png"))
+        shot(dialog, "import-dialog-binary")
         seen["heading"] = dialog.heading.text()
         dialog.reject()
         return True
@@ -208,7 +212,7 @@ def test_a_job_unchecked_stays_unchecked_when_the_zone_changes(qtbot: Any, ctx: 
     qtbot.waitUntil(lambda: dialog.ready and dialog.review is not None and dialog.review.zone == "Europe/Berlin")
     assert [c.check.isChecked() for c in dialog.cards] == [False, True]
     assert [s.file_name for s in dialog.chosen()] == ["report-monthdays.yaml", "report-weekdays.yaml"]
-    dialog.grab().save(str(SHOTS / "import-dialog-berlin.png"))
+    shot(dialog, "import-dialog-berlin")
 
 
 def test_the_window_reads_imports_only_through_the_review() -> None:
