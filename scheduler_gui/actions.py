@@ -4,7 +4,7 @@ Each action is made once here, with its shortcut, tooltip and icon; the main
 window connects them. Keeping them in one place keeps the menus, the toolbar
 and the keyboard in agreement.
 
-Keys: the standard ones (Ctrl+N/O/S, Ctrl+Shift+S, Ctrl+Z, Ctrl+Shift+Z and
+Keys: the standard ones (Ctrl+N/O/S, Ctrl+I to import, Ctrl+Shift+S, Ctrl+Z, Ctrl+Shift+Z and
 Ctrl+Y, Ctrl+F, F5, Ctrl+Enter to publish, Ctrl+Q, Ctrl+1…6 for the views)
 and, for what acts on the ledger, Ctrl+Shift and a letter: Ctrl+Shift+R run
 now, Ctrl+Shift+P pause or resume, Ctrl+Shift+E start or pause the engine.
@@ -86,6 +86,7 @@ class Actions:
     new: QAction
     new_from_template: QAction
     open: QAction
+    import_schedules: QAction
     save: QAction
     save_as: QAction
     quit: QAction
@@ -120,6 +121,12 @@ def build_actions(parent: QObject) -> Actions:
         new=_action(parent, "&New", "Start a new schedule (daily at 09:00 in the workspace's zone)", seq.New, "new"),
         new_from_template=_action(parent, "New from &Template…", "Start from one of the demo schedules"),
         open=_action(parent, "&Open…", "Open a schedule file", seq.Open, "open"),
+        import_schedules=_action(
+            parent,
+            "&Import…",
+            "Bring in the jobs of a crontab as schedules, each reviewed before it is saved",
+            "Ctrl+I",
+        ),
         save=_action(parent, "&Save", "Save the schedule", seq.Save, "save"),
         save_as=_action(parent, "Save &As…", "Save the schedule to another file", "Ctrl+Shift+S"),
         # Ctrl+Q by name: QKeySequence.Quit is empty on some platforms (Windows).
@@ -190,6 +197,7 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
     file_menu = bar.addMenu("&File")
     file_menu.addActions([acts.new, acts.new_from_template, acts.open])
     file_menu.addMenu(recent_menu)
+    file_menu.addAction(acts.import_schedules)
     file_menu.addSeparator()
     file_menu.addActions([acts.save, acts.save_as])
     file_menu.addSeparator()

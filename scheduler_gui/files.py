@@ -160,6 +160,43 @@ class FilesMixin:
         self._set_document(doc)
         return True
 
+    def import_schedules(self, paths: list[Path] | None = None) -> list[Path]:
+        """File ▸ Import…: a crontab (``paths``, else asked for) reviewed in the import dialog; the chosen
+        jobs are saved into the workspace as new files, unpublished and untrusted, and the first is
+        opened as any file from disk. Returns the files written."""
+        from scheduler_gui.import_dialog import IMPORT_FILTER, ImportDialog
+
+        if paths is None:
+            names, _filter = QFileDialog.getOpenFileNames(
+                self._parent(), "Import schedules from", str(Path.home()), IMPORT_FILTER
+            )
+            paths = [Path(name) for name in names]
+        if not paths:
+            return []
+        dialog = ImportDialog(
+            paths,
+            workspace=self.ctx.workspace,
+            zone=self.workspace_zone.zone,
+            clock=self.ctx.clock,
+            taken=self.names_in_use().taken(),
+            parent=self._parent(),
+        )
+        try:
+            if not dialog.exec():
+                return []
+            written = list(dialog.written)
+        finally:
+            dialog.deleteLater()
+        self.refresh_sidebar()
+        listed = ", ".join(path.name for path in written)
+        self.statusBar().showMessage(
+            f"Imported into the workspace: {listed}. Not published; each asks to be trusted before its task runs.",
+            15_000,
+        )
+        if written:
+            self.open_path(written[0])
+        return written
+
     def save(self) -> bool:
         doc = self.document
         if doc is None or not self._zone_kept(doc):

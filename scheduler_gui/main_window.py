@@ -150,6 +150,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.new.triggered.connect(lambda: self.new_document())
         a.new_from_template.triggered.connect(lambda: self.new_from_template())
         a.open.triggered.connect(lambda: self.open_dialog())
+        a.import_schedules.triggered.connect(lambda: self.import_schedules())
         a.save.triggered.connect(lambda: self.save())
         a.save_as.triggered.connect(lambda: self.save_as())
         a.quit.triggered.connect(self.close)

@@ -19,6 +19,7 @@ never runs) is reported with the reason (:class:`Unimported`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -38,6 +39,8 @@ from core.zones import check_zone_name, get_zone
 ZONE_VARIABLES = ("CRON_TZ", "TZ")
 #: Variables that only tell cron where to mail a job's output.
 MAIL_VARIABLES = ("MAILTO", "MAILFROM")
+#: :attr:`ImportedJob.zone_from` of a job whose zone was given to the import (no ``CRON_TZ``/``TZ`` above it).
+ZONE_GIVEN = "from --zone"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TITLE_WIDTH = 60
 _ID_WIDTH = 48
@@ -201,12 +204,12 @@ def _spec(document: dict[str, Any], job: JobLine, command: CronCommand, part: st
 class _Reader:
     """The state of a crontab read top to bottom: the zone and variables in force."""
 
-    def __init__(self, zone: str | None, now: datetime) -> None:
+    def __init__(self, zone: str | None, now: datetime, taken: Iterable[str]) -> None:
         self.zone_given = zone
         self.zone_line: dict[str, Assignment] = {}
         self.env: dict[str, str] = {}
         self.now = now
-        self.taken: set[str] = set()
+        self.taken: set[str] = set(taken)
         self.result = CrontabImport()
 
     def assignment(self, item: Assignment) -> None:
@@ -237,7 +240,7 @@ class _Reader:
                 f"line {job.line}: no CRON_TZ= or TZ= line above this job; "
                 "give --zone ZONE, the zone the machine's cron ran in (e.g. --zone Europe/Berlin)"
             )
-        return self.zone_given, "from --zone"
+        return self.zone_given, ZONE_GIVEN
 
     def job(self, job: JobLine) -> None:
         if job.nickname == REBOOT:
@@ -265,13 +268,14 @@ class _Reader:
         self.result.jobs.append(ImportedJob(job.line, job.text, expr, tuple(specs), command, zone, zone_from))
 
 
-def import_crontab(text: str, *, zone: str | None, now: datetime) -> CrontabImport:
+def import_crontab(text: str, *, zone: str | None, now: datetime, taken: Iterable[str] = ()) -> CrontabImport:
     """Read a crontab and translate every job; ``zone`` serves jobs with no ``CRON_TZ``/``TZ`` above them.
+    The ids (and so the file names) avoid ``taken``: the ids already in use where the specs go.
 
     Each spec starts at the local midnight of ``now``'s date in its zone. Raises :class:`CrontabError`
     naming the line for a crontab that cannot be read, and nothing is imported then.
     """
-    reader = _Reader(check_zone_name(zone) if zone is not None else None, now)
+    reader = _Reader(check_zone_name(zone) if zone is not None else None, now, taken)
     for item in read_crontab(text):
         if isinstance(item, Assignment):
             reader.assignment(item)

@@ -335,6 +335,7 @@ READS_ONLY = {
     "new",
     "new_from_template",
     "open",
+    "import_schedules",  # writes spec files into the workspace, never the ledger
     "save",
     "save_as",
     "quit",
