@@ -22,10 +22,8 @@ Reader = Callable[[Sequence[Path], str, datetime, Set[str]], Review]
 """``(files, zone, now, taken)``: the review of the files; ``zone`` serves jobs whose file names
 none, the ids avoid ``taken``. Raises :class:`ImportFileError` (or another UserError) naming the file."""
 
-#: Readers by the file's suffix; a file with another suffix is read as a crontab.
-READERS: dict[str, Reader] = {}
 #: What each file type needs when its reader is not registered.
-NEEDS = {".timer": "timer files need the systemd import, which this version of Tidemark does not have"}
+NEEDS: dict[str, str] = {}
 
 
 class ImportFileError(UserError):
@@ -106,3 +104,56 @@ def _cron_job(job: ImportedJob, now: datetime) -> ReviewJob:
 
 def _env_notes(result: CrontabImport) -> tuple[str, ...]:
     return tuple(f"line {e.line}: {e.name} is set in the task env of every job below it" for e in result.env_lines)
+
+
+def review_timers(paths: Sequence[Path], zone: str, now: datetime, taken: Set[str]) -> Review:
+    """The review of systemd timer files, each read with the service it starts from its own folder
+    (as ``schedctl import systemd`` does). ``taken`` is not needed: a timer's id is its name."""
+    from core.importing.systemd import TimerError, import_timers
+    from core.importing.systemd_report import systemd_side_by_side
+    from core.importing.systemd_unit import MAX_UNIT_BYTES, UnitError, unit_text
+
+    def text_of(path: Path) -> str:
+        try:
+            return unit_text(read_bytes(path, MAX_UNIT_BYTES + 1, "a unit file"))
+        except UnitError as exc:
+            raise ImportFileError(f"{path.name}: {exc}") from None
+
+    folders = {path.name: path.parent for path in paths}
+
+    def service_text(timer: str, name: str) -> str | None:
+        path = folders[timer] / name
+        return text_of(path) if path.is_file() else None
+
+    try:
+        result = import_timers([(p.name, text_of(p)) for p in paths], zone=zone, now=now, service_text=service_text)
+    except TimerError as exc:
+        raise ImportFileError(str(exc)) from None
+    jobs = []
+    for timer in result.timers:
+        first = timer.specs[0]
+        view = systemd_side_by_side(first, now)
+        jobs.append(
+            ReviewJob(
+                timer.file,
+                f"{timer.file} → {timer.service}",
+                first.imported.spec.title or first.imported.spec.schedule_id,
+                first.imported.spec.time_zone,
+                first.zone_from == "from --zone",
+                tuple(review_spec(made.imported, now) for made in timer.specs),
+                change_words(view, "systemd") if view is not None else None,
+                (f"{len(timer.specs)} schedules: its triggers need more than one rule",)
+                if len(timer.specs) > 1
+                else (),
+            )
+        )
+    problems = tuple(ReviewProblem(f"{n.file} line {n.line}", n.text, n.said) for n in result.notes if not n.imported)
+    return Review("systemd", tuple(result.files), zone, tuple(jobs), problems)
+
+
+def _several(count: int) -> tuple[str, ...]:
+    return (f"{count} schedules: its triggers need more than one rule",) if count > 1 else ()
+
+
+#: Readers by the file's suffix; a file with another suffix is read as a crontab.
+READERS: dict[str, Reader] = {".timer": review_timers}

@@ -92,11 +92,33 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path: Path, data: bytes, message: 
     assert "\n" not in str(raised.value)
 
 
+def test_a_timer_is_reviewed_with_its_service_and_what_it_cannot_bring(tmp_path: Path) -> None:
+    (tmp_path / "backup.timer").write_text(
+        "[Unit]\nDescription=Nightly backup\n[Timer]\nOnCalendar=Mon..Fri 09:00 Europe/Paris\n"
+        "Persistent=true\nOnBootSec=5min\n"
+    )
+    (tmp_path / "backup.service").write_text("[Service]\nExecStart=/usr/local/bin/backup --quiet\n")
+    found = review_files([tmp_path / "backup.timer"], zone="UTC", now=NOW)
+    assert (found.source, found.files) == ("systemd", ("backup.timer",))
+    [job] = found.jobs
+    assert (job.source, job.title, job.zone, job.zone_given) == (
+        "backup.timer → backup.service",
+        "Nightly backup",
+        "Europe/Paris",
+        False,
+    )
+    assert [s.imported.file_name for s in job.specs] == ["backup.yaml"]
+    assert job.specs[0].imported.spec.task is not None
+    assert job.specs[0].imported.spec.task.argv == ["/usr/local/bin/backup", "--quiet"]
+    assert job.change is not None and job.change.line.startswith("systemd: ")
+    [problem] = found.problems
+    assert (problem.where, problem.source) == ("backup.timer line 6", "OnBootSec=5min")
+    assert "boot" in problem.reason
+
+
 def test_the_file_type_chooses_the_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     timer = tmp_path / "backup.timer"
     timer.write_text("[Timer]\nOnCalendar=daily\n")
-    with pytest.raises(ImportFileError, match=r"backup\.timer: timer files need the systemd import"):
-        review_files([timer], zone="UTC", now=NOW)
     crontab = tmp_path / "crontab"
     crontab.write_text(CRONTAB)
     with pytest.raises(ImportFileError, match="one kind of file at a time"):

@@ -169,21 +169,35 @@ def test_a_binary_file_is_one_message_and_nothing_is_written(
     assert sorted(p.name for p in window.ctx.workspace.iterdir()) == before
 
 
-def test_a_timer_file_says_it_needs_the_systemd_import(window: MainWindow, tmp_path: Path) -> None:
+def test_a_timer_and_its_service_are_imported_like_a_crontab(window: MainWindow, tmp_path: Path) -> None:
     timer = tmp_path / "backup.timer"
-    timer.write_text("[Timer]\nOnCalendar=daily\n", encoding="utf-8")
-    seen: list[str] = []
+    timer.write_text(
+        "[Unit]\nDescription=Nightly backup\n[Timer]\nOnCalendar=Mon..Fri 09:00 Europe/Paris\nOnBootSec=5min\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "backup.service").write_text("[Service]\nExecStart=/usr/local/bin/backup --quiet\n", encoding="utf-8")
+    before = {p.name for p in window.ctx.workspace.iterdir()}
+    seen: dict[str, Any] = {}
 
     def act(dialog: ImportDialog) -> bool:
         if not dialog.ready:
             return False
-        seen.append(dialog.problem.text())
-        dialog.reject()
+        seen["heading"] = dialog.heading.text()
+        seen["checks"] = [c.accessibleName() for c in dialog.findChildren(QCheckBox)]
+        seen["problem"] = named(dialog, QLabel, "Not imported: backup.timer line 5").text()
+        click(named(dialog, QPushButton, "Save to workspace"))
         return True
 
     when_modal(ImportDialog, act)
-    assert window.import_schedules([timer]) == []
-    assert seen == ["backup.timer: timer files need the systemd import, which this version of Tidemark does not have"]
+    window.import_schedules([timer])
+    assert seen["heading"].startswith("From backup.timer: 1 job")
+    assert seen["checks"] == ["Import backup.timer: Nightly backup"]
+    assert "OnBootSec=5min" in seen["problem"] and "boot" in seen["problem"]
+    assert {p.name for p in window.ctx.workspace.iterdir()} - before == {"backup.yaml"}
+    spec = load_spec(window.ctx.workspace / "backup.yaml")
+    assert spec.time_zone == "Europe/Paris" and spec.task is not None
+    assert spec.task.argv == ["/usr/local/bin/backup", "--quiet"]
+    assert not TrustStore(window.ctx.settings).is_trusted_file(window.ctx.workspace / "backup.yaml")
 
 
 def test_a_long_crontab_is_read_off_the_gui_thread_and_added_in_turns(qtbot: Any, ctx: Any, tmp_path: Path) -> None:
