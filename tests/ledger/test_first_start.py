@@ -7,13 +7,11 @@ option, so "0.1.0 then 0.2.0" runs without installing anything."""
 from __future__ import annotations
 
 import logging
-import sys
 import threading
-from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
+from code_change import an_hour_late, reword_gaps
 from sqlalchemy import select
 from tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 
@@ -68,34 +66,6 @@ def _start(ledger: Ledger, clock: FixedClock, version: str) -> FirstStart:
     return shadow_new_version(ledger, clock, version, FirstStart())
 
 
-def _reworded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next Tidemark words the gap's reason otherwise (as tests/ledger/test_shadow.py does)."""
-    module = sys.modules["core.ledger.materialize"]  # core.ledger's name is the function
-    real = module.iter_rows
-
-    def reworded(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        for row in real(*args, **kwargs):
-            if row.reason is not None:
-                row.reason = row.reason.replace("does not exist", "is never on the clock")
-            yield row
-
-    monkeypatch.setattr(module, "iter_rows", reworded)
-
-
-def _an_hour_late(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next Tidemark resolves every run an hour later than the last did."""
-    module = sys.modules["core.ledger.materialize"]
-    real = module.iter_rows
-
-    def late(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        for row in real(*args, **kwargs):
-            if row.resolved is not None:
-                row.resolved += timedelta(hours=1)
-            yield row
-
-    monkeypatch.setattr(module, "iter_rows", late)
-
-
 def test_the_first_engine_ever_records_its_version_and_compares_nothing(ledger: Ledger, clock: FixedClock) -> None:
     _published(ledger, clock)
     assert _version(ledger) is None
@@ -123,7 +93,7 @@ def test_a_newer_version_that_computes_otherwise_adds_one_item_per_schedule_and_
     _published(ledger, clock)
     _start(ledger, clock, "0.1.0")
     before = _rows(ledger)
-    _reworded(monkeypatch)
+    reword_gaps(monkeypatch)
     engine = Engine(ledger, clock, EngineOptions(version="0.2.0"))
     engine.run_once()
     assert engine.context.first_start.outcome is Outcome.SHADOWED
@@ -154,7 +124,7 @@ def test_occurrences_already_in_the_ledger_keep_their_instants_and_run_as_record
     _published(ledger, clock)
     _start(ledger, clock, "0.1.0")
     before = {row[0]: row for row in _rows(ledger)}
-    _an_hour_late(monkeypatch)
+    an_hour_late(monkeypatch)
     engine = Engine(ledger, clock, EngineOptions(version="0.2.0"))
     engine.run_once()
     assert sorted(sid for sid, _ in _events(ledger)) == ["daily-ops-summary", "in-paris"]
@@ -174,7 +144,7 @@ def test_a_second_start_of_the_same_version_does_nothing(
 ) -> None:
     _published(ledger, clock)
     _start(ledger, clock, "0.1.0")
-    _reworded(monkeypatch)
+    reword_gaps(monkeypatch)
     assert _start(ledger, clock, "0.2.0").differing == (SID,)
     keep_materialized(ledger, SID, clock, "the new wording is fine")
     again = _start(ledger, clock, "0.2.0")
@@ -191,7 +161,7 @@ def test_two_engines_of_the_new_version_starting_together_compare_once(
 ) -> None:
     _published(ledger, clock)
     _start(ledger, clock, "0.1.0")
-    _reworded(monkeypatch)
+    reword_gaps(monkeypatch)
     states = [FirstStart(), FirstStart()]
     threads = [threading.Thread(target=shadow_new_version, args=(ledger, clock, "0.2.0", state)) for state in states]
     for thread in threads:
@@ -207,7 +177,7 @@ def test_an_older_engine_does_not_lower_the_version_and_says_so(
 ) -> None:
     _published(ledger, clock)
     _start(ledger, clock, "0.10.0")
-    _reworded(monkeypatch)
+    reword_gaps(monkeypatch)
     with caplog.at_level(logging.WARNING, logger="core.engine.first_start"):
         state = _start(ledger, clock, "0.9.2")
     assert (state.outcome, state.previous) == (Outcome.OLDER, "0.10.0")
@@ -222,7 +192,7 @@ def test_republish_under_the_new_version_materializes_the_future_again(
 ) -> None:
     _published(ledger, clock)
     _start(ledger, clock, "0.1.0")
-    _reworded(monkeypatch)
+    reword_gaps(monkeypatch)
     _start(ledger, clock, "0.2.0")
     result = republish(ledger, SID, clock)
     assert result.revision == 2
