@@ -31,7 +31,7 @@ from core.version import is_newer, version_key
 _log = logging.getLogger(__name__)
 
 
-class Outcome(StrEnum):
+class Finding(StrEnum):
     """What the stage did on this engine's first pass."""
 
     FIRST = "first"
@@ -49,7 +49,7 @@ class FirstStart:
     """Whether this engine has looked at the ledger's version yet, and what it found."""
 
     done: bool = False
-    outcome: Outcome | None = None
+    found: Finding | None = None
     #: The version the ledger recorded before (None: none).
     previous: str | None = None
     #: Schedules recorded as computed otherwise.
@@ -63,7 +63,7 @@ def shadow_new_version(ledger: Ledger, clock: Clock, version: str, state: FirstS
     if state.done:
         return state
     if version_key(version) is None:  # run from a source tree never installed: no version to compare
-        state.done, state.outcome = True, Outcome.SAME
+        state.done, state.found = True, Finding.SAME
         return state
     with ledger.write() as session:
         lock_for_write(session)  # two engines starting together: the second sees the first's version
@@ -71,24 +71,24 @@ def shadow_new_version(ledger: Ledger, clock: Clock, version: str, state: FirstS
         state.previous = previous
         if previous is None:
             record_engine_version(session, version)
-            state.outcome = Outcome.FIRST
+            state.found = Finding.FIRST
         elif previous == version or (newer := is_newer(version, previous)) is None:
-            state.outcome = Outcome.SAME
+            state.found = Finding.SAME
         elif not newer:
-            state.outcome = Outcome.SAME if not is_newer(previous, version) else Outcome.OLDER
+            state.found = Finding.SAME if not is_newer(previous, version) else Finding.OLDER
         else:
             report = shadow(session, clock)
             state.differing = tuple(record_shadow(session, clock.now(), report, version, previous))
             record_engine_version(session, version)
-            state.outcome = Outcome.SHADOWED
+            state.found = Finding.SHADOWED
     state.done = True
-    if state.outcome is Outcome.OLDER:
+    if state.found is Finding.OLDER:
         _log.warning(
             "this is Tidemark %s; Tidemark %s has run an engine on this ledger: its version stays recorded",
             version,
             previous,
         )
-    elif state.outcome is Outcome.SHADOWED:
+    elif state.found is Finding.SHADOWED:
         _log.info(
             "first start of Tidemark %s on this ledger (last %s): %d schedule(s) computed otherwise, "
             "kept as materialized until a person decides (schedctl drift)",

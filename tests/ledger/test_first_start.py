@@ -18,7 +18,7 @@ from tzdata_change import NEW_RELEASE, install_tzdata, new_york_a_week_late
 from core.clock import FixedClock
 from core.engine.context import EngineOptions
 from core.engine.engine import Engine
-from core.engine.first_start import FirstStart, Outcome, shadow_new_version
+from core.engine.first_start import Finding, FirstStart, shadow_new_version
 from core.ledger import Ledger
 from core.ledger.drift_attention import drift_attention, keep_materialized, record_drift, republish
 from core.ledger.engine_version import ledger_engine_version
@@ -70,7 +70,7 @@ def test_the_first_engine_ever_records_its_version_and_compares_nothing(ledger: 
     _published(ledger, clock)
     assert _version(ledger) is None
     state = _start(ledger, clock, "0.1.0")
-    assert (state.outcome, state.previous, state.differing) == (Outcome.FIRST, None, ())
+    assert (state.found, state.previous, state.differing) == (Finding.FIRST, None, ())
     assert _version(ledger) == "0.1.0" and _events(ledger) == []
 
 
@@ -81,7 +81,7 @@ def test_a_newer_version_that_computes_the_same_records_itself_and_adds_no_item(
     _start(ledger, clock, "0.1.0")
     before = _rows(ledger)
     state = _start(ledger, clock, "0.2.0")
-    assert (state.outcome, state.previous, state.differing) == (Outcome.SHADOWED, "0.1.0", ())
+    assert (state.found, state.previous, state.differing) == (Finding.SHADOWED, "0.1.0", ())
     assert _version(ledger) == "0.2.0" and _events(ledger) == [] and _rows(ledger) == before
     with ledger.read() as session:
         assert drift_attention(session) == []
@@ -96,7 +96,7 @@ def test_a_newer_version_that_computes_otherwise_adds_one_item_per_schedule_and_
     reword_gaps(monkeypatch)
     engine = Engine(ledger, clock, EngineOptions(version="0.2.0"))
     engine.run_once()
-    assert engine.context.first_start.outcome is Outcome.SHADOWED
+    assert engine.context.first_start.found is Finding.SHADOWED
     assert engine.context.first_start.differing == (SID,)
     [(sid, data)] = _events(ledger)
     assert sid == SID
@@ -148,7 +148,7 @@ def test_a_second_start_of_the_same_version_does_nothing(
     assert _start(ledger, clock, "0.2.0").differing == (SID,)
     keep_materialized(ledger, SID, clock, "the new wording is fine")
     again = _start(ledger, clock, "0.2.0")
-    assert (again.outcome, again.differing) == (Outcome.SAME, ())
+    assert (again.found, again.differing) == (Finding.SAME, ())
     assert len(_events(ledger)) == 1
     with ledger.read() as session:
         assert drift_attention(session) == []
@@ -168,7 +168,7 @@ def test_two_engines_of_the_new_version_starting_together_compare_once(
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(str(s.outcome) for s in states) == ["same", "shadowed"]
+    assert sorted(str(s.found) for s in states) == ["same", "shadowed"]
     assert len(_events(ledger)) == 1 and _version(ledger) == "0.2.0"
 
 
@@ -180,7 +180,7 @@ def test_an_older_engine_does_not_lower_the_version_and_says_so(
     reword_gaps(monkeypatch)
     with caplog.at_level(logging.WARNING, logger="core.engine.first_start"):
         state = _start(ledger, clock, "0.9.2")
-    assert (state.outcome, state.previous) == (Outcome.OLDER, "0.10.0")
+    assert (state.found, state.previous) == (Finding.OLDER, "0.10.0")
     assert _version(ledger) == "0.10.0" and _events(ledger) == []
     assert [r.getMessage() for r in caplog.records] == [
         "this is Tidemark 0.9.2; Tidemark 0.10.0 has run an engine on this ledger: its version stays recorded"
