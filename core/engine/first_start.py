@@ -56,6 +56,15 @@ class FirstStart:
     differing: tuple[str, ...] = ()
 
 
+def _compare(version: str, previous: str | None) -> Finding:
+    if previous is None:
+        return Finding.FIRST
+    newer = is_newer(version, previous)
+    if newer:
+        return Finding.SHADOWED
+    return Finding.OLDER if newer is not None and is_newer(previous, version) else Finding.SAME
+
+
 def shadow_new_version(ledger: Ledger, clock: Clock, version: str, state: FirstStart) -> FirstStart:
     """On this engine's first pass (``state.done`` false), compare its ``version`` with the
     ledger's and, when it is newer, shadow the materialized future before anything is
@@ -65,22 +74,21 @@ def shadow_new_version(ledger: Ledger, clock: Clock, version: str, state: FirstS
     if version_key(version) is None:  # run from a source tree never installed: no version to compare
         state.done, state.found = True, Finding.SAME
         return state
-    with ledger.write() as session:
-        lock_for_write(session)  # two engines starting together: the second sees the first's version
+    with ledger.read() as session:
         previous = ledger_engine_version(session)
-        state.previous = previous
-        if previous is None:
-            record_engine_version(session, version)
-            state.found = Finding.FIRST
-        elif previous == version or (newer := is_newer(version, previous)) is None:
-            state.found = Finding.SAME
-        elif not newer:
-            state.found = Finding.SAME if not is_newer(previous, version) else Finding.OLDER
-        else:
-            report = shadow(session, clock)
-            state.differing = tuple(record_shadow(session, clock.now(), report, version, previous))
-            record_engine_version(session, version)
-            state.found = Finding.SHADOWED
+    state.previous = previous
+    state.found = _compare(version, previous)
+    if state.found in (Finding.FIRST, Finding.SHADOWED):  # a write: decided again under the write lock
+        with ledger.write() as session:
+            lock_for_write(session)  # two engines starting together: the second sees the first's version
+            previous = state.previous = ledger_engine_version(session)
+            state.found = _compare(version, previous)
+            if state.found is Finding.SHADOWED:
+                assert previous is not None
+                report = shadow(session, clock)
+                state.differing = tuple(record_shadow(session, clock.now(), report, version, previous))
+            if state.found in (Finding.FIRST, Finding.SHADOWED):
+                record_engine_version(session, version)
     state.done = True
     if state.found is Finding.OLDER:
         _log.warning(
