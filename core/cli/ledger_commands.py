@@ -227,10 +227,13 @@ def _drift_decision(args: argparse.Namespace) -> int:
     with open_command_ledger(args, clock, create=False) as ledger:
         if args.keep is not None:
             item = keep_materialized(ledger, args.keep, clock, args.note)
-            out(
-                f"kept {plural(item.occurrences, 'drifted run')} of {args.keep} as materialized "
-                f"(tzdb {item.tzdb_version} would move them)"
+            why = (
+                f"Tidemark {item.engine_version} computes them otherwise"
+                if item.new_code
+                else f"tzdb {item.tzdb_version} would move them"
             )
+            runs = plural(item.occurrences, "run" if item.new_code else "drifted run")
+            out(f"kept {runs} of {args.keep} as materialized ({why})")
             return EXIT_OK
         with ledger.read() as session:
             _item, diff = republish_outlook(session, args.republish, clock.now())

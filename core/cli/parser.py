@@ -406,7 +406,9 @@ _LEDGER_COMMANDS = (
         description="Future, not-started occurrences whose instant differs under the installed tzdata "
         "(materialized instants are never rewritten), and the schedules the engine found drifted, which wait "
         "for a decision: --keep ID keeps them as materialized, --republish ID publishes the same spec as a new "
-        "revision with its cutover now, so that they follow the installed tzdata.",
+        "revision with its cutover now, so that they follow the installed tzdata. A newer Tidemark's first "
+        "engine start lists here too the schedules whose materialized future it computes otherwise, with the "
+        "same two decisions.",
     ),
     _ledger_command(
         "shadow",

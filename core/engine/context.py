@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from core.clock import Clock
 from core.engine.drift_check import DriftWatch
+from core.engine.first_start import FirstStart
 from core.engine.leases import LeaseKeeper
 from core.engine.processes import ProcessIdentity
 from core.engine.runner import PreparedCommand, TaskIdentity
@@ -25,6 +26,7 @@ from core.engine.specs import Specs
 from core.engine.statements import Held
 from core.placement import Placement
 from core.spec import ScheduleSpec, Task
+from core.version import tidemark_version
 
 #: Set to 1, tasks are not tied to their engine's life (a diagnostic and test switch).
 OUTLIVE_ENV = "TIDEMARK_TASKS_OUTLIVE_ENGINE"
@@ -50,6 +52,10 @@ class EngineOptions:
     """A running task's process group is ended when its engine process dies (see
     :mod:`core.engine.tether`). ``TIDEMARK_TASKS_OUTLIVE_ENGINE=1`` turns it off
     (tasks then outlive a crash, and the next engine finds them as orphans)."""
+    version: str = field(default_factory=tidemark_version)
+    """The Tidemark version this engine is: on its first pass on a ledger last run by an
+    older one, it shadows the materialized future first (:mod:`core.engine.first_start`).
+    Tests give another."""
 
 
 @dataclass
@@ -147,6 +153,8 @@ class Context:
     """This engine's labels and the publishers it trusts."""
     refusals: Refusals = field(default_factory=Refusals)
     """What this engine does not run (labels that do not match, publishers it does not trust)."""
+    first_start: FirstStart = field(default_factory=FirstStart)
+    """Whether this engine has compared its version with the ledger's, and what it found."""
     drift: DriftWatch = field(default_factory=DriftWatch)
     """When this engine last looked for tz database drift."""
     base_env: dict[str, str] | None = None

@@ -3,7 +3,8 @@ run what is due (docs/contract.md §4; docs/ledger.md, "The engine, stage by
 stage").
 
 The stages are functions in their own modules: :mod:`core.engine.plan`
-(unreadable revisions, materialization), :mod:`core.engine.drift_check`, :mod:`core.engine.promote`,
+(unreadable revisions, materialization), :mod:`core.engine.first_start` (a new
+version shadows the ledger's future first), :mod:`core.engine.drift_check`, :mod:`core.engine.promote`,
 :mod:`core.engine.recover`, :mod:`core.engine.claim`, :mod:`core.engine.run`
 and :mod:`core.engine.settle`. :class:`Engine` holds only the loop, the
 workers and their lifecycle. One class serves ``schedctl engine run`` and the
@@ -28,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.engine import claim as claim_stage
-from core.engine import drift_check, plan, processes, promote, recover, run, settle
+from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
@@ -88,6 +89,7 @@ class Engine:
         plan.hold_unreadable(self.ledger, self.clock, ctx.unreadable, report)
         plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report)
         hold = ctx.held_schedules
+        first_start.shadow_new_version(self.ledger, self.clock, self.options.version, ctx.first_start)
         plan.materialize(self.ledger, self.clock, report, fill_rows=self.options.fill_rows_per_pass, hold=hold)
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
         with self.ledger.write() as session:

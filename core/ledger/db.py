@@ -41,6 +41,7 @@ from core.clock import Clock, SystemClock
 from core.errors import LedgerError, first_line
 from core.ledger.models import VERSION_TABLE, LedgerMeta
 from core.redact import mask_urls
+from core.version import is_newer, tidemark_version
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_BUSY_TIMEOUT = 5.0
@@ -170,7 +171,12 @@ def _preflight_sqlite(path: Path, busy_timeout: float, create: bool = True) -> N
             version = None
             if VERSION_TABLE in tables:
                 version = [row[0] for row in con.execute(f"SELECT version_num FROM {VERSION_TABLE}")]
-            _check_schema_state(str(path), tables, version)
+            last = None
+            if "ledger_meta" in tables and "engine_version" in {
+                row[1] for row in con.execute("PRAGMA table_info(ledger_meta)")
+            }:
+                last = con.execute("SELECT engine_version FROM ledger_meta WHERE id = 1").fetchone()
+            _check_schema_state(str(path), tables, version, last[0] if last else None)
             if version is None and not create:
                 raise _no_ledger(str(path))
             con.execute("BEGIN IMMEDIATE")
@@ -244,8 +250,26 @@ def _known_revisions() -> set[str]:
     return {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
 
 
-def _check_schema_state(where: str, tables: set[str], versions: list[str] | None) -> None:
-    """Refuse a schema this build does not know, and a database that is someone else's."""
+def _last_engine(connection: Connection) -> str | None:
+    """The Tidemark version that last ran an engine on the ledger (``ledger_meta.engine_version``),
+    read without failing a statement: None when the table or the column is not there."""
+    inspector = inspect(connection)
+    if not inspector.has_table("ledger_meta"):
+        return None
+    if "engine_version" not in {column["name"] for column in inspector.get_columns("ledger_meta")}:
+        return None
+    version = connection.scalar(text("SELECT engine_version FROM ledger_meta WHERE id = 1"))
+    return str(version) if version is not None else None
+
+
+def _check_schema_state(
+    where: str, tables: set[str], versions: list[str] | None, last_engine: str | None = None
+) -> None:
+    """Refuse a schema this build does not know, and a database that is someone else's.
+
+    A newer schema is refused in one line that names the version needed when the ledger
+    records one: the Tidemark that last ran an engine on it (``last_engine``), when it is
+    newer than this one."""
     if versions is None:
         if tables - {"sqlite_sequence"}:
             raise LedgerError(
@@ -255,9 +279,16 @@ def _check_schema_state(where: str, tables: set[str], versions: list[str] | None
         return
     unknown = [v for v in versions if v not in _known_revisions()]
     if unknown:
+        this = tidemark_version()
+        if last_engine is not None and is_newer(last_engine, this):
+            raise LedgerError(
+                f"{where}: this ledger was migrated by a newer Tidemark (schema {', '.join(unknown)}; Tidemark "
+                f"{last_engine} last ran an engine on it); this is Tidemark {this} (schema {head_revision()}): "
+                f"install Tidemark {last_engine} or newer"
+            )
         raise LedgerError(
             f"{where}: the ledger's schema is at revision {', '.join(unknown)}, newer than this Tidemark "
-            f"knows (its newest is {head_revision()}); upgrade Tidemark to use this ledger"
+            f"knows (this is Tidemark {this}, schema {head_revision()}); upgrade Tidemark to use this ledger"
         )
 
 
@@ -278,7 +309,7 @@ def _upgrade(connection: Connection, where: str, clock: Clock, create: bool = Tr
     if connection.dialect.name == "postgresql":
         # A shared server's database may hold other applications' tables.
         tables = tables & {"schedules", "revisions", "occurrences", "attempts", "events", "ledger_meta"}
-    _check_schema_state(where, tables, versions)
+    _check_schema_state(where, tables, versions, _last_engine(connection) if versions else None)
     if versions is None and not create:
         raise _no_ledger(where)
     command.upgrade(alembic_config(connection), "head")
@@ -520,10 +551,11 @@ def _require_head(engine: Engine, where: str) -> None:
     try:
         with engine.connect() as connection:
             current = schema_revision(connection)
+            last = _last_engine(connection) if current not in (None, head_revision()) else None
     except DBAPIError as exc:
         raise LedgerError(f"{where}: the ledger cannot be read ({exc.orig})") from None
     if current != head_revision():
-        _check_schema_state(where, set(), [current] if current else None)
+        _check_schema_state(where, set(), [current] if current else None, last)
         raise LedgerError(
             f"{where}: the ledger's schema is at {current or 'nothing'}, not {head_revision()}; run schedctl db upgrade"
         )

@@ -10,11 +10,20 @@ Needs attention until a person decides:
   cancelled and materialized again under the installed tz database.
   :func:`republish_outlook` is the diff of the future a person sees first.
 
+A new Tidemark version is the same decision (:func:`record_shadow`): on its
+first start on a ledger, the engine's shadow stage (:mod:`core.engine.first_start`)
+compares the materialized future with what the new code computes, and each
+schedule that differs waits in the same way, with "Republish under Tidemark
+0.2.0" (the not-started future materialized again by the new code) or "Keep as
+materialized". One item per schedule: the newer finding replaces the older.
+
 The item is the event log's: a schedule waits while its newest event of
-``schedule.drift_found``, ``schedule.drift_kept`` and ``schedule.published``
-is a ``drift_found``. :func:`record_drift` (the engine's drift check,
-:mod:`core.engine.drift_check`) writes a ``drift_found`` once per installed
-release and revision history: not again while the same drift persists.
+``schedule.drift_found``, ``schedule.shadow_differs``, ``schedule.drift_kept``
+and ``schedule.published`` is a ``drift_found`` or a ``shadow_differs``.
+:func:`record_drift` (the engine's drift check, :mod:`core.engine.drift_check`)
+writes a ``drift_found`` once per installed release and revision history: not
+again while the same drift persists (nor after a ``shadow_differs`` under the
+same release, whose comparison saw the installed tz database too).
 """
 
 from __future__ import annotations
@@ -38,16 +47,20 @@ from core.ledger.future_diff import FutureDiff, future_diff
 from core.ledger.materialize import DriftItem
 from core.ledger.models import Event, Revision, Schedule
 from core.ledger.publish import PublishResult, get_schedule, publish
+from core.ledger.shadow import ShadowReport
 from core.ledger.states import ScheduleState
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
 from core.zones import tzdb_version
 
 FOUND = EventKind.SCHEDULE_DRIFT_FOUND.value
+SHADOW = EventKind.SCHEDULE_SHADOW_DIFFERS.value
 KEPT = EventKind.SCHEDULE_DRIFT_KEPT.value
 PUBLISHED = EventKind.SCHEDULE_PUBLISHED.value
+#: The events that open an item.
+OPENING = frozenset({FOUND, SHADOW})
 #: The events that open or close a drift item.
-DRIFT_KINDS = frozenset({FOUND, KEPT, PUBLISHED})
+DRIFT_KINDS = frozenset({FOUND, SHADOW, KEPT, PUBLISHED})
 
 
 class NoDriftError(UserError):
@@ -69,7 +82,8 @@ def shift_text(seconds: int | None) -> str:
 
 @dataclass(frozen=True)
 class DriftAttention:
-    """A schedule whose materialized future the installed tz database would move."""
+    """A schedule whose materialized future the installed tz database would move, or
+    (``engine_version`` set) that a newer Tidemark computes otherwise."""
 
     schedule_id: str
     #: The ``schedule.drift_found`` event: its id, when, and what it found.
@@ -80,18 +94,43 @@ class DriftAttention:
     occurrences: int
     #: The farthest move in seconds (None: every moved run leaves or enters a gap).
     largest_shift: int | None
+    #: The Tidemark version whose shadow comparison differed (None: tz database drift).
+    engine_version: str | None = None
+    #: The version of the engine that ran on the ledger before it.
+    from_engine_version: str | None = None
+
+    @property
+    def new_code(self) -> bool:
+        """Whether a newer Tidemark computes the future otherwise (else: new tz data)."""
+        return self.engine_version is not None
 
     @property
     def text(self) -> str:
-        """``tzdata 2027a moves 3 future runs by 1 h; republish to follow``."""
+        """``tzdata 2027a moves 3 future runs by 1 h; republish to follow``, or
+        ``Tidemark 0.2.0 computes 3 future runs otherwise than 0.1.0; republish to follow``."""
         runs = f"{self.occurrences} future run{'s' if self.occurrences != 1 else ''}"
+        if self.new_code:
+            return (
+                f"Tidemark {self.engine_version} computes {runs} otherwise than {self.from_engine_version}; "
+                "republish to follow"
+            )
         by = shift_text(self.largest_shift)
         by = f"by {'up to ' if self.occurrences > 1 else ''}{by}" if self.largest_shift is not None else by
         return f"tzdata {self.tzdb_version} moves {runs} {by}; republish to follow"
 
     @property
     def republish_label(self) -> str:
+        if self.new_code:
+            return f"Republish under Tidemark {self.engine_version}"
         return f"Republish under {self.tzdb_version}"
+
+    @property
+    def runs_kept(self) -> str:
+        """What Keep as materialized kept: ``2 drifted runs``, ``2 runs Tidemark 0.2.0 computes otherwise``."""
+        plural = "s" if self.occurrences != 1 else ""
+        if self.new_code:
+            return f"{self.occurrences} run{plural} Tidemark {self.engine_version} computes otherwise"
+        return f"{self.occurrences} drifted run{plural}"
 
 
 def _latest_drift_events(session: Session, schedule_ids: Iterable[str] | None = None) -> dict[str, Event]:
@@ -106,6 +145,7 @@ def _latest_drift_events(session: Session, schedule_ids: Iterable[str] | None = 
 def _item(event: Event) -> DriftAttention:
     data = event.data or {}
     shift = data.get("largestShift")
+    shadowed = event.kind == SHADOW
     return DriftAttention(
         str(event.schedule_id),
         event.id,
@@ -114,6 +154,8 @@ def _item(event: Event) -> DriftAttention:
         tuple(map(str, data.get("fromTzdb") or ())),
         int(data.get("occurrences") or 0),
         int(shift) if shift is not None else None,
+        str(data.get("engineVersion")) if shadowed else None,
+        str(data.get("fromEngineVersion")) if shadowed else None,
     )
 
 
@@ -125,7 +167,7 @@ def attention_key(schedule_id: str) -> str:
 def drift_attention(session: Session) -> list[DriftAttention]:
     """Schedules (not disabled) waiting for a decision about drift, the longest-waiting first."""
     live = set(session.scalars(select(Schedule.id).where(Schedule.state != ScheduleState.DISABLED)))
-    items = [_item(e) for sid, e in _latest_drift_events(session).items() if e.kind == FOUND and sid in live]
+    items = [_item(e) for sid, e in _latest_drift_events(session).items() if e.kind in OPENING and sid in live]
     return sorted(items, key=lambda i: (i.found_at, i.schedule_id))
 
 
@@ -133,7 +175,7 @@ def open_drift(session: Session, schedule_id: str) -> DriftAttention:
     """The schedule's drift item, or :class:`NoDriftError` (an unknown schedule: its error)."""
     get_schedule(session, schedule_id)
     event = _latest_drift_events(session, [schedule_id]).get(schedule_id)
-    if event is None or event.kind != FOUND:
+    if event is None or event.kind not in OPENING:
         raise NoDriftError(f"{schedule_id}: no drift waits for a decision (see schedctl drift)")
     return _item(event)
 
@@ -174,6 +216,29 @@ def record_drift(session: Session, now: datetime, items: Sequence[DriftItem]) ->
     return recorded
 
 
+def record_shadow(session: Session, now: datetime, report: ShadowReport, version: str, previous: str) -> list[str]:
+    """Record ``schedule.shadow_differs`` for each schedule with differences in ``report``
+    (the shadow comparison Tidemark ``version`` made on its first start on a ledger last
+    run by ``previous``). Rows are not touched. Returns the schedules recorded."""
+    by_schedule: dict[str, list[str]] = defaultdict(list)
+    for difference in report.differences:
+        by_schedule[difference.schedule_id].append(difference.occurrence_id)
+    for sid, ids in sorted(by_schedule.items()):
+        events.append(
+            session,
+            events.ScheduleShadowDiffers(
+                at=now,
+                schedule_id=sid,
+                engine_version=version,
+                from_engine_version=previous,
+                tzdb_version=report.tzdb_version,
+                occurrences=len(set(ids)),
+                differences=len(ids),
+            ),
+        )
+    return sorted(by_schedule)
+
+
 def keep_materialized(
     ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None
 ) -> DriftAttention:
@@ -189,6 +254,7 @@ def keep_materialized(
                 tzdb_version=item.tzdb_version,
                 occurrences=item.occurrences,
                 note=note,
+                engine_version=item.engine_version,
             ),
         )
     return item
@@ -236,6 +302,7 @@ __all__ = [
     "keep_materialized",
     "open_drift",
     "record_drift",
+    "record_shadow",
     "republish",
     "republish_outlook",
     "republish_spec",

@@ -42,6 +42,10 @@ class EventKind(StrEnum):
     SCHEDULE_DRIFT_KEPT = "schedule.drift_kept"
     """A person chose to keep a schedule's drifted occurrences as materialized
     (:class:`ScheduleDriftKept`)."""
+    SCHEDULE_SHADOW_DIFFERS = "schedule.shadow_differs"
+    """On the first start of a newer Tidemark on the ledger, the shadow comparison found that
+    it computes a schedule's materialized future otherwise; the rows stay as they are and the
+    schedule waits for a person (:class:`ScheduleShadowDiffers`)."""
     OCCURRENCES_MATERIALIZED = "occurrences.materialized"
     """A batch of new occurrences (:class:`OccurrencesMaterialized`)."""
     OCCURRENCES_EXPIRED = "occurrences.expired"
@@ -215,6 +219,24 @@ class ScheduleDriftKept(NewEvent):
     tzdb_version: str
     occurrences: int
     note: str | None
+    #: The Tidemark version whose shadow comparison differed, when that is what was kept
+    #: (a :class:`ScheduleShadowDiffers` item); left out for tz database drift.
+    engine_version: str | None = field(default=None, metadata=_ABSENT_WHEN_NONE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleShadowDiffers(NewEvent):
+    """Tidemark ``engine_version`` (with the installed ``tzdb_version``), starting first on a
+    ledger last run by ``from_engine_version``, computes ``occurrences`` materialized future
+    occurrences of the schedule otherwise: ``differences`` fields differ in all."""
+
+    kind = EventKind.SCHEDULE_SHADOW_DIFFERS
+    schedule_id: str
+    engine_version: str
+    from_engine_version: str
+    tzdb_version: str
+    occurrences: int
+    differences: int
 
 
 # --- occurrences ------------------------------------------------------------------

@@ -89,7 +89,16 @@ _WHAT: dict[str, Callable[[Mapping[str, Any]], str]] = {
     _K.SCHEDULE_DRIFT_FOUND.value: lambda d: (
         f"tzdata {d.get('tzdbVersion')} would move {_count(d.get('occurrences'), 'future run')}; kept as materialized"
     ),
-    _K.SCHEDULE_DRIFT_KEPT.value: lambda d: f"kept {_count(d.get('occurrences'), 'drifted run')} as materialized",
+    _K.SCHEDULE_DRIFT_KEPT.value: lambda d: (
+        f"kept {_count(d.get('occurrences'), 'drifted run')} as materialized"
+        if d.get("engineVersion") is None
+        else f"kept {_count(d.get('occurrences'), 'run')} Tidemark {d.get('engineVersion')} computes otherwise "
+        "as materialized"
+    ),
+    _K.SCHEDULE_SHADOW_DIFFERS.value: lambda d: (
+        f"Tidemark {d.get('engineVersion')} computes {_count(d.get('occurrences'), 'future run')} otherwise "
+        f"(last engine {d.get('fromEngineVersion')}); kept as materialized"
+    ),
     _K.OCCURRENCES_MATERIALIZED.value: lambda d: f"planned {_count(d.get('inserted'), 'occurrence')}",
     _K.OCCURRENCES_EXPIRED.value: _expired,
     _K.OCCURRENCE_TRANSITIONED.value: _transitioned,

@@ -42,6 +42,7 @@ from core.ledger.event_types import (
     SchedulePaused,
     SchedulePublished,
     ScheduleResumed,
+    ScheduleShadowDiffers,
     ScheduleUnreadable,
     stored_data,
 )
@@ -151,6 +152,7 @@ __all__ = [
     "SchedulePaused",
     "SchedulePublished",
     "ScheduleResumed",
+    "ScheduleShadowDiffers",
     "ScheduleUnreadable",
     "TransitionDetail",
     "append",

@@ -349,8 +349,8 @@ class AttentionView(QWidget):
         self.heading.setAccessibleName("Needs attention")
         intro = QLabel(
             "Occurrences whose outcome nobody can vouch for, failures nobody has looked at yet, and schedules "
-            "whose planned runs new time zone data would move. Decide; your decision and note are recorded "
-            "in the ledger."
+            "whose planned runs new time zone data or a new Tidemark version would place otherwise. Decide; "
+            "your decision and note are recorded in the ledger."
         )
         intro.setWordWrap(True)
         self.error_label = QLabel()

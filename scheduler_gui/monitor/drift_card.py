@@ -1,5 +1,7 @@
 """Needs attention for a schedule whose materialized future the installed tz
-database would move: one card with the two decisions of ``schedctl drift``.
+database would move, or that a newer Tidemark computes otherwise (its first
+start on the ledger shadowed the future): one card with the two decisions of
+``schedctl drift``.
 
 "Keep as materialized" records the acknowledgement at once. "Republish under
 2027a" first shows the diff of the future (which runs move, appear, vanish),
@@ -40,9 +42,7 @@ def decide_drift(ledger: Ledger, clock: Clock, schedule_id: str, action: DriftAc
     """Carry out a decision about a drifted schedule; returns what was done, in words."""
     if action is DriftAction.KEEP:
         item = keep_materialized(ledger, schedule_id, clock, note)
-        return (
-            f"{schedule_id}: kept {item.occurrences} drifted run{'s' if item.occurrences != 1 else ''} as materialized"
-        )
+        return f"{schedule_id}: kept {item.runs_kept} as materialized"
     if action is not DriftAction.REPUBLISH:
         raise ValueError(f"not a decision: {action!r}")
     result = republish(ledger, schedule_id, clock)
@@ -77,6 +77,22 @@ def outlook_text(diff: FutureDiff) -> str:
     return "\n".join(lines)
 
 
+def card_words(item: DriftAttention) -> tuple[str, str, str]:
+    """The card's heading, the sentence after what changes, and what republishing follows."""
+    if item.new_code:
+        return (
+            "New Tidemark version",
+            f"The runs keep what Tidemark {item.from_engine_version} planned until you decide.",
+            f"Tidemark {item.engine_version}",
+        )
+    return (
+        "Time zone data changed",
+        f"The runs keep the instants they were planned at (tzdata {', '.join(item.from_tzdb) or 'older'}) "
+        "until you decide.",
+        "the installed tzdata",
+    )
+
+
 class DriftCard(QFrame):
     """A drifted schedule waiting for a decision: what moves, a note, Keep or Republish."""
 
@@ -93,22 +109,26 @@ class DriftCard(QFrame):
         self.setObjectName("driftCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet(f"#driftCard {{ border: 1px solid {colour}; border-radius: 6px; }}")
-        self.setAccessibleName(f"time zone data changed: {item.schedule_id}")
+        heading, kept, follows = card_words(item)
+        self.setAccessibleName(f"{heading.lower()}: {item.schedule_id}")
         layout = QVBoxLayout(self)
         self.title = QLabel(
-            f"<b style='color:{colour}'>↷ Time zone data changed</b> · <b>{item.schedule_id}</b> · "
-            f"found {utc_text(item.found_at)}"
+            f"<b style='color:{colour}'>↷ {heading}</b> · <b>{item.schedule_id}</b> · found {utc_text(item.found_at)}"
         )
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setAccessibleName(f"Time zone data changed, {item.schedule_id}")
+        self.title.setAccessibleName(f"{heading}, {item.schedule_id}")
         layout.addWidget(self.title)
-        self.what = QLabel(
-            f"{item.text}. The runs keep the instants they were planned at "
-            f"(tzdata {', '.join(item.from_tzdb) or 'older'}) until you decide."
-        )
+        self.what = QLabel(f"{item.text}. {kept}")
         self.what.setWordWrap(True)
         self.what.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        accessible(self.what, "What the new time zone data changes", "Which planned runs would move, and by how much")
+        if item.new_code:
+            accessible(
+                self.what, "What the new Tidemark version changes", "How many planned runs it computes otherwise"
+            )
+        else:
+            accessible(
+                self.what, "What the new time zone data changes", "Which planned runs would move, and by how much"
+            )
         layout.addWidget(self.what)
         self.note = QLineEdit()
         self.note.setPlaceholderText("Note (optional): why you keep them…")
@@ -124,7 +144,7 @@ class DriftCard(QFrame):
                 (
                     DriftAction.PREVIEW,
                     item.republish_label,
-                    "See how the future changes first, then publish the same spec again under the installed tzdata",
+                    f"See how the future changes first, then publish the same spec again under {follows}",
                 ),
             ),
             self._decide,

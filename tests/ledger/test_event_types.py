@@ -71,6 +71,32 @@ CASES: list[tuple[str, NewEvent, dict[str, Any]]] = [
         {"tzdbVersion": "2027a", "occurrences": 3, "note": "the law lags"},
     ),
     (
+        "shadow_differs",
+        events.ScheduleShadowDiffers(
+            at=AT,
+            schedule_id=SID,
+            engine_version="0.2.0",
+            from_engine_version="0.1.0",
+            tzdb_version="2027a",
+            occurrences=2,
+            differences=3,
+        ),
+        {
+            "engineVersion": "0.2.0",
+            "fromEngineVersion": "0.1.0",
+            "tzdbVersion": "2027a",
+            "occurrences": 2,
+            "differences": 3,
+        },
+    ),
+    (
+        "shadow_kept",
+        events.ScheduleDriftKept(
+            at=AT, schedule_id=SID, tzdb_version="2027a", occurrences=2, note=None, engine_version="0.2.0"
+        ),
+        {"tzdbVersion": "2027a", "occurrences": 2, "note": None, "engineVersion": "0.2.0"},
+    ),
+    (
         "materialized",
         events.OccurrencesMaterialized(
             at=AT,

@@ -32,6 +32,18 @@ WHAT: list[tuple[str, dict[str, Any], str, str | None]] = [
         "kept 1 drifted run as materialized",
         "ok",
     ),
+    (
+        "schedule.drift_kept",
+        {"tzdbVersion": "2027a", "occurrences": 2, "note": None, "engineVersion": "0.2.0"},
+        "kept 2 runs Tidemark 0.2.0 computes otherwise as materialized",
+        None,
+    ),
+    (
+        "schedule.shadow_differs",
+        {"engineVersion": "0.2.0", "fromEngineVersion": "0.1.0", "tzdbVersion": "2027a", "occurrences": 3},
+        "Tidemark 0.2.0 computes 3 future runs otherwise (last engine 0.1.0); kept as materialized",
+        None,
+    ),
     ("occurrences.materialized", {"inserted": 1}, "planned 1 occurrence", None),
     ("occurrences.materialized", {"inserted": 1200}, "planned 1,200 occurrences", None),
     (

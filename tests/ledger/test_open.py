@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from core.cli import main as schedctl
 from core.errors import LedgerError, UserError
 from core.ledger.db import _sqlite_problem, head_revision, open_ledger
 from core.ledger.models import VERSION_TABLE
+from core.version import tidemark_version
 
 
 def _fingerprint(directory: Path) -> dict[str, str]:
@@ -98,8 +100,49 @@ def test_a_newer_schema_is_refused_on_every_backend(ledger_url: str) -> None:
         open_ledger(ledger_url)
     message = str(caught.value)
     assert "the ledger's schema is at revision 9999_from_the_future, newer than this Tidemark knows" in message
-    assert f"its newest is {head_revision()}" in message and "upgrade Tidemark" in message
+    assert f"(this is Tidemark {tidemark_version()}, schema {head_revision()})" in message
+    assert "upgrade Tidemark" in message and len(message.splitlines()) == 1
     assert _version(ledger_url) == "9999_from_the_future"
+
+
+def _set_last_engine(url: str, version: str) -> None:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE ledger_meta SET engine_version = :v WHERE id = 1"), {"v": version})
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("command", [["schedules"], ["db", "upgrade"], ["engine", "run", "--once"]])
+def test_a_ledger_migrated_by_a_newer_tidemark_names_the_version_needed(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """A downgrade: one line, exit 2, naming the Tidemark that last ran an engine on the ledger."""
+    open_ledger(ledger_url).close()
+    _set_version(ledger_url, "0010_from_the_future")
+    _set_last_engine(ledger_url, "99.1.0")
+    capsys.readouterr()
+    assert schedctl([*command, "--db", ledger_url]) == 2
+    out, err = capsys.readouterr()
+    where = ledger_url.removeprefix("sqlite:///")
+    assert out == ""
+    assert err.splitlines() == [
+        f"schedctl {' '.join(command[:2] if command[0] != 'schedules' else command[:1])}: {where}: "
+        "this ledger was migrated by a newer Tidemark (schema 0010_from_the_future; Tidemark 99.1.0 last ran an "
+        f"engine on it); this is Tidemark {tidemark_version()} (schema {head_revision()}): "
+        "install Tidemark 99.1.0 or newer"
+    ]
+    assert _version(ledger_url) == "0010_from_the_future"
+
+
+def test_an_older_last_engine_is_not_named_as_needed(ledger_url: str) -> None:
+    open_ledger(ledger_url).close()
+    _set_version(ledger_url, "0010_from_the_future")
+    _set_last_engine(ledger_url, "0.0.7")
+    with pytest.raises(LedgerError) as caught:
+        open_ledger(ledger_url)
+    assert "newer than this Tidemark knows" in str(caught.value) and "Tidemark 0.0.7" not in str(caught.value)
 
 
 def test_a_newer_sqlite_schema_keeps_its_bytes(ledger_file: Path) -> None:
