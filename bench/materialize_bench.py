@@ -37,6 +37,7 @@ from core.ledger.models import Occurrence, Revision
 from core.recurrence.expand import expand
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
+from core.version import tidemark_version
 from core.zones import tzdb_version
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -113,34 +114,35 @@ INSERT = f"INSERT INTO occurrences ({', '.join(COLUMNS)}) VALUES ({', '.join('?'
 
 
 def rows_for(text: str, spec: ScheduleSpec) -> list[tuple[Any, ...]]:
-    """The stored values of every row, as materialize writes them."""
+    """The stored values of every row, as materialize writes them, in :data:`COLUMNS`' order."""
     now = _stamp(NOW)
     tzdb = tzdb_version()
+    engine = tidemark_version()
     out = []
     for r in expand(compiled_revision(text), NOW, NOW + spec.horizon):
         runnable = r.status.runnable
-        out.append(
-            (
-                r.occurrence_id,
-                r.schedule_id,
-                1,
-                "scheduled",
-                r.nominal_local,
-                r.fold_ordinal,
-                _stamp(r.resolved),
-                _stamp(r.position),
-                _stamp(r.dispatch) if runnable else None,
-                r.logical_slot_id,
-                r.period,
-                "PLANNED" if runnable else r.status.value,
-                r.reason,
-                tzdb,
-                0,
-                0,
-                now,
-                now,
-            )
-        )
+        values = {
+            "occurrence_id": r.occurrence_id,
+            "schedule_id": r.schedule_id,
+            "revision": 1,
+            "kind": "scheduled",
+            "nominal_local": r.nominal_local,
+            "fold_ordinal": r.fold_ordinal,
+            "resolved_utc": _stamp(r.resolved),
+            "position_utc": _stamp(r.position),
+            "due_at": _stamp(r.dispatch) if runnable else None,
+            "logical_slot_id": r.logical_slot_id,
+            "business_period": r.period,
+            "state": "PLANNED" if runnable else r.status.value,
+            "reason": r.reason,
+            "tzdb_version": tzdb,
+            "engine_version": engine,
+            "attempt_count": 0,
+            "claim_generation": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        out.append(tuple(values[c] for c in COLUMNS))
     return out
 
 
