@@ -110,6 +110,7 @@ class Actions:
     engine_autostart: QAction
     engine_settings: QAction
     about: QAction
+    add_to_menu: QAction
 
     def all(self) -> list[QAction]:
         return [getattr(self, f.name) for f in fields(self)]
@@ -171,6 +172,9 @@ def build_actions(parent: QObject) -> Actions:
             parent, "Engine &Settings…", "The engine's labels and the users whose schedules it runs"
         ),
         about=_action(parent, "&About Tidemark", "Version, time zone data and ledger in use"),
+        add_to_menu=_action(
+            parent, "Add to Applications &Menu", "Add Tidemark's launcher and icon to this desktop's applications menu"
+        ),
     )
     acts.engine_autostart.setCheckable(True)
     # A second binding for Ctrl+Enter on the keypad.
@@ -227,6 +231,8 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
     engine_menu.addAction(acts.engine_settings)
 
     help_menu = bar.addMenu("&Help")
+    help_menu.addAction(acts.add_to_menu)
+    help_menu.addSeparator()
     help_menu.addAction(acts.about)
 
 

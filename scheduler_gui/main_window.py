@@ -175,6 +175,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.engine_autostart.toggled.connect(lambda on: self.ctx.settings.setValue("engine/autostart", bool(on)))
         a.engine_settings.triggered.connect(self.engine_settings)
         a.about.triggered.connect(self.about)
+        a.add_to_menu.triggered.connect(self.add_to_applications_menu)
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
         # The schedule actions follow the open document's schedule in the ledger: a new
@@ -567,6 +568,12 @@ class MainWindow(FilesMixin, QMainWindow):
         dialog = EngineSettingsDialog(self.ctx.settings, self)
         dialog.exec()
         dialog.deleteLater()
+
+    def add_to_applications_menu(self) -> None:
+        """Help ▸ Add to Applications Menu: what ``--install-desktop-entry`` does, said in the status bar."""
+        from scheduler_gui.desktop_install import add_to_applications_menu
+
+        self.statusBar().showMessage(add_to_applications_menu(), 10000)
 
     def about(self) -> None:
         where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")
