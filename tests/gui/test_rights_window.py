@@ -351,6 +351,7 @@ READS_ONLY = {
     "view_engines",
     "engine_settings",  # the app engine's labels and trust: the app's settings, not the ledger
     "about",
+    "add_to_menu",  # writes the desktop's launcher files, never the ledger
 }
 
 
