@@ -7,6 +7,10 @@
 - ``icons/hicolor/scalable/apps/<APP_ID>.svg`` and ``icons/hicolor/<N>x<N>/apps/<APP_ID>.png``,
 - ``metainfo/<APP_ID>.metainfo.xml`` (AppStream: what software centres show).
 
+"Start with my session" (the Engine menu) writes ``autostart/<APP_ID>.desktop``
+under ``$XDG_CONFIG_HOME`` (else ``~/.config``): the session then starts
+``scheduler-gui --minimized``, whose engine starts with it.
+
 ``--uninstall-desktop-entry`` removes exactly those files, and the folders the
 install made that are empty again. The PNGs are drawn by the window's side
 (Qt renders the SVG); this module only knows names and text.
@@ -25,6 +29,8 @@ from pathlib import Path
 APP_ID = "io.github.tidemark.Tidemark"
 #: The hicolor sizes a PNG is written for (the SVG covers the rest).
 PNG_SIZES = (16, 32, 48, 64, 128, 256)
+#: The flag the session's autostart entry starts the window with.
+MINIMIZED_FLAG = "--minimized"
 #: Characters that oblige an Exec argument to be quoted (Desktop Entry Specification, "The Exec key").
 _RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
 
@@ -193,9 +199,25 @@ def _take_back(written: list[Path], root: Path) -> None:
         _prune_empty(path.parent, root)
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Write ``path`` whole (a partly written launcher is worse than none)."""
-    _write(path, data)
+def autostart_file(config_root: Path) -> Path:
+    """The session's autostart entry for Tidemark (XDG Autostart Specification)."""
+    return config_root / "autostart" / f"{APP_ID}.desktop"
+
+
+def autostart_enabled(config_root: Path) -> bool:
+    return autostart_file(config_root).is_file()
+
+
+def set_autostart(config_root: Path, program: Path, on: bool) -> None:
+    """Write (``on``) or remove the autostart entry that starts ``program --minimized``; :class:`DesktopEntryError`."""
+    path = autostart_file(config_root)
+    try:
+        if on:
+            _write(path, desktop_text(program, extra_args=(MINIMIZED_FLAG,), autostart=True).encode("utf-8"))
+        else:
+            path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise DesktopEntryError(f"cannot {'write' if on else 'remove'} {path}: {_reason(exc)}") from None
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -108,6 +108,7 @@ class Actions:
     backfill: QAction
     engine_toggle: QAction
     engine_autostart: QAction
+    session_start: QAction
     engine_settings: QAction
     about: QAction
     add_to_menu: QAction
@@ -168,6 +169,9 @@ def build_actions(parent: QObject) -> Actions:
         engine_autostart=_action(
             parent, "Start the Engine &with the App", "Start the embedded engine when Tidemark opens"
         ),
+        session_start=_action(
+            parent, "Start with My Sess&ion", "Start Tidemark minimized, with its engine, when you log in"
+        ),
         engine_settings=_action(
             parent, "Engine &Settings…", "The engine's labels and the users whose schedules it runs"
         ),
@@ -177,6 +181,7 @@ def build_actions(parent: QObject) -> Actions:
         ),
     )
     acts.engine_autostart.setCheckable(True)
+    acts.session_start.setCheckable(True)
     # A second binding for Ctrl+Enter on the keypad.
     acts.publish.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
     for act in view_actions(acts):
@@ -226,7 +231,7 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
     schedule_menu.addActions([acts.run_now, acts.backfill])
 
     engine_menu = bar.addMenu("E&ngine")
-    engine_menu.addActions([acts.engine_toggle, acts.engine_autostart])
+    engine_menu.addActions([acts.engine_toggle, acts.engine_autostart, acts.session_start])
     engine_menu.addSeparator()
     engine_menu.addAction(acts.engine_settings)
 

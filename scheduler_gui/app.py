@@ -45,6 +45,7 @@ class Options:
     size: tuple[int, int]
     version: bool
     desktop_entry: str | None = None  # "install" or "uninstall"
+    minimized: bool = False
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", metavar="FILE", help="the schedule file to open")
     p.add_argument("--size", metavar="WxH", help="window size for --screenshot (default 1280x800)")
     p.add_argument("--version", action="store_true", help="print the version and exit")
+    p.add_argument(
+        "--minimized",
+        action="store_true",
+        help="start with the window minimized and the engine running (how the session starts it)",
+    )
     entry = p.add_mutually_exclusive_group()
     entry.add_argument(
         "--install-desktop-entry",
@@ -96,12 +102,14 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError(f"--screenshot {ns.screenshot}: the file name must end in .png")
         if not shot.parent.resolve().is_dir():
             raise UsageError(f"--screenshot {ns.screenshot}: the folder {shot.parent} does not exist")
+        if ns.minimized:
+            raise UsageError("--minimized does not go with --screenshot")
     elif ns.view is not None or ns.size is not None:
         raise UsageError("--view and --size go with --screenshot")
     db = ns.db if ns.db is not None else os.environ.get("SCHEDULER_DB_URL") or None
     if db is not None:
         _check_db(db, "--db" if ns.db is not None else "SCHEDULER_DB_URL")
-    return Options(workspace, db, shot, ns.view or "designer", spec, size, ns.version, ns.desktop_entry)
+    return Options(workspace, db, shot, ns.view or "designer", spec, size, ns.version, ns.desktop_entry, ns.minimized)
 
 
 def _check_spec(spec: Path, given: str) -> None:
@@ -263,10 +271,14 @@ def _run(opts: Options) -> int:
         _print_time_to_show()
         guard.end()
         return 0
-    window.show()
+    if opts.minimized:
+        window.showMinimized()
+    else:
+        window.show()
 
     def after_first_paint() -> None:
-        window.start_monitor(seed=seeded or first_run, start_engine=window.engine_autostart)
+        # Started by the session ("Start with My Session"), the app is there to run its engine.
+        window.start_monitor(seed=seeded or first_run, start_engine=opts.minimized or window.engine_autostart)
         ctx.settings.setValue("app/seeded", True)
         window.offer_recovery()
         if unclean:

@@ -1,4 +1,5 @@
-"""Add Tidemark to the applications menu (``--install-desktop-entry``, Help > Add to Applications Menu).
+"""Tidemark on the desktop: the applications menu (``--install-desktop-entry``, Help > Add to
+Applications Menu) and the session's autostart (Engine > Start with My Session).
 
 The files and their text are core's (:mod:`core.desktop_entry`); this side only
 draws the icon's PNGs from its SVG, which needs Qt.
@@ -7,14 +8,23 @@ draws the icon's PNGs from its SVG, which needs Qt.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
-from PySide6.QtGui import QImage, QPainter
-from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSignalBlocker, Qt
+from PySide6.QtGui import QAction, QImage, QPainter
 
-from core.desktop_entry import PNG_SIZES, DesktopEntryError, data_home, install, this_scheduler_gui, uninstall
+from core.desktop_entry import (
+    PNG_SIZES,
+    DesktopEntryError,
+    autostart_enabled,
+    config_home,
+    data_home,
+    install,
+    set_autostart,
+    this_scheduler_gui,
+    uninstall,
+)
 from scheduler_gui.icons import ICON_DIR
 
 APP_SVG = ICON_DIR / "tidemark.svg"
@@ -22,6 +32,8 @@ APP_SVG = ICON_DIR / "tidemark.svg"
 
 def render_pngs(svg: bytes, sizes: tuple[int, ...] = PNG_SIZES) -> dict[int, bytes]:
     """The SVG drawn as a square PNG at each size, transparent around it."""
+    from PySide6.QtSvg import QSvgRenderer  # only here: the window's start does not need it
+
     renderer = QSvgRenderer(QByteArray(svg))
     result: dict[int, bytes] = {}
     for size in sizes:
@@ -57,3 +69,23 @@ def add_to_applications_menu() -> str:
     except DesktopEntryError as exc:
         return f"Could not add Tidemark to the applications menu: {exc}"
     return f"Added Tidemark to the applications menu ({written[0]})"
+
+
+def follow_session_start(action: QAction, say: Callable[[str], None]) -> None:
+    """Engine ▸ Start with My Session: checked while the autostart entry exists; toggling writes or removes it."""
+    action.setChecked(autostart_enabled(config_home(os.environ)))
+
+    def toggled(on: bool) -> None:
+        try:
+            set_autostart(config_home(os.environ), this_scheduler_gui(), on)
+        except DesktopEntryError as exc:
+            with QSignalBlocker(action):
+                action.setChecked(not on)
+            say(f"Could not change how Tidemark starts: {exc}")
+            return
+        if on:
+            say("Tidemark will start minimized, with its engine, when you log in")
+        else:
+            say("Tidemark will no longer start when you log in")
+
+    action.toggled.connect(toggled)

@@ -38,6 +38,7 @@ from scheduler_gui.actions import (
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.panel import DesignerPanel
+from scheduler_gui.desktop_install import follow_session_start
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
 from scheduler_gui.icons import app_icon
@@ -176,6 +177,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.engine_settings.triggered.connect(self.engine_settings)
         a.about.triggered.connect(self.about)
         a.add_to_menu.triggered.connect(self.add_to_applications_menu)
+        follow_session_start(a.session_start, lambda text: self.statusBar().showMessage(text, 10000))
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
         # The schedule actions follow the open document's schedule in the ledger: a new

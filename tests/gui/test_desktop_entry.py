@@ -7,11 +7,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QImage
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QImage
+from PySide6.QtWidgets import QMenu
 from shell_fixtures import window_fixture  # noqa: F401
 
 from core.desktop_entry import APP_ID, PNG_SIZES, EntryFiles, desktop_text, exec_argument
 from scheduler_gui.app import main
+from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 
 
@@ -141,3 +144,79 @@ def test_help_menu_adds_to_the_applications_menu(window: MainWindow, data_home: 
     item.trigger()
     assert EntryFiles(data_home).desktop.is_file()
     assert window.statusBar().currentMessage().startswith("Added Tidemark to the applications menu")
+
+
+def _engine_menu(window: MainWindow) -> QMenu:
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "E&ngine")
+    assert isinstance(menu, QMenu)
+    return menu
+
+
+def _engine_item(window: MainWindow, text: str) -> QAction:
+    return next(a for a in _engine_menu(window).actions() if a.text() == text)
+
+
+def _click_engine_item(qtbot, window: MainWindow, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the Engine menu and click the item, as a person does."""
+    menu = _engine_menu(window)
+    menu.popup(window.mapToGlobal(window.rect().topLeft()))
+    qtbot.waitExposed(menu)
+    item = _engine_item(window, text)
+    qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(item).center())
+    qtbot.waitUntil(lambda: not menu.isVisible())
+
+
+@pytest.fixture
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root))
+    return root
+
+
+def test_start_with_my_session_writes_and_removes_the_autostart_entry(
+    config_home: Path, qtbot, ctx: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    entry = config_home / "autostart" / f"{APP_ID}.desktop"
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    item = _engine_item(window, "Start with My Sess&ion")
+    assert item.isCheckable() and not item.isChecked()  # off by default
+    assert not entry.exists()
+    _click_engine_item(qtbot, window, "Start with My Sess&ion")
+    assert item.isChecked()
+    keys = _desktop_keys(entry)
+    program, flag = keys["Exec"].split(" ")
+    assert Path(program).name == "scheduler-gui" and flag == "--minimized"
+    assert keys["Icon"] == APP_ID and keys["X-GNOME-Autostart-enabled"] == "true"
+    assert "when you log in" in window.statusBar().currentMessage()
+    # A new window reads the state from the desktop, not from a setting.
+    again = MainWindow(ctx)
+    qtbot.addWidget(again)
+    assert _engine_item(again, "Start with My Sess&ion").isChecked()
+    _click_engine_item(qtbot, window, "Start with My Sess&ion")
+    assert not item.isChecked() and not entry.exists()
+    assert entry.parent.is_dir() and list(entry.parent.iterdir()) == []
+
+
+def test_start_with_my_session_that_cannot_be_written_stays_off(
+    tmp_path: Path, qtbot, ctx: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    blocked = tmp_path / "config"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(blocked))
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    item = _engine_item(window, "Start with My Sess&ion")
+    item.trigger()
+    assert not item.isChecked()
+    assert window.statusBar().currentMessage().startswith("Could not change how Tidemark starts: cannot write")
+
+
+def test_minimized_flag_is_parsed_and_refused_with_screenshot(tmp_path: Path) -> None:
+    from scheduler_gui.app import UsageError, parse_args
+
+    assert parse_args(["--minimized"]).minimized
+    assert not parse_args([]).minimized
+    with pytest.raises(UsageError, match="--minimized does not go with --screenshot"):
+        parse_args(["--minimized", "--screenshot", str(tmp_path / "x.png")])
