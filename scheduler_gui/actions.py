@@ -108,8 +108,10 @@ class Actions:
     backfill: QAction
     engine_toggle: QAction
     engine_autostart: QAction
+    session_start: QAction
     engine_settings: QAction
     about: QAction
+    add_to_menu: QAction
 
     def all(self) -> list[QAction]:
         return [getattr(self, f.name) for f in fields(self)]
@@ -167,12 +169,19 @@ def build_actions(parent: QObject) -> Actions:
         engine_autostart=_action(
             parent, "Start the Engine &with the App", "Start the embedded engine when Tidemark opens"
         ),
+        session_start=_action(
+            parent, "Start with My Sess&ion", "Start Tidemark minimized, with its engine, when you log in"
+        ),
         engine_settings=_action(
             parent, "Engine &Settings…", "The engine's labels and the users whose schedules it runs"
         ),
         about=_action(parent, "&About Tidemark", "Version, time zone data and ledger in use"),
+        add_to_menu=_action(
+            parent, "Add to Applications &Menu", "Add Tidemark's launcher and icon to this desktop's applications menu"
+        ),
     )
     acts.engine_autostart.setCheckable(True)
+    acts.session_start.setCheckable(True)
     # A second binding for Ctrl+Enter on the keypad.
     acts.publish.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
     for act in view_actions(acts):
@@ -222,11 +231,13 @@ def build_menus(window: QMainWindow, acts: Actions, recent_menu: QMenu) -> None:
     schedule_menu.addActions([acts.run_now, acts.backfill])
 
     engine_menu = bar.addMenu("E&ngine")
-    engine_menu.addActions([acts.engine_toggle, acts.engine_autostart])
+    engine_menu.addActions([acts.engine_toggle, acts.engine_autostart, acts.session_start])
     engine_menu.addSeparator()
     engine_menu.addAction(acts.engine_settings)
 
     help_menu = bar.addMenu("&Help")
+    help_menu.addAction(acts.add_to_menu)
+    help_menu.addSeparator()
     help_menu.addAction(acts.about)
 
 

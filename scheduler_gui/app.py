@@ -44,6 +44,8 @@ class Options:
     spec: Path | None
     size: tuple[int, int]
     version: bool
+    desktop_entry: str | None = None  # "install" or "uninstall"
+    minimized: bool = False
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +57,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", metavar="FILE", help="the schedule file to open")
     p.add_argument("--size", metavar="WxH", help="window size for --screenshot (default 1280x800)")
     p.add_argument("--version", action="store_true", help="print the version and exit")
+    p.add_argument(
+        "--minimized",
+        action="store_true",
+        help="start with the window minimized and the engine running (how the session starts it)",
+    )
+    entry = p.add_mutually_exclusive_group()
+    entry.add_argument(
+        "--install-desktop-entry",
+        dest="desktop_entry",
+        action="store_const",
+        const="install",
+        help="add Tidemark to the applications menu (under $XDG_DATA_HOME) and exit",
+    )
+    entry.add_argument(
+        "--uninstall-desktop-entry",
+        dest="desktop_entry",
+        action="store_const",
+        const="uninstall",
+        help="remove what --install-desktop-entry wrote and exit",
+    )
     return p
 
 
@@ -80,12 +102,14 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError(f"--screenshot {ns.screenshot}: the file name must end in .png")
         if not shot.parent.resolve().is_dir():
             raise UsageError(f"--screenshot {ns.screenshot}: the folder {shot.parent} does not exist")
+        if ns.minimized:
+            raise UsageError("--minimized does not go with --screenshot")
     elif ns.view is not None or ns.size is not None:
         raise UsageError("--view and --size go with --screenshot")
     db = ns.db if ns.db is not None else os.environ.get("SCHEDULER_DB_URL") or None
     if db is not None:
         _check_db(db, "--db" if ns.db is not None else "SCHEDULER_DB_URL")
-    return Options(workspace, db, shot, ns.view or "designer", spec, size, ns.version)
+    return Options(workspace, db, shot, ns.view or "designer", spec, size, ns.version, ns.desktop_entry, ns.minimized)
 
 
 def _check_spec(spec: Path, given: str) -> None:
@@ -131,6 +155,7 @@ def build_application(argv0: str = "scheduler-gui") -> object:
     """The QApplication with Tidemark's name, icon and style (the one already running, if any)."""
     from PySide6.QtWidgets import QApplication
 
+    from core.desktop_entry import APP_ID
     from scheduler_gui.context import APPLICATION, ORGANIZATION
     from scheduler_gui.icons import app_icon
     from scheduler_gui.main_thread_gc import collect_on_this_thread
@@ -145,7 +170,7 @@ def build_application(argv0: str = "scheduler-gui") -> object:
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationDisplayName("Tidemark")
     # No setApplicationVersion: nothing reads it, and package metadata costs start-up time.
-    app.setDesktopFileName("tidemark")
+    app.setDesktopFileName(APP_ID)  # the .desktop file --install-desktop-entry writes
     app.setWindowIcon(app_icon())
     # Without a desktop theme the built-in look is dated; Fusion follows the system's light or dark scheme.
     if app.style().name().lower() in ("windows", ""):
@@ -170,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"scheduler-gui {_version()} (tzdata {tzdb_version()})")
         return 0
+    if opts.desktop_entry is not None:
+        return _desktop_entry(opts.desktop_entry)
     if opts.screenshot is not None:
         from scheduler_gui.screenshot import take_screenshot
 
@@ -179,6 +206,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scheduler-gui: {missing}", file=sys.stderr)
         return 1
     return _run(opts)
+
+
+def _desktop_entry(what: str) -> int:
+    from core.desktop_entry import DesktopEntryError
+    from scheduler_gui.desktop_install import install_desktop_entry, uninstall_desktop_entry
+
+    try:
+        if what == "install":
+            written = install_desktop_entry(os.environ)
+            print(f"Added Tidemark to the applications menu ({len(written)} files, launcher {written[0]})")
+        else:
+            removed = uninstall_desktop_entry(os.environ)
+            print(f"Removed Tidemark from the applications menu ({len(removed)} files)")
+    except DesktopEntryError as exc:
+        print(f"scheduler-gui: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def missing_display(env: Mapping[str, str], platform: str) -> str | None:
@@ -227,10 +271,14 @@ def _run(opts: Options) -> int:
         _print_time_to_show()
         guard.end()
         return 0
-    window.show()
+    if opts.minimized:
+        window.showMinimized()
+    else:
+        window.show()
 
     def after_first_paint() -> None:
-        window.start_monitor(seed=seeded or first_run, start_engine=window.engine_autostart)
+        # Started by the session ("Start with My Session"), the app is there to run its engine.
+        window.start_monitor(seed=seeded or first_run, start_engine=opts.minimized or window.engine_autostart)
         ctx.settings.setValue("app/seeded", True)
         window.offer_recovery()
         if unclean:

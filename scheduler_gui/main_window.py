@@ -38,6 +38,7 @@ from scheduler_gui.actions import (
 from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.panel import DesignerPanel
+from scheduler_gui.desktop_install import follow_session_start
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
 from scheduler_gui.icons import app_icon
@@ -175,6 +176,8 @@ class MainWindow(FilesMixin, QMainWindow):
         a.engine_autostart.toggled.connect(lambda on: self.ctx.settings.setValue("engine/autostart", bool(on)))
         a.engine_settings.triggered.connect(self.engine_settings)
         a.about.triggered.connect(self.about)
+        a.add_to_menu.triggered.connect(self.add_to_applications_menu)
+        follow_session_start(a.session_start, lambda text: self.statusBar().showMessage(text, 10000))
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
         # The schedule actions follow the open document's schedule in the ledger: a new
@@ -567,6 +570,12 @@ class MainWindow(FilesMixin, QMainWindow):
         dialog = EngineSettingsDialog(self.ctx.settings, self)
         dialog.exec()
         dialog.deleteLater()
+
+    def add_to_applications_menu(self) -> None:
+        """Help ▸ Add to Applications Menu: what ``--install-desktop-entry`` does, said in the status bar."""
+        from scheduler_gui.desktop_install import add_to_applications_menu
+
+        self.statusBar().showMessage(add_to_applications_menu(), 10000)
 
     def about(self) -> None:
         where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")
