@@ -92,7 +92,7 @@ class LedgerCollector(Collector):
         yield GaugeMetricFamily(
             "tidemark_expired_ranges",
             "Expired ranges: missed occurrences recorded as one entry each (their counted occurrences are in "
-            "tidemark_misfires)",
+            "tidemark_misfires_total)",
             value=float(expired.ranges),
         )
         attempts = CounterMetricFamily("tidemark_attempts", "Attempts by the state they led to", labels=["outcome"])
