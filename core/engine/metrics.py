@@ -13,18 +13,32 @@ from threading import Thread
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.ledger.db import Ledger
 from core.ledger.expired import expired_totals
-from core.ledger.models import Attempt, Occurrence, Schedule
-from core.ledger.states import OccurrenceState, ScheduleState
+from core.ledger.models import Attempt, EngineRow, Occurrence, Schedule
+from core.ledger.states import TERMINAL, OccurrenceState, ScheduleState
+from core.placement import BUILT_IN_LABELS
 
 #: Attempts younger than this feed the due-to-start delay summary.
 DELAY_WINDOW = timedelta(hours=24)
+
+#: Upper bounds (seconds) of the due-to-completion histogram's buckets, from a second to a day.
+COMPLETION_BUCKETS: tuple[float, ...] = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
+
+#: The labels of ``tidemark_engine_last_seen_timestamp_seconds``.
+ENGINE_LABELS = ("engine", "host", "user", "kind", "state", "version", "labels")
 
 
 class LedgerCollector(Collector):
@@ -51,6 +65,8 @@ class LedgerCollector(Collector):
                 select(func.min(Occurrence.updated_at)).where(Occurrence.state == OccurrenceState.UNKNOWN_EFFECT)
             )
             expired = expired_totals(session)
+            completion = due_to_completion(session)
+            engines = engines_last_seen(session)
 
         # An expired range stands for its occurrences: they count as MISFIRE_EXPIRED like rows do.
         # A range whose count is unknown adds nothing here; tidemark_expired_ranges still shows it.
@@ -76,7 +92,7 @@ class LedgerCollector(Collector):
         yield GaugeMetricFamily(
             "tidemark_expired_ranges",
             "Expired ranges: missed occurrences recorded as one entry each (their counted occurrences are in "
-            "tidemark_misfires)",
+            "tidemark_misfires_total)",
             value=float(expired.ranges),
         )
         attempts = CounterMetricFamily("tidemark_attempts", "Attempts by the state they led to", labels=["outcome"])
@@ -108,10 +124,52 @@ class LedgerCollector(Collector):
             value=max(seconds, default=0.0),
         )
         yield GaugeMetricFamily(
-            "tidemark_oldest_unresolved_seconds",
+            "tidemark_oldest_unresolved_age_seconds",
             "Age of the oldest occurrence waiting for a person (UNKNOWN_EFFECT)",
             value=0.0 if oldest is None else max(0.0, (now - oldest).total_seconds()),
         )
+        yield completion
+        yield engines
+
+
+def due_to_completion(session: Session) -> HistogramMetricFamily:
+    """Per schedule, from each finished occurrence's dispatch time to the end of its last attempt."""
+    ended = func.max(Attempt.finished_at)
+    rows = session.execute(
+        select(Occurrence.schedule_id, Occurrence.due_at, ended)
+        .join(Attempt, Attempt.occurrence_id == Occurrence.occurrence_id)
+        .where(Occurrence.state.in_(TERMINAL), Occurrence.due_at.is_not(None), Attempt.finished_at.is_not(None))
+        .group_by(Occurrence.occurrence_id, Occurrence.schedule_id, Occurrence.due_at)
+    ).all()
+    delays: dict[str, list[float]] = {}
+    for schedule_id, due, finished in rows:
+        if due is None or finished is None:  # filtered out above; here for the types
+            continue
+        delays.setdefault(schedule_id, []).append(max(0.0, (finished - due).total_seconds()))
+    family = HistogramMetricFamily(
+        "tidemark_due_to_completion_seconds",
+        "From an occurrence's dispatch time to the end of its last attempt, for finished occurrences",
+        labels=["schedule"],
+    )
+    for schedule_id, seconds in sorted(delays.items()):
+        buckets = [(str(float(le)), float(sum(1 for s in seconds if s <= le))) for le in COMPLETION_BUCKETS]
+        family.add_metric([schedule_id], [*buckets, ("+Inf", float(len(seconds)))], sum(seconds))
+    return family
+
+
+def engines_last_seen(session: Session) -> GaugeMetricFamily:
+    """Every engine the ledger remembers, by who runs it where, with its last heartbeat."""
+    family = GaugeMetricFamily(
+        "tidemark_engine_last_seen_timestamp_seconds",
+        "When each engine the ledger remembers last beat (Unix time)",
+        labels=list(ENGINE_LABELS),
+    )
+    for row in session.scalars(select(EngineRow).order_by(EngineRow.host, EngineRow.engine_id)):
+        extra = {k: v for k, v in (row.labels or {}).items() if k not in BUILT_IN_LABELS}
+        labels = ",".join(f"{k}={v}" for k, v in sorted(extra.items()))
+        values = [row.engine_id, row.host, row.os_user or "", row.kind.value, row.state.value, row.version or ""]
+        family.add_metric([*values, labels], row.last_heartbeat.timestamp())
+    return family
 
 
 def registry_for(ledger: Ledger, clock: Clock) -> CollectorRegistry:

@@ -157,7 +157,7 @@ def test_metrics_are_read_from_the_ledger(ledger: Ledger, clock: FixedClock) -> 
     assert lines["tidemark_unknown_effects"] == "2.0"
     assert lines["tidemark_misfires_total"] == "1.0"
     assert lines['tidemark_attempts_total{outcome="UNKNOWN_EFFECT"}'] == "2.0"
-    assert lines["tidemark_oldest_unresolved_seconds"] == "3600.0"
+    assert lines["tidemark_oldest_unresolved_age_seconds"] == "3600.0"
     assert lines["tidemark_due_to_start_delay_seconds_count"] == "2.0"
     assert lines['tidemark_materialization_lag_seconds{schedule="daily-ops-summary"}'] == "0.0"
 
