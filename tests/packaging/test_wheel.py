@@ -1,4 +1,5 @@
-"""The wheel `pip wheel .` builds carries every resource the app reads: demo schedules, icons, migrations."""
+"""The wheel `pip wheel .` builds carries every resource the app reads: demo schedules, icons, the Grafana
+dashboard, migrations."""
 
 from __future__ import annotations
 
@@ -62,10 +63,11 @@ def wheel_names(wheel: Path) -> set[str]:
     [
         ("resources/demo", "*.yaml"),
         ("resources/icons", "*.svg"),
+        ("resources/grafana", "*.json"),
         ("core/ledger/migrations", "*.py"),
         ("core/ledger/migrations", "*.mako"),
     ],
-    ids=["demo_schedules", "icons", "migrations", "migration_template"],
+    ids=["demo_schedules", "icons", "grafana_dashboard", "migrations", "migration_template"],
 )
 def test_the_wheel_holds_every_resource(wheel_names: set[str], folder: str, pattern: str) -> None:
     wanted = _source_files(folder, pattern)
