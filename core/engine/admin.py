@@ -16,6 +16,7 @@ from core.engine.orphans import live_attempt, live_settled_attempt
 from core.errors import UserError
 from core.identity import canonical
 from core.ledger import events
+from core.ledger.access import writing
 from core.ledger.attention_queries import acknowledge
 from core.ledger.compiled import resolving_tzdb, revision_schedule
 from core.ledger.db import Ledger
@@ -42,7 +43,7 @@ def fence(ledger: Ledger, clock: Clock, note: str | None = None, actor: Actor | 
     record outcomes, and their attempts are settled as lost by the next pass.
     ``actor``: who asks (default: this process's OS user and host), as for every command here."""
     now = clock.now()
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         meta = session.scalars(select(LedgerMeta).with_for_update()).one()
         meta.execution_epoch += 1
         session.execute(
@@ -77,7 +78,7 @@ def _refuse_beside_live_attempt(session: Session, schedule_id: str) -> None:
 def run_now(ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None) -> str:
     """A manual occurrence of the schedule's task, due at once. Its id is random:
     it is its own obligation, not a copy of a scheduled one."""
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         return run_now_in(session, schedule_id, clock, note)
 
 
@@ -137,7 +138,7 @@ def backfill(
     live, wait for a person or were already backfilled are left alone: a
     backfill never repeats an effect that happened or may have happened.
     """
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         return backfill_in(session, schedule_id, start, end, clock, note)
 
 
@@ -289,7 +290,7 @@ def acknowledge_failed(
     ledger: Ledger, occurrence_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None
 ) -> None:
     """A person has seen a FAILED occurrence and lets it be: it leaves the attention queue."""
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         _failed(session, occurrence_id)
         acknowledge(session, occurrence_id, clock.now(), note=note)
 
@@ -300,7 +301,7 @@ def retry_failed(
     """Run a FAILED occurrence again and acknowledge it, in one transaction: either both
     happen or neither. A manual run gets a new manual run; a scheduled one is backfilled.
     Returns the id of the new run."""
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         occ = _failed(session, occurrence_id)
         if occ.kind is OccurrenceKind.MANUAL:
             new_id = run_now_in(session, occ.schedule_id, clock, note or f"again after {occurrence_id} failed")

@@ -13,6 +13,7 @@ from core.engine.outcomes import Outcome
 from core.engine.settle import Settling, settle
 from core.engine.specs import stored_spec
 from core.errors import UserError
+from core.ledger.access import writing
 from core.ledger.db import Ledger
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceState
@@ -54,7 +55,7 @@ def reconcile(
     """Resolve an UNKNOWN_EFFECT occurrence by a person's decision (``actor``'s; default:
     this process's OS user and host)."""
     now = clock.now()
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         occ = session.get(Occurrence, occurrence_id, populate_existing=True)
         if occ is None:
             raise ReconcileError(f"{occurrence_id}: no such occurrence in this ledger")

@@ -41,6 +41,7 @@ from core.actor import Actor
 from core.clock import Clock
 from core.errors import UserError
 from core.ledger import events
+from core.ledger.access import writing
 from core.ledger.db import Ledger, lock_for_write
 from core.ledger.event_types import EventKind
 from core.ledger.future_diff import FutureDiff, future_diff
@@ -243,7 +244,7 @@ def keep_materialized(
     ledger: Ledger, schedule_id: str, clock: Clock, note: str | None = None, actor: Actor | None = None
 ) -> DriftAttention:
     """Keep the drifted runs as they were materialized: record it; the item leaves."""
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         lock_for_write(session)  # a decision taken twice at once is refused the second time
         item = open_drift(session, schedule_id)
         events.append(
@@ -286,7 +287,7 @@ def republish(ledger: Ledger, schedule_id: str, clock: Clock, actor: Actor | Non
     """Publish the schedule's spec again as a new revision with its cutover now: its
     not-started future is cancelled and materialized again under the installed tz
     database (the next engine pass), and the item leaves."""
-    with ledger.write(actor) as session:
+    with writing(ledger, actor) as session:
         lock_for_write(session)
         open_drift(session, schedule_id)
         # The task was checked when it was first published, on the host that published it.

@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
 from core.clock import Clock
 from core.engine.admin import acknowledge_failed, retry_failed
 from core.engine.reconcile import Decision, reconcile
-from core.ledger.access import database_failures
 from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
 from core.ledger.drift_attention import DriftAttention, attention_key
@@ -106,17 +105,16 @@ def decide(ledger: Ledger, clock: Clock, item: AttentionItem, action: Action, no
     else decided first, the schedule is paused...).
     """
     occ = item.occurrence
-    with database_failures(ledger):  # a refusal for want of a right names the ledger's role
-        if action in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON):
-            done = reconcile(ledger, occ.occurrence_id, Decision(action), clock, note)
-            return f"{occ.occurrence_id} is now {done.new.value}"
-        if action is Action.ACKNOWLEDGE:
-            acknowledge_failed(ledger, occ.occurrence_id, clock, note)
-            return f"{occ.occurrence_id} acknowledged"
-        if action is not Action.RETRY:
-            raise ValueError(f"unknown action {action!r}")
-        new_id = retry_failed(ledger, occ.occurrence_id, clock, note)
-        return f"{occ.occurrence_id} runs again as {new_id}"
+    if action in (Action.HAPPENED, Action.NOT_HAPPENED, Action.ABANDON):
+        done = reconcile(ledger, occ.occurrence_id, Decision(action), clock, note)
+        return f"{occ.occurrence_id} is now {done.new.value}"
+    if action is Action.ACKNOWLEDGE:
+        acknowledge_failed(ledger, occ.occurrence_id, clock, note)
+        return f"{occ.occurrence_id} acknowledged"
+    if action is not Action.RETRY:
+        raise ValueError(f"unknown action {action!r}")
+    new_id = retry_failed(ledger, occ.occurrence_id, clock, note)
+    return f"{occ.occurrence_id} runs again as {new_id}"
 
 
 def attempt_text(item: AttentionItem, now: datetime | None = None) -> str:

@@ -36,7 +36,6 @@ from scheduler_gui.preview.text import offset_text, tabular_font, utc_text, wall
 from scheduler_gui.status_style import VERMILLION
 
 if TYPE_CHECKING:
-    from core.ledger.db import Ledger
     from scheduler_gui.context import AppContext
 
 #: Wall times in the pickers are floating values of the schedule's zone, held with Qt's UTC spec.
@@ -79,16 +78,6 @@ def schedule_zone(ctx: AppContext, schedule_id: str) -> str:
 # --- the dialogs -------------------------------------------------------------------
 
 
-def _in_core_words(work: Callable[[], object], ledger: Ledger | None = None) -> object:
-    """``work`` with a database's failure raised as the core's :class:`~core.errors.LedgerUnavailable`
-    (the commands that open their own transaction say it so already), naming ``ledger``'s role
-    when the database refused for want of a right."""
-    from core.ledger.access import database_failures
-
-    with database_failures(ledger):
-        return work()
-
-
 def error_label() -> QLabel:
     label = QLabel()
     label.setObjectName("problem")
@@ -126,13 +115,13 @@ class DialogWrite(QObject):
     def busy(self) -> bool:
         return self._worker.busy
 
-    def start(self, work: Callable[[], object], ledger: Ledger | None = None) -> None:
+    def start(self, work: Callable[[], object]) -> None:
         if self.busy:
             return
         self._were = [(button, button.isEnabled()) for button in self._buttons.buttons()]
         for button, _ in self._were:
             button.setEnabled(False)
-        self._worker.submit(lambda: _in_core_words(work, ledger))
+        self._worker.submit(work)  # the core commands say a database's failure as LedgerUnavailable
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self._worker.wait(msecs)
@@ -205,7 +194,7 @@ class _ActionDialog(QDialog):
             self.show_problem(str(exc))
             return
         self.problem.hide()
-        self._write.start(work, self.ctx.ledger)
+        self._write.start(work)
 
     def _written(self, value: object) -> None:
         self.result_value = value
