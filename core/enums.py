@@ -48,6 +48,15 @@ class TzdbPolicy(StrEnum):
     """The zone's rules as published, kept with the revision, on every host (reproducible)."""
 
 
+class HolidayPolicy(StrEnum):
+    SKIP = "SKIP"
+    """A nominal date that is not a business day does not run (EXCLUDED)."""
+    NEXT_BUSINESS_DAY = "NEXT_BUSINESS_DAY"
+    """It runs on the next business day at the same wall time (SHIFTED)."""
+    PREVIOUS_BUSINESS_DAY = "PREVIOUS_BUSINESS_DAY"
+    """It runs on the previous business day at the same wall time (SHIFTED)."""
+
+
 class MisfirePolicy(StrEnum):
     SKIP = "SKIP"
     """Occurrences missed by more than the lateness window are expired, none run."""

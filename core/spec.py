@@ -30,6 +30,7 @@ from core.enums import (
     Effect,
     FoldPolicy,
     GapPolicy,
+    HolidayPolicy,
     InvalidDatePolicy,
     Kind,
     MisfirePolicy,
@@ -321,6 +322,27 @@ class Task(_Model):
         return {var: value.secret for var, value in self.env.items() if isinstance(value, SecretRef)}
 
 
+#: RFC 5545 weekday codes, Monday first.
+WEEKDAY_CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+WeekdayCode = Literal["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
+
+def _default_weekend() -> list[WeekdayCode]:
+    return ["SA", "SU"]
+
+
+class BusinessCalendar(_Model):
+    """Which local dates are business days: public holidays, the weekend and a company's own dates."""
+
+    holidays: list[str] = Field(
+        default_factory=list,
+        description="country or country-subdivision codes of the holidays package (US, US-NY, DE-BE, GB-SCT, JP)",
+    )
+    weekend: list[WeekdayCode] = Field(default_factory=_default_weekend)
+    closed: list[date] = Field(default_factory=list, description="extra closed dates (a company's own)")
+    open: list[date] = Field(default_factory=list, description="dates that are business days despite the above")
+
+
 class ScheduleSpec(_Model):
     """One revision of a schedule, validated. Optional keys hold None when absent."""
 
@@ -337,6 +359,8 @@ class ScheduleSpec(_Model):
     start: LocalDateTime | None = None
     end: EndBound | None = None
     exclude: list[Exclusion] = Field(default_factory=list)
+    business_calendar: BusinessCalendar | None = None
+    holiday_policy: HolidayPolicy | None = None
     every: Duration | None = None
     anchor: Instant | None = None
     delay: Duration | None = None

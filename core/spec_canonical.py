@@ -32,6 +32,8 @@ KEY_ORDER = [
     "delay",
     "end",
     "exclude",
+    "businessCalendar",
+    "holidayPolicy",
     "gapPolicy",
     "foldPolicy",
     "invalidDatePolicy",
@@ -76,7 +78,7 @@ def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fi
         if kind is Kind.INTERVAL and key in ("invalidDatePolicy",):
             continue
         value = raw.get(key)
-        if key in ("maxCatchUp", "runsOn") and value is None:
+        if key in ("maxCatchUp", "runsOn", "businessCalendar", "holidayPolicy") and value is None:
             continue
         out[key] = value
     return out

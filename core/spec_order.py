@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.spec import Retry, Task
+from core.spec import BusinessCalendar, Retry, Task
 from core.spec_canonical import KEY_ORDER
 
 Path = tuple[Any, ...]
@@ -24,7 +24,12 @@ def _aliases(model: Any) -> list[str]:
 
 
 #: The key order of each mapping whose keys the contract knows.
-KEY_ORDERS: dict[Path, list[str]] = {(): KEY_ORDER, ("task",): _aliases(Task), ("retry",): _aliases(Retry)}
+KEY_ORDERS: dict[Path, list[str]] = {
+    (): KEY_ORDER,
+    ("task",): _aliases(Task),
+    ("retry",): _aliases(Retry),
+    ("businessCalendar",): _aliases(BusinessCalendar),
+}
 
 
 def rank(path: Path, key: Any) -> int | None:
