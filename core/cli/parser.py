@@ -260,13 +260,17 @@ _ENGINE = Command(
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
             "schedctl engine run --db URL, with --allow-second, --label and --trust when given, "
             "Restart=on-failure), reload the user manager, and enable and start it. "
-            "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1).",
+            "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1). "
+            "On macOS: writes the launchd agent ~/Library/LaunchAgents/io.github.tidemark.Tidemark.engine.plist "
+            "(same command, RunAtLoad, KeepAlive, logs in ~/Library/Logs/Tidemark) and prints the "
+            "launchctl bootstrap line that starts it.",
         ),
         Command(
             "uninstall-service",
             "stop and remove the systemd user service",
             cmd_uninstall_service,
-            description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager.",
+            description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager "
+            "(macOS: remove the launchd agent's plist and print the launchctl bootout line that stops it).",
             names_itself=True,
         ),
     ),

@@ -33,7 +33,7 @@ from scheduler_gui.monitor.schedule_actions import error_label
 from scheduler_gui.monitor.states import ShutdownMode
 
 if TYPE_CHECKING:
-    from core.service import ServiceResult
+    from core.service_command import ServiceResult
 
 
 def _default_installer(db: str | None, options: Sequence[str] = ()) -> ServiceResult:
