@@ -48,7 +48,7 @@ from core.cli.ledger_commands import (
 )
 from core.cli.role_commands import cmd_db_grant
 from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
-from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
+from core.cli.spec_commands import cmd_demos, cmd_explain, cmd_preview, cmd_schema, cmd_validate
 from core.cli.systemd_export_command import cmd_export_systemd
 
 Run = Callable[[argparse.Namespace], int]
@@ -204,6 +204,15 @@ _SPEC_COMMANDS = (
         ),
     ),
     Command("schema", "print the JSON Schema of scheduleSpec.v1", cmd_schema),
+    Command(
+        "demos",
+        "list the demo schedules shipped with Tidemark",
+        cmd_demos,
+        description="Without NAME: one line per demo schedule, its name and its file. With NAME: that file "
+        'alone, for the other commands: schedctl preview "$(schedctl demos nightly-backup)".',
+        args=(arg("name", nargs="?", metavar="NAME", help="a demo's name (its file name without .yaml)"),),
+        names_itself=True,
+    ),
 )
 
 _TEAM_ENGINE = (
