@@ -26,12 +26,18 @@ _NOT_SOURCE = (
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout's sources, copied: setuptools leaves build/ beside them, and a stale one would hide a lost file."""
+    source = tmp_path_factory.mktemp("build") / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
+    return source
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory, source_copy: Path) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     build = tmp_path_factory.mktemp("build")
-    # Built from a copy: setuptools leaves build/ beside the sources, and a stale one would hide a lost file.
-    source = build / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
+    source = shutil.copytree(source_copy, build / "source")
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
         capture_output=True,

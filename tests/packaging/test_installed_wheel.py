@@ -49,7 +49,7 @@ def _repack(dist: metadata.Distribution, out: Path) -> Path:
     """``dist`` as it is installed here, back into a wheel: its files under site-packages, its dist-info
     (console scripts come back from entry_points.txt; RECORD is written anew)."""
     site = Path(str(dist.locate_file("")))
-    (meta,) = (f for f in dist.files or () if f.name == "METADATA" and f.parent.name.endswith(".dist-info"))
+    (meta,) = (f for f in dist.files or () if len(f.parts) == 2 and f.match("*.dist-info/METADATA"))
     info = site / meta.parent
     lines = (info / "WHEEL").read_text().splitlines()
     tags = [line.split(":", 1)[1].strip().split("-") for line in lines if line.startswith("Tag:")]
@@ -100,6 +100,8 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         req = Requirement(text)
         if req.marker is None or req.marker.evaluate({"extra": ""}):
             _requirements(req.name, frozenset(req.extras), wanted)
+    for backend in ("setuptools", "wheel"):  # the build backend, for installs that build from the sources
+        _requirements(backend, frozenset(), wanted)
     for dist in wanted.values():
         _repack(dist, out)
     yield out
@@ -224,3 +226,65 @@ def test_the_migrations_run_from_the_installed_tree(installed: Path) -> None:
     assert done.returncode == 0, done.stderr
     again = _run(installed, "schedctl", "ledger", "--db", str(db))
     assert again.returncode == 0, again.stderr
+
+
+@pytest.fixture(scope="module")
+def pipx(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """pipx (the one on PATH, else installed from the package index into a virtualenv of its own), and
+    a folder with the newest pip: pipx puts it in the shared virtualenv it makes for its applications."""
+    home = tmp_path_factory.mktemp("pipx")
+    venv, wheels = home / "venv", home / "wheels"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(venv)], capture_output=True, check=True)
+    found = shutil.which("pipx")
+    steps = [["download", "-q", "--no-deps", "-d", str(wheels), "pip"]] + ([] if found else [["install", "-q", "pipx"]])
+    for step in steps:
+        try:
+            done = subprocess.run(
+                [str(venv / "bin" / "python"), "-m", "pip", *step],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=300,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"`pip {step[0]}` of pipx's tools did not finish within 5 minutes (no network?)")
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+            pytest.skip(f"`pip {' '.join(step[:1] + step[-1:])}` failed (no network or package index?): {why}")
+    return (Path(found) if found else venv / "bin" / "pipx"), wheels
+
+
+def test_pipx_install_from_a_checkout(
+    pipx: tuple[Path, Path], source_copy: Path, wheelhouse: Path, tmp_path: Path
+) -> None:
+    """The README's line for people who just want the app, from a checkout: ``pipx install .``. pipx builds
+    the wheel itself (build isolation); the backend and the dependencies come from the wheelhouse, offline."""
+    checkout = shutil.copytree(source_copy, tmp_path / "tidemark")
+    env = _env(tmp_path) | {
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": f"{wheelhouse} {pipx[1]}",
+    }
+    done = subprocess.run(
+        [str(pipx[0]), "install", "."], capture_output=True, text=True, check=False, cwd=checkout, env=env, timeout=900
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    bin_dir = tmp_path / "bin"
+    assert (bin_dir / "schedctl").exists() and (bin_dir / "scheduler-gui").exists()
+    found = subprocess.run(
+        [str(bin_dir / "schedctl"), "demos", "daily-ops-summary"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).resolve().is_relative_to((tmp_path / "pipx").resolve())
+    preview = subprocess.run(
+        [str(bin_dir / "schedctl"), "preview", found.stdout.strip(), *_FIRST_3],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert preview.returncode == 0, preview.stderr
+    assert len(json.loads(preview.stdout)["occurrences"]) == 3
