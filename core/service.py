@@ -69,11 +69,16 @@ def _systemd_quote(arg: str) -> str:
 
 
 def team_options(
-    *, allow_second: bool = False, labels: Iterable[tuple[str, str]] = (), trusts: Iterable[str] = ()
+    *,
+    allow_second: bool = False,
+    labels: Iterable[tuple[str, str]] = (),
+    trusts: Iterable[str] = (),
+    metrics_port: int | None = None,
 ) -> list[str]:
-    """``engine run``'s team options for a service's command: ``--allow-second``, one
-    ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
-    options = ["--allow-second"] if allow_second else []
+    """``engine run``'s options for a service's command: ``--metrics-port N`` (Prometheus), then the
+    team's: ``--allow-second``, one ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
+    options = [] if metrics_port is None else ["--metrics-port", str(metrics_port)]
+    options += ["--allow-second"] if allow_second else []
     for key, value in labels:
         options += ["--label", f"{key}={value}"]
     for user in trusts:

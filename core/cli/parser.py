@@ -237,6 +237,8 @@ _TEAM_ENGINE = (
     ),
 )
 
+_METRICS_PORT = arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N")
+
 _ENGINE = Command(
     "engine",
     "run the engine, fence off older engines, or install it as a service",
@@ -247,7 +249,7 @@ _ENGINE = Command(
             "run the engine",
             cmd_engine_run,
             arg("--once", action="store_true", help="one full pass, then exit"),
-            arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N"),
+            _METRICS_PORT,
             arg("--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"),
             *_TEAM_ENGINE,
             description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
@@ -265,9 +267,10 @@ _ENGINE = Command(
             "install-service",
             "keep the engine running as a systemd user service",
             cmd_install_service,
+            _METRICS_PORT,
             *_TEAM_ENGINE,
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
-            "schedctl engine run --db URL, with --allow-second, --label and --trust when given, "
+            "schedctl engine run --db URL, with --metrics-port, --allow-second, --label and --trust when given, "
             "Restart=on-failure), reload the user manager, and enable and start it. "
             "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1). "
             "On macOS: writes the launchd agent ~/Library/LaunchAgents/io.github.tidemark.Tidemark.engine.plist "

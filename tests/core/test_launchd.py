@@ -161,3 +161,14 @@ def test_cli_install_service_on_macos_writes_the_agent(on_macos: Path, capsys: p
     out, _ = capsys.readouterr()
     assert out.splitlines()[0] == f"removed {plist}"
     assert not plist.exists() and not service.service_installed()
+
+
+def test_a_service_can_serve_metrics(on_macos: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/metrics.md: Prometheus scrapes the engine the service runs; its port goes into the command."""
+    assert cli.main(["engine", "install-service", "--db", "/srv/t.db", "--metrics-port", "9464", "--allow-second"]) == 0
+    capsys.readouterr()
+    program = load(on_macos / "Library" / "LaunchAgents" / f"{LABEL}.plist")["ProgramArguments"]
+    assert isinstance(program, list)
+    assert program[-5:] == ["--db", "/srv/t.db", "--metrics-port", "9464", "--allow-second"]
+    assert cli.main(["engine", "install-service", "--metrics-port", "http"]) == 2
+    assert "--metrics-port" in capsys.readouterr().err
