@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import email.parser
 import hashlib
 import io
 import json
@@ -92,11 +93,19 @@ def _requirements(name: str, extras: frozenset[str], seen: dict[str, metadata.Di
                 todo.append((req.name, frozenset(req.extras)))
 
 
+def _wheel_requires(wheel: Path) -> list[str]:
+    """The ``Requires-Dist`` lines of the built wheel (what it declares, not what the checkout installed)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = (n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        fields = email.parser.BytesHeaderParser().parsebytes(archive.read(name))
+    return fields.get_all("Requires-Dist") or []
+
+
 @pytest.fixture(scope="module")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Iterator[Path]:
     out = tmp_path_factory.mktemp("wheelhouse")
     wanted: dict[str, metadata.Distribution] = {}
-    for text in metadata.distribution("tidemark").requires or ():
+    for text in _wheel_requires(wheel):
         req = Requirement(text)
         if req.marker is None or req.marker.evaluate({"extra": ""}):
             _requirements(req.name, frozenset(req.extras), wanted)
