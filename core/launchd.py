@@ -124,10 +124,14 @@ def agent_installed(setup: LaunchAgentSetup | None = None) -> bool:
 
 
 def start_installed_agent(setup: LaunchAgentSetup | None = None) -> ServiceResult:
-    """Start the installed agent now (the window hands its ledger over to it): ``launchctl kickstart``."""
+    """Start the installed agent now (the window hands its ledger over to it): ``launchctl bootstrap``
+    loads it when it is not loaded yet (installed since the last login; launchd refuses a second load,
+    which is fine), then ``launchctl kickstart`` starts it unless it runs."""
     setup = setup or LaunchAgentSetup()
+    load = ("launchctl", "bootstrap", setup.domain, str(setup.unit_path))
+    setup.runner(load)
     argv = ("launchctl", "kickstart", f"{setup.domain}/{LABEL}")
     ran: Ran = setup.runner(argv)
     if ran.returncode != 0:
-        return ServiceResult(False, (f"`{shlex.join(argv)}` failed: {first_line(ran)}",), setup.unit_path, (argv,))
-    return ServiceResult(True, (f"started {LABEL}",), setup.unit_path, (argv,))
+        return ServiceResult(False, (f"`{shlex.join(argv)}` failed: {first_line(ran)}",), setup.unit_path, (load, argv))
+    return ServiceResult(True, (f"started {LABEL}",), setup.unit_path, (load, argv))

@@ -124,10 +124,15 @@ def test_uninstall_removes_the_plist_and_says_how_to_stop_it(tmp_path: Path) -> 
     assert uninstall_agent(where).lines == (f"nothing to remove: {path} does not exist",)
 
 
-def test_the_window_hands_over_by_kickstarting_the_agent(tmp_path: Path) -> None:
+def test_the_window_hands_over_by_loading_and_kickstarting_the_agent(tmp_path: Path) -> None:
+    """Installed from the window's close question, the agent is not loaded before the next login."""
     runner = Recorder()
-    assert start_installed_agent(setup(tmp_path, runner)).ok
-    assert runner.calls == [("launchctl", "kickstart", f"gui/501/{LABEL}")]
+    where = setup(tmp_path, runner)
+    assert start_installed_agent(where).ok
+    assert runner.calls == [
+        ("launchctl", "bootstrap", "gui/501", str(where.unit_path)),
+        ("launchctl", "kickstart", f"gui/501/{LABEL}"),
+    ]
     refused = start_installed_agent(setup(tmp_path, Recorder(Ran(113, "", "Could not find service\n"))))
     assert not refused.ok
     assert refused.lines == (f"`launchctl kickstart gui/501/{LABEL}` failed: Could not find service",)
