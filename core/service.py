@@ -8,7 +8,8 @@ Restart=on-failure), then runs ``systemctl --user daemon-reload`` and
 ``systemctl`` call goes through a :data:`Runner`, so tests check the unit text
 and the calls without touching the machine. Where systemd or a user session is
 absent, nothing is written and the result says so, with the command to run
-instead.
+instead. On macOS (:func:`running_on` is ``darwin``) the same calls write and
+remove a launchd agent instead (core/launchd.py).
 """
 
 from __future__ import annotations
@@ -16,52 +17,24 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.service_command import (
+    Ran,
+    Runner,
+    ServiceResult,
+    Starts,
+    engine_argv,
+    first_line,
+    pinned_db,
+    schedctl_argv,
+    system_runner,
+)
+
 UNIT_NAME = "tidemark-engine.service"
-
-
-@dataclass(frozen=True)
-class Ran:
-    """What one command returned."""
-
-    returncode: int
-    stdout: str = ""
-    stderr: str = ""
-
-
-#: Runs one command (argv) and returns what it did; never raises for a non-zero exit.
-Runner = Callable[[Sequence[str]], Ran]
-
-
-def system_runner(argv: Sequence[str]) -> Ran:
-    """The real runner: ``subprocess.run`` with a timeout; a missing program is exit 127."""
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
-    except FileNotFoundError as exc:
-        return Ran(127, "", str(exc))
-    except subprocess.TimeoutExpired:
-        return Ran(124, "", f"{argv[0]} did not answer within 60 s")
-    return Ran(done.returncode, done.stdout, done.stderr)
-
-
-@dataclass(frozen=True)
-class ServiceResult:
-    """What an install or uninstall did, in words for a person."""
-
-    ok: bool
-    #: Lines to show (what was done, or the one line saying why not).
-    lines: tuple[str, ...]
-    unit_path: Path
-    #: The commands that were run, in order.
-    calls: tuple[tuple[str, ...], ...] = ()
-    #: When systemd is not usable here: the command to run by hand instead.
-    instead: str | None = None
-    written: bool = False
 
 
 @dataclass
@@ -86,35 +59,6 @@ def user_unit_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "systemd" / "user"
 
 
-def schedctl_argv() -> tuple[str, ...]:
-    """How to start this installation's ``schedctl``: the script beside this
-    interpreter when there is one, else this interpreter with ``-m core.cli``."""
-    beside = Path(sys.executable).parent / "schedctl"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return (str(beside),)
-    return (sys.executable, "-m", "core.cli")
-
-
-def pinned_db(db: str | None) -> str:
-    """The ledger the service should use, as an absolute path or URL.
-
-    The service does not see the shell's ``SCHEDULER_DB_URL`` nor its current
-    directory, so the ledger is written out: a relative file becomes absolute,
-    and no ledger at all means the default file of this user.
-    """
-    if not db:
-        from core.ledger.db import default_path
-
-        return str(default_path())
-    if "://" in db:
-        if db.startswith("sqlite:///") and not db.startswith("sqlite:////"):
-            path = db[len("sqlite:///") :]
-            if path and path != ":memory:" and not Path(path).is_absolute():
-                return "sqlite:///" + str(Path(path).resolve())
-        return db
-    return str(Path(db).expanduser().resolve())
-
-
 def _systemd_quote(arg: str) -> str:
     """One ExecStart argument: ``%`` doubled (systemd specifiers), quoted when it holds
     spaces, quotes or backslashes."""
@@ -125,11 +69,16 @@ def _systemd_quote(arg: str) -> str:
 
 
 def team_options(
-    *, allow_second: bool = False, labels: Iterable[tuple[str, str]] = (), trusts: Iterable[str] = ()
+    *,
+    allow_second: bool = False,
+    labels: Iterable[tuple[str, str]] = (),
+    trusts: Iterable[str] = (),
+    metrics_port: int | None = None,
 ) -> list[str]:
-    """``engine run``'s team options for a service's command: ``--allow-second``, one
-    ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
-    options = ["--allow-second"] if allow_second else []
+    """``engine run``'s options for a service's command: ``--metrics-port N`` (Prometheus), then the
+    team's: ``--allow-second``, one ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
+    options = [] if metrics_port is None else ["--metrics-port", str(metrics_port)]
+    options += ["--allow-second"] if allow_second else []
     for key, value in labels:
         options += ["--label", f"{key}={value}"]
     for user in trusts:
@@ -137,10 +86,9 @@ def team_options(
     return options
 
 
-def engine_argv(setup: ServiceSetup, db: str, options: Sequence[str] = ()) -> list[str]:
-    """The service's command: ``schedctl engine run --db URL``, then ``options`` (a team
-    engine's ``--allow-second``, ``--label KEY=VALUE``, ``--trust USER``)."""
-    return [*setup.schedctl, "engine", "run", "--db", db, *options]
+def running_on() -> str:
+    """The platform a service is installed for: ``darwin`` gets a launchd agent (core.launchd), the rest systemd."""
+    return sys.platform
 
 
 def unit_text(exec_argv: Sequence[str], db: str) -> str:
@@ -170,7 +118,7 @@ WantedBy=default.target
 """
 
 
-def manual_command(setup: ServiceSetup, db: str, options: Sequence[str] = ()) -> str:
+def manual_command(setup: Starts, db: str, options: Sequence[str] = ()) -> str:
     """The command to keep the engine running without systemd."""
     return "nohup " + shlex.join(engine_argv(setup, db, options)) + " >>tidemark-engine.log 2>&1 &"
 
@@ -178,11 +126,6 @@ def manual_command(setup: ServiceSetup, db: str, options: Sequence[str] = ()) ->
 def _systemctl(setup: ServiceSetup, *args: str) -> tuple[tuple[str, ...], Ran]:
     argv = ("systemctl", "--user", *args)
     return argv, setup.runner(argv)
-
-
-def _first_line(ran: Ran) -> str:
-    text = (ran.stderr or ran.stdout).strip()
-    return text.splitlines()[0] if text else f"exit status {ran.returncode}"
 
 
 def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]]:
@@ -194,13 +137,18 @@ def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]
     # is-system-running exits non-zero for "degraded" too; no answer, or "offline" (systemctl is there
     # but no user manager answers on the bus), means there is nothing to install into.
     if ran.returncode != 0 and ran.stdout.strip() in ("", "offline", "unknown"):
-        return f"there is no systemd user session here ({_first_line(ran)})", [argv]
+        return f"there is no systemd user session here ({first_line(ran)})", [argv]
     return None, [argv]
 
 
 def install_service(db: str | None, setup: ServiceSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
     """Write the unit, reload the user manager, and enable and start the service; ``options``
-    go after ``engine run --db URL`` (:func:`engine_argv`)."""
+    go after ``engine run --db URL`` (:func:`engine_argv`). On macOS, a launchd agent instead
+    (:func:`core.launchd.install_agent`)."""
+    if setup is None and running_on() == "darwin":
+        from core.launchd import install_agent
+
+        return install_agent(db, options=options)
     setup = setup or ServiceSetup()
     pinned = pinned_db(db)
     path = setup.unit_path
@@ -232,7 +180,7 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
                 path.write_text(previous, encoding="utf-8")
             return ServiceResult(
                 False,
-                (f"`{' '.join(argv)}` failed: {_first_line(ran)}; nothing was installed",),
+                (f"`{' '.join(argv)}` failed: {first_line(ran)}; nothing was installed",),
                 path,
                 tuple(calls),
                 instead=manual_command(setup, pinned),
@@ -252,7 +200,11 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
 
 
 def uninstall_service(setup: ServiceSetup | None = None) -> ServiceResult:
-    """Stop and disable the service, remove the unit and reload the user manager."""
+    """Stop and disable the service, remove the unit and reload the user manager (macOS: remove the agent)."""
+    if setup is None and running_on() == "darwin":
+        from core.launchd import uninstall_agent
+
+        return uninstall_agent()
     setup = setup or ServiceSetup()
     path = setup.unit_path
     if not path.exists():
@@ -263,7 +215,7 @@ def uninstall_service(setup: ServiceSetup | None = None) -> ServiceResult:
         calls.append(argv)
         if ran.returncode != 0:
             return ServiceResult(
-                False, (f"`{' '.join(argv)}` failed: {_first_line(ran)}; {path} was kept",), path, tuple(calls)
+                False, (f"`{' '.join(argv)}` failed: {first_line(ran)}; {path} was kept",), path, tuple(calls)
             )
     path.unlink()
     lines = [f"removed {path}"]
@@ -275,14 +227,22 @@ def uninstall_service(setup: ServiceSetup | None = None) -> ServiceResult:
 
 
 def service_installed(setup: ServiceSetup | None = None) -> bool:
-    """Whether this user has the unit file."""
+    """Whether this user has the unit file (macOS: the agent's plist)."""
+    if setup is None and running_on() == "darwin":
+        from core.launchd import agent_installed
+
+        return agent_installed()
     return (setup or ServiceSetup()).unit_path.exists()
 
 
 def start_installed_service(setup: ServiceSetup | None = None) -> ServiceResult:
     """Start the installed service now (the window hands its ledger over to it)."""
+    if setup is None and running_on() == "darwin":
+        from core.launchd import start_installed_agent
+
+        return start_installed_agent()
     setup = setup or ServiceSetup()
     argv, ran = _systemctl(setup, "start", UNIT_NAME)
     if ran.returncode != 0:
-        return ServiceResult(False, (f"`{' '.join(argv)}` failed: {_first_line(ran)}",), setup.unit_path, (argv,))
+        return ServiceResult(False, (f"`{' '.join(argv)}` failed: {first_line(ran)}",), setup.unit_path, (argv,))
     return ServiceResult(True, (f"started {UNIT_NAME}",), setup.unit_path, (argv,))

@@ -4,12 +4,13 @@ so they read in light and dark themes, at several sizes so they stay crisp."""
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 
-ICON_DIR = Path(__file__).resolve().parent.parent / "resources" / "icons"
+from core.bundled import icon_dir
+
+ICON_DIR = icon_dir()
 _SIZES = (16, 24, 32, 48, 64)
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from core.bundled import demo_dir
 from core.clock import Clock
 from core.errors import UserError
 from core.spec import SCHEDULE_ID
@@ -21,7 +22,7 @@ from core.specfile import load_text, read_spec_text
 from core.zones import get_zone
 
 #: The demo schedules shipped with the app; they double as templates.
-DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
+DEMO_DIR = demo_dir()
 SPEC_SUFFIXES = (".yaml", ".yml")
 #: The title of File ▸ New's schedule (its id is this title's).
 NEW_TITLE = "New schedule"

@@ -263,7 +263,7 @@ def cmd_install_service(args: argparse.Namespace) -> int:
 
 
 def team_options(args: argparse.Namespace) -> list[str]:
-    """``engine run``'s team options as given (``--allow-second``, ``--label``, ``--trust``),
+    """``engine run``'s options as given (``--metrics-port``, ``--allow-second``, ``--label``, ``--trust``),
     for a service that runs it."""
     from core.service import team_options as options
 
@@ -271,6 +271,7 @@ def team_options(args: argparse.Namespace) -> list[str]:
         allow_second=bool(getattr(args, "allow_second", False)),
         labels=getattr(args, "label", None) or (),
         trusts=getattr(args, "trust", None) or (),
+        metrics_port=getattr(args, "metrics_port", None),
     )
 
 

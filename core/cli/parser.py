@@ -48,7 +48,7 @@ from core.cli.ledger_commands import (
 )
 from core.cli.role_commands import cmd_db_grant
 from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
-from core.cli.spec_commands import cmd_explain, cmd_preview, cmd_schema, cmd_validate
+from core.cli.spec_commands import cmd_demos, cmd_explain, cmd_preview, cmd_schema, cmd_validate
 from core.cli.systemd_export_command import cmd_export_systemd
 
 Run = Callable[[argparse.Namespace], int]
@@ -204,6 +204,15 @@ _SPEC_COMMANDS = (
         ),
     ),
     Command("schema", "print the JSON Schema of scheduleSpec.v1", cmd_schema),
+    Command(
+        "demos",
+        "list the demo schedules shipped with Tidemark",
+        cmd_demos,
+        description="Without NAME: one line per demo schedule, its name and its file. With NAME: that file "
+        'alone, for the other commands: schedctl preview "$(schedctl demos nightly-backup)".',
+        args=(arg("name", nargs="?", metavar="NAME", help="a demo's name (its file name without .yaml)"),),
+        names_itself=True,
+    ),
 )
 
 _TEAM_ENGINE = (
@@ -228,6 +237,8 @@ _TEAM_ENGINE = (
     ),
 )
 
+_METRICS_PORT = arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N")
+
 _ENGINE = Command(
     "engine",
     "run the engine, fence off older engines, or install it as a service",
@@ -238,7 +249,7 @@ _ENGINE = Command(
             "run the engine",
             cmd_engine_run,
             arg("--once", action="store_true", help="one full pass, then exit"),
-            arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N"),
+            _METRICS_PORT,
             arg("--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"),
             *_TEAM_ENGINE,
             description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
@@ -256,17 +267,22 @@ _ENGINE = Command(
             "install-service",
             "keep the engine running as a systemd user service",
             cmd_install_service,
+            _METRICS_PORT,
             *_TEAM_ENGINE,
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
-            "schedctl engine run --db URL, with --allow-second, --label and --trust when given, "
+            "schedctl engine run --db URL, with --metrics-port, --allow-second, --label and --trust when given, "
             "Restart=on-failure), reload the user manager, and enable and start it. "
-            "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1).",
+            "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1). "
+            "On macOS: writes the launchd agent ~/Library/LaunchAgents/io.github.tidemark.Tidemark.engine.plist "
+            "(same command, RunAtLoad, KeepAlive, logs in ~/Library/Logs/Tidemark) and prints the "
+            "launchctl bootstrap line that starts it.",
         ),
         Command(
             "uninstall-service",
             "stop and remove the systemd user service",
             cmd_uninstall_service,
-            description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager.",
+            description="Stop and disable tidemark-engine.service, remove its unit file and reload the user manager "
+            "(macOS: remove the launchd agent's plist and print the launchctl bootout line that stops it).",
             names_itself=True,
         ),
     ),

@@ -123,3 +123,18 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
     out(json.dumps(json_schema(), indent=2, ensure_ascii=False))
     return EXIT_OK
+
+
+def cmd_demos(args: argparse.Namespace) -> int:
+    """The demo schedules this installation ships: each name and file, or the file of the one named."""
+    from core.bundled import demo_files
+
+    demos = demo_files()
+    if args.name is not None:
+        if args.name not in demos:
+            raise UsageError(f"no demo schedule named {args.name!r} (the demos: {', '.join(demos)})")
+        out(str(demos[args.name]))
+        return EXIT_OK
+    width = max(map(len, demos), default=0)
+    out("\n".join(f"{name:<{width}}  {path}" for name, path in demos.items()))
+    return EXIT_OK

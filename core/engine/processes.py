@@ -22,7 +22,8 @@ import psutil
 #: Two readings of one process's start time differ by less than this.
 START_TIME_TOLERANCE = 0.5
 
-_BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
+#: This boot's id on Linux; absent elsewhere, where a pid and its start time alone say which process it is.
+BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
 
 
 class Liveness(StrEnum):
@@ -51,7 +52,7 @@ def this_host() -> str:
 def boot_id() -> str | None:
     """This boot's id (Linux), or ``None`` where the platform has none."""
     try:
-        return _BOOT_ID_FILE.read_text(encoding="ascii").strip() or None
+        return BOOT_ID_FILE.read_text(encoding="ascii").strip() or None
     except OSError:
         return None
 

@@ -22,6 +22,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from pathlib import Path
+
+import psutil
 
 from core.clock import Clock
 from core.secrets import mask, reference_name, resolve
@@ -33,6 +36,9 @@ TAIL_BYTES = 8192
 KILL_GRACE_SECONDS = 2.0
 #: After the main process exits, how long to wait for its output to drain.
 DRAIN_SECONDS = 1.0
+
+#: Where Linux shows its processes (their state tells a zombie from a live one); elsewhere it is absent.
+PROC_ROOT = Path("/proc")
 
 PLACEHOLDERS = ("occurrenceId", "period", "nominalLocal", "scheduledUtc")
 
@@ -266,20 +272,35 @@ def _wait_group_gone(pgid: int, limit: float) -> None:
 
 
 def only_zombies(pgid: int) -> bool:
-    """Whether every process of the group is a zombie (Linux /proc; elsewhere: assume not)."""
+    """Whether every process of the group is a zombie: read from /proc on Linux, asked of psutil elsewhere."""
     try:
-        entries = os.listdir("/proc")
+        entries = os.listdir(PROC_ROOT)
     except OSError:
-        return False
+        return _only_zombies_by_psutil(pgid)
     for entry in entries:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+            with open(PROC_ROOT / entry / "stat", encoding="ascii", errors="replace") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
         if int(fields[2]) == pgid and fields[0] != "Z":
+            return False
+    return True
+
+
+def _only_zombies_by_psutil(pgid: int) -> bool:
+    """:func:`only_zombies` without /proc (macOS, the BSDs). A member whose state cannot be read counts as alive."""
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) != pgid:
+                continue
+            if process.status() != psutil.STATUS_ZOMBIE:
+                return False
+        except (ProcessLookupError, psutil.NoSuchProcess):  # gone, or a zombie psutil cannot look into
+            continue
+        except (OSError, psutil.Error):
             return False
     return True
 

@@ -34,11 +34,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.bundled import demo_dir
 from scheduler_gui.a11y import accessible
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.status_style import ORANGE
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
+DEMO_DIR = demo_dir()
 _PREFIX = "trust/sha256"
 
 

@@ -33,7 +33,7 @@ from scheduler_gui.monitor.schedule_actions import error_label
 from scheduler_gui.monitor.states import ShutdownMode
 
 if TYPE_CHECKING:
-    from core.service import ServiceResult
+    from core.service_command import ServiceResult
 
 
 def _default_installer(db: str | None, options: Sequence[str] = ()) -> ServiceResult:
@@ -98,7 +98,7 @@ class CloseGuardDialog(QDialog):
         if self.service_installed:
             detach_tip = "Let the tasks finish and hand the ledger to the installed engine service"
         else:
-            detach_tip = "Let the tasks finish; the engine service (systemd) keeps the schedules running"
+            detach_tip = "Let the tasks finish; the engine service (systemd; launchd on macOS) keeps schedules running"
         self.wait_button = QPushButton("&Wait for them")
         self.stop_button = QPushButton("&Stop them and record")
         self.cancel_button = QPushButton("Cancel")
@@ -118,7 +118,7 @@ class CloseGuardDialog(QDialog):
         accessible(
             self.install_box,
             plain_text(self.install_box.text()),
-            "Runs schedctl engine install-service: a systemd user service for this ledger",
+            "Runs schedctl engine install-service: a systemd user service (a launchd agent on macOS) for this ledger",
         )
         self.install_box.setChecked(True)
         self.install_box.setVisible(not self.service_installed)

@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from core.bundled import demo_dir
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
 from core.errors import UserError
@@ -29,7 +30,7 @@ from core.spec_validation import parse_spec
 from core.specfile import load_text
 from scheduler_gui.context import AppContext
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
+DEMO_DIR = demo_dir()
 
 #: Schedules of the demo ledger: their file (if present) and what the simulation changes.
 _PLAN: dict[str, dict[str, Any]] = {

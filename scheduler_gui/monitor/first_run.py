@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.bundled import demo_dir
 from core.errors import UserError
 from core.ledger.publish import RevisionSource, publish_new
 from core.specfile import load_spec
@@ -18,7 +19,7 @@ from core.specfile import load_spec
 if TYPE_CHECKING:
     from scheduler_gui.context import AppContext
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
+DEMO_DIR = demo_dir()
 
 
 def demo_files(ctx: AppContext) -> list[Path]:

@@ -3,53 +3,23 @@ dashboard, migrations."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: A source folder and the name the wheel installs it under (pyproject's package-dir).
+INSTALLED_AS = {"resources": "tidemark_resources"}
 
 pytestmark = pytest.mark.slow
-_NOT_SOURCE = (
-    ".venv",
-    ".git",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    ".*_cache",
-    ".hypothesis",
-    "tests",
-    "bench",
-)
 
 
 def _source_files(folder: str, pattern: str) -> set[str]:
-    return {str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob(pattern)}
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    build = tmp_path_factory.mktemp("build")
-    # Built from a copy: setuptools leaves build/ beside the sources, and a stale one would hide a lost file.
-    source = build / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(build), "TMPDIR": str(build), "PIP_NO_INPUT": "1"},
-        cwd=build,
-    )
-    assert done.returncode == 0, done.stderr
-    (built,) = out.glob("tidemark-*.whl")
-    return built
+    """The files as the wheel names them."""
+    top, _, rest = folder.partition("/")
+    installed = Path(INSTALLED_AS.get(top, top), rest)
+    return {str(installed / p.relative_to(ROOT / folder)) for p in (ROOT / folder).rglob(pattern)}
 
 
 @pytest.fixture(scope="module")
