@@ -29,7 +29,7 @@ _WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
 
 def day_text(day: date) -> str:
     """``Fri 2027-11-26``."""
-    return f"{day:%a} {day.isoformat()}"
+    return f"{_WEEKDAY_NAMES[day.weekday()][:3]} {day.isoformat()}"
 
 
 @dataclass(frozen=True)
