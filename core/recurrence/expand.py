@@ -85,7 +85,11 @@ class _RowMaker:
 
 
 def _exclude(row: Occurrence) -> None:
-    row.reason = f"excluded: {row.nominal_local} is listed in exclude" + (f" ({row.reason})" if row.reason else "")
+    _excluded(row, f"excluded: {row.nominal_local} is listed in exclude" + (f" ({row.reason})" if row.reason else ""))
+
+
+def _excluded(row: Occurrence, reason: str) -> None:
+    row.reason = reason
     row.status = Status.EXCLUDED
     row.resolved = None
     row.resolved_utc = None
@@ -96,12 +100,7 @@ def _exclude(row: Occurrence) -> None:
 def _business_day(row: Occurrence, reason: str, *, skipped: bool) -> None:
     """A row whose nominal date is not a business day: skipped (EXCLUDED) or moved (SHIFTED)."""
     if skipped:  # the date decides first: a gap or fold on a closed day is not the reason
-        row.reason = reason
-        row.status = Status.EXCLUDED
-        row.resolved = None
-        row.resolved_utc = None
-        row.logical_slot_id = None
-        row.dispatch_delay = 0
+        _excluded(row, reason)
         return
     row.reason = reason + (f"; {row.reason}" if row.reason else "")
     if row.status is Status.SCHEDULED:
