@@ -16,6 +16,7 @@ from core.clock import FixedClock
 from core.enums import Status
 from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
+from core.ledger.drift_attention import drift_attention, record_drift
 from core.ledger.materialize import drift, forget_expansions, materialize
 from core.ledger.models import Occurrence, Revision
 from core.ledger.publish import publish
@@ -124,3 +125,9 @@ def test_a_newer_release_moves_nothing_and_is_reported(
         f"2026-03-05T09:00:00#0: 2026-03-05T14:00:00Z (tzdb {item.stored_tzdb_version}, holidays {INSTALLED}; "
         "installed 99.1) → no instant (EXCLUDED)"
     )
+    with ledger.write() as session:
+        assert record_drift(session, clock.now(), items) == [SID]
+    with ledger.read() as session:
+        [attention] = drift_attention(session)
+    assert attention.text == "the installed holidays data changes 1 future run; republish to follow"
+    assert attention.republish_label == "Republish under the installed holidays data"
