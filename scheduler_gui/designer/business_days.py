@@ -1,0 +1,274 @@
+"""The designer's "Business days" section: the schedule's business calendar (``businessCalendar``)
+and what happens to a run that falls on a closed day (``holidayPolicy``), docs/spec.md.
+
+Off by default. Turning it on writes a calendar with the default weekend (Saturday and Sunday) and
+asks for the policy: none is chosen for the person, and Save waits until one is (as for the gap and
+fold policies). Then: the public holidays of countries and regions (a search over the codes of the
+``holidays`` package: "berlin" or "DE-BE"), the weekend days, a company's own closed dates and the
+dates that are business days despite the rest, and the policy with its consequence in words. Every
+edit is one undo step; the file gets exactly the spec's keys.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from PySide6.QtCore import QLocale, Qt
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from core.holiday_codes import code_info, code_problem
+from core.spec import WEEKDAY_CODES
+from scheduler_gui.a11y import accessible
+from scheduler_gui.context import AppContext
+from scheduler_gui.designer.business_lists import DateAdder, HolidayPicker, RemovableList
+from scheduler_gui.designer.business_state import (
+    CALENDAR,
+    DEFAULT_WEEKEND,
+    MISSING_POLICY,
+    POLICY,
+    POLICY_CHOICES,
+    added_date,
+    calendar_of,
+    in_week_order,
+    items,
+    weekend_of,
+    with_list,
+)
+from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
+from scheduler_gui.designer.when_fields import add_row, form_layout, stack
+from scheduler_gui.document import SpecDocument
+from scheduler_gui.preview_service import PreviewService
+
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+OFF_MEANING = (
+    "Runs on every date its rule names. Turn this on to skip or move the runs that fall on public holidays, "
+    "on the weekend or on your own closed dates."
+)
+
+
+def _date_row(text: str) -> tuple[str, str, str]:
+    """A stored date as a row: its value, "Fri 2027-12-24", and the date in words."""
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        return text, f"{text} (not a date)", f"{text} is not a date like 2027-12-24"
+    return text, f"{day:%a} {text}", f"{day:%A %d %B %Y}"
+
+
+def _code_row(code: str) -> tuple[str, str, str]:
+    """A stored holiday code as a row: its value, "Germany: Berlin (DE-BE)", and what it means."""
+    info = code_info(code)
+    if info is None:
+        problem = code_problem(code) or f"{code} is not a holiday code"
+        return code, f"{code} ⚠ not known", problem
+    return code, f"{info.name} ({code})", f"The public holidays the holidays package lists for {info.name} ({code})"
+
+
+class BusinessDaysBox(QWidget):
+    """Edits ``businessCalendar`` and ``holidayPolicy``; says what the chosen policy does."""
+
+    def __init__(
+        self,
+        document: SpecDocument,
+        ctx: AppContext,
+        parent: QWidget | None = None,
+        preview: PreviewService | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._doc = document
+        self._ctx = ctx
+        self._preview = preview
+        self._syncing = False
+        self.setAccessibleName("Business days")
+        self.use = QCheckBox("Use a business calendar", self)
+        accessible(
+            self.use,
+            "Use a business calendar",
+            "Runs that fall on a public holiday, the weekend or a closed date are skipped or moved "
+            "(businessCalendar and holidayPolicy)",
+        )
+        self.use.clicked.connect(self._turned)
+        self.off_meaning = meaning_label(self, "Business days: meaning")
+        self.off_meaning.setText(OFF_MEANING)
+        self.fields = QWidget(self)
+        left, right = QWidget(self.fields), QWidget(self.fields)
+        left_form = form_layout(left)
+        self._build_holidays(left_form)
+        self._build_weekend(left_form)
+        self._build_policy(left_form)
+        self._build_dates(form_layout(right))
+        columns = QHBoxLayout(self.fields)
+        columns.setContentsMargins(0, 0, 0, 0)
+        columns.setSpacing(16)
+        # At the top of their column, at their own height: a list never takes the other column's room.
+        columns.addWidget(left, 3, Qt.AlignmentFlag.AlignTop)
+        columns.addWidget(right, 2, Qt.AlignmentFlag.AlignTop)
+        self.problem = problem_label(self, "Business days: problem")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 0, 0, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.use)
+        layout.addWidget(self.off_meaning)
+        layout.addWidget(self.fields)
+        layout.addWidget(self.problem)
+        layout.addStretch(1)
+        document.changed.connect(self.sync)
+        document.problemsChanged.connect(self._show_problems)
+        self.sync()
+
+    # --- building -------------------------------------------------------------------
+    def _build_holidays(self, form: QFormLayout) -> None:
+        """Public holidays: the search, its matches, and the codes chosen."""
+        self.picker = HolidayPicker(self.fields)
+        self.picker.picked.connect(self._add_code)
+        self.codes = RemovableList(
+            "Public holidays of", "The countries and regions whose public holidays are closed days", 3, self.fields
+        )
+        self.codes.removed.connect(self._remove_code)
+        add_row(form, "Public holidays", stack(self.picker, self.codes), self.picker.search)
+
+    def _build_weekend(self, form: QFormLayout) -> None:
+        """Weekend: a toggle per weekday, Monday first."""
+        locale = QLocale()
+        row = QWidget(self.fields)
+        row_layout = QHBoxLayout(row)
+        row_layout.setContentsMargins(0, 0, 0, 0)
+        row_layout.setSpacing(2)
+        self.weekend_buttons: dict[str, QToolButton] = {}
+        for i, code in enumerate(WEEKDAY_CODES):
+            button = QToolButton(row)
+            button.setCheckable(True)
+            button.setText(locale.dayName(i + 1, QLocale.FormatType.ShortFormat))
+            accessible(
+                button,
+                f"Weekend: {locale.dayName(i + 1, QLocale.FormatType.LongFormat)}",
+                f"{_DAY_NAMES[i]}s are closed days (press again to make them business days)",
+            )
+            button.clicked.connect(self._weekend_clicked)
+            row_layout.addWidget(button)
+            self.weekend_buttons[code] = button
+        row_layout.addStretch(1)
+        add_row(form, "Weekend", row, self.weekend_buttons["MO"])
+
+    def _build_dates(self, form: QFormLayout) -> None:
+        """Closed dates and open dates: a date field that adds, and the list."""
+        self.closed_add = DateAdder("Closed on", "A date your business is closed, beside the public holidays", self)
+        self.closed = RemovableList(
+            "Closed on: dates",
+            "Your own closed dates (businessCalendar.closed)",
+            3,
+            self,
+            remove_name="Closed on: remove the date",
+        )
+        self.open_add = DateAdder("Open on", "A date that is a business day despite a holiday or the weekend", self)
+        self.open = RemovableList(
+            "Open on: dates",
+            "Business days despite the above (businessCalendar.open)",
+            2,
+            self,
+            remove_name="Open on: remove the date",
+        )
+        self.closed_add.added.connect(lambda day: self._add_date("closed", day))
+        self.open_add.added.connect(lambda day: self._add_date("open", day))
+        self.closed.removed.connect(lambda value: self._remove_date("closed", value))
+        self.open.removed.connect(lambda value: self._remove_date("open", value))
+        add_row(form, "Closed on", stack(self.closed_add, self.closed), self.closed_add.field.edit)
+        add_row(form, "Open on", stack(self.open_add, self.open), self.open_add.field.edit)
+
+    def _build_policy(self, form: QFormLayout) -> None:
+        """On a closed day: the policy, and what it does."""
+        self.policy = QComboBox(self.fields)
+        self.policy.setPlaceholderText("Choose…")
+        for value, words, _meaning in POLICY_CHOICES:
+            self.policy.addItem(words, value)
+        accessible(
+            self.policy,
+            "On a closed day",
+            "What happens to a run whose date is not a business day: skipped, or moved to the next or previous "
+            "business day at the same time (holidayPolicy)",
+        )
+        self.policy.activated.connect(self._policy_chosen)
+        self.consequence = QLabel(self.fields)
+        self.consequence.setWordWrap(True)
+        self.consequence.setAccessibleName("On a closed day: what it does")
+        self.policy_problem = problem_label(self.fields, "On a closed day: problem")
+        add_row(form, "On a closed day", stack(self.policy, self.consequence, self.policy_problem), self.policy)
+
+    # --- writing --------------------------------------------------------------------
+    def _calendar(self) -> dict[str, Any]:
+        return calendar_of(self._doc.data) or {}
+
+    def _write(self, key: str, values: list[str], label: str) -> None:
+        self._doc.set_value(CALENDAR, with_list(self._calendar(), key, values), label=label)
+
+    def _turned(self, on: bool) -> None:
+        if on:
+            self._doc.set_value(CALENDAR, {"weekend": list(DEFAULT_WEEKEND)}, label="Business days: on")
+        else:
+            self._doc.set_values({CALENDAR: None, POLICY: None}, label="Business days: off")
+
+    def _add_code(self, code: str) -> None:
+        codes = items(self._calendar().get("holidays"))
+        if code not in codes:
+            self._write("holidays", [*codes, code], f"Public holidays of {code}")
+
+    def _remove_code(self, code: str) -> None:
+        codes = [c for c in items(self._calendar().get("holidays")) if c != code]
+        self._write("holidays", codes, f"No public holidays of {code}")
+
+    def _weekend_clicked(self) -> None:
+        days = in_week_order([code for code, button in self.weekend_buttons.items() if button.isChecked()])
+        self._write("weekend", days, "Weekend days")
+
+    def _add_date(self, key: str, day: date) -> None:
+        dates = items(self._calendar().get(key))
+        word = "Closed" if key == "closed" else "Open"
+        self._write(key, added_date(dates, day.isoformat()), f"{word} on {day.isoformat()}")
+
+    def _remove_date(self, key: str, value: str) -> None:
+        dates = [d for d in items(self._calendar().get(key)) if d != value]
+        word = "closed" if key == "closed" else "open"
+        self._write(key, dates, f"Not {word} on {value}")
+
+    def _policy_chosen(self, index: int) -> None:
+        if self._syncing:
+            return
+        self._doc.set_value(
+            POLICY, self.policy.itemData(index), label=f"On a closed day: {self.policy.itemText(index)}"
+        )
+
+    # --- reading --------------------------------------------------------------------
+    def sync(self) -> None:
+        """Show the document's calendar and policy (writes nothing back)."""
+        calendar = calendar_of(self._doc.data)
+        on = calendar is not None
+        self._syncing = True
+        try:
+            self.use.setChecked(on)
+            self.off_meaning.setVisible(not on)
+            self.fields.setVisible(on)
+            calendar = calendar or {}
+            self.codes.set_rows([_code_row(code) for code in items(calendar.get("holidays"))])
+            weekend = weekend_of(calendar)
+            for code, button in self.weekend_buttons.items():
+                button.setChecked(code in weekend)
+            self.closed.set_rows([_date_row(d) for d in items(calendar.get("closed"))])
+            self.open.set_rows([_date_row(d) for d in items(calendar.get("open"))])
+            self.policy.setCurrentIndex(self.policy.findData(self._doc.value(POLICY)))
+        finally:
+            self._syncing = False
+        self._show_consequence()
+        self._show_problems()
+
+    def _show_consequence(self) -> None:
+        chosen = self._doc.value(POLICY)
+        meaning = next((m for v, _w, m in POLICY_CHOICES if v == chosen), None)
+        self.consequence.setText(f"→ {meaning}" if meaning else "→ Not chosen yet: Save waits until you choose.")
+
+    def _show_problems(self) -> None:
+        show_problems(self.problem, self._doc.problems_for(CALENDAR))
+        policy = self._doc.problems_for(POLICY)
+        if not policy and calendar_of(self._doc.data) is not None and self._doc.value(POLICY) is None:
+            policy = [MISSING_POLICY]
+        show_problems(self.policy_problem, policy)
