@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from core.enums import Kind
 from core.holiday_codes import code_info, code_problem
 from core.spec import WEEKDAY_CODES
 from scheduler_gui.a11y import accessible
@@ -44,6 +45,10 @@ _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"
 OFF_MEANING = (
     "Runs on every date its rule names. Turn this on to skip or move the runs that fall on public holidays, "
     "on the weekend or on your own closed dates."
+)
+NOT_CALENDAR = (
+    "Business days apply to calendar schedules: an interval or an after-completion schedule follows elapsed "
+    "time and has no dates to keep off holidays."
 )
 
 
@@ -246,6 +251,9 @@ class BusinessDaysBox(QWidget):
         self._syncing = True
         try:
             self.use.setChecked(on)
+            calendar_kind = self._doc.value("kind", Kind.CALENDAR.value) == Kind.CALENDAR.value
+            self.use.setEnabled(on or calendar_kind)  # a calendar on another kind can still be turned off
+            self.off_meaning.setText(OFF_MEANING if calendar_kind else NOT_CALENDAR)
             self.off_meaning.setVisible(not on)
             self.fields.setVisible(on)
             calendar = calendar or {}

@@ -316,3 +316,19 @@ def test_every_control_is_named_and_tab_reads_the_section_in_order(shown: MainWi
         "Closed on: add",
         "Closed on: dates",
     ]
+
+
+def test_an_interval_schedule_has_no_business_days(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    doc = window.document
+    assert doc is not None
+    open_section(qtbot, window)
+    kind = named(window, "Kind")
+    assert isinstance(kind, QComboBox)
+    kind.setFocus()
+    QTest.keyClick(kind, Qt.Key.Key_Down)  # Interval
+    assert doc.value("kind") == "interval"
+    check = named(window, "Use a business calendar")
+    assert isinstance(check, QCheckBox) and not check.isEnabled() and not check.isChecked()
+    meaning = named(window, "Business days: meaning")
+    assert isinstance(meaning, QLabel) and meaning.text().startswith("Business days apply to calendar schedules")
