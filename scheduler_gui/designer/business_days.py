@@ -11,7 +11,7 @@ edit is one undo step; the file gets exactly the spec's keys.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from PySide6.QtCore import QLocale, Qt
@@ -36,6 +36,7 @@ from scheduler_gui.designer.business_state import (
     weekend_of,
     with_list,
 )
+from scheduler_gui.designer.business_year import YearView
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.designer.when_fields import add_row, form_layout, stack
 from scheduler_gui.document import SpecDocument
@@ -103,12 +104,18 @@ class BusinessDaysBox(QWidget):
         self._build_weekend(left_form)
         self._build_policy(left_form)
         self._build_dates(form_layout(right))
-        columns = QHBoxLayout(self.fields)
+        outer = QVBoxLayout(self.fields)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(8)
+        columns = QHBoxLayout()
         columns.setContentsMargins(0, 0, 0, 0)
         columns.setSpacing(16)
         # At the top of their column, at their own height: a list never takes the other column's room.
         columns.addWidget(left, 3, Qt.AlignmentFlag.AlignTop)
         columns.addWidget(right, 2, Qt.AlignmentFlag.AlignTop)
+        outer.addLayout(columns)
+        self.year_view = YearView(self._now().year, self.fields)
+        outer.addWidget(self.year_view)
         self.problem = problem_label(self, "Business days: problem")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 0, 0, 4)
@@ -121,6 +128,10 @@ class BusinessDaysBox(QWidget):
         document.changed.connect(self.sync)
         document.problemsChanged.connect(self._show_problems)
         self.sync()
+
+    def _now(self) -> datetime:
+        """The instant the section speaks from: the preview's start, else the clock's now."""
+        return self._preview.start if self._preview is not None else self._ctx.clock.now()
 
     # --- building -------------------------------------------------------------------
     def _build_holidays(self, form: QFormLayout) -> None:
@@ -264,6 +275,7 @@ class BusinessDaysBox(QWidget):
             self.closed.set_rows([_date_row(d) for d in items(calendar.get("closed"))])
             self.open.set_rows([_date_row(d) for d in items(calendar.get("open"))])
             self.policy.setCurrentIndex(self.policy.findData(self._doc.value(POLICY)))
+            self.year_view.show_calendar(calendar)
         finally:
             self._syncing = False
         self._show_consequence()

@@ -6,6 +6,7 @@ step is one Ctrl+Z; the saved file has exactly the spec's keys and keeps the per
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -279,11 +280,11 @@ def test_the_section_renders_without_clipping(shown: MainWindow, qtbot: Any) -> 
     type_enter(qtbot, window, "Public holidays: search", "US-NY")
     type_enter(qtbot, window, "Closed on", "2027-12-24")
     box = window.designer.business_days
+    for _ in range(3):  # the layouts follow the matches list going away, one level per round
+        QApplication.processEvents()
     for widget in box.findChildren(QLabel):
         if widget.isVisible() and not widget.wordWrap() and widget.text():
             assert widget.width() >= widget.sizeHint().width(), widget.accessibleName()
-    for _ in range(3):  # the layouts follow the matches list going away, one level per round
-        QApplication.processEvents()
     box.grab().save("/tmp/business-days.png")
 
 
@@ -332,3 +333,46 @@ def test_an_interval_schedule_has_no_business_days(shown: MainWindow, qtbot: Any
     assert isinstance(check, QCheckBox) and not check.isEnabled() and not check.isChecked()
     meaning = named(window, "Business days: meaning")
     assert isinstance(meaning, QLabel) and meaning.text().startswith("Business days apply to calendar schedules")
+
+
+def test_the_year_view_marks_closed_days_with_their_reason(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    type_enter(qtbot, window, "Public holidays: search", "US-NY")
+    type_enter(qtbot, window, "Closed on", "2027-12-30")
+    type_enter(qtbot, window, "Open on", "2027-11-27")
+    view = window.designer.business_days.year_view
+    assert view.year == 2027  # the preview's year
+    grid = view.grid
+    assert grid.accessibleDescription().startswith("2027: ")
+    assert "public holidays" in grid.accessibleDescription() and "1 closed date" in grid.accessibleDescription()
+    thanksgiving = grid.day_rect(date(2027, 11, 25)).center()
+    assert grid.tip_at(thanksgiving) == "Thu 2027-11-25: Thanksgiving Day (US-NY)"
+    assert grid.tip_at(grid.day_rect(date(2027, 12, 30)).center()) == "Thu 2027-12-30: your closed date"
+    assert grid.tip_at(grid.day_rect(date(2027, 12, 24)).center()) == "Fri 2027-12-24: Christmas Day (observed) (US-NY)"
+    assert grid.tip_at(grid.day_rect(date(2027, 11, 27)).center()) == (
+        "Sat 2027-11-27: open despite weekend (a business day)"
+    )
+    assert grid.tip_at(grid.day_rect(date(2027, 11, 24)).center()) == "Wed 2027-11-24: a business day"
+    click(qtbot, window, "Year view: next year")
+    assert view.year == 2028 and grid.tip_at(grid.day_rect(date(2028, 11, 23)).center()).endswith(
+        "Thanksgiving Day (US-NY)"
+    )
+    for _ in range(3):
+        QApplication.processEvents()
+    window.designer.business_days.grab().save("/tmp/business-days-year.png")
+
+
+def test_the_section_fits_the_default_window(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    window.resize(1280, 800)
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    type_enter(qtbot, window, "Public holidays: search", "berlin")
+    for _ in range(3):
+        QApplication.processEvents()
+    area = window.designer.settings_area
+    assert area.horizontalScrollBar().maximum() == 0  # nothing cut off on the right, nothing to scroll sideways
+    area.ensureWidgetVisible(window.designer.business_days.year_view)
+    window.grab().save("/tmp/business-days-window.png")
