@@ -1,6 +1,7 @@
 """A schedule in plain words: one short sentence saying what it does and when,
 then one sentence per policy (the next gap and fold that touch it, the next
-date its month lacks, missed runs and overlap).
+date its month lacks, the holiday policy with the next holiday it touches,
+missed runs and overlap).
 
 ``schedctl explain`` prints them as one paragraph (:func:`explain`); the
 designer shows the sentence on a line of its own and each policy on its own
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from core.business_words import policy_line
 from core.change_words import clocks, day_label, jump_words, transition_day, wall_range, zone_word
 from core.consequences import LOOKAHEAD, Consequences, consequences
 from core.durations import human_duration
@@ -64,6 +66,9 @@ def summarize(spec: ScheduleSpec, now: datetime) -> Summary:
         found = consequences(spec, now)
         headline = _calendar_what(compiled, now) + "."
         lines = _calendar_changes(compiled, found) + _invalid_dates(found)
+        holidays = policy_line(spec, now)
+        if holidays is not None:
+            lines.append(holidays)
     lines.append(_misfire_and_overlap(spec))
     if spec.jitter > timedelta(0):
         lines.append(

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -22,6 +23,7 @@ from pydantic import (
     PlainSerializer,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -331,16 +333,76 @@ def _default_weekend() -> list[WeekdayCode]:
     return ["SA", "SU"]
 
 
+def _holiday_code(value: str) -> str:
+    from core.holiday_codes import code_problem  # the holidays package loads only when a calendar names codes
+
+    problem = code_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _calendar_date(value: Any) -> date:
+    """A closed or open day: a date alone (2027-12-24), never a time."""
+    if isinstance(value, datetime):
+        raise ValueError(f"{value.isoformat()} is a date and time; give the date alone, e.g. {value:%Y-%m-%d}")
+    if isinstance(value, date):
+        return value
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            return date.fromisoformat(text)
+        except ValueError:
+            pass
+    raise ValueError(f"{shown(value)} is not a date such as 2027-12-24")
+
+
+CalendarDate = Annotated[
+    date,
+    BeforeValidator(_calendar_date),
+    WithJsonSchema({"type": "string", "format": "date", "description": "a local date, e.g. 2027-12-24"}),
+]
+HolidayCodeText = Annotated[str, AfterValidator(_holiday_code)]
+
+
+def _twice(values: list[Any]) -> list[Any]:
+    return [v for i, v in enumerate(values) if v in values[:i]]
+
+
 class BusinessCalendar(_Model):
     """Which local dates are business days: public holidays, the weekend and a company's own dates."""
 
-    holidays: list[str] = Field(
+    holidays: list[HolidayCodeText] = Field(
         default_factory=list,
         description="country or country-subdivision codes of the holidays package (US, US-NY, DE-BE, GB-SCT, JP)",
     )
-    weekend: list[WeekdayCode] = Field(default_factory=_default_weekend)
-    closed: list[date] = Field(default_factory=list, description="extra closed dates (a company's own)")
-    open: list[date] = Field(default_factory=list, description="dates that are business days despite the above")
+    weekend: list[WeekdayCode] = Field(
+        default_factory=_default_weekend, description="RFC 5545 weekday codes of the weekend (default SA, SU)"
+    )
+    closed: list[CalendarDate] = Field(default_factory=list, description="extra closed dates (a company's own)")
+    open: list[CalendarDate] = Field(default_factory=list, description="dates that are business days despite the above")
+
+    @field_validator("holidays", "weekend", "closed", "open")
+    @classmethod
+    def _once(cls, values: list[Any]) -> list[Any]:
+        twice = _twice(values)
+        if twice:
+            raise ValueError(f"{shown(str(twice[0]))} is listed twice")
+        return values
+
+    @field_validator("weekend")
+    @classmethod
+    def _some_workdays(cls, values: list[str]) -> list[str]:
+        if len(set(values)) == len(WEEKDAY_CODES):
+            raise ValueError("names all seven days, so no day would be a business day")
+        return values
+
+    @model_validator(mode="after")
+    def _open_or_closed(self) -> BusinessCalendar:
+        both = sorted(set(self.closed) & set(self.open))
+        if both:
+            raise ValueError(f"{both[0].isoformat()} is both closed and open; keep it in one list")
+        return self
 
 
 class ScheduleSpec(_Model):
@@ -451,8 +513,11 @@ class ScheduleSpec(_Model):
 KIND_KEYS: dict[Kind, tuple[set[str], set[str]]] = {
     # kind: (required, forbidden)
     Kind.CALENDAR: ({"rule", "start", "gapPolicy", "foldPolicy"}, {"every", "anchor", "delay"}),
-    Kind.INTERVAL: ({"every", "anchor"}, {"rule", "start", "gapPolicy", "foldPolicy", "delay"}),
-    Kind.AFTER_COMPLETION: ({"delay", "start"}, {"rule", "every", "anchor"}),
+    Kind.INTERVAL: (
+        {"every", "anchor"},
+        {"rule", "start", "gapPolicy", "foldPolicy", "delay", "businessCalendar", "holidayPolicy"},
+    ),
+    Kind.AFTER_COMPLETION: ({"delay", "start"}, {"rule", "every", "anchor", "businessCalendar", "holidayPolicy"}),
 }
 
 

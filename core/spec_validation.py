@@ -81,6 +81,14 @@ _REQUIRED_WHY = {
     "gapPolicy": "there is no silent default: choose SKIP, SHIFT_FORWARD or SHIFT_BY_GAP",
     "foldPolicy": "there is no silent default: choose FIRST_ONLY, SECOND_ONLY or BOTH",
 }
+#: Why a kind refuses a key, where "does not apply" alone would leave a person guessing.
+_FORBIDDEN_WHY = {
+    (Kind.INTERVAL, "businessCalendar"): "an interval counts elapsed time from its anchor, so it has no "
+    "nominal dates to keep off holidays; use a calendar rule",
+    (Kind.AFTER_COMPLETION, "businessCalendar"): "each run follows the previous one's completion, so it has no "
+    "nominal dates to keep off holidays; use a calendar rule",
+}
+_HOLIDAY_POLICIES = "SKIP, NEXT_BUSINESS_DAY or PREVIOUS_BUSINESS_DAY"
 
 
 def _a(kind: Kind) -> str:
@@ -102,7 +110,10 @@ def _kind_problems(data: dict[str, Any]) -> list[Problem]:
             problems.append(Problem(key, f"required for {_a(kind)} schedule" + (f"; {why}" if why else "")))
     for key in sorted(forbidden):
         if key in data and data[key] is not None:
-            problems.append(Problem(key, f"does not apply to {_a(kind)} schedule; remove it"))
+            why = _FORBIDDEN_WHY.get((kind, key), "remove it")
+            problems.append(Problem(key, f"does not apply to {_a(kind)} schedule; {why}"))
+    if kind is Kind.CALENDAR:
+        problems += _holiday_policy_problems(data)
     policy = data.get("misfirePolicy")
     if policy == MisfirePolicy.CATCH_UP_BOUNDED.value and data.get("maxCatchUp") is None:
         problems.append(
@@ -111,6 +122,23 @@ def _kind_problems(data: dict[str, Any]) -> list[Problem]:
     if policy not in (None, MisfirePolicy.CATCH_UP_BOUNDED.value) and data.get("maxCatchUp") is not None:
         problems.append(Problem("maxCatchUp", f"only applies with misfirePolicy CATCH_UP_BOUNDED, not {shown(policy)}"))
     return problems
+
+
+def _holiday_policy_problems(data: dict[str, Any]) -> list[Problem]:
+    """holidayPolicy goes with businessCalendar: required with it (no silent default), refused without it."""
+    calendar, policy = data.get("businessCalendar"), data.get("holidayPolicy")
+    if calendar is not None and policy is None:
+        return [
+            Problem(
+                "holidayPolicy",
+                f"required with businessCalendar; there is no silent default: choose {_HOLIDAY_POLICIES}",
+            )
+        ]
+    if calendar is None and policy is not None:
+        return [
+            Problem("holidayPolicy", "only applies with a businessCalendar (which days are business days); add one")
+        ]
+    return []
 
 
 def parse_spec(data: Any, source: str | None = None, *, check_rule: bool = True) -> ScheduleSpec:

@@ -212,13 +212,13 @@ def count_rows(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> int | 
     Interval schedules: arithmetic. Calendar rules that repeat by days or weeks
     (MINUTELY to WEEKLY, no month or year parts), in a zone whose offset does
     not change in the range: the pattern is counted once and multiplied. Any
-    exclusion, business period, end bound or clock change makes it None: the
+    exclusion, business calendar, business period, end bound or clock change makes it None: the
     range then stands for "every occurrence" between its bounds.
     """
     spec = compiled.spec
     if hi <= lo:
         return 0
-    if spec.business_period or compiled.excluded_dates or compiled.excluded_times:
+    if spec.business_period or compiled.excluded_dates or compiled.excluded_times or compiled.business_days:
         return None
     if compiled.until is not None or compiled.end_utc is not None:
         return None

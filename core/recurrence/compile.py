@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from dateutil import rrule as du
 
+from core.business_days import BusinessDays
 from core.enums import FoldPolicy, GapPolicy, Kind
 from core.errors import Problem, SpecError
 from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_for
@@ -51,6 +52,8 @@ class CompiledSchedule:
     end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z, a UTC UNTIL)
     excluded_dates: frozenset[date] = field(default_factory=frozenset)
     excluded_times: frozenset[datetime] = field(default_factory=frozenset)
+    #: The business calendar with its holiday policy (a calendar schedule with ``businessCalendar``).
+    business_days: BusinessDays | None = field(default=None, compare=False, repr=False)
     #: Which wall times lie near an offset change in ``zone``: the zone's shared index,
     #: or one of its own for a zone built from a revision's pinned bytes.
     index: ZoneIndex | None = field(default=None, compare=False, repr=False)
@@ -199,6 +202,8 @@ def compile_schedule(spec: ScheduleSpec, zone: ZoneInfo | None = None) -> Compil
     compiled.excluded_times = frozenset(times)
     if spec.kind is not Kind.CALENDAR:
         return compiled
+    if spec.business_calendar is not None and spec.holiday_policy is not None:
+        compiled.business_days = BusinessDays(spec.business_calendar, spec.holiday_policy)
     assert spec.rule is not None and spec.start is not None
     try:
         parsed = parse_rule(spec.rule)

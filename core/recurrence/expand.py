@@ -4,6 +4,7 @@
 on every machine, and ``expand(a, c) == expand(a, b) + expand(b, c)``.
 
 The pipeline: nominal wall times (from the rule, or the interval's instants)
+-> business days (a closed date skipped or moved, :mod:`core.business_days`)
 -> resolution in the zone (gap/fold policies) -> exclusions -> ordering by
 (positionUtc, nominalLocal, foldOrdinal) -> collisions on one instant ->
 repeated business periods -> the requested window.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -84,12 +85,26 @@ class _RowMaker:
 
 
 def _exclude(row: Occurrence) -> None:
-    row.reason = f"excluded: {row.nominal_local} is listed in exclude" + (f" ({row.reason})" if row.reason else "")
+    _excluded(row, f"excluded: {row.nominal_local} is listed in exclude" + (f" ({row.reason})" if row.reason else ""))
+
+
+def _excluded(row: Occurrence, reason: str) -> None:
+    row.reason = reason
     row.status = Status.EXCLUDED
     row.resolved = None
     row.resolved_utc = None
     row.logical_slot_id = None
     row.dispatch_delay = 0
+
+
+def _business_day(row: Occurrence, reason: str, *, skipped: bool) -> None:
+    """A row whose nominal date is not a business day: skipped (EXCLUDED) or moved (SHIFTED)."""
+    if skipped:  # the date decides first: a gap or fold on a closed day is not the reason
+        _excluded(row, reason)
+        return
+    row.reason = reason + (f"; {row.reason}" if row.reason else "")
+    if row.status is Status.SCHEDULED:
+        row.status = Status.SHIFTED
 
 
 def _calendar_rows(
@@ -100,15 +115,22 @@ def _calendar_rows(
     gap, fold = compiled.gap_policy, compiled.fold_policy
     make = _RowMaker(compiled)
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)
+    days = compiled.business_days
+    if days is not None and from_local is not None:
+        from_local = days.earliest_from(from_local)
     scanned = 0
     for nominal, moved in compiled.nominals(from_local, hint=hint):
         scanned += 1
         if scanned > limit:
             raise ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
-        for reading in resolve(zone, name, nominal, gap, fold, index):
+        place = days.place(nominal) if days is not None else None
+        wall = nominal if place is None or place.wall is None else place.wall
+        for reading in resolve(zone, name, wall, gap, fold, index):
             row = make(nominal, reading)
             if moved:
                 row.reason = moved if row.reason is None else f"{moved}; {row.reason}"
+            if place is not None and place.reason is not None:
+                _business_day(row, place.reason, skipped=place.wall is None)
             if excludes and compiled.is_excluded(nominal):
                 _exclude(row)
             yield row
@@ -196,7 +218,9 @@ def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
         yield row
 
 
-def _ordered(rows: Iterable[Occurrence], zone: ZoneInfo) -> Iterator[Occurrence]:
+def _ordered(
+    rows: Iterable[Occurrence], zone: ZoneInfo, floor: Callable[[datetime], datetime] | None = None
+) -> Iterator[Occurrence]:
     """Reorder a nominal-ordered stream by (position, nominalLocal, foldOrdinal)
     and settle collisions: runnable rows on one instant keep one winner.
 
@@ -204,7 +228,8 @@ def _ordered(rows: Iterable[Occurrence], zone: ZoneInfo) -> Iterator[Occurrence]
     change), so they are appended to a buffer and only the stragglers are
     inserted by bisection. A row is released once no later nominal time can
     produce a row before it (the zone's greatest offset near it says how far
-    back that can be); rows released on the same position form a group.
+    back that can be; ``floor``, when given, the earliest wall time a later
+    nominal can be moved to); rows released on the same position form a group.
     """
     buf: list[tuple[tuple[datetime, str, int], Occurrence]] = []
     head = 0
@@ -217,12 +242,13 @@ def _ordered(rows: Iterable[Occurrence], zone: ZoneInfo) -> Iterator[Occurrence]
             buf.append(item)
         else:
             bisect.insort(buf, item, lo=head, key=lambda entry: entry[0])
-        if row.nominal.year != year:
-            year = row.nominal.year
+        low = row.nominal if floor is None else floor(row.nominal)
+        if low.year != year:
+            year = low.year
             base = _EPOCH_NAIVE + _offset_bounds(zone, year)[1]
         # Any later row lies at or after (its nominal read as UTC) - the greatest offset near it.
         try:
-            safe = _EPOCH + (row.nominal - base)
+            safe = _EPOCH + (low - base)
         except OverflowError:  # at the calendar's end: hold the rest until the stream ends
             continue
         while head < len(buf) and buf[head][0][0] < safe:
@@ -341,7 +367,8 @@ def iter_rows(
         rows = _until_calendar_ends(_interval_rows(compiled, from_utc, scan_limit))
     else:
         rows = _after_completion_rows(compiled)
-    rows = _ordered(rows, compiled.zone)
+    days = compiled.business_days
+    rows = _ordered(rows, compiled.zone, days.floor if days is not None else None)
     if period:
         rows = _periods(rows, period)
     end_utc = compiled.end_utc
