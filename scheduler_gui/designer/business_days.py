@@ -26,7 +26,6 @@ from scheduler_gui.designer.business_lists import DateAdder, HolidayPicker, Remo
 from scheduler_gui.designer.business_state import (
     CALENDAR,
     DEFAULT_WEEKEND,
-    MISSING_POLICY,
     POLICY,
     POLICY_CHOICES,
     added_date,
@@ -288,7 +287,4 @@ class BusinessDaysBox(QWidget):
 
     def _show_problems(self) -> None:
         show_problems(self.problem, self._doc.problems_for(CALENDAR))
-        policy = self._doc.problems_for(POLICY)
-        if not policy and calendar_of(self._doc.data) is not None and self._doc.value(POLICY) is None:
-            policy = [MISSING_POLICY]
-        show_problems(self.policy_problem, policy)
+        show_problems(self.policy_problem, self._doc.problems_for(POLICY))

@@ -3,8 +3,8 @@ without Qt and without the holiday data (the panel's heading and the missing-pol
 before the section is ever opened).
 
 The keys are the spec's (docs/spec.md): ``businessCalendar`` with ``holidays``, ``weekend``,
-``closed`` and ``open``, and ``holidayPolicy``, which is required with a calendar: turning the
-section on never chooses a policy for the person.
+``closed`` and ``open``, and ``holidayPolicy``, which the core requires with a calendar: turning
+the section on never chooses a policy for the person.
 """
 
 from __future__ import annotations
@@ -36,10 +36,6 @@ POLICY_CHOICES = (
         "Previous business day",
         "A run that falls on a closed day happens on the previous business day, at the same time.",
     ),
-)
-#: What Save waits for while a calendar has no policy (unless the core already says it).
-MISSING_POLICY = (
-    "choose what happens on a closed day (holidayPolicy): skip the run, or run on the next or previous business day"
 )
 
 
@@ -88,11 +84,6 @@ def added_date(existing: list[str], day: str) -> list[str]:
     if existing == sorted(existing):
         return sorted([*existing, day])
     return [*existing, day]
-
-
-def policy_missing(data: Mapping[str, Any]) -> bool:
-    """True when the document has a calendar but no policy."""
-    return data.get(CALENDAR) is not None and data.get(POLICY) is None
 
 
 def policy_words(value: Any) -> str | None:

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
-from scheduler_gui.designer.business_state import CALENDAR, MISSING_POLICY, POLICY, heading_detail, policy_missing
+from scheduler_gui.designer.business_state import CALENDAR, heading_detail
 from scheduler_gui.designer.trust import TrustStore
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
@@ -205,12 +205,10 @@ class DesignerPanel(QWidget):
         return (self.business_section, self.task_section, self.recovery_section)
 
     def _business_changed(self) -> None:
-        """The business days heading says what the calendar holds; a calendar without a policy holds
-        Save back (unless the core's validation already says so): no policy is chosen silently."""
+        """The business days heading says what the calendar holds (a calendar without its policy is not
+        valid: the core's validation holds Save back and names holidayPolicy)."""
         data = self.document.data
         self.business_section.set_detail(heading_detail(data))
-        missing = policy_missing(data) and not self.document.problems_for(POLICY)
-        self.document.set_field_problem(POLICY, MISSING_POLICY if missing else None, unfinished=False)
         if data.get(CALENDAR) is not None and not self.business_section.built:
             self.business_section.set_open(True)  # a file with a calendar shows it
 

@@ -120,7 +120,7 @@ def test_a_person_builds_a_calendar_step_by_step_and_undoes_each_step(shown: Mai
     # No policy is chosen for the person: Save waits and says what is missing.
     assert not window.acts.save.isEnabled()
     assert "holidayPolicy" in window.acts.save.toolTip() and "choose" in window.acts.save.toolTip()
-    assert "holidayPolicy" in problem_text(window, "On a closed day")
+    assert "no silent default" in problem_text(window, "On a closed day")
     assert [b.isChecked() for b in window.findChildren(QToolButton) if b.accessibleName().startswith("Weekend")] == [
         False, False, False, False, False, True, True,
     ]  # fmt: skip
