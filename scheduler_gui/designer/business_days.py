@@ -14,13 +14,17 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from PySide6.QtCore import QLocale, Qt
+from PySide6.QtCore import QLocale, Qt, QTimer
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from core.enums import Kind
+from core.business_words import next_touch, policy_line
+from core.enums import HolidayPolicy, Kind
+from core.errors import SpecError
 from core.holiday_codes import code_info, code_problem
 from core.spec import WEEKDAY_CODES
+from core.spec_validation import parse_spec
 from scheduler_gui.a11y import accessible
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.business_lists import DateAdder, HolidayPicker, RemovableList
 from scheduler_gui.designer.business_state import (
@@ -46,10 +50,28 @@ OFF_MEANING = (
     "Runs on every date its rule names. Turn this on to skip or move the runs that fall on public holidays, "
     "on the weekend or on your own closed dates."
 )
+#: How long the consequence waits for edits to pause (ms).
+DEBOUNCE_MS = 60
+INCOMPLETE = "Complete the schedule above to see what each choice does."
+NO_TOUCH = "touches no run in the next year"
 NOT_CALENDAR = (
     "Business days apply to calendar schedules: an interval or an after-completion schedule follows elapsed "
     "time and has no dates to keep off holidays."
 )
+
+
+def choice_lines(data: dict[str, Any], now: datetime) -> dict[str, tuple[str, str]] | None:
+    """For each policy: the core's line for the schedule with that policy (``policy_line``) and the next
+    holiday it touches (``next_touch``), or None while the rest of the schedule is not valid."""
+    out: dict[str, tuple[str, str]] = {}
+    for policy in HolidayPolicy:
+        try:
+            spec = parse_spec({**data, POLICY: policy.value})
+        except SpecError:
+            return None
+        touch = next_touch(spec, now)
+        out[policy.value] = (policy_line(spec, now) or "", touch.removeprefix("Next: ") if touch else NO_TOUCH)
+    return out
 
 
 def _date_row(text: str) -> tuple[str, str, str]:
@@ -124,9 +146,20 @@ class BusinessDaysBox(QWidget):
         layout.addWidget(self.fields)
         layout.addWidget(self.problem)
         layout.addStretch(1)
+        self.lines: dict[str, tuple[str, str]] | None = None
+        self._worker = LatestOnly(self)
+        self._worker.done.connect(self._show_lines)
+        self._worker.failed.connect(lambda message: self._say(f"→ {message}"))
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh_now)
         document.changed.connect(self.sync)
         document.problemsChanged.connect(self._show_problems)
+        if preview is not None:
+            preview.startChanged.connect(self._timer.start)
         self.sync()
+        self.refresh_now()
 
     def _now(self) -> datetime:
         """The instant the section speaks from: the preview's start, else the clock's now."""
@@ -277,13 +310,50 @@ class BusinessDaysBox(QWidget):
             self.year_view.show_calendar(calendar)
         finally:
             self._syncing = False
-        self._show_consequence()
         self._show_problems()
+        self._show_lines(self.lines)
+        self._timer.start()
 
-    def _show_consequence(self) -> None:
+    # --- the consequence ------------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        """True from an edit until its consequence is shown (tests, screenshots)."""
+        return self._timer.isActive() or self._worker.busy
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the consequence being computed is ready (tests, screenshots)."""
+        return self._worker.wait(msecs)
+
+    def refresh_now(self) -> None:
+        """Work out, off the GUI thread, what each policy does from the preview's instant."""
+        self._timer.stop()
+        if calendar_of(self._doc.data) is None:
+            self._worker.cancel()
+            self.lines = None
+            return
+        data, now = dict(self._doc.data), self._now()
+        self._worker.submit(lambda: choice_lines(data, now))
+
+    def _show_lines(self, lines: object) -> None:
+        """The chosen policy's line (each choice's in its tooltip); with none chosen, what each would do."""
+        self.lines = lines if isinstance(lines, dict) else None
+        for i in range(self.policy.count()):
+            value, meaning = self.policy.itemData(i), POLICY_CHOICES[i][2]
+            tip = self.lines[value][0] if self.lines else meaning
+            self.policy.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
         chosen = self._doc.value(POLICY)
-        meaning = next((m for v, _w, m in POLICY_CHOICES if v == chosen), None)
-        self.consequence.setText(f"→ {meaning}" if meaning else "→ Not chosen yet: Save waits until you choose.")
+        if self.lines is None:
+            said = next((m for v, _w, m in POLICY_CHOICES if v == chosen), None)
+            self._say(f"→ {said} {INCOMPLETE}" if said else f"→ Not chosen yet. {INCOMPLETE}")
+        elif chosen in self.lines:
+            self._say(f"→ {self.lines[chosen][0]}")
+        else:
+            each = "; ".join(f"{words}: {self.lines[value][1]}" for value, words, _m in POLICY_CHOICES)
+            self._say(f"→ Not chosen yet. {each}.")
+
+    def _say(self, text: str) -> None:
+        self.consequence.setText(text)
+        self.consequence.setAccessibleDescription(text)
 
     def _show_problems(self) -> None:
         show_problems(self.problem, self._doc.problems_for(CALENDAR))

@@ -376,3 +376,43 @@ def test_the_section_fits_the_default_window(shown: MainWindow, qtbot: Any) -> N
     assert area.horizontalScrollBar().maximum() == 0  # nothing cut off on the right, nothing to scroll sideways
     area.ensureWidgetVisible(window.designer.business_days.year_view)
     window.grab().save("/tmp/business-days-window.png")
+
+
+def consequence(qtbot: Any, window: MainWindow) -> str:
+    box = window.designer.business_days
+    qtbot.waitUntil(lambda: not box.pending)  # worked out off the GUI thread
+    line = named(window, "On a closed day: what it does")
+    assert isinstance(line, QLabel)
+    return line.text()
+
+
+def test_the_policy_says_what_it_does_to_the_next_holiday(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    doc = window.document
+    assert doc is not None
+    doc.set_values(
+        {"timeZone": "America/New_York", "rule": "FREQ=WEEKLY;BYDAY=TH;BYHOUR=9;BYMINUTE=0", "exclude": None},
+        label="Thursdays in New York",
+    )
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    type_enter(qtbot, window, "Public holidays: search", "new york")
+    # Before a choice: what each choice would do to the next holiday the schedule meets.
+    assert consequence(qtbot, window) == (
+        "→ Not chosen yet. Skip: Thu 2027-11-11, Veterans Day: does not run; "
+        "Next business day: Thu 2027-11-11, Veterans Day: runs Fri 2027-11-12 09:00 instead; "
+        "Previous business day: Thu 2027-11-11, Veterans Day: runs Wed 2027-11-10 09:00 instead."
+    )
+    combo = named(window, "On a closed day")
+    assert isinstance(combo, QComboBox)
+    assert combo.itemData(1, Qt.ItemDataRole.ToolTipRole).endswith(
+        "Next: Thu 2027-11-11, Veterans Day: runs Fri 2027-11-12 09:00 instead."
+    )
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    assert consequence(qtbot, window) == (
+        "→ On public holidays in US-NY, Saturdays and Sundays, a run moves to the next business day at the same "
+        "time. Next: Thu 2027-11-11, Veterans Day: runs Fri 2027-11-12 09:00 instead."
+    )
+    window.designer.business_days.grab().save("/tmp/business-days-consequence.png")
