@@ -416,3 +416,24 @@ def test_the_policy_says_what_it_does_to_the_next_holiday(shown: MainWindow, qtb
         "time. Next: Thu 2027-11-11, Veterans Day: runs Fri 2027-11-12 09:00 instead."
     )
     window.designer.business_days.grab().save("/tmp/business-days-consequence.png")
+
+
+def test_switching_to_an_interval_takes_the_calendar_out_and_undo_brings_it_back(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    doc = window.document
+    assert doc is not None
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    combo = named(window, "On a closed day")
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    kind = named(window, "Kind")
+    assert isinstance(kind, QComboBox)
+    kind.setFocus()
+    QTest.keyClick(kind, Qt.Key.Key_Down)  # Interval
+    assert doc.value("kind") == "interval" and doc.valid
+    assert "businessCalendar" not in doc.data and "holidayPolicy" not in doc.data
+    assert not named(window, "Use a business calendar").isEnabled()
+    undo(window)
+    assert doc.value("kind") == "calendar" and calendar(window) == {"weekend": ["SA", "SU"]}
+    assert named(window, "Use a business calendar").isChecked()
