@@ -437,3 +437,18 @@ def test_switching_to_an_interval_takes_the_calendar_out_and_undo_brings_it_back
     undo(window)
     assert doc.value("kind") == "calendar" and calendar(window) == {"weekend": ["SA", "SU"]}
     assert named(window, "Use a business calendar").isChecked()
+
+
+def test_a_week_of_only_weekend_is_refused_under_the_section(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    combo = named(window, "On a closed day")
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"):
+        click(qtbot, window, f"Weekend: {day}")
+    assert len(calendar(window)["weekend"]) == 7
+    assert problem_text(window, "Business days") and not window.acts.save.isEnabled()
+    undo(window)
+    assert problem_text(window, "Business days") == "" and window.acts.save.isEnabled()
