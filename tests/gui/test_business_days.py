@@ -452,3 +452,13 @@ def test_a_week_of_only_weekend_is_refused_under_the_section(shown: MainWindow, 
     assert problem_text(window, "Business days") and not window.acts.save.isEnabled()
     undo(window)
     assert problem_text(window, "Business days") == "" and window.acts.save.isEnabled()
+
+
+def test_the_docs_example_opens_valid_with_the_section_open(window: MainWindow, ctx: AppContext, qtbot: Any) -> None:
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "invoice-first-business-day.yaml"
+    path = ctx.workspace / example.name
+    path.write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+    assert window.open_path(path, ask=False)
+    assert window.document is not None and window.document.valid
+    assert window.designer is not None and window.designer.business_section.is_open
+    assert consequence(qtbot, window).startswith("→ On public holidays in US-NY, Saturdays, Sundays and 1 closed date")
