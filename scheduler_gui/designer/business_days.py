@@ -118,42 +118,15 @@ class BusinessDaysBox(QWidget):
         self.use.clicked.connect(self._turned)
         self.off_meaning = meaning_label(self, "Business days: meaning")
         self.off_meaning.setText(OFF_MEANING)
-        self.fields = QWidget(self)
-        left, right = QWidget(self.fields), QWidget(self.fields)
-        left_form = form_layout(left)
-        self._build_holidays(left_form)
-        self._build_weekend(left_form)
-        self._build_policy(left_form)
-        self._build_dates(form_layout(right))
-        outer = QVBoxLayout(self.fields)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.setSpacing(8)
-        columns = QHBoxLayout()
-        columns.setContentsMargins(0, 0, 0, 0)
-        columns.setSpacing(16)
-        # At the top of their column, at their own height: a list never takes the other column's room.
-        columns.addWidget(left, 3, Qt.AlignmentFlag.AlignTop)
-        columns.addWidget(right, 2, Qt.AlignmentFlag.AlignTop)
-        outer.addLayout(columns)
-        self.year_view = YearView(self._now().year, self.fields)
-        outer.addWidget(self.year_view)
-        self.problem = problem_label(self, "Business days: problem")
+        self._build_fields()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 0, 0, 4)
         layout.setSpacing(4)
         layout.addWidget(self.use)
         layout.addWidget(self.off_meaning)
         layout.addWidget(self.fields)
-        layout.addWidget(self.problem)
         layout.addStretch(1)
-        self.lines: dict[str, tuple[str, str]] | None = None
-        self._worker = LatestOnly(self)
-        self._worker.done.connect(self._show_lines)
-        self._worker.failed.connect(lambda message: self._say(f"→ {message}"))
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.refresh_now)
+        self._build_consequence()
         document.changed.connect(self.sync)
         document.problemsChanged.connect(self._show_problems)
         if preview is not None:
@@ -166,6 +139,41 @@ class BusinessDaysBox(QWidget):
         return self._preview.start if self._preview is not None else self._ctx.clock.now()
 
     # --- building -------------------------------------------------------------------
+    def _build_fields(self) -> None:
+        """What shows while the section is on: two columns of fields, the calendar's problems, the year."""
+        self.fields = QWidget(self)
+        left, right = QWidget(self.fields), QWidget(self.fields)
+        left_form = form_layout(left)
+        self._build_holidays(left_form)
+        self._build_weekend(left_form)
+        self._build_policy(left_form)
+        self._build_dates(form_layout(right))
+        columns = QHBoxLayout()
+        columns.setContentsMargins(0, 0, 0, 0)
+        columns.setSpacing(16)
+        # At the top of their column, at their own height: a list never takes the other column's room.
+        columns.addWidget(left, 3, Qt.AlignmentFlag.AlignTop)
+        columns.addWidget(right, 2, Qt.AlignmentFlag.AlignTop)
+        self.problem = problem_label(self.fields, "Business days: problem")
+        self.year_view = YearView(self._now().year, self.fields)
+        outer = QVBoxLayout(self.fields)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(8)
+        outer.addLayout(columns)
+        outer.addWidget(self.problem)
+        outer.addWidget(self.year_view)
+
+    def _build_consequence(self) -> None:
+        """The policy's line is worked out off the GUI thread once the edits pause."""
+        self.lines: dict[str, tuple[str, str]] | None = None
+        self._worker = LatestOnly(self)
+        self._worker.done.connect(self._show_lines)
+        self._worker.failed.connect(lambda message: self._say(f"→ {message}"))
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh_now)
+
     def _build_holidays(self, form: QFormLayout) -> None:
         """Public holidays: the search, its matches, and the codes chosen."""
         self.picker = HolidayPicker(self.fields)
