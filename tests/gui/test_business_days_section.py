@@ -462,3 +462,19 @@ def test_the_docs_example_opens_valid_with_the_section_open(window: MainWindow, 
     assert window.document is not None and window.document.valid
     assert window.designer is not None and window.designer.business_section.is_open
     assert consequence(qtbot, window).startswith("→ On public holidays in US-NY, Saturdays, Sundays and 1 closed date")
+
+
+def test_a_double_click_on_a_match_adds_it(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    search = named(window, "Public holidays: search")
+    search.setFocus()
+    qtbot.keyClicks(search, "scotland")
+    matches = named(window, "Public holidays: matches")
+    assert isinstance(matches, QListWidget) and matches.item(0).text() == "United Kingdom: Scotland (GB-SCT)"
+    rect = matches.visualItemRect(matches.item(0))
+    # A double-click as the mouse sends it: a press (the item under it is the one pressed), then the second click.
+    qtbot.mouseClick(matches.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(matches.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert calendar(window)["holidays"] == ["GB-SCT"]
