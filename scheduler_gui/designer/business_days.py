@@ -131,8 +131,13 @@ class BusinessDaysBox(QWidget):
         document.problemsChanged.connect(self._show_problems)
         if preview is not None:
             preview.startChanged.connect(self._timer.start)
+            preview.startChanged.connect(self._follow_start)
         self.sync()
         self.refresh_now()
+
+    def _follow_start(self) -> None:
+        """The preview's From moved: the year view goes to its year (unless the person turned it)."""
+        self.year_view.follow(self._now().year)
 
     def _now(self) -> datetime:
         """The instant the section speaks from: the preview's start, else the clock's now."""

@@ -234,6 +234,8 @@ class YearView(QWidget):
         super().__init__(parent)
         self._calendar: dict[str, Any] = {}
         self.year = year
+        #: True once the person turned the year: the preview's year no longer moves it.
+        self.turned = False
         self.previous = QToolButton(self)
         self.previous.setArrowType(Qt.ArrowType.LeftArrow)
         accessible(self.previous, "Year view: previous year", "Show the year before")
@@ -259,8 +261,17 @@ class YearView(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.grid)
         layout.addWidget(self.legend)
-        self.previous.clicked.connect(lambda: self.show_year(self.year - 1))
-        self.next.clicked.connect(lambda: self.show_year(self.year + 1))
+        self.previous.clicked.connect(lambda: self._turn(-1))
+        self.next.clicked.connect(lambda: self._turn(1))
+
+    def _turn(self, step: int) -> None:
+        self.turned = True
+        self.show_year(self.year + step)
+
+    def follow(self, year: int) -> None:
+        """Show the preview's ``year``, unless the person turned to another one."""
+        if not self.turned and year != self.year:
+            self.show_year(year)
 
     def show_calendar(self, calendar: Mapping[str, Any]) -> None:
         """Mark the days of ``calendar`` (the document's mapping) in the year shown."""

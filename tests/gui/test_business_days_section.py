@@ -6,7 +6,7 @@ step is one Ctrl+Z; the saved file has exactly the spec's keys and keeps the per
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -478,3 +478,16 @@ def test_a_double_click_on_a_match_adds_it(shown: MainWindow, qtbot: Any) -> Non
     qtbot.mouseClick(matches.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.mouseDClick(matches.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert calendar(window)["holidays"] == ["GB-SCT"]
+
+
+def test_the_year_view_follows_the_previews_from_until_a_person_turns_the_year(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    view = window.designer.business_days.year_view
+    assert view.year == 2027
+    window.designer.service.set_start(datetime(2029, 6, 1, tzinfo=UTC))
+    assert view.year == 2029
+    click(qtbot, window, "Year view: previous year")
+    window.designer.service.set_start(datetime(2030, 6, 1, tzinfo=UTC))
+    assert view.year == 2028  # the person chose the year shown
