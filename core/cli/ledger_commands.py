@@ -211,10 +211,19 @@ def _drift_lines(items: list[Any], release: str) -> list[str]:
         status = f" ({item.current_status.value})" if item.current_status is not None else " (no longer exists)"
         lines.append(
             f"  {item.occurrence_id} {item.schedule_id} revision {item.revision} {item.nominal_local}"
-            f"#{item.fold_ordinal}: {old} (tzdb {item.stored_tzdb_version}) {arrow} {new}{status}"
+            f"#{item.fold_ordinal}: {old} (tzdb {item.stored_tzdb_version}{_holidays_words(item)}) "
+            f"{arrow} {new}{status}"
         )
     lines.append("publish a new revision to adopt them; materialized instants are never rewritten")
     return lines
+
+
+def _holidays_words(item: Any) -> str:
+    """``, holidays 0.60; installed 0.61`` when another holidays release decided the occurrence's date."""
+    stored, current = item.stored_holidays_version, item.current_holidays_version
+    if stored is None or stored == current:
+        return ""
+    return f", holidays {stored}; installed {current}"
 
 
 def _drift_decision(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from itertools import takewhile
+from typing import Any
 
 from core.enums import FoldPolicy, GapPolicy, Kind
 from core.exporting.cron_fields import CronFields
@@ -61,7 +62,14 @@ def _unbounded(spec: ScheduleSpec) -> ScheduleSpec:
     """``spec`` with nothing that ends or thins out its runs (each has its own comment)."""
     assert spec.rule is not None
     rule = ";".join(f"{k}={v}" for k, v in parse_rule(spec.rule).parts.items() if k not in ("COUNT", "UNTIL"))
-    return spec.model_copy(update={"rule": rule, "end": None, "exclude": [], "business_period": None})
+    thinning: dict[str, Any] = {
+        "end": None,
+        "exclude": [],
+        "business_period": None,
+        "business_calendar": None,
+        "holiday_policy": None,
+    }
+    return spec.model_copy(update={"rule": rule, **thinning})
 
 
 def _runs_text(runs: list[datetime], spec: ScheduleSpec) -> str:

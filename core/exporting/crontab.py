@@ -97,6 +97,14 @@ def _date_notes(spec: ScheduleSpec, fields: CronFields) -> list[Note]:
         shown = ", ".join(value.isoformat() for value in spec.exclude[:_MOST_DATES])
         more = f" and {len(spec.exclude) - _MOST_DATES} more" if len(spec.exclude) > _MOST_DATES else ""
         notes.append(Note(f"exclude {shown}{more}: cron has no exclusions; those runs happen", when=True))
+    if spec.business_calendar is not None and spec.holiday_policy is not None:
+        notes.append(
+            Note(
+                f"businessCalendar with holidayPolicy {spec.holiday_policy.value}: cron knows no holidays "
+                "or business days; runs on closed days happen as the rule says",
+                when=True,
+            )
+        )
     every_day = len(fields.days) == 31  # no day of the month named: every day is a real one
     lacking = not every_day and any(day > _MONTH_DAYS[m - 1] for day in fields.days for m in fields.months)
     if spec.invalid_date_policy is not InvalidDatePolicy.OMIT and spec.kind is Kind.CALENDAR and lacking:

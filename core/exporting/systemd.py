@@ -152,6 +152,11 @@ def _policies(spec: ScheduleSpec) -> list[str]:
         lost.append(f"retry maxAttempts {spec.retry.max_attempts}: a timer never runs a failed service again")
     if spec.exclude:
         lost.append("exclude: systemd has no excluded dates; disable the timer around them")
+    if spec.business_calendar is not None and spec.holiday_policy is not None:
+        lost.append(
+            f"businessCalendar with holidayPolicy {spec.holiday_policy.value}: systemd knows no holidays "
+            "or business days; runs on closed days happen as the rule says"
+        )
     if spec.end is not None:
         lost.append(f"end {spec.end.isoformat()}: systemd has no end; disable the timer then")
     if spec.tzdb_policy is TzdbPolicy.PIN:

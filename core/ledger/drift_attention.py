@@ -106,8 +106,15 @@ class DriftAttention:
         return self.engine_version is not None
 
     @property
+    def holidays_data(self) -> bool:
+        """Whether the runs were resolved by the installed tz release already, so that what moves
+        them is the installed holidays data (a business calendar's closed days)."""
+        return not self.new_code and set(self.from_tzdb) <= {self.tzdb_version}
+
+    @property
     def text(self) -> str:
-        """``tzdata 2027a moves 3 future runs by 1 h; republish to follow``, or
+        """``tzdata 2027a moves 3 future runs by 1 h; republish to follow``,
+        ``the installed holidays data changes 1 future run; republish to follow``, or
         ``Tidemark 0.2.0 computes 3 future runs otherwise than 0.1.0; republish to follow``."""
         runs = f"{self.occurrences} future run{'s' if self.occurrences != 1 else ''}"
         if self.new_code:
@@ -115,6 +122,8 @@ class DriftAttention:
                 f"Tidemark {self.engine_version} computes {runs} otherwise than {self.from_engine_version}; "
                 "republish to follow"
             )
+        if self.holidays_data:
+            return f"the installed holidays data changes {runs}; republish to follow"
         by = shift_text(self.largest_shift)
         by = f"by {'up to ' if self.occurrences > 1 else ''}{by}" if self.largest_shift is not None else by
         return f"tzdata {self.tzdb_version} moves {runs} {by}; republish to follow"
@@ -123,6 +132,8 @@ class DriftAttention:
     def republish_label(self) -> str:
         if self.new_code:
             return f"Republish under Tidemark {self.engine_version}"
+        if self.holidays_data:
+            return "Republish under the installed holidays data"
         return f"Republish under {self.tzdb_version}"
 
     @property

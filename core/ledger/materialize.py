@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from core import holiday_codes
 from core.clock import Clock
 from core.enums import Status
 from core.errors import LedgerError, SpecError, ZoneError, first_line
@@ -120,6 +121,10 @@ class _Gov:
         """The tz database release its rows are resolved with: the pinned one, else ``installed``."""
         return self.tzdb_version if self.tzif is not None else installed
 
+    def deciding_holidays(self) -> str | None:
+        """The holidays release that decides its rows' dates: the installed one, with a business calendar."""
+        return holiday_codes.holidays_version() if self.compiled().business_days is not None else None
+
 
 #: What materialization selects of a revision, in :class:`_Gov`'s order.
 GOV_COLUMNS = (Revision.revision, Revision.cutover_at, Revision.spec_json, Revision.tzif, Revision.tzdb_version)
@@ -144,7 +149,9 @@ def governing_segments(
     return pieces
 
 
-def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> list[dict[str, Any]]:
+def _row_dicts(
+    rows: Iterable[Row], revision: int, tzdb: str, now: datetime, holidays: str | None = None
+) -> list[dict[str, Any]]:
     out = []
     engine = tidemark_version()
     planned = OccurrenceState.PLANNED
@@ -168,6 +175,7 @@ def _row_dicts(rows: Iterable[Row], revision: int, tzdb: str, now: datetime) -> 
                 "reason": row.reason,
                 "tzdb_version": tzdb,
                 "engine_version": engine,
+                "holidays_version": holidays,
                 "attempt_count": 0,
                 "claim_generation": 0,
                 "created_at": now,
@@ -274,7 +282,7 @@ def expected_rows(
             if row.position >= hi:
                 break
             batch.append(row)
-        rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now))
+        rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays()))
     _yield_to_holders(session, schedule_id, start, end, rows)
     return rows
 
@@ -510,7 +518,8 @@ def materialize(
                 more = until_or_horizon(until, now, active, lead) > end
                 rows: list[dict[str, Any]] = []
                 for number, batch in expanded:
-                    rows.extend(_row_dicts(batch, number, by_number[number].resolving_tzdb(tzdb), now))
+                    gov = by_number[number]
+                    rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays()))
                 used = [number for number, _ in expanded]
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
@@ -664,6 +673,10 @@ class DriftItem:
     #: The installed data's status for it; None when the occurrence would not exist at all.
     current_status: Status | None
     current_tzdb_version: str
+    #: The holidays release that decided it, and the installed one (a schedule with a
+    #: business calendar); None without one.
+    stored_holidays_version: str | None = None
+    current_holidays_version: str | None = None
 
 
 _DRIFT_STATES = (
@@ -672,6 +685,8 @@ _DRIFT_STATES = (
     OccurrenceState.SKIPPED_GAP,
     OccurrenceState.SKIPPED_FOLD,
 )
+#: A newer holidays release can also give back a day it skipped, or free a moved run's duplicate.
+_HOLIDAY_DRIFT_STATES = (*_DRIFT_STATES, OccurrenceState.EXCLUDED, OccurrenceState.SKIPPED_DUPLICATE)
 
 
 def _governing(cutovers: list[tuple[int, datetime]], position: datetime, default: int) -> int:
@@ -680,19 +695,28 @@ def _governing(cutovers: list[tuple[int, datetime]], position: datetime, default
 
 
 def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> list[DriftItem]:
-    """Future, not-started occurrences whose instant differs under the installed tz database.
+    """Future, not-started occurrences whose instant differs under the installed tz database
+    or the installed holidays data.
 
-    Only rows resolved by another tzdb release are looked at (the same release
-    gives the same instant). A revision pinned to its zone's rules
-    (``tzdbPolicy: PIN``) is resolved with them, so it never drifts. Read-only:
-    materialized instants are never rewritten.
+    Only rows resolved by another tzdb release, or whose dates another holidays
+    release decided, are looked at (the same releases give the same instant). A
+    revision pinned to its zone's rules (``tzdbPolicy: PIN``) is resolved with
+    them, so it never drifts by the tz data. Read-only: materialized instants
+    are never rewritten.
     """
     current = tzdb_version()
+    holidays_now = holiday_codes.holidays_version()
     stmt = select(Occurrence).where(
         Occurrence.kind == OccurrenceKind.SCHEDULED,
         Occurrence.position_utc >= clock.now(),
-        Occurrence.state.in_(_DRIFT_STATES),
-        Occurrence.tzdb_version != current,
+        or_(
+            and_(Occurrence.state.in_(_DRIFT_STATES), Occurrence.tzdb_version != current),
+            and_(
+                Occurrence.state.in_(_HOLIDAY_DRIFT_STATES),
+                Occurrence.holidays_version.is_not(None),
+                Occurrence.holidays_version != holidays_now,
+            ),
+        ),
     )
     if schedule_id is not None:
         stmt = stmt.where(Occurrence.schedule_id == schedule_id)
@@ -743,6 +767,8 @@ def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> lis
                         now_at,
                         row.status if row is not None else None,
                         current,
+                        occ.holidays_version,
+                        holidays_now if occ.holidays_version is not None else None,
                     )
                 )
     return found

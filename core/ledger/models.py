@@ -191,6 +191,9 @@ class Revision(Base):
     tzif: Mapped[bytes | None] = mapped_column(LargeBinary)
     #: The Tidemark version that published it (0009); None before 0009.
     engine_version: Mapped[str | None] = mapped_column(String(32))
+    #: With a ``businessCalendar``: the holidays package release installed when it was
+    #: published (0010); None without a calendar or before 0010.
+    holidays_version: Mapped[str | None] = mapped_column(String(32))
 
 
 _LIVE_SLOT = f"logical_slot_id IS NOT NULL AND state NOT IN ({sql_in_list(SLOT_RELEASING)})"
@@ -247,6 +250,9 @@ class Occurrence(Base):
     tzdb_version: Mapped[str] = mapped_column(String(16))
     #: The Tidemark version that wrote it (0009); None before 0009.
     engine_version: Mapped[str | None] = mapped_column(String(32))
+    #: The holidays package release that decided its date (0010): a new release never
+    #: rewrites it. None for a schedule without a business calendar, or before 0010.
+    holidays_version: Mapped[str | None] = mapped_column(String(32))
     attempt_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     #: Bumped by every successful claim; an attempt records the value it ran under.
     claim_generation: Mapped[int] = mapped_column(Integer, server_default=text("0"))

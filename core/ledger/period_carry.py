@@ -169,6 +169,7 @@ def _carry(
             reason=reason,
             tzdb_version=tzdb,
             engine_version=tidemark_version(),
+            holidays_version=old.holidays_version,
             created_at=now,
             updated_at=now,
         )

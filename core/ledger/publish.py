@@ -28,6 +28,7 @@ from pathlib import Path
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from core import holiday_codes
 from core.actor import Actor, current_actor
 from core.clock import Clock
 from core.enums import TzdbPolicy
@@ -222,6 +223,7 @@ def publish(
             tzdb_version=tzdb,
             tzif=tzif,
             engine_version=tidemark_version(),
+            holidays_version=holiday_codes.holidays_version() if spec.business_calendar is not None else None,
             published_at=now,
             source_path=source.path if source is not None else None,
             source_host=source.host if source is not None else None,

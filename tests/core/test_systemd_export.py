@@ -116,6 +116,15 @@ def test_a_policy_systemd_cannot_keep_is_a_comment_in_the_timer(run: Run, tmp_pa
     assert (back.effective_max_catch_up, back.jitter) == (1, timedelta(minutes=5))
 
 
+def test_a_business_calendar_is_a_comment_in_the_timer(run: Run, tmp_path: Path) -> None:
+    document = _document(businessCalendar={"holidays": ["DE-BE"]}, holidayPolicy="SKIP")
+    _, timer, _ = _round_trip(run, tmp_path, document)
+    assert (
+        "# not kept: businessCalendar with holidayPolicy SKIP: systemd knows no holidays or business days; "
+        "runs on closed days happen as the rule says" in timer
+    )
+
+
 @pytest.mark.parametrize(
     ("keys", "why"),
     [
