@@ -57,6 +57,9 @@ screenshots: $(STAMP)
 		QT_QPA_PLATFORM=offscreen $(BIN)/scheduler-gui --screenshot docs/screenshots/$$view.png --view $$view \
 			|| exit $$?; \
 	done
+	@echo "docs/screenshots/business-days.png"
+	QT_QPA_PLATFORM=offscreen $(BIN)/scheduler-gui --screenshot docs/screenshots/business-days.png --view designer \
+		--spec docs/examples/invoice-first-business-day.yaml --size 1280x2000
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

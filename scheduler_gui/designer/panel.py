@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
+from scheduler_gui.designer.business_state import CALENDAR, heading_detail
 from scheduler_gui.designer.trust import TrustStore
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
@@ -81,18 +82,34 @@ class FoldSection(QWidget):
         self.button.setFlat(True)
         self.button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.button.setStyleSheet("QPushButton { text-align: left; font-weight: bold; padding: 4px 6px; }")
-        # The name holds the heading and the detail the folded button shows beside it.
-        accessible(
-            self.button,
-            f"{title} — {detail}" if detail else title,
-            f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}",
-        )
+        self._name_button()
         self.button.toggled.connect(self.set_open)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.button)
         self.set_open(False)
+
+    def _name_button(self) -> None:
+        # The name holds the heading and the detail the folded button shows beside it.
+        title, detail = self._title, self._detail
+        accessible(
+            self.button,
+            f"{title} — {detail}" if detail else title,
+            f"Show or hide {title.lower()}: {detail}" if detail else f"Show or hide {title.lower()}",
+        )
+
+    def set_detail(self, detail: str) -> None:
+        """Say ``detail`` beside the folded heading (what the section holds now)."""
+        if detail != self._detail:
+            self._detail = detail
+            self._name_button()
+            self._show_heading()
+
+    def _show_heading(self) -> None:
+        arrow = "▾" if self.is_open else "▸"
+        extra = f"   {self._detail}" if self._detail and not self.is_open else ""
+        self.button.setText(f"{self._title} {arrow}{extra}")
 
     @property
     def content(self) -> QWidget:
@@ -118,9 +135,7 @@ class FoldSection(QWidget):
         if self.button.isChecked() != open_:
             self.button.setChecked(open_)
             return
-        arrow = "▾" if open_ else "▸"
-        extra = f"   {self._detail}" if self._detail and not open_ else ""
-        self.button.setText(f"{self._title} {arrow}{extra}")
+        self._show_heading()
         if open_ or self._content is not None:
             self.content.setVisible(open_)
         self.toggled.emit(open_)
@@ -147,7 +162,14 @@ class DesignerPanel(QWidget):
         self.clock_changes = _build(
             "designer.clock_changes", "ClockChangesBox", "The clock-change policies", document, ctx, self, self.service
         )
-        # Folded at first: the task editor and the recovery settings are built when opened.
+        # Folded at first: the business days, the task editor and the recovery settings are built when opened.
+        self.business_section = FoldSection(
+            "Business days",
+            heading_detail(document.data),
+            lambda: _build(
+                "designer.business_days", "BusinessDaysBox", "The business days", document, ctx, self, self.service
+            ),
+        )
         self.task_section = FoldSection(
             "Task",
             "command · folder · environment · timeout",
@@ -171,9 +193,24 @@ class DesignerPanel(QWidget):
         self._lay_out()
         self._ordered = True
         self.order_tabs()
-        for section in (self.task_section, self.recovery_section):
+        for section in self.sections:
             section.contentBuilt.connect(lambda section=section: self._place(section))
+        document.changed.connect(self._business_changed)
+        self._business_changed()
         self.service.refresh_now()
+
+    @property
+    def sections(self) -> tuple[FoldSection, ...]:
+        """The folding sections, top to bottom."""
+        return (self.business_section, self.task_section, self.recovery_section)
+
+    def _business_changed(self) -> None:
+        """The business days heading says what the calendar holds (a calendar without its policy is not
+        valid: the core's validation holds Save back and names holidayPolicy)."""
+        data = self.document.data
+        self.business_section.set_detail(heading_detail(data))
+        if data.get(CALENDAR) is not None and not self.business_section.built:
+            self.business_section.set_open(True)  # a file with a calendar shows it
 
     # --- building -------------------------------------------------------------------
     def _build_tabs(self) -> None:
@@ -211,6 +248,7 @@ class DesignerPanel(QWidget):
         side.addWidget(self.when_form, 3)
         side.addWidget(self.clock_changes, 2)
         forms_layout.addLayout(side)
+        forms_layout.addWidget(self.business_section)
         forms_layout.addWidget(self.task_section)
         forms_layout.addWidget(self.recovery_section)
         forms_layout.addStretch(1)
@@ -250,9 +288,7 @@ class DesignerPanel(QWidget):
         the task and recovery sections, then the tabs and the view in front. (The scroll area of the
         forms is filled after the tabs are made, so Qt's own order would put the tabs first.)"""
         if self._ordered:
-            order_tabs(
-                self.identity, self.when_form, self.clock_changes, self.task_section, self.recovery_section, self.tabs
-            )
+            order_tabs(self.identity, self.when_form, self.clock_changes, *self.sections, self.tabs)
 
     def _fill_tab(self, index: int) -> None:
         key, title, _tip = TABS[index]
@@ -291,6 +327,11 @@ class DesignerPanel(QWidget):
         return TABS[self.tabs.currentIndex()][0]
 
     @property
+    def business_days(self) -> QWidget:
+        """The business days section (built on first use)."""
+        return self.business_section.content
+
+    @property
     def task_editor(self) -> QWidget:
         """The task editor (built on first use)."""
         return self.task_section.content
@@ -304,6 +345,7 @@ class DesignerPanel(QWidget):
         """Remember the splitter, the tab in front and which sections are open."""
         settings.setValue("designer/splitter", self.splitter.saveState())
         settings.setValue("designer/tab", self.current_tab())
+        settings.setValue("designer/businessOpen", self.business_section.is_open)
         settings.setValue("designer/taskOpen", self.task_section.is_open)
         settings.setValue("designer/recoveryOpen", self.recovery_section.is_open)
 
@@ -316,10 +358,13 @@ class DesignerPanel(QWidget):
         if tab in [key for key, _t, _tip in TABS]:
             self.show_tab(str(tab))
         for key, section in (
+            ("designer/businessOpen", self.business_section),
             ("designer/taskOpen", self.task_section),
             ("designer/recoveryOpen", self.recovery_section),
         ):
             section.set_open(settings.value(key, False) in (True, "true"))
+        if self.document.data.get(CALENDAR) is not None:
+            self.business_section.set_open(True)  # the calendar is part of when it runs
         if TrustStore(self.ctx.settings).needs_trust(self.document):
             # What the file would run, and the button to trust it, are in there.
             self.task_section.set_open(True)

@@ -49,6 +49,7 @@ MET = {
     "Note",
     "To (excluded)",
 }
+BUSINESS = "Business days — off · public holidays, weekend, closed dates"
 TASK = "Task — command · folder · environment · timeout"
 RECOVERY = "When things go wrong — misfire · overlap · retry · jitter"
 TABS = "Preview, timeline and what-if tabs"
@@ -258,6 +259,7 @@ READING_ORDER = [
     "RRULE",
     "Missing time (clocks jump forward): Skip it",
     "Repeated time (clocks fall back): First only",
+    BUSINESS,
     TASK,
     "Run",
     "Command: add",
