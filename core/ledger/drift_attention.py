@@ -37,6 +37,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core import holiday_codes
 from core.actor import Actor
 from core.clock import Clock
 from core.errors import UserError
@@ -203,10 +204,18 @@ def record_drift(session: Session, now: datetime, items: Sequence[DriftItem]) ->
     lock_for_write(session)  # two engines checking at once record it once
     latest = _latest_drift_events(session, by_schedule)
     release = tzdb_version()
+    installed_holidays = holiday_codes.holidays_version()
     recorded = []
     for sid, moved in sorted(by_schedule.items()):
+        holidays = installed_holidays if any(m.stored_holidays_version is not None for m in moved) else None
         last = latest.get(sid)
-        if last is not None and last.kind != PUBLISHED and (last.data or {}).get("tzdbVersion") == release:
+        data = (last.data or {}) if last is not None else {}
+        if (
+            last is not None
+            and last.kind != PUBLISHED
+            and data.get("tzdbVersion") == release
+            and data.get("holidaysVersion") == holidays
+        ):
             continue  # told already (and perhaps kept): the same drift persists
         shifts = [
             int((m.current_resolved_utc - m.stored_resolved_utc).total_seconds())
@@ -222,6 +231,7 @@ def record_drift(session: Session, now: datetime, items: Sequence[DriftItem]) ->
                 from_tzdb=sorted({m.stored_tzdb_version for m in moved}),
                 occurrences=len(moved),
                 largest_shift=max(shifts, key=abs) if shifts else None,
+                holidays_version=holidays,
             ),
         )
         recorded.append(sid)

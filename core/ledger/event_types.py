@@ -208,6 +208,9 @@ class ScheduleDriftFound(NewEvent):
     from_tzdb: list[str]
     occurrences: int
     largest_shift: int | None
+    #: The installed holidays data's release, when the schedule has a business calendar
+    #: (a newer one raises the item again even under the same tz release).
+    holidays_version: str | None = field(default=None, metadata=_ABSENT_WHEN_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,13 +26,14 @@ beyond it the ledger holds nothing yet to compare.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core import holiday_codes
 from core.clock import Clock
 from core.enums import Kind
 from core.errors import SpecError, first_line
@@ -102,6 +103,8 @@ class ShadowReport:
 
     at: datetime
     tzdb_version: str
+    #: The installed holidays data's release, when a compared schedule has a business calendar.
+    holidays_version: str | None = None
     schedules: list[ScheduleShadow] = field(default_factory=list)
     differences: list[ShadowDifference] = field(default_factory=list)
 
@@ -115,6 +118,7 @@ class ShadowReport:
             "schema": "shadow.v1",
             "at": fmt_utc(self.at),
             "tzdbVersion": self.tzdb_version,
+            "holidaysVersion": self.holidays_version,
             "equal": self.equal,
             "schedules": [
                 {
@@ -275,6 +279,12 @@ def shadow(
             one, differences = ScheduleShadow(schedule.id, now, now, 0, "a revision cannot be read", why), []
         report.schedules.append(one)
         report.differences.extend(differences)
+    compared = [s.schedule_id for s in report.schedules]
+    calendars = select(Revision.schedule_id).where(
+        Revision.schedule_id.in_(compared), Revision.holidays_version.is_not(None)
+    )
+    if compared and session.execute(calendars.limit(1)).first() is not None:
+        return replace(report, holidays_version=holiday_codes.holidays_version())
     return report
 
 

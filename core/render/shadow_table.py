@@ -29,7 +29,8 @@ def _cell(text: str | None) -> str:
 def summary_line(report: ShadowReport) -> str:
     """``equal: 6 schedules, 120 future occurrences compute as the ledger holds them (tzdb 2026f, at …)``."""
     compared = sum(s.compared for s in report.schedules)
-    where = f"tzdb {report.tzdb_version}, at {fmt_utc(report.at)}"
+    holidays = f", holidays {report.holidays_version}" if report.holidays_version is not None else ""
+    where = f"tzdb {report.tzdb_version}{holidays}, at {fmt_utc(report.at)}"
     what = f"{_count(len(report.schedules), 'schedule')}, {_count(compared, 'future occurrence')}"
     if report.equal:
         return f"equal: {what} compute as the ledger holds them ({where})"

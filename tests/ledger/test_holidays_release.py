@@ -18,10 +18,12 @@ from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
 from core.ledger.drift_attention import drift_attention, record_drift
 from core.ledger.materialize import drift, forget_expansions, materialize
-from core.ledger.models import Occurrence, Revision
+from core.ledger.models import Event, Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.shadow import shadow
+from core.render.shadow_table import summary_line
 from core.spec import ScheduleSpec
+from tests.tzdata_change import install_tzdata, new_york_a_week_late
 
 from . import spec
 
@@ -117,6 +119,8 @@ def test_a_newer_release_moves_nothing_and_is_reported(
     assert not report.equal
     moved = {(d.nominal_local, d.what) for d in report.differences}
     assert ("2026-03-05T09:00:00", "state") in moved
+    assert report.holidays_version == "99.1" and report.to_json()["holidaysVersion"] == "99.1"
+    assert f"tzdb {report.tzdb_version}, holidays 99.1, at " in summary_line(report)
     reasons = [d.recomputed for d in report.differences if d.what == "reason"]
     assert reasons == ["2026-03-05 is Founders' Day in US-NY"]
     assert cli.main(["drift", "--db", ledger_url, "--now", clock.now().isoformat()]) == 0
@@ -131,3 +135,41 @@ def test_a_newer_release_moves_nothing_and_is_reported(
         [attention] = drift_attention(session)
     assert attention.text == "the installed holidays data changes 1 future run; republish to follow"
     assert attention.republish_label == "Republish under the installed holidays data"
+
+
+def test_a_second_holidays_release_under_the_same_tz_release_raises_the_item_again(
+    ledger: Ledger, clock: FixedClock, newer_release: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _publish_and_materialize(ledger, clock, _calendar_spec())
+    newer_release()
+    with ledger.read() as session:
+        items = drift(session, clock)
+    with ledger.write() as session:
+        assert record_drift(session, clock.now(), items) == [SID]
+    with ledger.write() as session:
+        assert record_drift(session, clock.now(), items) == []  # the same release: told already
+    monkeypatch.setattr(holiday_codes, "holidays_version", lambda: "99.2")
+    _forget()
+    with ledger.read() as session:
+        items = drift(session, clock)
+    assert items
+    with ledger.write() as session:
+        assert record_drift(session, clock.now(), items) == [SID]
+    with ledger.read() as session:
+        [attention] = drift_attention(session)
+    assert attention.text == "the installed holidays data changes 1 future run; republish to follow"
+
+
+def test_a_schedule_without_a_calendar_records_no_holidays_release(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    _publish_and_materialize(ledger, clock, spec(scheduleId="no-calendar"))
+    install_tzdata(monkeypatch, request, {"America/New_York": new_york_a_week_late()})
+    with ledger.read() as session:
+        items = drift(session, clock)
+    assert items
+    with ledger.write() as session:
+        assert record_drift(session, clock.now(), items) == ["no-calendar"]
+    with ledger.read() as session:
+        data = session.scalars(select(Event.data).where(Event.kind == "schedule.drift_found")).one()
+    assert data is not None and "tzdbVersion" in data and "holidaysVersion" not in data
