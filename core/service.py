@@ -125,11 +125,18 @@ def _systemd_quote(arg: str) -> str:
 
 
 def team_options(
-    *, allow_second: bool = False, labels: Iterable[tuple[str, str]] = (), trusts: Iterable[str] = ()
+    *,
+    allow_second: bool = False,
+    labels: Iterable[tuple[str, str]] = (),
+    trusts: Iterable[str] = (),
+    notify: bool = True,
 ) -> list[str]:
     """``engine run``'s team options for a service's command: ``--allow-second``, one
-    ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
+    ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user; and
+    ``--no-notify`` when its desktop notifications are off."""
     options = ["--allow-second"] if allow_second else []
+    if not notify:
+        options.append("--no-notify")
     for key, value in labels:
         options += ["--label", f"{key}={value}"]
     for user in trusts:

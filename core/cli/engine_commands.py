@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from core.clock import Clock
     from core.engine.engine import Engine, PassReport
     from core.ledger.db import Ledger
+    from core.notify.service_notices import ServiceNotices
 
 _AFTER = {
     "happened": "a person said it happened",
@@ -105,6 +106,7 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     server = None
     if args.metrics_port is not None:
         server = _serve_metrics(ledger, clock, args.metrics_port)
+    notices = start_notices(args, ledger, clock)
 
     signals: list[int] = []
 
@@ -131,6 +133,8 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
         if busy:
             out(pass_summary(report, clock.now()))
             sys.stdout.flush()
+        if notices is not None:
+            notices.tick()
 
     try:
         out(f"engine {engine.worker} running on {ledger.where}; stop it with Ctrl-C or SIGTERM")
@@ -142,11 +146,25 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
             signal.signal(number, handler)
         if server is not None:
             server.shutdown()
+        if notices is not None:
+            notices.close()
     if len(signals) > 1:
         out("engine stopped: interrupted; the tasks it ended are recorded as killed by a signal")
         return EXIT_INTERNAL
     out("engine stopped")
     return EXIT_OK
+
+
+def start_notices(args: argparse.Namespace, ledger: Ledger, clock: Clock) -> ServiceNotices | None:
+    """The desktop notifications of a running engine (:mod:`core.notify.service_notices`),
+    None with ``--no-notify`` or without a session bus (said in one line)."""
+    if getattr(args, "no_notify", False):
+        return None
+    from core.cli.ledger_access import db_url
+    from core.notify.service_notices import start_notices as start
+    from core.service import pinned_db
+
+    return start(ledger, clock, pinned_db(db_url(args)))
 
 
 def _say(line: str, fd: int) -> None:
@@ -263,14 +281,15 @@ def cmd_install_service(args: argparse.Namespace) -> int:
 
 
 def team_options(args: argparse.Namespace) -> list[str]:
-    """``engine run``'s team options as given (``--allow-second``, ``--label``, ``--trust``),
-    for a service that runs it."""
+    """``engine run``'s team options as given (``--allow-second``, ``--label``, ``--trust``)
+    and ``--no-notify``, for a service that runs it."""
     from core.service import team_options as options
 
     return options(
         allow_second=bool(getattr(args, "allow_second", False)),
         labels=getattr(args, "label", None) or (),
         trusts=getattr(args, "trust", None) or (),
+        notify=not getattr(args, "no_notify", False),
     )
 
 
