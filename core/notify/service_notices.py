@@ -5,7 +5,7 @@ told through the desktop's notification service (:mod:`core.notify.desktop_bus`)
 :class:`ServiceNotices` unless ``--no-notify``. After each pass it
 :meth:`~ServiceNotices.tick`\\ s: at most every :data:`EVERY` it reads the
 attention queue, the drifted schedules and the schedules waiting for an engine
-(:func:`read_needs`) and hands them to a :class:`~core.notify.needs.NoticeBook`,
+(:func:`core.ledger.monitor_reads.person_needs`) and hands them to a :class:`~core.notify.needs.NoticeBook`,
 which gives one notice per batch. While a window on the same ledger runs (it
 owns :func:`~core.notify.desktop_bus.window_name` on the session bus), what is
 new counts as told and the window's tray tells it instead.
@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.notify.needs import FirstLook, Need, Notice, NoticeBook, needs_of
+from core.notify.needs import FirstLook, Notice, NoticeBook
 
 if TYPE_CHECKING:
     from core.clock import Clock
@@ -38,15 +38,6 @@ EVERY = timedelta(seconds=5)
 
 #: Starts a program (argv) without waiting for it.
 Spawn = Callable[[Sequence[str]], object]
-
-
-def read_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[Need]:
-    """What needs a person on ``ledger`` now (:func:`~core.notify.needs.needs_of` over the
-    monitor's reads: the attention queue with its drifts, and the schedules' summaries)."""
-    from core.ledger.monitor_reads import attention_queue, schedule_summaries
-
-    queue = attention_queue(ledger, now)
-    return needs_of(queue.items, queue.drifts, schedule_summaries(ledger, now, stale_after))
 
 
 def gui_argv() -> tuple[str, ...]:
@@ -111,13 +102,14 @@ class ServiceNotices:
     def tick(self) -> Notice | None:
         """Look when :attr:`every` has passed since the last look; the notice sent, if any."""
         from core.errors import LedgerError
+        from core.ledger.monitor_reads import person_needs
 
         now = self.clock.now()
         if self._next is not None and now < self._next:
             return None
         self._next = now + self.every
         try:
-            needs = read_needs(self.ledger, now, self.stale_after)
+            needs = person_needs(self.ledger, now, self.stale_after)
         except LedgerError:
             return None  # the engine's own pass says what is wrong with the ledger
         notice = self.book.look(needs, now, quiet=self._window_running())
