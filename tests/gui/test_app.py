@@ -17,7 +17,7 @@ from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
     ("argv", "names"),
     [
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
-        (["--view", "designer"], "--view and --size go with --screenshot"),
+        (["--size", "800x600"], "--size goes with --screenshot"),
         (["--screenshot", "out.jpg"], "must end in .png"),
         (["--screenshot", "/no/such/folder/x.png"], "/no/such/folder does not exist"),
         (["--screenshot", "x.png", "--view", "calendar"], "invalid choice: 'calendar'"),
@@ -31,7 +31,7 @@ from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
     ],
     ids=[
         "unknown_flag",
-        "view_without_screenshot",
+        "size_without_screenshot",
         "not_png",
         "missing_folder",
         "bad_view",
