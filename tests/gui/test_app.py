@@ -99,6 +99,11 @@ def test_screenshot_flags_parse(tmp_path: Path) -> None:
     assert opts.view == "health" and opts.size == (1024, 640) and opts.screenshot == tmp_path / "a.png"
 
 
+def test_view_without_screenshot_opens_the_window_on_it() -> None:
+    assert parse_args(["--view", "attention"]).view == "attention"  # the notifications' "Open"
+    assert parse_args([]).view is None
+
+
 def test_launch_shows_the_window_in_a_separate_process(tmp_path: Path) -> None:
     env = dict(os.environ)
     env.update(
