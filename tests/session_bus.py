@@ -78,6 +78,8 @@ class FakeNotifications:
                 msg = self.conn.receive(timeout=0.05)
             except TimeoutError:
                 continue
+            except OSError:  # the bus went away
+                return
             if msg.header.message_type is not MessageType.method_call:
                 continue
             member = msg.header.fields.get(HeaderFields.member)
@@ -97,8 +99,8 @@ class FakeNotifications:
 
 
 @pytest.fixture
-def private_bus() -> Iterator[str]:
-    """The address of a session bus of this test alone."""
+def bus_daemon() -> Iterator[subprocess.Popen[str]]:
+    """A ``dbus-daemon --session`` of this test alone (its address: :func:`private_bus`)."""
     daemon = shutil.which("dbus-daemon")
     if daemon is None:
         pytest.skip("dbus-daemon is not installed (Debian package dbus): no private session bus to test against")
@@ -110,15 +112,26 @@ def private_bus() -> Iterator[str]:
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        address = proc.stdout.readline().strip()
-        assert address, "dbus-daemon printed no address"
-        yield address
+        yield proc
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+_ADDRESSES: dict[int, str] = {}
+
+
+@pytest.fixture
+def private_bus(bus_daemon: subprocess.Popen[str]) -> str:
+    """The address of the test's own session bus."""
+    if bus_daemon.pid not in _ADDRESSES:
+        assert bus_daemon.stdout is not None
+        address = bus_daemon.stdout.readline().strip()
+        assert address, "dbus-daemon printed no address"
+        _ADDRESSES[bus_daemon.pid] = address
+    return _ADDRESSES[bus_daemon.pid]
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ caller says it once and carries on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 import threading
@@ -52,8 +53,16 @@ def window_name(where: str) -> str:
 def _open_router(address: str) -> Any:
     from jeepney.io.threading import DBusRouter, open_dbus_connection
 
+    class Router(DBusRouter):  # type: ignore[misc]
+        """jeepney's router, whose receiving thread ends quietly when the bus goes away (the
+        session ended): the next call then fails, and its caller says so once."""
+
+        def _receiver(self) -> None:
+            with contextlib.suppress(OSError, ValueError):
+                super()._receiver()
+
     try:
-        return DBusRouter(open_dbus_connection(bus=address))
+        return Router(open_dbus_connection(bus=address))
     except KeyError:
         raise BusUnavailable("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)") from None
     except (OSError, RuntimeError, TimeoutError) as exc:
@@ -138,6 +147,7 @@ class DesktopBus:
     def notify(self, title: str, text: str) -> int:
         """Send one notification; its id. :class:`BusUnavailable` when no notification service answers."""
         from jeepney import DBusAddress, new_method_call
+        from jeepney.io.common import RouterClosed
         from jeepney.wrappers import DBusErrorResponse, unwrap_msg
 
         address = DBusAddress(PATH, bus_name=SERVICE, interface=SERVICE)
@@ -151,6 +161,8 @@ class DesktopBus:
             raise BusUnavailable(f"no notification service on the session bus ({exc.name})") from None
         except TimeoutError:
             raise BusUnavailable("the notification service did not answer") from None
+        except (RouterClosed, OSError) as exc:
+            raise BusUnavailable(f"the session bus went away ({exc or type(exc).__name__})") from None
         with self._lock:
             self._sent.add(notification_id)
         return notification_id

@@ -137,7 +137,8 @@ class AttentionTray(QObject):
             return
         if watcher is not None:
             watcher.newAttention.connect(lambda _ids: self.look())
-        self._claim = _own_window_name(self.ctx.ledger.where)
+        if self._claim is None:  # the ledger opened again (F5 after a failure): the name is ours already
+            self._claim = _own_window_name(self.ctx.ledger.where)
         self._timer.start()
         self.look()
 

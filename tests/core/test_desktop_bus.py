@@ -10,9 +10,9 @@ import threading
 import pytest
 
 from core.notify.desktop_bus import ACTIONS, BusUnavailable, DesktopBus, claim_name, window_name
-from tests.session_bus import FakeNotifications, notifications, private_bus
+from tests.session_bus import FakeNotifications, bus_daemon, notifications, private_bus
 
-__all__ = ["notifications", "private_bus"]
+__all__ = ["bus_daemon", "notifications", "private_bus"]
 
 
 def test_notify_sends_the_title_text_and_open(notifications: FakeNotifications, private_bus: str) -> None:

@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QMessageBox
 
+from core.clock import FixedClock
 from core.notify.desktop_bus import DesktopBus, window_name
 from core.notify.needs import TITLE, Need, NeedKind
 from scheduler_gui.app import Options, show_first
@@ -27,9 +28,9 @@ from scheduler_gui.monitor.engine_settings import EngineSettingsDialog
 from scheduler_gui.monitor.hide_to_tray import HIDE_KEY, SAID_TEXT
 from scheduler_gui.monitor.states import EngineState
 from scheduler_gui.monitor.tray import NOTIFY_KEY
-from tests.session_bus import private_bus
+from tests.session_bus import bus_daemon, private_bus
 
-__all__ = ["private_bus"]
+__all__ = ["bus_daemon", "private_bus"]
 
 # A tray icon made on the offscreen platform: Qt says it cannot follow the (X11) tray's window.
 pytestmark = pytest.mark.qt_log_ignore("systemTrayWindowChanged")
@@ -172,7 +173,7 @@ def test_the_tray_tells_a_new_unknown_effect_in_the_cores_words(window: MainWind
     assert len(tray.messages) == 1  # never the same twice
 
 
-def test_the_four_kinds_in_one_message_and_nothing_when_turned_off(window: MainWindow) -> None:
+def test_the_four_kinds_in_one_message_and_nothing_when_turned_off(window: MainWindow, clock: FixedClock) -> None:
     tray = window.tray
     tray.see([])
     needs = [
@@ -188,7 +189,7 @@ def test_the_four_kinds_in_one_message_and_nothing_when_turned_off(window: MainW
         "billing tzdata drift"
     ]
     window.ctx.settings.setValue(NOTIFY_KEY, False)
-    window.ctx.clock.advance(timedelta(minutes=5))  # type: ignore[attr-defined]
+    clock.advance(timedelta(minutes=5))
     assert tray.see([*needs, Need("o3", NeedKind.FAILED, "report")]) is None
     assert len(tray.messages) == 1
 

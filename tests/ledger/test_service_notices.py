@@ -26,11 +26,11 @@ from core.ledger.publish import publish
 from core.notify.desktop_bus import DesktopBus, claim_name, window_name
 from core.notify.needs import TITLE
 from core.notify.service_notices import ServiceNotices, start_notices
-from tests.session_bus import FakeNotifications, notifications, private_bus
+from tests.session_bus import FakeNotifications, bus_daemon, notifications, private_bus
 
 from . import DAILY, spec, utc
 
-__all__ = ["notifications", "private_bus"]
+__all__ = ["bus_daemon", "notifications", "private_bus"]
 
 PY = sys.executable
 KILL_SELF = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
@@ -154,6 +154,27 @@ def test_no_notification_service_is_said_once(waiting_for_people: Ledger, clock:
         "(org.freedesktop.DBus.Error.ServiceUnknown)"
     ]
     assert notices.sent == []
+
+
+def test_a_bus_that_goes_away_never_stops_the_engine(
+    waiting_for_people: Ledger,
+    clock: FixedClock,
+    notifications: FakeNotifications,
+    private_bus: str,
+    bus_daemon: subprocess.Popen[str],
+) -> None:
+    said: list[str] = []
+    notices = notices_on(waiting_for_people, clock, private_bus, said)
+    assert notices.tick() is not None
+    bus_daemon.terminate()  # the session ends under a lingering service
+    bus_daemon.wait(timeout=10)
+    put(waiting_for_people, clock, "sync", runsOn={"host": "elsewhere"})
+    run_now(waiting_for_people, "sync", clock)
+    for _ in range(3):
+        clock.advance(timedelta(minutes=5))
+        notices.tick()
+    notices.close()
+    assert len(said) == 1 and said[0].startswith("no desktop notification: "), said
 
 
 # --- a real engine process ----------------------------------------------------------------------
