@@ -106,7 +106,6 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     server = None
     if args.metrics_port is not None:
         server = _serve_metrics(ledger, clock, args.metrics_port)
-    notices = start_notices(args, ledger, clock)
 
     signals: list[int] = []
 
@@ -127,6 +126,8 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
+    # After the handlers: a signal while the session bus is asked is a clean stop, not a kill.
+    notices = start_notices(args, ledger, clock)
 
     def on_pass(report: PassReport) -> None:
         busy = report.materialized or report.started or report.expired or report.recovered or report.outcomes

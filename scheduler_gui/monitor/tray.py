@@ -30,7 +30,6 @@ from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 from core.notify.needs import FirstLook, Need, Notice, NoticeBook
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
-from scheduler_gui.monitor.background import describe_error, ledger_work
 from scheduler_gui.status_style import REDDISH_PURPLE
 
 #: Milliseconds a notification stays up.
@@ -97,7 +96,7 @@ class AttentionTray(QObject):
         self.messages: list[str] = []
         self.book = NoticeBook(first_look=FirstLook.QUIET)
         self._claim: Any = None
-        self._background = LatestOnly(self, describe=describe_error)
+        self._background = LatestOnly(self, describe=_describe)
         self._background.done.connect(self.see)
         self._timer = QTimer(self)
         self._timer.setInterval(look_ms)
@@ -148,6 +147,7 @@ class AttentionTray(QObject):
             return
         from core.engine.presence import STALE_AFTER
         from core.ledger.monitor_reads import person_needs
+        from scheduler_gui.monitor.background import ledger_work
 
         ledger, now = self.ctx.ledger, self.ctx.clock.now()
         self._background.submit(ledger_work(lambda: person_needs(ledger, now, STALE_AFTER)))
@@ -190,6 +190,13 @@ class AttentionTray(QObject):
             self._claim = None
         if self.icon is not None:
             self.icon.hide()
+
+
+def _describe(exc: BaseException) -> str:
+    # The ledger's modules load with the ledger, off the GUI thread, not with the window.
+    from scheduler_gui.monitor.background import describe_error
+
+    return describe_error(exc)
 
 
 def _own_window_name(where: str) -> Any:

@@ -7,6 +7,9 @@ A tray is played with ``tray_available`` (offscreen there is none)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -247,3 +250,18 @@ def test_the_tray_menu_renders(window: MainWindow, tmp_path: Path) -> None:
     assert menu is not None
     menu.adjustSize()
     assert menu.grab().save(str(tmp_path / "tray_menu.png"))
+
+
+def test_the_tray_leaves_the_ledger_modules_for_later() -> None:
+    """The window shows before SQLAlchemy loads (the ledger opens after the first paint): the
+    tray, built with the window, must not pull it in."""
+    probe = (
+        "import sys\n"
+        "import scheduler_gui.app, scheduler_gui.main_window\n"
+        "print(','.join(sorted(m for m in ('sqlalchemy', 'core.ledger.access') if m in sys.modules)))\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
+    assert done.stdout.strip() == ""
