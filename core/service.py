@@ -74,11 +74,15 @@ def team_options(
     labels: Iterable[tuple[str, str]] = (),
     trusts: Iterable[str] = (),
     metrics_port: int | None = None,
+    notify: bool = True,
 ) -> list[str]:
     """``engine run``'s options for a service's command: ``--metrics-port N`` (Prometheus), then the
-    team's: ``--allow-second``, one ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
+    team's: ``--allow-second``, ``--no-notify`` when its desktop notifications are off, one
+    ``--label KEY=VALUE`` per label and one ``--trust USER`` per trusted user."""
     options = [] if metrics_port is None else ["--metrics-port", str(metrics_port)]
     options += ["--allow-second"] if allow_second else []
+    if not notify:
+        options.append("--no-notify")
     for key, value in labels:
         options += ["--label", f"{key}={value}"]
     for user in trusts:

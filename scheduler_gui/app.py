@@ -40,7 +40,8 @@ class Options:
     workspace: Path | None
     db: str | None
     screenshot: Path | None
-    view: str
+    #: The view to render with --screenshot, or to open the window on (None: the designer).
+    view: str | None
     spec: Path | None
     size: tuple[int, int]
     version: bool
@@ -53,14 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", metavar="DIR", help="folder of schedule files (default: Documents/Tidemark)")
     p.add_argument("--db", metavar="URL", help="the ledger: a SQLite file or postgresql+psycopg:// URL")
     p.add_argument("--screenshot", metavar="PATH", help="render the window offscreen to a PNG and exit")
-    p.add_argument("--view", choices=VIEWS, help="the view to render with --screenshot")
+    p.add_argument(
+        "--view", choices=VIEWS, help="the view to open the window on (attention: Needs attention), or to render"
+    )
     p.add_argument("--spec", metavar="FILE", help="the schedule file to open")
     p.add_argument("--size", metavar="WxH", help="window size for --screenshot (default 1280x800)")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     p.add_argument(
         "--minimized",
         action="store_true",
-        help="start with the window minimized and the engine running (how the session starts it)",
+        help="start with the engine running and the window hidden in the tray (minimized where there is no tray): "
+        "how the session starts it",
     )
     entry = p.add_mutually_exclusive_group()
     entry.add_argument(
@@ -104,12 +108,13 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError(f"--screenshot {ns.screenshot}: the folder {shot.parent} does not exist")
         if ns.minimized:
             raise UsageError("--minimized does not go with --screenshot")
-    elif ns.view is not None or ns.size is not None:
-        raise UsageError("--view and --size go with --screenshot")
+    elif ns.size is not None:
+        raise UsageError("--size goes with --screenshot")
     db = ns.db if ns.db is not None else os.environ.get("SCHEDULER_DB_URL") or None
     if db is not None:
         _check_db(db, "--db" if ns.db is not None else "SCHEDULER_DB_URL")
-    return Options(workspace, db, shot, ns.view or "designer", spec, size, ns.version, ns.desktop_entry, ns.minimized)
+    view = ns.view or ("designer" if shot is not None else None)
+    return Options(workspace, db, shot, view, spec, size, ns.version, ns.desktop_entry, ns.minimized)
 
 
 def _check_spec(spec: Path, given: str) -> None:
@@ -200,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.screenshot is not None:
         from scheduler_gui.screenshot import take_screenshot
 
-        return take_screenshot(opts.screenshot, opts.view, opts.spec, opts.size)
+        return take_screenshot(opts.screenshot, opts.view or "designer", opts.spec, opts.size)
     missing = missing_display(os.environ, sys.platform)
     if missing:
         print(f"scheduler-gui: {missing}", file=sys.stderr)
@@ -271,14 +276,16 @@ def _run(opts: Options) -> int:
         _print_time_to_show()
         guard.end()
         return 0
-    if opts.minimized:
-        window.showMinimized()
-    else:
-        window.show()
+    show_first(window, opts)
+    # The window's close button may hide it in the tray: the app ends when the window closes for good.
+    app.setQuitOnLastWindowClosed(False)
+    window.closed.connect(app.quit)
 
     def after_first_paint() -> None:
         # Started by the session ("Start with My Session"), the app is there to run its engine.
         window.start_monitor(seed=seeded or first_run, start_engine=opts.minimized or window.engine_autostart)
+        if opts.view is not None:
+            window.show_view(opts.view)
         ctx.settings.setValue("app/seeded", True)
         window.offer_recovery()
         if unclean:
@@ -289,8 +296,9 @@ def _run(opts: Options) -> int:
     beat.timeout.connect(guard.beat)
     beat.start(int(BEAT_EVERY.total_seconds() * 1000))
     # Ctrl+C in the terminal (or a polite kill) closes the window the ordinary way, with its questions.
-    signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.close))
-    signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, window.close))
+    # (Quit, not the close button: a window hidden in the tray must not just hide again.)
+    signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.quit))
+    signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, window.quit))
     wake = QTimer()
     wake.timeout.connect(lambda: None)  # Python runs signal handlers only between calls into it
     wake.start(300)
@@ -300,6 +308,14 @@ def _run(opts: Options) -> int:
         ctx.close()
     guard.end()  # a clean quit: the next start reports nothing
     return status
+
+
+def show_first(window: Any, opts: Options) -> None:
+    """Show the window, or with ``--minimized`` leave it hidden in the tray (minimized where there is no tray)."""
+    if not opts.minimized:
+        window.show()
+    elif not window.tray.available:
+        window.showMinimized()
 
 
 def _guard_session(ctx: Any) -> tuple[Any, list[Any]]:

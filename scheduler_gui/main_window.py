@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QFileSystemWatcher, Qt
+from PySide6.QtCore import QEvent, QFileSystemWatcher, Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QMainWindow,
@@ -42,7 +42,9 @@ from scheduler_gui.desktop_install import follow_session_start
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
 from scheduler_gui.icons import app_icon
-from scheduler_gui.monitor.states import HubState, ShutdownMode
+from scheduler_gui.monitor import hide_to_tray
+from scheduler_gui.monitor.states import EngineState, HubState, ShutdownMode
+from scheduler_gui.monitor.tray import AttentionTray, tray_available
 from scheduler_gui.monitor_hub import MonitorHub
 from scheduler_gui.optional import load, placeholder
 from scheduler_gui.recent import RecentFiles
@@ -58,9 +60,17 @@ MONITOR_PAGES = ("occurrences", "attention", "health", "schedules", "engines")
 
 
 class MainWindow(FilesMixin, QMainWindow):
-    """The Tidemark window. Build it with an :class:`AppContext`; call :meth:`start_monitor` once shown."""
+    """The Tidemark window. Build it with an :class:`AppContext`; call :meth:`start_monitor` once shown.
+    ``tray_available`` says whether the desktop has a system tray (tests pass their own)."""
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+    closed = Signal()
+    """The window closed for good (not hidden in the tray): the app ends."""
+    #: True while File ▸ Quit (or the tray's Quit) closes the window: it must not hide.
+    quitting = False
+
+    def __init__(
+        self, ctx: AppContext, parent: QWidget | None = None, *, tray_available: Callable[[], bool] = tray_available
+    ) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.setObjectName("mainWindow")
@@ -68,6 +78,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self.recent = RecentFiles(ctx.settings)
         self.autosaver = Autosaver(ctx.settings, self)
         self.hub = MonitorHub(ctx, self)
+        self.tray = self._make_tray(tray_available)
         self.document: SpecDocument | None = None
         self.designer: DesignerPanel | None = None
         self._doc_links: list[tuple[Any, Callable[..., Any]]] = []
@@ -137,6 +148,13 @@ class MainWindow(FilesMixin, QMainWindow):
         self._update_engine()
         self._update_counts()
 
+    def _make_tray(self, available: Callable[[], bool]) -> AttentionTray:
+        """The tray icon (Open, Quit, what needs a person); where there is no tray it shows nothing."""
+        tray = AttentionTray(self.ctx, self, available=available)
+        tray.openRequested.connect(lambda: hide_to_tray.show_again(self))
+        tray.quitRequested.connect(self.quit)
+        return tray
+
     def _on_schedule_activated(self, path: str) -> None:
         self.open_path(Path(path))
 
@@ -154,7 +172,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.import_schedules.triggered.connect(lambda: self.import_schedules())
         a.save.triggered.connect(lambda: self.save())
         a.save_as.triggered.connect(lambda: self.save_as())
-        a.quit.triggered.connect(self.close)
+        a.quit.triggered.connect(self.quit)
         a.undo.triggered.connect(self._undo)
         a.redo.triggered.connect(self._redo)
         a.refresh.triggered.connect(self.refresh)
@@ -236,6 +254,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _on_ledger_ready(self) -> None:
         ledger = self.ctx.ledger
+        self.tray.follow(self.hub.watcher)
         self.status.show_ledger(ledger.where)
         self.rights_banner.show_rights(self.ctx.rights)
         self._rebuild_monitor_pages()
@@ -613,7 +632,20 @@ class MainWindow(FilesMixin, QMainWindow):
             refresh_icons(self.acts)  # light ↔ dark: the icons follow the text colour
         super().changeEvent(event)
 
+    def quit(self) -> None:
+        """File ▸ Quit, Ctrl+Q and the tray's Quit: close for good, by the usual questions."""
+        self.quitting = True
+        try:
+            self.close()
+        finally:
+            self.quitting = False
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        running = self.hub.engine_state is EngineState.RUNNING
+        if hide_to_tray.should_hide(self.ctx.settings, self.tray, running, self.quitting):
+            hide_to_tray.hide(self, self.ctx.settings, self.tray)
+            event.ignore()
+            return
         if not self.maybe_save():
             event.ignore()
             return
@@ -626,7 +658,9 @@ class MainWindow(FilesMixin, QMainWindow):
                 return
             mode = answer
         self.save_settings()
+        self.tray.stop()
         self.hub.shutdown(mode)
         if self.designer is not None:
             self.designer.shutdown()
         event.accept()
+        self.closed.emit()

@@ -51,7 +51,6 @@ class MonitorHub(QObject):
         self.attention = 0
         self.watcher: Any = None
         self.engine: Any = None
-        self.tray: Any = None
         self._start_engine = False
         # One worker opens the ledger, another reads the summaries: each delivers its own answers.
         self._opener = LatestOnly(self)
@@ -150,13 +149,11 @@ class MonitorHub(QObject):
     def _wire(self) -> None:
         from scheduler_gui.monitor.engine_host import EngineHost
         from scheduler_gui.monitor.ledger_watch import LedgerWatcher
-        from scheduler_gui.monitor.tray import AttentionTray
 
         self.watcher = LedgerWatcher(self.ctx, self)
         self.watcher.eventsArrived.connect(lambda _events: self._summary_timer.start())
         self.watcher.attentionCountChanged.connect(self._set_attention)
         self.watcher.errorOccurred.connect(self.message)
-        self.tray = AttentionTray(self.watcher, self)
         self.engine = EngineHost(self.ctx, self)
         self.engine.stateChanged.connect(self.engineStateChanged)
         self.engine.errorOccurred.connect(self.message)

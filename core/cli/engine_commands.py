@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from core.clock import Clock
     from core.engine.engine import Engine, PassReport
     from core.ledger.db import Ledger
+    from core.notify.service_notices import ServiceNotices
 
 _AFTER = {
     "happened": "a person said it happened",
@@ -125,12 +126,16 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
+    # After the handlers: a signal while the session bus is asked is a clean stop, not a kill.
+    notices = start_notices(args, ledger, clock)
 
     def on_pass(report: PassReport) -> None:
         busy = report.materialized or report.started or report.expired or report.recovered or report.outcomes
         if busy:
             out(pass_summary(report, clock.now()))
             sys.stdout.flush()
+        if notices is not None:
+            notices.tick()
 
     try:
         out(f"engine {engine.worker} running on {ledger.where}; stop it with Ctrl-C or SIGTERM")
@@ -142,11 +147,25 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
             signal.signal(number, handler)
         if server is not None:
             server.shutdown()
+        if notices is not None:
+            notices.close()
     if len(signals) > 1:
         out("engine stopped: interrupted; the tasks it ended are recorded as killed by a signal")
         return EXIT_INTERNAL
     out("engine stopped")
     return EXIT_OK
+
+
+def start_notices(args: argparse.Namespace, ledger: Ledger, clock: Clock) -> ServiceNotices | None:
+    """The desktop notifications of a running engine (:mod:`core.notify.service_notices`),
+    None with ``--no-notify`` or without a session bus (said in one line)."""
+    if getattr(args, "no_notify", False):
+        return None
+    from core.cli.ledger_access import db_url
+    from core.notify.service_notices import start_notices as start
+    from core.service_command import pinned_db
+
+    return start(ledger, clock, pinned_db(db_url(args)))
 
 
 def _say(line: str, fd: int) -> None:
@@ -263,8 +282,8 @@ def cmd_install_service(args: argparse.Namespace) -> int:
 
 
 def team_options(args: argparse.Namespace) -> list[str]:
-    """``engine run``'s options as given (``--metrics-port``, ``--allow-second``, ``--label``, ``--trust``),
-    for a service that runs it."""
+    """``engine run``'s options as given (``--metrics-port``, ``--allow-second``, ``--label``, ``--trust``,
+    ``--no-notify``), for a service that runs it."""
     from core.service import team_options as options
 
     return options(
@@ -272,6 +291,7 @@ def team_options(args: argparse.Namespace) -> list[str]:
         labels=getattr(args, "label", None) or (),
         trusts=getattr(args, "trust", None) or (),
         metrics_port=getattr(args, "metrics_port", None),
+        notify=not getattr(args, "no_notify", False),
     )
 
 

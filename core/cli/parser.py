@@ -238,6 +238,12 @@ _TEAM_ENGINE = (
 )
 
 _METRICS_PORT = arg("--metrics-port", type=port_number, metavar="N", help="serve Prometheus metrics on 127.0.0.1:N")
+_NO_NOTIFY = arg(
+    "--no-notify",
+    action="store_true",
+    help="no desktop notifications when something needs a person (by default a running engine sends them "
+    "on the session bus, unless a window on the same ledger runs)",
+)
 
 _ENGINE = Command(
     "engine",
@@ -252,6 +258,7 @@ _ENGINE = Command(
             _METRICS_PORT,
             arg("--poll", type=poll_seconds, default=1.0, metavar="SECONDS", help="seconds between passes (default 1)"),
             *_TEAM_ENGINE,
+            _NO_NOTIFY,
             description="Run the engine until SIGINT or SIGTERM; with --once, do one full pass (materialize, "
             "recover, dispatch everything due, wait for the tasks it started) and exit.",
         ),
@@ -269,8 +276,10 @@ _ENGINE = Command(
             cmd_install_service,
             _METRICS_PORT,
             *_TEAM_ENGINE,
+            _NO_NOTIFY,
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
-            "schedctl engine run --db URL, with --metrics-port, --allow-second, --label and --trust when given, "
+            "schedctl engine run --db URL, with --metrics-port, --allow-second, --label, --trust and --no-notify "
+            "when given, "
             "Restart=on-failure), reload the user manager, and enable and start it. "
             "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1). "
             "On macOS: writes the launchd agent ~/Library/LaunchAgents/io.github.tidemark.Tidemark.engine.plist "

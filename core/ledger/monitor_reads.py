@@ -69,6 +69,7 @@ from core.ledger.queries import (
     published_schedule,
 )
 from core.ledger.states import OccurrenceState
+from core.notify.needs import Need, needs_of
 from core.spec import ScheduleSpec
 
 # --- schedules ---------------------------------------------------------------------------------
@@ -282,6 +283,16 @@ def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
         items = attention_items(session, now)
         held = held_by(session, {item.occurrence.schedule_id for item in items})
         return AttentionQueue(items, schedule_zones(session), held, drift_attention(session))
+
+
+def person_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[Need]:
+    """What needs a person now (:func:`~core.notify.needs.needs_of`): the attention queue's runs,
+    its drifted schedules and the schedules waiting for an engine (live within ``stale_after``),
+    in one read."""
+    with reading(ledger) as session:
+        items = attention_items(session, now)
+        summaries = list_schedules(session, now=now, stale_after=stale_after)
+        return needs_of(items, drift_attention(session), summaries)
 
 
 def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[DriftAttention, FutureDiff]:

@@ -8,6 +8,11 @@ checked by the same rules (:func:`core.placement.parse_labels`,
 (``engine/labels``, ``engine/trusts``). :func:`app_placement` builds the engine's
 :class:`~core.placement.Placement` from them; the engine announces and applies it
 from its next start.
+
+The dialog also holds the tray's two choices, which apply at once: whether the
+tray tells what needs a person (:data:`~scheduler_gui.monitor.tray.NOTIFY_KEY`),
+and whether the close button hides the window in the tray while the engine runs
+(:data:`~scheduler_gui.monitor.hide_to_tray.HIDE_KEY`).
 """
 
 from __future__ import annotations
@@ -16,13 +21,25 @@ import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.actor import Actor, current_actor
 from core.errors import UserError
 from core.placement import BUILT_IN_LABELS, LabelError, Placement, label_text, parse_labels, parse_trusts
-from scheduler_gui.a11y import accessible, buddy
+from scheduler_gui.a11y import accessible, buddy, plain_text
+from scheduler_gui.monitor.hide_to_tray import HIDE_KEY, hide_on
 from scheduler_gui.monitor.schedule_actions import error_label
+from scheduler_gui.monitor.tray import NOTIFY_KEY, notify_on
 
 #: Settings keys: the labels as ``gpu=yes, site=lab``, the trusted users as ``bob, carol``.
 LABELS_KEY = "engine/labels"
@@ -135,7 +152,11 @@ class EngineSettingsDialog(QDialog):
         form = QFormLayout()
         form.addRow(buddy(QLabel("&Labels"), self.labels), self.labels)
         form.addRow(buddy(QLabel("&Trusted users"), self.trusts), self.trusts)
-        self.when = QLabel("Changes apply when the engine next starts: the next time Tidemark opens.")
+        self.desktop = self._desktop_box(settings)
+        self.when = QLabel(
+            "Labels and trusted users apply when the engine next starts: the next time Tidemark opens. "
+            "The tray's choices apply at once."
+        )
         self.when.setWordWrap(True)
         self.when.setAccessibleName("When changes apply")
         self.problem = error_label()
@@ -149,11 +170,36 @@ class EngineSettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
+        layout.addWidget(self.desktop)
         layout.addWidget(self.when)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
         #: What was saved (None until Save succeeds).
         self.saved: EngineSettings | None = None
+
+    def _desktop_box(self, settings: QSettings) -> QGroupBox:
+        """The tray's two choices: notifications, and hiding on close."""
+        box = QGroupBox("Tray")
+        self.notify_box = QCheckBox("&Notify me when a person is needed")
+        accessible(
+            self.notify_box,
+            plain_text(self.notify_box.text()),
+            "A message from the tray for each batch of runs with an unknown effect, failed runs, schedules waiting "
+            "for an engine and drifted schedules (the engine service's own notifications: schedctl engine run "
+            "--no-notify)",
+        )
+        self.notify_box.setChecked(notify_on(settings))
+        self.hide_box = QCheckBox("&Hide in the tray when the window is closed while the engine runs")
+        accessible(
+            self.hide_box,
+            plain_text(self.hide_box.text()),
+            "Closing the window keeps the engine running from the tray; Quit (Ctrl+Q) stops it",
+        )
+        self.hide_box.setChecked(hide_on(settings))
+        column = QVBoxLayout(box)
+        column.addWidget(self.notify_box)
+        column.addWidget(self.hide_box)
+        return box
 
     def accept(self) -> None:
         try:
@@ -164,4 +210,7 @@ class EngineSettingsDialog(QDialog):
             (self.trusts if str(exc).startswith("--trust") else self.labels).setFocus()
             return
         self.problem.hide()
+        self.settings.setValue(NOTIFY_KEY, self.notify_box.isChecked())
+        self.settings.setValue(HIDE_KEY, self.hide_box.isChecked())
+        self.settings.sync()
         super().accept()

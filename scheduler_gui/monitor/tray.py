@@ -1,21 +1,48 @@
-"""A desktop notification when something new needs a person.
+"""The window's tray icon: a notification when something newly needs a person,
+"Open" and "Quit" in its menu, and where the window hides when it is closed
+while the engine runs (:mod:`scheduler_gui.monitor.hide_to_tray`).
 
-Where the desktop has no system tray (or the app runs offscreen), this does
-nothing at all: the Attention badge in the window says the same thing.
+What needs a person and the text it is told in are the core's
+(:func:`core.ledger.monitor_reads.person_needs`, :class:`core.notify.needs.NoticeBook`),
+the same four kinds and the same words as the headless engine's notifications:
+an unknown effect, a failure with its attempts used up, a schedule waiting for
+an engine, a drifted schedule. What already waits when the ledger opens is
+known (the Attention badge shows it); each later batch is one message.
+
+While the tray follows a ledger, the window owns that ledger's name on the
+session bus (:func:`core.notify.desktop_bus.window_name`), so that the engine
+service on the same ledger leaves the notifying to it.
+
+Where the desktop has no system tray (or the app runs offscreen) there is no
+icon and no message: the Attention badge says the same. Whether a tray exists
+is asked through ``available`` (tests pass their own).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
-from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
+from core.notify.needs import FirstLook, Need, Notice, NoticeBook
+from scheduler_gui.background import LatestOnly
+from scheduler_gui.context import AppContext
 from scheduler_gui.status_style import REDDISH_PURPLE
 
 #: Milliseconds a notification stays up.
 MESSAGE_MS = 8000
+#: Milliseconds between two looks at what needs a person (also after every new attention).
+LOOK_MS = 5000
+#: Settings key: whether the tray tells what needs a person (Engine ▸ Engine Settings…).
+NOTIFY_KEY = "tray/notify"
+
+
+def tray_available() -> bool:
+    """Whether the desktop shows tray icons (never offscreen)."""
+    return bool(QSystemTrayIcon.isSystemTrayAvailable())
 
 
 def _icon() -> QIcon:
@@ -40,31 +67,143 @@ def _icon() -> QIcon:
     return QIcon(pixmap)
 
 
-class AttentionTray(QObject):
-    """Shows a tray message for every batch of occurrences that newly need attention."""
+def notify_on(settings: Any) -> bool:
+    """Whether the tray's notifications are on (they are unless turned off)."""
+    return settings.value(NOTIFY_KEY, True) not in (False, "false", "0", 0)
 
-    def __init__(self, watcher: Any, parent: QObject | None = None) -> None:
+
+class AttentionTray(QObject):
+    """The tray icon, its menu, and one message for every batch of what newly needs a person."""
+
+    openRequested = Signal()
+    """The person clicked a message, the icon, or "Open": show the window on Needs attention."""
+    quitRequested = Signal()
+    """The person chose "Quit" in the tray's menu."""
+
+    def __init__(
+        self,
+        ctx: AppContext,
+        parent: QObject | None = None,
+        *,
+        available: Callable[[], bool] = tray_available,
+        look_ms: int = LOOK_MS,
+    ) -> None:
         super().__init__(parent)
+        self.ctx = ctx
         self.icon: QSystemTrayIcon | None = None
+        self.menu: QMenu | None = None
+        #: Every text the tray showed, oldest first.
         self.messages: list[str] = []
-        if watcher is None or not QSystemTrayIcon.isSystemTrayAvailable():
+        self.book = NoticeBook(first_look=FirstLook.QUIET)
+        self._claim: Any = None
+        self._background = LatestOnly(self, describe=_describe)
+        self._background.done.connect(self.see)
+        self._timer = QTimer(self)
+        self._timer.setInterval(look_ms)
+        self._timer.timeout.connect(self.look)
+        if not available():
             return
         self.icon = QSystemTrayIcon(_icon(), self)
-        self.icon.setToolTip("Tidemark: occurrences that need a decision")
+        self.icon.setToolTip("Tidemark")
+        self.menu = QMenu()
+        self.menu.setObjectName("trayMenu")
+        self.menu.setAccessibleName("Tidemark tray menu")
+        open_action = self.menu.addAction("&Open Tidemark")
+        open_action.setToolTip("Show the window on Needs attention")
+        open_action.triggered.connect(self.openRequested)
+        self.menu.addSeparator()
+        quit_action = self.menu.addAction("&Quit")
+        quit_action.setToolTip("Close Tidemark and stop its engine")
+        quit_action.triggered.connect(self.quitRequested)
+        self.icon.setContextMenu(self.menu)
+        self.icon.messageClicked.connect(self.openRequested)
+        self.icon.activated.connect(self._activated)
         self.icon.show()
-        watcher.newAttention.connect(self.notify)
 
     @property
     def available(self) -> bool:
         return self.icon is not None
 
-    def notify(self, occurrence_ids: list[str]) -> None:
-        """Tell the person that ``occurrence_ids`` need a decision."""
-        if self.icon is None or not occurrence_ids:
+    @property
+    def notifying(self) -> bool:
+        """Whether the person wants the tray's notifications (Engine ▸ Engine Settings…)."""
+        return notify_on(self.ctx.settings)
+
+    def follow(self, watcher: Any) -> None:
+        """Start looking at the open ledger: now, every :data:`LOOK_MS` and after each new attention;
+        and own the ledger's name on the session bus (the service then leaves notifying to this tray)."""
+        if self.icon is None:
             return
-        n = len(occurrence_ids)
-        text = (
-            f"{n} occurrences need a decision." if n > 1 else f"{occurrence_ids[0]} needs a decision."
-        ) + " Open Needs attention to resolve."
+        if watcher is not None:
+            watcher.newAttention.connect(lambda _ids: self.look())
+        if self._claim is None:  # the ledger opened again (F5 after a failure): the name is ours already
+            self._claim = _own_window_name(self.ctx.ledger.where)
+        self._timer.start()
+        self.look()
+
+    def look(self) -> None:
+        """Read what needs a person, off the GUI thread; :meth:`see` gets the answer."""
+        if self.icon is None:
+            return
+        from core.engine.presence import STALE_AFTER
+        from core.ledger.monitor_reads import person_needs
+        from scheduler_gui.monitor.background import ledger_work
+
+        ledger, now = self.ctx.ledger, self.ctx.clock.now()
+        self._background.submit(ledger_work(lambda: person_needs(ledger, now, STALE_AFTER)))
+
+    def see(self, needs: list[Need]) -> Notice | None:
+        """Tell what is new in ``needs`` (everything that needs a person now) in one message."""
+        notice = self.book.look(needs, self.ctx.clock.now(), quiet=self.icon is None or not self.notifying)
+        if notice is not None:
+            self.say(notice.title, notice.text, QSystemTrayIcon.MessageIcon.Warning)
+        return notice
+
+    def say(
+        self, title: str, text: str, kind: QSystemTrayIcon.MessageIcon = QSystemTrayIcon.MessageIcon.Information
+    ) -> None:
+        """Show one message from the tray (nothing without a tray)."""
+        if self.icon is None:
+            return
         self.messages.append(text)
-        self.icon.showMessage("Tidemark: needs attention", text, QSystemTrayIcon.MessageIcon.Warning, MESSAGE_MS)
+        self.icon.showMessage(title, text, kind, MESSAGE_MS)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a look at the ledger waits for its answer."""
+        return self._background.busy
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the look in flight is read (tests); its answer arrives through the event loop."""
+        return self._background.wait(msecs)
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):
+            self.openRequested.emit()
+
+    def stop(self) -> None:
+        """Stop looking, give the bus name back and take the icon away."""
+        self._timer.stop()
+        self._background.wait()
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
+        if self.icon is not None:
+            self.icon.hide()
+
+
+def _describe(exc: BaseException) -> str:
+    # The ledger's modules load with the ledger, off the GUI thread, not with the window.
+    from scheduler_gui.monitor.background import describe_error
+
+    return describe_error(exc)
+
+
+def _own_window_name(where: str) -> Any:
+    """The window's name for ledger ``where`` on the session bus, or None where there is no bus."""
+    from core.notify.desktop_bus import BusUnavailable, claim_name, window_name
+
+    try:
+        return claim_name(window_name(where))
+    except BusUnavailable:
+        return None

@@ -17,7 +17,7 @@ from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
     ("argv", "names"),
     [
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
-        (["--view", "designer"], "--view and --size go with --screenshot"),
+        (["--size", "800x600"], "--size goes with --screenshot"),
         (["--screenshot", "out.jpg"], "must end in .png"),
         (["--screenshot", "/no/such/folder/x.png"], "/no/such/folder does not exist"),
         (["--screenshot", "x.png", "--view", "calendar"], "invalid choice: 'calendar'"),
@@ -31,7 +31,7 @@ from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
     ],
     ids=[
         "unknown_flag",
-        "view_without_screenshot",
+        "size_without_screenshot",
         "not_png",
         "missing_folder",
         "bad_view",
@@ -97,6 +97,11 @@ def test_version(capsys) -> None:
 def test_screenshot_flags_parse(tmp_path: Path) -> None:
     opts = parse_args(["--screenshot", str(tmp_path / "a.png"), "--view", "health", "--size", "1024x640"])
     assert opts.view == "health" and opts.size == (1024, 640) and opts.screenshot == tmp_path / "a.png"
+
+
+def test_view_without_screenshot_opens_the_window_on_it() -> None:
+    assert parse_args(["--view", "attention"]).view == "attention"  # the notifications' "Open"
+    assert parse_args([]).view is None
 
 
 def test_launch_shows_the_window_in_a_separate_process(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from core.ledger.publish import Gate, change_gate
 from core.ledger.queries import OccurrenceFilter, list_occurrences
 from core.ledger.states import OccurrenceKind
 from core.ledger.states import OccurrenceState as S
+from core.notify.needs import Need, NeedKind
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.attention import Action, AttentionView
 from scheduler_gui.monitor.ledger_watch import LedgerWatcher
@@ -185,12 +186,12 @@ def test_a_failure_runs_again_as_a_backfill(qtbot, failed) -> None:
 
 
 def test_the_tray_is_silent_without_a_system_tray(qtbot, ctx: AppContext) -> None:
-    watcher = LedgerWatcher(ctx, interval_ms=3_600_000)
-    tray = AttentionTray(watcher)
+    tray = AttentionTray(ctx, available=lambda: False)
     assert not tray.available
-    tray.notify(["occ-1"])
+    tray.see([])
+    assert tray.see([Need("occ-1", NeedKind.UNKNOWN_EFFECT, "daily")]) is None
+    tray.say("Tidemark", "anything")
     assert tray.messages == []
-    watcher.stop()
 
 
 def _set_attempt_start(ctx: AppContext, occ_id: str, started: datetime) -> None:

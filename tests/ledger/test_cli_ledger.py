@@ -570,7 +570,8 @@ def test_a_locked_sqlite_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
 def test_engine_run_stops_cleanly_on_a_signal(ledger_url: str, sig: signal.Signals) -> None:
     proc = subprocess.Popen(
-        [PY, "-m", "core.cli", "engine", "run", "--db", ledger_url, "--poll", "0.1"],
+        # --no-notify: without a session bus, that would be one line on stderr (test_service_notices.py).
+        [PY, "-m", "core.cli", "engine", "run", "--db", ledger_url, "--poll", "0.1", "--no-notify"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -593,7 +594,20 @@ def test_metrics_port_serves_while_the_engine_runs(ledger_url: str) -> None:
     import urllib.request
 
     proc = subprocess.Popen(
-        [PY, "-m", "core.cli", "engine", "run", "--db", ledger_url, "--poll", "0.1", "--metrics-port", "0"],
+        [
+            PY,
+            "-m",
+            "core.cli",
+            "engine",
+            "run",
+            "--db",
+            ledger_url,
+            "--poll",
+            "0.1",
+            "--metrics-port",
+            "0",
+            "--no-notify",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -258,7 +258,7 @@ def test_a_running_engine_names_its_ledger_without_the_password(
         pytest.skip("a SQLite ledger is a file: it has no password")
     monkeypatch.setattr(Engine, "run_forever", lambda self, **_kw: None)  # stopped as soon as it started
     url = ledger_url + ("&" if "?" in ledger_url else "?") + f"password={PASSWORD}"
-    status, out, err = schedctl(capsys, "engine", "run", "--db", url)
+    status, out, err = schedctl(capsys, "engine", "run", "--db", url, "--no-notify")
     assert (status, err) == (0, "")
     first = out.splitlines()[0]
     assert first.startswith("engine ") and "password=***;" in first, first

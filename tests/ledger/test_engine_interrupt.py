@@ -100,7 +100,7 @@ def test_a_second_ctrl_c_ends_running_tasks_and_exits(
         occurrence_id = run_now(ledger, "daily-ops-summary", clock)
     reader = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
     engine = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "engine", "run", "--db", url, "--poll", "0.2"],
+        [sys.executable, "-m", "core.cli", "engine", "run", "--db", url, "--poll", "0.2", "--no-notify"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
