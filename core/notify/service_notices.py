@@ -21,7 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 EVERY = timedelta(seconds=5)
 
 #: Starts a program (argv) without waiting for it.
-Spawn = Callable[[Sequence[str]], object]
+Spawn = Callable[[Sequence[str], Mapping[str, str]], object]
 
 
 def gui_argv() -> tuple[str, ...]:
@@ -50,15 +50,18 @@ def gui_argv() -> tuple[str, ...]:
     return (found,) if found else (sys.executable, "-m", "scheduler_gui.app")
 
 
-def open_attention_argv(db: str) -> list[str]:
-    """The window on Needs attention, on the ledger ``db``."""
-    return [*gui_argv(), "--view", "attention", "--db", db]
+def open_attention(db: str) -> tuple[list[str], dict[str, str]]:
+    """The window on Needs attention, on the ledger ``db``: its command, and the variables it
+    gets besides this process's. The ledger goes in ``SCHEDULER_DB_URL``, never on the command
+    line, where any user's ``ps`` would show a PostgreSQL password."""
+    return [*gui_argv(), "--view", "attention"], {"SCHEDULER_DB_URL": db}
 
 
-def start_process(argv: Sequence[str]) -> object:
+def start_process(argv: Sequence[str], env: Mapping[str, str]) -> object:
     """The real :data:`Spawn`: a detached process of its own session."""
     return subprocess.Popen(
         list(argv),
+        env={**os.environ, **env},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -158,7 +161,7 @@ def start_notices(
     from core.notify.desktop_bus import BusUnavailable, DesktopBus, window_name
 
     try:
-        bus = DesktopBus.connect(lambda: spawn(open_attention_argv(db)), address)
+        bus = DesktopBus.connect(lambda: spawn(*open_attention(db)), address)
     except BusUnavailable as exc:
         say(f"no desktop notifications: {exc}")
         return None

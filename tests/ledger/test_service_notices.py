@@ -108,17 +108,16 @@ def test_nothing_while_a_window_on_the_ledger_runs(
 def test_open_starts_the_window_on_needs_attention(
     waiting_for_people: Ledger, clock: FixedClock, notifications: FakeNotifications, private_bus: str
 ) -> None:
-    started: list[list[str]] = []
+    started: list[tuple[list[str], dict[str, str]]] = []
     opened = threading.Event()
+    url = "postgresql+psycopg://ann:s3cret@db.example/tidemark"
 
-    def spawn(argv: Any) -> None:
-        started.append(list(argv))
+    def spawn(argv: Any, env: Any) -> None:
+        started.append((list(argv), dict(env)))
         opened.set()
 
     said: list[str] = []
-    notices = start_notices(
-        waiting_for_people, clock, "/home/ann/ledger.db", address=private_bus, spawn=spawn, say=said.append
-    )
+    notices = start_notices(waiting_for_people, clock, url, address=private_bus, spawn=spawn, say=said.append)
     assert notices is not None
     try:
         notices.tick()
@@ -128,8 +127,10 @@ def test_open_starts_the_window_on_needs_attention(
     finally:
         notices.close()
     assert said == []
-    (argv,) = started
-    assert argv[-4:] == ["--view", "attention", "--db", "/home/ann/ledger.db"]
+    ((argv, env),) = started
+    assert argv[-2:] == ["--view", "attention"]
+    assert env == {"SCHEDULER_DB_URL": url}  # the ledger by the environment: no password in ps
+    assert not any("s3cret" in part for part in argv)
 
 
 def test_no_session_bus_is_one_line(ledger: Ledger, clock: FixedClock, tmp_path: Path) -> None:
