@@ -43,11 +43,13 @@ def _default_installer(db: str | None, options: Sequence[str] = ()) -> ServiceRe
 
 
 def _engine_options(host: Any) -> list[str]:
-    """The window's engine's labels and trusted users (Engine Settings), for the service that
-    takes over from it; none when they cannot be read (the engine says why when it starts)."""
+    """The window's engine's labels and trusted users (Engine Settings), and ``--no-notify``
+    when the person turned notifications off there, for the service that takes over from it;
+    none when they cannot be read (the engine says why when it starts)."""
     from core.errors import UserError
     from core.service import team_options
     from scheduler_gui.monitor.engine_settings import read_settings
+    from scheduler_gui.monitor.tray import notify_on
 
     settings = getattr(getattr(host, "ctx", None), "settings", None)
     if settings is None:
@@ -56,7 +58,7 @@ def _engine_options(host: Any) -> list[str]:
         stored = read_settings(settings)
     except UserError:
         return []
-    return team_options(labels=stored.labels.items(), trusts=stored.trusts)
+    return team_options(labels=stored.labels.items(), trusts=stored.trusts, notify=notify_on(settings))
 
 
 def _default_installed() -> bool:

@@ -109,3 +109,22 @@ def test_the_service_taking_over_keeps_the_window_engines_labels_and_trust(qtbot
     qtbot.mouseClick(dialog.detach_button, Qt.MouseButton.LeftButton)
     assert dialog.choice == "detach"
     assert installer.options == [["--label", "gpu=yes", "--trust", "alice", "--trust", "bob"]]
+
+
+def test_notifications_turned_off_stay_off_in_the_service_taking_over(qtbot: Any, tmp_path: Path) -> None:
+    """A person who turned the tray's notifications off in Engine Settings is not notified by
+    the service that takes over either."""
+    from PySide6.QtCore import QSettings
+
+    from scheduler_gui.monitor.tray import NOTIFY_KEY
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    settings.setValue(NOTIFY_KEY, False)
+    guarded = host(1)
+    guarded.ctx.settings = settings
+    installer = Installer(OK)
+    dialog = CloseGuardDialog(guarded, installer=installer, installed=lambda: False)
+    qtbot.addWidget(dialog)
+    dialog.install_box.setChecked(True)
+    qtbot.mouseClick(dialog.detach_button, Qt.MouseButton.LeftButton)
+    assert installer.options == [["--no-notify"]]
