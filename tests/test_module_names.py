@@ -17,3 +17,15 @@ def test_no_two_plain_test_modules_share_a_name() -> None:
         by_name[path.name].append(str(path.relative_to(TESTS)))
     shared = {name: where for name, where in by_name.items() if len(where) > 1 and name != "conftest.py"}
     assert shared == {}
+
+
+def test_conftest_is_imported_at_the_top_of_a_module() -> None:
+    """``from conftest import`` inside a test runs when the test runs, when the name
+    ``conftest`` may be another folder's (the last one collected): only at the top."""
+    late = [
+        f"{path.relative_to(TESTS)}:{n}"
+        for path in TESTS.rglob("test_*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if line.startswith((" ", "\t")) and line.lstrip().startswith(("from conftest import", "import conftest"))
+    ]
+    assert late == []

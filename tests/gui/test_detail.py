@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import NOW, demo_mapping
 from monitor_support import FAILING_TASK, engine, ids_in, interval_spec, put, run_at
 
 from core.ledger.monitor_queries import attempts_of
@@ -58,7 +59,6 @@ def test_an_unknown_occurrence_says_so(qtbot, ctx: AppContext) -> None:
 
 
 def test_a_skipped_occurrence_explains_itself(qtbot, ctx: AppContext) -> None:
-    from conftest import demo_mapping
 
     from core.ledger.materialize import materialize
     from core.ledger.publish import publish
@@ -84,7 +84,6 @@ def test_the_detail_says_who_decided_what(qtbot, ctx: AppContext, tmp_path: Path
     schedule names who held it."""
     from datetime import timedelta
 
-    from conftest import NOW
     from monitor_support import HANGING_TASK
 
     from core.actor import Actor

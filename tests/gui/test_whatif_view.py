@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from conftest import demo_mapping
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QColor
 
@@ -138,7 +139,6 @@ def test_empty_model_passes_the_model_tester(qtmodeltester) -> None:
 
 
 def test_policy_words() -> None:
-    from conftest import demo_mapping
 
     spec = parse_spec(demo_mapping("daily-ops-summary") | {"catchUpWindow": "P1D"})
     assert policy_words(spec) == (

@@ -92,14 +92,14 @@ class Team:
 
     def engine(self, host: str, now: str, *flags: str) -> list[str]:
         """One pass of ``host``'s engine at ``now``: what it says besides its counts."""
-        out = self.run(host, "engine", "run", "--once", "--allow-second", *flags, now=now)
+        out = self.run(host, "engine", "run", "--once", "--allow-second", "--no-notify", *flags, now=now)
         assert out.startswith(f"pass at {now}: "), out
         return out.splitlines()[1:]
 
     def schedules_while_an_engine_runs(self, host: str) -> list[str]:
         """``schedctl schedules`` while ``host``'s engine runs (on the real clock, until SIGTERM)."""
         engine = subprocess.Popen(
-            [PY, "-m", "core.cli", "engine", "run", "--allow-second", "--db", self.url],
+            [PY, "-m", "core.cli", "engine", "run", "--allow-second", "--no-notify", "--db", self.url],
             env=self.env(host),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -162,7 +162,7 @@ def test_with_alpha_away_its_schedule_waits_visibly_and_its_misfire_policy_appli
     team.engine("alpha", DAY_1)
     # alpha is away for three days; beta's engine neither runs nor expires what comes due ...
     back = "2026-03-05T09:00:00Z"
-    out = team.run("beta", "engine", "run", "--once", "--allow-second", now=back)
+    out = team.run("beta", "engine", "run", "--once", "--allow-second", "--no-notify", now=back)
     assert "promoted 0, expired 0," in out and "started 0," in out, out
     assert out.splitlines()[1:] == [
         "schedule home waits for another engine: revision 1 runs on an engine with host=alpha"
@@ -171,7 +171,7 @@ def test_with_alpha_away_its_schedule_waits_visibly_and_its_misfire_policy_appli
     shown = team.run("beta", "schedules", now=back).splitlines()
     assert shown[-1] == "home: waiting for an engine with host=alpha; none seen for 3 days 1 h 29 min"
     # alpha returns: bounded catch-up runs the newest missed run and expires the two before it.
-    out = team.run("alpha", "engine", "run", "--once", "--allow-second", now=back)
+    out = team.run("alpha", "engine", "run", "--once", "--allow-second", "--no-notify", now=back)
     assert "expired 2," in out and "outcomes: SUCCEEDED 1" in out, out
     assert team.ran() == ["home 2026-03-02T02:30:00 alpha", "home 2026-03-05T02:30:00 alpha"]
 
