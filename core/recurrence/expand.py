@@ -97,12 +97,19 @@ def _excluded(row: Occurrence, reason: str) -> None:
     row.dispatch_delay = 0
 
 
-def _business_day(row: Occurrence, reason: str, *, skipped: bool) -> None:
-    """A row whose nominal date is not a business day: skipped (EXCLUDED) or moved (SHIFTED)."""
+def _joined(*reasons: str | None) -> str | None:
+    """Reasons in the order their decisions were taken, ``; `` between them."""
+    return "; ".join(r for r in reasons if r) or None
+
+
+def _business_day(row: Occurrence, moved: str | None, reason: str, *, skipped: bool) -> None:
+    """A row whose nominal date is not a business day: skipped (EXCLUDED) or moved (SHIFTED).
+    Its reason tells the date's story in order: the invalid-date move (``moved``), the business
+    day, then the clock change at the new date (a skipped row meets no clock)."""
     if skipped:  # the date decides first: a gap or fold on a closed day is not the reason
-        _excluded(row, reason)
+        _excluded(row, _joined(moved, reason) or reason)
         return
-    row.reason = reason + (f"; {row.reason}" if row.reason else "")
+    row.reason = _joined(moved, reason, row.reason)
     if row.status is Status.SCHEDULED:
         row.status = Status.SHIFTED
 
@@ -127,10 +134,10 @@ def _calendar_rows(
         wall = nominal if place is None or place.wall is None else place.wall
         for reading in resolve(zone, name, wall, gap, fold, index):
             row = make(nominal, reading)
-            if moved:
-                row.reason = moved if row.reason is None else f"{moved}; {row.reason}"
             if place is not None and place.reason is not None:
-                _business_day(row, place.reason, skipped=place.wall is None)
+                _business_day(row, moved, place.reason, skipped=place.wall is None)
+            elif moved:
+                row.reason = _joined(moved, row.reason)
             if excludes and compiled.is_excluded(nominal):
                 _exclude(row)
             yield row

@@ -237,3 +237,36 @@ def test_case_table_two_years(code: str, policy: str) -> None:
             assert row.status is Status.SHIFTED
             assert row.resolved_local == datetime.combine(target, row.nominal.time())
     assert touched >= 15, "the table touches holidays and weekends"
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "reason"),
+    [
+        (
+            "PREVIOUS_BUSINESS_DAY",
+            "SHIFTED",
+            "2027-04-31 does not exist: moved back to 2027-04-30, the last day of the month "
+            "(invalidDatePolicy BACKWARD); 2027-04-30 is closed (businessCalendar.closed): "
+            "moved to the previous business day, Thu 2027-04-29",
+        ),
+        (
+            "SKIP",
+            "EXCLUDED",
+            "2027-04-31 does not exist: moved back to 2027-04-30, the last day of the month "
+            "(invalidDatePolicy BACKWARD); 2027-04-30 is closed (businessCalendar.closed)",
+        ),
+    ],
+)
+def test_an_invalid_date_is_settled_first_and_its_story_told_in_order(policy: str, status: str, reason: str) -> None:
+    """April 31 under BACKWARD is April 30; a closed April 30 then moves or skips it, and the
+    reason says both, in the order they were decided."""
+    found = rows(
+        "FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0",
+        {"closed": ["2027-04-30"]},
+        policy,
+        "2027-04-01",
+        "2027-05-01",
+        invalidDatePolicy="BACKWARD",
+    )
+    [row] = found
+    assert (row.status.value, row.reason) == (status, reason)
