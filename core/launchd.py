@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import plistlib
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from core.service_command import (
     Runner,
     ServiceResult,
     engine_argv,
+    engine_env,
     first_line,
     pinned_db,
     schedctl_argv,
@@ -60,11 +61,13 @@ class LaunchAgentSetup:
         return f"gui/{self.uid}"
 
 
-def agent_plist(setup: LaunchAgentSetup, argv: Sequence[str]) -> bytes:
-    """The agent's property list (XML): ``ProgramArguments`` is ``argv`` as is, no shell in between."""
+def agent_plist(setup: LaunchAgentSetup, argv: Sequence[str], env: Mapping[str, str]) -> bytes:
+    """The agent's property list (XML): ``ProgramArguments`` is ``argv`` as is, no shell in between;
+    ``EnvironmentVariables`` is ``env`` (the ledger: never on the command line, which ``ps`` shows)."""
     agent = {
         "Label": LABEL,
         "ProgramArguments": list(argv),
+        "EnvironmentVariables": dict(env),
         "RunAtLoad": True,
         "KeepAlive": True,
         # While the desktop app's engine holds the ledger this one is refused and ends; launchd starts
@@ -89,11 +92,11 @@ def _bootout_line(setup: LaunchAgentSetup) -> str:
 
 def install_agent(db: str | None, setup: LaunchAgentSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
     """Write the agent's plist (mode 0600: a PostgreSQL URL may hold a password) and its log folder,
-    and say how to start it; ``options`` go after ``engine run --db URL``."""
+    and say how to start it; ``options`` go after ``engine run`` (the ledger goes in its environment)."""
     setup = setup or LaunchAgentSetup()
     pinned = pinned_db(db)
     path = setup.unit_path
-    text = agent_plist(setup, engine_argv(setup, pinned, options))
+    text = agent_plist(setup, engine_argv(setup, options), engine_env(pinned))
     previous = path.read_bytes() if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     setup.log_dir.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 without the window.
 
 :func:`install_service` writes ``~/.config/systemd/user/tidemark-engine.service``
-(ExecStart = this installation's ``schedctl engine run --db URL``,
+(ExecStart = this installation's ``schedctl engine run``, the ledger in ``Environment=``,
 Restart=on-failure), then runs ``systemctl --user daemon-reload`` and
 ``systemctl --user enable --now``; :func:`uninstall_service` undoes it. Every
 ``systemctl`` call goes through a :data:`Runner`, so tests check the unit text
@@ -28,6 +28,7 @@ from core.service_command import (
     ServiceResult,
     Starts,
     engine_argv,
+    engine_env,
     first_line,
     pinned_db,
     schedctl_argv,
@@ -95,11 +96,20 @@ def running_on() -> str:
     return sys.platform
 
 
+def _systemd_assignment(name: str, value: str) -> str:
+    """One ``Environment=`` assignment: double-quoted, ``%`` doubled (specifiers), backslash
+    and double quote escaped; systemd expands no ``$`` there."""
+    text = f"{name}={value}".replace("%", "%%").replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
 def unit_text(exec_argv: Sequence[str], db: str) -> str:
-    """The text of the unit file (the Description, which systemctl shows to anyone, has no password)."""
+    """The text of the unit file (the Description, which systemctl shows to anyone, has no password;
+    the ledger is in ``Environment=``, which only this user and root can read, not on ExecStart)."""
     from core.redact import mask_urls
 
     exec_start = " ".join(_systemd_quote(a) for a in exec_argv)
+    environment = " ".join(_systemd_assignment(name, value) for name, value in engine_env(db).items())
     return f"""\
 # Written by `schedctl engine install-service`; remove it with `schedctl engine uninstall-service`.
 [Unit]
@@ -110,6 +120,7 @@ StartLimitIntervalSec=0
 
 [Service]
 Type=simple
+Environment={environment}
 ExecStart={exec_start}
 Restart=on-failure
 RestartSec=15
@@ -124,7 +135,8 @@ WantedBy=default.target
 
 def manual_command(setup: Starts, db: str, options: Sequence[str] = ()) -> str:
     """The command to keep the engine running without systemd."""
-    return "nohup " + shlex.join(engine_argv(setup, db, options)) + " >>tidemark-engine.log 2>&1 &"
+    env = " ".join(f"{name}={shlex.quote(value)}" for name, value in engine_env(db).items())
+    return f"{env} nohup " + shlex.join(engine_argv(setup, options)) + " >>tidemark-engine.log 2>&1 &"
 
 
 def _systemctl(setup: ServiceSetup, *args: str) -> tuple[tuple[str, ...], Ran]:
@@ -147,7 +159,7 @@ def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]
 
 def install_service(db: str | None, setup: ServiceSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
     """Write the unit, reload the user manager, and enable and start the service; ``options``
-    go after ``engine run --db URL`` (:func:`engine_argv`). On macOS, a launchd agent instead
+    go after ``engine run`` (:func:`engine_argv`; the ledger goes in its environment). On macOS, a launchd agent instead
     (:func:`core.launchd.install_agent`)."""
     if setup is None and running_on() == "darwin":
         from core.launchd import install_agent
@@ -163,7 +175,7 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
             False, (f"{why}; nothing was installed",), path, tuple(calls), instead=instead, written=False
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = unit_text(engine_argv(setup, pinned, options), pinned)
+    text = unit_text(engine_argv(setup, options), pinned)
     previous = path.read_text(encoding="utf-8") if path.exists() else None
     changed = previous is not None and previous != text
     temporary = path.with_suffix(".tmp")

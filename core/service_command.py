@@ -88,10 +88,21 @@ class Starts(Protocol):
     def schedctl(self) -> tuple[str, ...]: ...
 
 
-def engine_argv(setup: Starts, db: str, options: Sequence[str] = ()) -> list[str]:
-    """The service's command: ``schedctl engine run --db URL``, then ``options`` (a team
-    engine's ``--allow-second``, ``--label KEY=VALUE``, ``--trust USER``)."""
-    return [*setup.schedctl, "engine", "run", "--db", db, *options]
+#: The variable a service gives its engine the ledger in (``engine run`` reads it when no ``--db``).
+DB_VARIABLE = "SCHEDULER_DB_URL"
+
+
+def engine_argv(setup: Starts, options: Sequence[str] = ()) -> list[str]:
+    """The service's command: ``schedctl engine run``, then ``options`` (a team engine's
+    ``--allow-second``, ``--label KEY=VALUE``, ``--trust USER``). The ledger is not on it: a
+    command line is public (any user's ``ps`` shows it, a PostgreSQL password too), so the
+    service gives it in its environment (:func:`engine_env`), kept in its 0600 file."""
+    return [*setup.schedctl, "engine", "run", *options]
+
+
+def engine_env(db: str) -> dict[str, str]:
+    """The service's environment for its engine: the ledger, written out in full."""
+    return {DB_VARIABLE: db}
 
 
 def first_line(ran: Ran) -> str:

@@ -278,8 +278,8 @@ _ENGINE = Command(
             *_TEAM_ENGINE,
             _NO_NOTIFY,
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
-            "schedctl engine run --db URL, with --metrics-port, --allow-second, --label, --trust and --no-notify "
-            "when given, "
+            "schedctl engine run with the ledger in its environment, and --metrics-port, --allow-second, "
+            "--label, --trust and --no-notify when given, "
             "Restart=on-failure), reload the user manager, and enable and start it. "
             "Where systemd or a user session is missing, says so and prints the command to run instead (exit 1). "
             "On macOS: writes the launchd agent ~/Library/LaunchAgents/io.github.tidemark.Tidemark.engine.plist "

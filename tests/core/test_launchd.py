@@ -57,13 +57,8 @@ def test_the_agent_runs_the_engine_at_login_and_keeps_it_alive(tmp_path: Path) -
     assert result.unit_path == tmp_path / "Library" / "LaunchAgents" / "io.github.tidemark.Tidemark.engine.plist"
     agent = load(result.unit_path)
     assert agent["Label"] == LABEL == "io.github.tidemark.Tidemark.engine"
-    assert agent["ProgramArguments"] == [
-        *SCHEDCTL,
-        "engine",
-        "run",
-        "--db",
-        "postgresql+psycopg://ops@db.internal/tidemark",
-    ]
+    assert agent["ProgramArguments"] == [*SCHEDCTL, "engine", "run"]
+    assert agent["EnvironmentVariables"] == {"SCHEDULER_DB_URL": "postgresql+psycopg://ops@db.internal/tidemark"}
     assert agent["RunAtLoad"] is True and agent["KeepAlive"] is True
     logs = tmp_path / "Library" / "Logs" / "Tidemark"
     assert agent["StandardOutPath"] == str(logs / "engine.log")
@@ -91,8 +86,9 @@ def test_program_arguments_round_trip_exactly(tmp_path: Path, label: str) -> Non
     where = setup(tmp_path)
     result = install_agent("/Users/ada/My Ledgers/100%.db", where, options)
     agent = load(result.unit_path)
-    expected = engine_argv(where, "/Users/ada/My Ledgers/100%.db", options)
+    expected = engine_argv(where, options)
     assert agent["ProgramArguments"] == expected
+    assert agent["EnvironmentVariables"] == {"SCHEDULER_DB_URL": "/Users/ada/My Ledgers/100%.db"}
     assert expected[-7:] == ["--allow-second", "--label", label, "--trust", "o'brien", "--trust", "ada lovelace"]
 
 
@@ -101,7 +97,7 @@ def test_the_agent_gets_the_same_command_as_the_systemd_unit(tmp_path: Path) -> 
     unit = ServiceSetup(unit_dir=tmp_path / "systemd", schedctl=SCHEDCTL, runner=Recorder(Ran(0, "running\n")))
     install_service("/srv/t.db", unit, options)
     agent = load(install_agent("/srv/t.db", setup(tmp_path), options).unit_path)
-    assert agent["ProgramArguments"] == engine_argv(unit, "/srv/t.db", options)
+    assert agent["ProgramArguments"] == engine_argv(unit, options)
     assert "--label gpu=yes --trust alice\n" in unit.unit_path.read_text()
 
 
@@ -112,7 +108,7 @@ def test_reinstalling_another_command_says_how_to_restart(tmp_path: Path) -> Non
     assert not any("restart" in line for line in same.lines)
     other = install_agent("/srv/b.db", where)
     assert "to restart a running agent with the new command: launchctl bootout gui/501/" + LABEL in other.lines
-    assert load(other.unit_path)["ProgramArguments"] == [*SCHEDCTL, "engine", "run", "--db", "/srv/b.db"]
+    assert load(other.unit_path)["EnvironmentVariables"] == {"SCHEDULER_DB_URL": "/srv/b.db"}
 
 
 def test_uninstall_removes_the_plist_and_says_how_to_stop_it(tmp_path: Path) -> None:
@@ -159,7 +155,8 @@ def test_cli_install_service_on_macos_writes_the_agent(on_macos: Path, capsys: p
     program = load(plist)["ProgramArguments"]
     assert isinstance(program, list)
     db = str(on_macos / "t.db")
-    assert program[-8:] == ["engine", "run", "--db", db, "--label", "site=home office", "--trust", "bob"]
+    assert program[-6:] == ["engine", "run", "--label", "site=home office", "--trust", "bob"]
+    assert load(plist)["EnvironmentVariables"] == {"SCHEDULER_DB_URL": db}
     assert not (on_macos / "config" / "systemd").exists()
     assert service.service_installed()
     assert cli.main(["engine", "uninstall-service"]) == 0
@@ -174,6 +171,6 @@ def test_a_service_can_serve_metrics(on_macos: Path, capsys: pytest.CaptureFixtu
     capsys.readouterr()
     program = load(on_macos / "Library" / "LaunchAgents" / f"{LABEL}.plist")["ProgramArguments"]
     assert isinstance(program, list)
-    assert program[-5:] == ["--db", "/srv/t.db", "--metrics-port", "9464", "--allow-second"]
+    assert program[-3:] == ["--metrics-port", "9464", "--allow-second"]
     assert cli.main(["engine", "install-service", "--metrics-port", "http"]) == 2
     assert "--metrics-port" in capsys.readouterr().err

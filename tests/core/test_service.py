@@ -43,10 +43,8 @@ def test_install_writes_the_unit_and_enables_it(tmp_path: Path) -> None:
     ]
     text = result.unit_path.read_text()
     assert result.unit_path == tmp_path / "systemd" / "user" / "tidemark-engine.service"
-    assert (
-        "ExecStart=/opt/tidemark/.venv/bin/schedctl engine run --db postgresql+psycopg://ops@db.internal/tidemark\n"
-        in text
-    )
+    assert "ExecStart=/opt/tidemark/.venv/bin/schedctl engine run\n" in text
+    assert 'Environment="SCHEDULER_DB_URL=postgresql+psycopg://ops@db.internal/tidemark"\n' in text
     assert "Restart=on-failure\n" in text and "WantedBy=default.target\n" in text
     assert result.unit_path.stat().st_mode & 0o777 == 0o600
     assert result.lines[0] == f"installed {result.unit_path}"
@@ -57,20 +55,30 @@ def test_install_writes_the_unit_and_enables_it(tmp_path: Path) -> None:
     ("db", "expected"),
     [
         pytest.param(
-            "/srv/my ledgers/100%.db",
-            'ExecStart=/opt/tidemark/.venv/bin/schedctl engine run --db "/srv/my ledgers/100%%.db"',
-            id="space_and_percent",
+            "/srv/my ledgers/100%.db", 'Environment="SCHEDULER_DB_URL=/srv/my ledgers/100%%.db"', id="space_and_percent"
         ),
+        pytest.param("sqlite:////srv/t.db", 'Environment="SCHEDULER_DB_URL=sqlite:////srv/t.db"', id="sqlite_url"),
         pytest.param(
-            "sqlite:////srv/t.db",
-            "ExecStart=/opt/tidemark/.venv/bin/schedctl engine run --db sqlite:////srv/t.db",
-            id="sqlite_url",
+            '/srv/a "b" \\c $HOME.db',
+            'Environment="SCHEDULER_DB_URL=/srv/a \\"b\\" \\\\c $HOME.db"',
+            id="quote_backslash_dollar",
         ),
     ],
 )
-def test_exec_start_is_quoted_for_systemd(tmp_path: Path, db: str, expected: str) -> None:
+def test_the_ledger_is_quoted_for_systemd(tmp_path: Path, db: str, expected: str) -> None:
     result = install_service(db, setup(tmp_path, Recorder()))
     assert expected + "\n" in result.unit_path.read_text()
+
+
+def test_a_password_is_never_on_the_service_command_line(tmp_path: Path) -> None:
+    """ExecStart is what ``ps`` shows every user; the ledger (and its password) is in the unit's
+    environment, which only this user and root read."""
+    result = install_service("postgresql+psycopg://ops:s3cret@db.internal/tidemark", setup(tmp_path, Recorder()))
+    text = result.unit_path.read_text()
+    [exec_start] = [line for line in text.splitlines() if line.startswith("ExecStart=")]
+    [description] = [line for line in text.splitlines() if line.startswith("Description=")]
+    assert "s3cret" not in exec_start and "s3cret" not in description
+    assert "SCHEDULER_DB_URL=postgresql+psycopg://ops:s3cret@db.internal/tidemark" in text
 
 
 def test_relative_and_default_ledgers_are_pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,7 +116,7 @@ def test_without_systemd_nothing_is_written_and_the_command_is_offered(
     assert result.lines == (f"{why}; nothing was installed",)
     assert (
         result.instead
-        == "nohup /opt/tidemark/.venv/bin/schedctl engine run --db /srv/t.db >>tidemark-engine.log 2>&1 &"
+        == "SCHEDULER_DB_URL=/srv/t.db nohup /opt/tidemark/.venv/bin/schedctl engine run >>tidemark-engine.log 2>&1 &"
     )
     assert not result.unit_path.exists()
     assert all(call[2] == "is-system-running" for call in runner.calls)
@@ -167,8 +175,8 @@ def test_cli_install_service_without_systemd(
         "schedctl engine install-service: systemd is not available on this machine (no systemctl); "
         "nothing was installed"
     ]
-    assert out.startswith("run the engine yourself instead:\n  nohup ")
-    assert f"engine run --db {tmp_path / 't.db'} " in out
+    assert out.startswith(f"run the engine yourself instead:\n  SCHEDULER_DB_URL={tmp_path / 't.db'} nohup ")
+    assert "engine run >>" in out
     assert not (tmp_path / "config" / "systemd" / "user" / UNIT_NAME).exists()
 
 
@@ -190,7 +198,7 @@ def test_reinstalling_for_another_ledger_restarts_the_service(tmp_path: Path) ->
     assert ("systemctl", "--user", "try-restart", UNIT_NAME) not in runner.calls, "same unit: nothing to restart"
     result = install_service("/srv/b.db", setup(tmp_path, runner))
     assert runner.calls[-1] == ("systemctl", "--user", "try-restart", UNIT_NAME)
-    assert "--db /srv/b.db\n" in result.unit_path.read_text()
+    assert 'Environment="SCHEDULER_DB_URL=/srv/b.db"\n' in result.unit_path.read_text()
 
 
 def test_a_team_engine_service_runs_with_its_labels_and_trust(
@@ -204,9 +212,10 @@ def test_a_team_engine_service_runs_with_its_labels_and_trust(
     status = cli.main([*argv, "--trust", "alice", "--trust", "bob"])
     out, _ = capsys.readouterr()
     assert status == 1
-    assert "engine run --db /srv/t.db --allow-second --label gpu=yes --trust alice --trust bob " in out
+    assert "SCHEDULER_DB_URL=/srv/t.db nohup " in out
+    assert "engine run --allow-second --label gpu=yes --trust alice --trust bob " in out
     result = install_service("/srv/t.db", setup(tmp_path, Recorder()), options=["--allow-second", "--label", "a b=1"])
-    assert 'engine run --db /srv/t.db --allow-second --label "a b=1"\n' in result.unit_path.read_text()
+    assert 'engine run --allow-second --label "a b=1"\n' in result.unit_path.read_text()
 
 
 def test_a_bad_label_for_the_service_is_refused_and_nothing_is_written(

@@ -77,7 +77,10 @@ def test_without_systemd_it_says_so_and_offers_the_command(qtbot: Any, tmp_path:
     dialog.choose("detach")
     assert dialog.choice is None, "the window stays open: the person picks another answer"
     assert dialog.problem.text() == "systemd is not available on this machine (no systemctl); nothing was installed"
-    assert dialog.instead.text() == "nohup /opt/t/schedctl engine run --db /srv/t.db >>tidemark-engine.log 2>&1 &"
+    assert (
+        dialog.instead.text()
+        == "SCHEDULER_DB_URL=/srv/t.db nohup /opt/t/schedctl engine run >>tidemark-engine.log 2>&1 &"
+    )
     assert not dialog.instead.isHidden()
     dialog.install_box.setChecked(False)  # keep running headless anyway: the tasks finish, nothing takes over
     dialog.choose("detach")
