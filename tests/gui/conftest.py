@@ -4,22 +4,17 @@ settings in a temporary file, so nothing touches the person's own."""
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from gui_support import DEMO, NOW
 from PySide6.QtCore import QSettings
 
 from core.clock import FixedClock
-from core.specfile import load_text
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.main_thread_gc import collect_on_this_thread
 from scheduler_gui.workspace_zone import ZoneQuestion
-
-DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
-#: A Monday morning before the 2027 spring change in New York.
-NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -70,12 +65,6 @@ def ctx(tmp_path: Path, clock: FixedClock) -> AppContext:
     )
     yield context
     context.close()
-
-
-def demo_mapping(name: str) -> dict:
-    """The mapping of a demo schedule (``daily-ops-summary``)."""
-    path = DEMO / f"{name}.yaml"
-    return load_text(path.read_text(encoding="utf-8"), str(path))
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from conftest import NOW
+from gui_support import NOW
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions

@@ -9,7 +9,7 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import NOW
+from gui_support import NOW
 from monitor_support import FAILING_TASK, HANGING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton

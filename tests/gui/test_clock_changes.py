@@ -8,8 +8,8 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from conftest import demo_mapping
 from consequence_support import click, open_designer, settle, table_rows, widget_named
+from gui_support import demo_mapping
 from PySide6.QtCore import Qt
 
 from core.clock import FixedClock

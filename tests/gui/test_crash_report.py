@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from a11y_support import a11y_problems
-from conftest import NOW
+from gui_support import NOW
 from monitor_support import interval_spec, put
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QPushButton

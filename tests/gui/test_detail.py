@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import NOW, demo_mapping
+from gui_support import NOW, demo_mapping
 from monitor_support import FAILING_TASK, engine, ids_in, interval_spec, put, run_at
 
 from core.ledger.monitor_queries import attempts_of

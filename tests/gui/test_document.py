@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import DEMO
+from gui_support import DEMO
 
 from core.errors import SpecFileError
 from core.specfile import load_spec, load_text

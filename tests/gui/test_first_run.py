@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import DEMO, NOW
+from gui_support import DEMO, NOW
 from sqlalchemy import select
 
 from core.clock import FixedClock

@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import NOW
+from gui_support import NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from monitor_support import engine, interval_spec, put, run_at

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import NOW
+from gui_support import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
 from PySide6.QtCore import QSettings
 from sqlalchemy.exc import OperationalError

@@ -5,7 +5,7 @@ filtering, evicting pages and following new rows live."""
 from __future__ import annotations
 
 import pytest
-from conftest import NOW
+from gui_support import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
 from PySide6.QtCore import Qt
 

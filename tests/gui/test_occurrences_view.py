@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import NOW
+from gui_support import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, engine, ids_in, interval_spec, put, run_at
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest

@@ -6,7 +6,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from conftest import demo_mapping
+from gui_support import demo_mapping
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QColor
 

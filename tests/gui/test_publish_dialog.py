@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import demo_mapping
+from gui_support import demo_mapping
 from PySide6.QtWidgets import QDialog
 from sqlalchemy import select, update
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DEMO
+from gui_support import DEMO
 from PySide6.QtWidgets import QDialog
 from sqlalchemy import select, update
 

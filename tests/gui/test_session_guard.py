@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import NOW
+from gui_support import NOW
 
 from core.clock import FixedClock
 from core.engine.processes import identify

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import DEMO, demo_mapping
+from gui_support import DEMO, demo_mapping
 
 from core.specfile import dump_yaml
 from scheduler_gui.context import AppContext

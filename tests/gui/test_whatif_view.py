@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import demo_mapping
+from gui_support import demo_mapping
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QColor
 
