@@ -78,55 +78,100 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
         raise UsageError("--metrics-port: only for a running engine (without --once)")
     clock = command_clock(args)
     placement = Placement.of(labels=dict(getattr(args, "label", None) or ()), trusts=getattr(args, "trust", None) or ())
-    with open_command_ledger(args, clock) as ledger:
-        engine_id = announce(
-            ledger,
-            clock,
-            EngineKind.HEADLESS,
-            exclusive=not getattr(args, "allow_second", False),
-            placement=placement,
-        )
-        beat = Heartbeat(ledger, clock, engine_id).start()
-        try:
-            engine = Engine(ledger, clock, EngineOptions(), placement=placement)
-            if args.once:
-                report = engine.run_once(wait=True)
-                out(pass_summary(report, clock.now()))
-                return EXIT_OK
-            return _run_forever(engine, ledger, clock, args)
-        finally:
-            beat.stop()
-            retire(ledger, clock, engine_id)
+    stopping = None if args.once else StopOnSignal().install()
+    try:
+        with open_command_ledger(args, clock) as ledger:
+            engine_id = announce(
+                ledger,
+                clock,
+                EngineKind.HEADLESS,
+                exclusive=not getattr(args, "allow_second", False),
+                placement=placement,
+            )
+            beat = Heartbeat(ledger, clock, engine_id).start()
+            try:
+                engine = Engine(ledger, clock, EngineOptions(), placement=placement)
+                if stopping is None:
+                    report = engine.run_once(wait=True)
+                    out(pass_summary(report, clock.now()))
+                    return EXIT_OK
+                stopping.attach(engine)
+                return _run_forever(engine, ledger, clock, args, stopping)
+            finally:
+                beat.stop()
+                retire(ledger, clock, engine_id)
+    finally:
+        if stopping is not None:
+            stopping.uninstall()
 
 
-def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Namespace) -> int:
-    import signal
-    import threading
+class StopOnSignal:
+    """SIGINT and SIGTERM for a running engine, caught from before it announces itself (so a
+    signal in its first moments is a clean stop, never a kill that leaves its row live).
 
-    server = None
-    if args.metrics_port is not None:
-        server = _serve_metrics(ledger, clock, args.metrics_port)
+    The first signal stops claiming; the running tasks end and are recorded. The second ends
+    their process groups, records their attempts as killed (invariant 5) and so lets the
+    engine exit at once. A signal before the engine exists is kept and acted on when it is
+    attached; a second one then interrupts the start-up. The work happens in a thread: a
+    signal handler must not wait for a lock its own thread may hold."""
 
-    signals: list[int] = []
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.engine: Engine | None = None
+        self.previous: dict[int, Any] = {}
 
-    def on_signal(signum: int, _frame: object) -> None:
-        # The first signal stops claiming; the running tasks end and are recorded. The
-        # second ends their process groups, records their attempts as killed (invariant 5)
-        # and so lets the engine exit at once. The work happens in a thread: a signal
-        # handler must not wait for a lock its own thread may hold.
-        signals.append(signum)
-        if len(signals) == 1:
+    def install(self) -> StopOnSignal:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self.on_signal)
+        return self
+
+    def uninstall(self) -> None:
+        import signal
+
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+        self.previous.clear()
+
+    def on_signal(self, signum: int, _frame: object) -> None:
+        self.signals.append(signum)
+        if self.engine is None:
+            if len(self.signals) > 1:
+                raise KeyboardInterrupt  # still starting: nothing runs yet, so stop now
+            _say("stopping: the engine stops as soon as it has started (Ctrl-C again stops it now)", 1)
+            return
+        self._act(len(self.signals))
+
+    def _act(self, count: int) -> None:
+        import threading
+
+        engine = self.engine
+        assert engine is not None
+        if count == 1:
             _say("stopping: no new task starts; running tasks end and are recorded (Ctrl-C again ends them now)", 1)
             threading.Thread(target=engine.stop, name="tidemark-stop", daemon=True).start()
         else:
             _say("schedctl engine run: interrupted: ending the running tasks' process groups", 2)
             threading.Thread(target=engine.interrupt, name="tidemark-interrupt", daemon=True).start()
 
-    previous: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
-    # After the handlers: a signal while the session bus is asked is a clean stop, not a kill.
+    def attach(self, engine: Engine) -> None:
+        """The engine exists: a signal that came before it stops it now."""
+        self.engine = engine
+        if self.signals:
+            engine.stop()
+
+    @property
+    def interrupted(self) -> bool:
+        return len(self.signals) > 1
+
+
+def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Namespace, stopping: StopOnSignal) -> int:
+    server = None
+    if args.metrics_port is not None:
+        server = _serve_metrics(ledger, clock, args.metrics_port)
     notices = start_notices(args, ledger, clock)
 
     def on_pass(report: PassReport) -> None:
@@ -143,13 +188,11 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
         engine.run_forever(poll_seconds=args.poll, on_pass=on_pass)
         engine.wait_idle()  # tasks started by the last passes record their outcomes before the engine retires
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
         if server is not None:
             server.shutdown()
         if notices is not None:
             notices.close()
-    if len(signals) > 1:
+    if stopping.interrupted:
         out("engine stopped: interrupted; the tasks it ended are recorded as killed by a signal")
         return EXIT_INTERNAL
     out("engine stopped")

@@ -255,4 +255,4 @@ def test_install_service_passes_no_notify_through(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no systemctl: the command is printed instead
     assert cli.main(["engine", "install-service", "--db", "/srv/t.db", "--no-notify"]) == 1
     out, _ = capsys.readouterr()
-    assert "engine run --db /srv/t.db --no-notify " in out
+    assert "SCHEDULER_DB_URL=/srv/t.db nohup " in out and "engine run --no-notify " in out
