@@ -1,6 +1,6 @@
 """The year view of the "Business days" section: twelve small months with the calendar's closed
-days marked, and each marked day's reason in its tooltip ("Thu 2027-11-25: Thanksgiving Day
-(US-NY)").
+days marked, and each marked day's reason in its tooltip ("Thu 2027-11-25: Thanksgiving Day in
+US-NY").
 
 A public holiday is a filled disc, a closed date of your own a ring, a weekend day grey and a date
 open despite the rest underlined; the legend under the months says so (colour is never the only
@@ -66,7 +66,7 @@ def year_marks(calendar: Mapping[str, Any], year: int) -> dict[date, DayMark]:
             continue
         for day_, name in closed_days(code, year).items():
             earlier = marks.get(day_)
-            why = f"{name} ({code})"
+            why = f"{name} in {code}"  # the preview's words (core.business_days)
             if earlier is not None and earlier.mark is Mark.HOLIDAY:
                 why = f"{earlier.why}; {why}"
             marks[day_] = DayMark(Mark.HOLIDAY, why)
