@@ -20,6 +20,7 @@ is asked through ``available`` (tests pass their own).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -96,6 +97,7 @@ class AttentionTray(QObject):
         self.messages: list[str] = []
         self.book = NoticeBook(first_look=FirstLook.QUIET)
         self._claim: Any = None
+        self._claiming: threading.Thread | None = None
         self._background = LatestOnly(self, describe=_describe)
         self._background.done.connect(self.see)
         self._timer = QTimer(self)
@@ -136,10 +138,16 @@ class AttentionTray(QObject):
             return
         if watcher is not None:
             watcher.newAttention.connect(lambda _ids: self.look())
-        if self._claim is None:  # the ledger opened again (F5 after a failure): the name is ours already
-            self._claim = _own_window_name(self.ctx.ledger.where)
+        if self._claiming is None:  # the ledger opened again (F5 after a failure): the name is ours already
+            # Off the GUI thread: a session bus that does not answer must not hold the window.
+            where = self.ctx.ledger.where
+            self._claiming = threading.Thread(target=self._own, args=(where,), name="tidemark-bus-name", daemon=True)
+            self._claiming.start()
         self._timer.start()
         self.look()
+
+    def _own(self, where: str) -> None:
+        self._claim = _own_window_name(where)
 
     def look(self) -> None:
         """Read what needs a person, off the GUI thread; :meth:`see` gets the answer."""
@@ -185,6 +193,9 @@ class AttentionTray(QObject):
         """Stop looking, give the bus name back and take the icon away."""
         self._timer.stop()
         self._background.wait()
+        if self._claiming is not None:
+            self._claiming.join()
+            self._claiming = None
         if self._claim is not None:
             self._claim.close()
             self._claim = None

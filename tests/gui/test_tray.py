@@ -218,6 +218,7 @@ def test_the_window_owns_its_ledgers_name_while_it_runs(
     try:
         shown(window, qtbot, engine=False)
         name = window_name(window.ctx.ledger.where)
+        qtbot.waitUntil(lambda: bus.window_running(name), timeout=10_000)  # claimed off the GUI thread
         assert bus.window_running(name)
         window.quit()
         assert not bus.window_running(name)
