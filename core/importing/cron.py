@@ -29,6 +29,7 @@ from core.errors import UserError, ZoneError
 from core.importing.cron_command import DEFAULT_SHELL, CronCommand, task_command
 from core.importing.cron_expr import CronExpr, CronRule, cron_rules, parse_fields
 from core.importing.crontab_file import REBOOT, Assignment, CrontabError, JobLine, read_crontab
+from core.importing.input_text import BLANKS, split_words
 from core.importing.spec_comments import commented_yaml
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
@@ -112,10 +113,10 @@ def _slug(text: str) -> str:
 
 
 def _base_id(command: str, line: int) -> str:
-    words = _NAME_ENDS.split(command, maxsplit=1)[0].split()
-    if words and "/" in words[0]:
-        words[0] = words[0].rsplit("/", 1)[1]
-    return _slug(" ".join(words)) or f"cron-line-{line}"
+    named = split_words(_NAME_ENDS.split(command, maxsplit=1)[0])
+    if named and "/" in named[0]:
+        named[0] = named[0].rsplit("/", 1)[1]
+    return _slug(" ".join(named)) or f"cron-line-{line}"
 
 
 def _unique(base: str, taken: set[str]) -> str:
@@ -128,7 +129,7 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 def _title(command: str) -> str:
-    text = " ".join(command.split())
+    text = " ".join(split_words(command))
     return text if len(text) <= _TITLE_WIDTH else text[: _TITLE_WIDTH - 1] + "…"
 
 
@@ -248,7 +249,7 @@ class _Reader:
             self.result.unimported.append(Unimported(job.line, job.text, reason))
             return
         expr = parse_fields(job.fields, job.line)
-        if not job.command.strip():
+        if not job.command.strip(BLANKS):
             raise CrontabError(f"line {job.line}: no command after the five time fields")
         zone, zone_from = self.zone(job)
         start = self.now.astimezone(get_zone(zone)).date()

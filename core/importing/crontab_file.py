@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from core.errors import UserError
-from core.importing.input_text import input_text
+from core.importing.input_text import BLANKS, crontab_lines, input_text, split_words
 
 #: The most a crontab may hold: a real one is a few kilobytes and a few dozen jobs.
 MAX_CRONTAB_BYTES = 1_000_000
@@ -30,9 +30,12 @@ NICKNAMES = {
     "@hourly": "0 * * * *",
 }
 REBOOT = "@reboot"
-_ASSIGNMENT = re.compile(r"^\s*([^\s=]+)\s*=(.*)$")
-_JOB = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*?))?\s*$")
-_NICKNAME = re.compile(r"^\s*(@\S+)(?:\s+(.*?))?\s*$")
+# Fields are separated by space and tab only, as cron separates them (never \s: a no-break space
+# is part of a field).
+_ASSIGNMENT = re.compile(r"^[ \t]*([^ \t=]+)[ \t]*=(.*)$")
+_FIELD = r"([^ \t]+)"
+_JOB = re.compile(rf"^[ \t]*{_FIELD}[ \t]+{_FIELD}[ \t]+{_FIELD}[ \t]+{_FIELD}[ \t]+{_FIELD}(?:[ \t]+(.*?))?[ \t]*$")
+_NICKNAME = re.compile(r"^[ \t]*(@[^ \t]+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
 class CrontabError(UserError):
@@ -69,7 +72,7 @@ def crontab_text(data: bytes) -> str:
 
 def _unquoted(value: str) -> str:
     """A variable's value as cron reads it: surrounding spaces dropped, then one pair of quotes."""
-    value = value.strip()
+    value = value.strip(BLANKS)
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value
@@ -80,7 +83,7 @@ def _control(text: str) -> int | None:
 
 
 def _job(number: int, text: str) -> JobLine:
-    if text.lstrip().startswith("@"):
+    if text.lstrip(BLANKS).startswith("@"):
         found = _NICKNAME.match(text)
         assert found is not None
         nickname, command = found.group(1).lower(), found.group(2) or ""
@@ -89,26 +92,27 @@ def _job(number: int, text: str) -> JobLine:
         if not command:
             raise CrontabError(f"line {number}: no command after {found.group(1)}")
         fields = tuple(NICKNAMES.get(nickname, "").split())
-        return JobLine(number, text.strip(), fields, nickname, command)
+        return JobLine(number, text.strip(BLANKS), fields, nickname, command)
     found = _JOB.match(text)
     if found is None:
-        count = len(text.split())
+        count = len(split_words(text))
         raise CrontabError(
             f"line {number}: {count} field{'s' if count != 1 else ''}; a job is five time fields "
             "(minute hour day-of-month month day-of-week) and a command"
         )
-    return JobLine(number, text.strip(), tuple(found.group(i) for i in range(1, 6)), None, found.group(6) or "")
+    return JobLine(number, text.strip(BLANKS), tuple(found.group(i) for i in range(1, 6)), None, found.group(6) or "")
 
 
 def read_crontab(text: str) -> list[Assignment | JobLine]:
-    """The assignments and jobs of a crontab, in order; comments and blank lines are left out."""
+    """The assignments and jobs of a crontab, in order; comments and blank lines are left out.
+    Lines end at ``\n`` only, as cron's do (:func:`~core.importing.input_text.crontab_lines`)."""
     entries: list[Assignment | JobLine] = []
     jobs = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(crontab_lines(text), start=1):
         bad = _control(raw)
         if bad is not None:
             raise CrontabError(f"line {number}: a control character (U+{ord(raw[bad]):04X}); this is not a crontab")
-        stripped = raw.strip()
+        stripped = raw.strip(BLANKS)
         if not stripped or stripped.startswith("#"):
             continue
         assignment = _ASSIGNMENT.match(raw)

@@ -1,0 +1,194 @@
+"""A crontab or unit file is cut into lines and words where cron, sh and systemd cut it, never at
+the other breaks and spaces Unicode knows: a comment stays a comment, a word stays one word.
+A Unicode digit is refused in one line, exit 2, nothing written. Every case is a real file
+given to ``schedctl import``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.specfile import load_spec
+from tests.core.conftest import Run
+
+NOW = ["--now", "2026-03-01T12:00:00Z"]
+NOW_INSTANT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+#: What str.splitlines() ends a line at and cron, sh and systemd do not.
+UNICODE_BREAKS = [
+    pytest.param("\u2028", id="line_separator_u2028"),
+    pytest.param("\u2029", id="paragraph_separator_u2029"),
+    pytest.param("\u0085", id="next_line_u0085"),
+]
+SERVICE = "[Service]\nExecStart=/usr/bin/backup\n"
+TIMER = "[Timer]\nOnCalendar=*-*-* 02:30 UTC\n"
+
+
+def _specs(folder: Path) -> dict[str, Any]:
+    """The specs written, by file name: their argv, env and rule."""
+    found = {}
+    for path in sorted(folder.glob("*.yaml")):
+        spec = load_spec(path)
+        found[path.name] = (spec.task.argv, dict(spec.task.env), spec.rule)
+    return found
+
+
+def _import_crontab(run: Run, tmp_path: Path, text: str) -> tuple[int, str, str, Path]:
+    crontab = tmp_path / "crontab.txt"
+    crontab.write_bytes(text.encode("utf-8"))
+    out = tmp_path / "specs"
+    status, stdout, stderr = run("import", "crontab", str(crontab), "--zone", "UTC", "--out", str(out), *NOW)
+    return status, stdout, stderr, out
+
+
+def _import_timer(run: Run, tmp_path: Path, timer: str, service: str = SERVICE) -> tuple[int, str, str, Path]:
+    (tmp_path / "backup.timer").write_bytes(timer.encode("utf-8"))
+    (tmp_path / "backup.service").write_bytes(service.encode("utf-8"))
+    out = tmp_path / "specs"
+    status, stdout, stderr = run("import", "systemd", str(tmp_path / "backup.timer"), "--out", str(out), *NOW)
+    return status, stdout, stderr, out
+
+
+def _refused(found: tuple[int, str, str, Path], fragment: str) -> None:
+    """One line on stderr holding ``fragment``, exit 2, nothing written."""
+    status, stdout, stderr, out = found
+    assert (status, stdout) == (2, "")
+    assert fragment in stderr and stderr.count("\n") == 1, stderr
+    assert not out.exists()
+
+
+# --- comments that stay comments -------------------------------------------------------
+
+
+@pytest.mark.parametrize("brk", UNICODE_BREAKS)
+def test_a_crontab_comment_holding_a_unicode_break_stays_a_comment(run: Run, tmp_path: Path, brk: str) -> None:
+    text = f"# retired{brk}* * * * * /usr/bin/wipe --all\n0 3 * * * /usr/bin/backup\n"
+    status, stdout, stderr, out = _import_crontab(run, tmp_path, text)
+    assert (status, stderr) == (0, "")
+    assert _specs(out) == {"backup.yaml": (["/usr/bin/backup"], {}, "FREQ=DAILY;BYHOUR=3;BYMINUTE=0")}
+    assert "wipe" not in stdout
+
+
+@pytest.mark.parametrize("brk", UNICODE_BREAKS)
+def test_a_service_comment_holding_a_unicode_break_sets_no_environment(run: Run, tmp_path: Path, brk: str) -> None:
+    service = f"[Service]\n# was: preload{brk}Environment=LD_PRELOAD=/tmp/evil.so\nExecStart=/usr/bin/backup\n"
+    status, stdout, stderr, out = _import_timer(run, tmp_path, TIMER, service)
+    assert (status, stderr) == (0, "")
+    assert _specs(out) == {"backup.yaml": (["/usr/bin/backup"], {}, "FREQ=DAILY;BYHOUR=2;BYMINUTE=30")}
+    assert "LD_PRELOAD" not in stdout
+
+
+@pytest.mark.parametrize("brk", UNICODE_BREAKS)
+def test_a_timer_comment_holding_a_unicode_break_adds_no_schedule(run: Run, tmp_path: Path, brk: str) -> None:
+    timer = f"[Timer]\n# was{brk}OnCalendar=minutely\nOnCalendar=*-*-* 02:30 UTC\n"
+    status, _, stderr, out = _import_timer(run, tmp_path, timer)
+    assert (status, stderr) == (0, "")
+    assert _specs(out) == {"backup.yaml": (["/usr/bin/backup"], {}, "FREQ=DAILY;BYHOUR=2;BYMINUTE=30")}
+
+
+STEP = "the step must be a whole number above 0"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        # str.splitlines() also ends a line at these; cron does not, and no crontab holds them.
+        pytest.param("# x\r* * * * * /usr/bin/wipe\n", "line 1: a control character (U+000D)", id="lone_cr"),
+        pytest.param("# x\x0b* * * * * /usr/bin/wipe\n", "line 1: a control character (U+000B)", id="vertical_tab"),
+        pytest.param("# x\x0c* * * * * /usr/bin/wipe\n", "line 1: a control character (U+000C)", id="form_feed"),
+        pytest.param("# x\x1e* * * * * /usr/bin/wipe\n", "line 1: a control character (U+001E)", id="record_sep"),
+        # Fields are separated by space and tab: a no-break space is part of the minute field.
+        pytest.param("0\u00a03 * * * * /bin/x\n", "line 1: minute '0\\xa03' is not a number", id="nbsp_field"),
+        # str.isdigit() takes these, cron does not (int() of a superscript was a traceback).
+        pytest.param("*/\u00b2 * * * * /bin/x\n", f"line 1: minute '*/²': {STEP}", id="superscript_step"),
+        pytest.param("0 */\u0663 * * * /bin/x\n", f"line 1: hour '*/٣': {STEP}", id="arabic_step"),
+        pytest.param("0 1-5/\u00b2 * * * /bin/x\n", f"line 1: hour '1-5/²': {STEP}", id="range_step"),
+        pytest.param("\u00b2 * * * * /bin/x\n", "line 1: minute '²' is not a number", id="superscript_minute"),
+        pytest.param("0 0 \u0663 * * /bin/x\n", "line 1: day of month '٣' is not a number", id="arabic_day"),
+    ],
+)
+def test_what_cron_does_not_read_is_refused_in_one_line(run: Run, tmp_path: Path, text: str, fragment: str) -> None:
+    _refused(_import_crontab(run, tmp_path, text), fragment)
+
+
+def test_a_crontab_with_crlf_line_ends_reads_as_its_lines(run: Run, tmp_path: Path) -> None:
+    status, _, stderr, out = _import_crontab(run, tmp_path, "FOO=bar\r\n0 3 * * * /usr/bin/backup\r\n")
+    assert (status, stderr) == (0, "")
+    assert _specs(out) == {"backup.yaml": (["/usr/bin/backup"], {"FOO": "bar"}, "FREQ=DAILY;BYHOUR=3;BYMINUTE=0")}
+
+
+@pytest.mark.parametrize(
+    "end",
+    [pytest.param("\r", id="cr"), pytest.param("\r\n", id="crlf"), pytest.param("\n\r", id="lfcr")],
+)
+def test_a_unit_line_ends_where_systemd_ends_it(run: Run, tmp_path: Path, end: str) -> None:
+    """systemd's read_line ends a line at \\r too: what follows a comment there is a setting to
+    systemd, so the import reads it as one (and imports what systemd runs)."""
+    timer = f"[Timer]{end}# old{end}OnCalendar=*-*-* 02:30 UTC{end}Persistent=true{end}"
+    status, _, stderr, out = _import_timer(run, tmp_path, timer)
+    assert (status, stderr) == (0, "")
+    assert _specs(out) == {"backup.yaml": (["/usr/bin/backup"], {}, "FREQ=DAILY;BYHOUR=2;BYMINUTE=30")}
+    assert load_spec(out / "backup.yaml").max_catch_up == 1
+
+
+# --- words that stay words -----------------------------------------------------------------
+
+RM = "/bin/rm\u00a0-rf\u00a0/srv/data"
+
+
+@pytest.mark.parametrize(
+    ("crontab", "argv"),
+    [
+        pytest.param(f"0 3 * * * {RM}\n", [RM], id="nbsp_is_part_of_the_word"),
+        pytest.param("0 3 * * * /bin/echo\ta  b\n", ["/bin/echo", "a", "b"], id="tab_and_spaces_split"),
+        pytest.param("0 3 * * * /bin/echo a\u2003b\n", ["/bin/echo", "a\u2003b"], id="em_space_is_part_of_the_word"),
+        pytest.param("0\t3 * * *\t/bin/echo x\n", ["/bin/echo", "x"], id="tab_separates_fields"),
+    ],
+)
+def test_a_crontab_command_is_split_into_words_as_sh_splits_it(
+    run: Run, tmp_path: Path, crontab: str, argv: list[str]
+) -> None:
+    status, _, stderr, out = _import_crontab(run, tmp_path, crontab)
+    assert (status, stderr) == (0, "")
+    [(written, _, _)] = _specs(out).values()
+    assert written == argv
+
+
+@pytest.mark.parametrize(
+    ("service", "argv"),
+    [
+        pytest.param(f"[Service]\nExecStart={RM}\n", [RM], id="nbsp_is_part_of_the_word"),
+        pytest.param(
+            "[Service]\nEnvironment=ARGS=a\u00a0b\nExecStart=/bin/echo $ARGS\n",
+            ["/bin/echo", "a\u00a0b"],
+            id="variable_split_at_whitespace_only",
+        ),
+        pytest.param("[Service]\nExecStart=/bin/echo x\u00a0\n", ["/bin/echo", "x\u00a0"], id="nbsp_is_not_stripped"),
+    ],
+)
+def test_a_service_command_is_split_into_words_as_systemd_splits_it(
+    run: Run, tmp_path: Path, service: str, argv: list[str]
+) -> None:
+    status, _, stderr, out = _import_timer(run, tmp_path, TIMER, service)
+    assert (status, stderr) == (0, "")
+    assert [written for written, _, _ in _specs(out).values()] == [argv]
+
+
+# --- Unicode digits ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "fragment"),
+    [
+        pytest.param("OnCalendar=*-*-* \u00b2:00 UTC", "hour '²' is not a number", id="calendar_hour"),
+        pytest.param("OnCalendar=*-*-* 02:00/\u0663 UTC", "step '٣' is not a number", id="calendar_step"),
+        pytest.param("OnCalendar=\u0662\u0660\u0662\u0667-*-* 02:00 UTC", "is not a number", id="calendar_year"),
+        pytest.param("RandomizedDelaySec=\u0663s", "is not a time span", id="span"),
+    ],
+)
+def test_a_unicode_digit_in_a_timer_is_refused_in_one_line(
+    run: Run, tmp_path: Path, setting: str, fragment: str
+) -> None:
+    _refused(_import_timer(run, tmp_path, f"[Timer]\nOnCalendar=daily\n{setting}\n"), fragment)
