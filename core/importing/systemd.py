@@ -39,7 +39,7 @@ from core.importing.systemd_calendar import (
     parse_calendar,
 )
 from core.importing.systemd_exec import ExecCommand, ExecError, environment, exec_command
-from core.importing.systemd_unit import Setting, UnitError, parse_span, read_unit
+from core.importing.systemd_unit import Setting, UnitError, parse_span, read_unit, unit_name_problem
 from core.spec_validation import parse_spec
 from core.timefmt import fmt_local
 from core.zones import get_zone
@@ -274,6 +274,9 @@ class _Importer:
                 raise TimerError(f"{file}: line {setting.line}: {setting.text}: must be longer than zero")
             setattr(timer, "active" if key == "OnUnitActiveSec" else "inactive", setting)
         elif key == "Unit":
+            problem = unit_name_problem(setting.value)
+            if problem is not None:  # never a path: the name is looked up beside the timer
+                raise TimerError(f"{file}: line {setting.line}: Unit=: {problem}")
             timer.unit = setting.value
         elif key in _NOT_CLOCK:
             self.note(file, setting, _NOT_CLOCK[key], imported=False)

@@ -33,6 +33,13 @@ _UNITS = {
     **dict.fromkeys(("months", "month", "M"), 2629800.0),
     **dict.fromkeys(("years", "year", "y"), 31557600.0),
 }
+#: systemd's unit types: a unit's name ends in one of them (``unit_type_from_string``).
+UNIT_TYPES = ("service", "socket", "target", "device", "mount", "automount", "swap", "timer", "path", "slice", "scope")
+#: systemd's ``UNIT_NAME_MAX``, less the final NUL.
+UNIT_NAME_MAX = 255
+#: systemd's ``unit_name_is_valid``: a prefix of its ``VALID_CHARS`` (letters, digits, ``:-_.\``),
+#: perhaps ``@instance``, then ``.type``. No ``/``: a name is never a path.
+_UNIT_NAME = re.compile(r"[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?\.([a-z]+)")
 _SPAN_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?)[ \t]*([A-Za-zµ]*)")
 
 
@@ -95,6 +102,22 @@ def read_unit(text: str) -> list[Setting]:
             raise UnitError(f"line {start}: {key}= comes before any [Section]")
         settings.append(Setting(start, section, key, value.strip(UNIT_BLANKS)))
     return settings
+
+
+def unit_name_problem(name: str) -> str | None:
+    """Why ``name`` is not the name of a service a timer can start (None: it is one). The words
+    never quote a file: the name is checked before anything is opened."""
+    found = _UNIT_NAME.fullmatch(name) if len(name) <= UNIT_NAME_MAX else None
+    if found is None or found.group(2) not in UNIT_TYPES:
+        return (
+            f"{name[:60]!r} is not a unit name (letters, digits and :-_.\\, perhaps @instance, then a type "
+            "such as .service); a timer's unit is found by its name beside the timer, never by a path"
+        )
+    if found.group(1) == "@":
+        return f"{name} is a template; a timer starts an instance of it, such as {name.replace('@.', '@1.', 1)}"
+    if found.group(2) != "service":
+        return f"{name} is not a .service; Tidemark imports the command of the service a timer starts"
+    return None
 
 
 def parse_span(text: str) -> timedelta:

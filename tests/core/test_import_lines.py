@@ -1,16 +1,20 @@
 """A crontab or unit file is cut into lines and words where cron, sh and systemd cut it, never at
 the other breaks and spaces Unicode knows: a comment stays a comment, a word stays one word.
-A Unicode digit is refused in one line, exit 2, nothing written. Every case is a real file
-given to ``schedctl import``."""
+What no import can hold is refused in one line, exit 2, nothing written: a Unicode digit, a
+``Unit=`` that is a path. Every case is a real file given to
+``schedctl import``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.importing.sources import ImportFileError, review_files
 from core.specfile import load_spec
 from tests.core.conftest import Run
 
@@ -192,3 +196,81 @@ def test_a_unicode_digit_in_a_timer_is_refused_in_one_line(
     run: Run, tmp_path: Path, setting: str, fragment: str
 ) -> None:
     _refused(_import_timer(run, tmp_path, f"[Timer]\nOnCalendar=daily\n{setting}\n"), fragment)
+
+
+# --- Unit= names, never paths --------------------------------------------------------------
+
+SECRET = "TOPSECRET first line of a file no import should read"
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    """A timer two folders down, and a secret file beside the folder above them."""
+    (tmp_path / "secret.service").write_text(f"{SECRET}\n", encoding="utf-8")
+    (tmp_path / "secret").write_text(f"{SECRET}\n", encoding="utf-8")
+    folder = tmp_path / "a" / "b"
+    folder.mkdir(parents=True)
+    (folder / "job.service").write_text(SERVICE, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("unit", "fragment"),
+    [
+        pytest.param("/etc/passwd", "'/etc/passwd' is not a unit name", id="absolute_path"),
+        pytest.param("../../etc/hostname", "'../../etc/hostname' is not a unit name", id="relative_path"),
+        pytest.param("../../secret.service", "'../../secret.service' is not a unit name", id="path_to_a_service"),
+        pytest.param("{root}/secret", "is not a unit name", id="absolute_path_to_secret"),
+        pytest.param("secret", "'secret' is not a unit name", id="no_type"),
+        pytest.param("job.target", "job.target is not a .service", id="not_a_service"),
+        pytest.param("job@.service", "job@.service is a template", id="template"),
+        pytest.param("job\u00a0x.service", "is not a unit name", id="nbsp_in_name"),
+    ],
+)
+def test_unit_takes_a_unit_name_and_never_opens_a_path(
+    run: Run, tmp_path: Path, nested: Path, unit: str, fragment: str
+) -> None:
+    timer = nested / "job.timer"
+    timer.write_text(f"[Timer]\nOnCalendar=daily\nUnit={unit.format(root=tmp_path)}\n", encoding="utf-8")
+    out = tmp_path / "specs"
+    status, stdout, stderr = run("import", "systemd", str(timer), "--zone", "UTC", "--out", str(out), *NOW)
+    assert (status, stdout) == (2, "")
+    assert stderr.startswith(f"{timer}: line 3: Unit=: ") and fragment in stderr and stderr.count("\n") == 1, stderr
+    assert "TOPSECRET" not in stderr and "root:" not in stderr
+    assert not out.exists()
+
+
+def test_the_window_import_refuses_a_unit_path_too(tmp_path: Path, nested: Path) -> None:
+    timer = nested / "job.timer"
+    timer.write_text("[Timer]\nOnCalendar=daily\nUnit=../../secret.service\n", encoding="utf-8")
+    with pytest.raises(ImportFileError) as caught:
+        review_files([timer], zone="UTC", now=NOW_INSTANT)
+    assert "is not a unit name" in str(caught.value) and "TOPSECRET" not in str(caught.value)
+
+
+def test_unit_names_a_service_beside_the_timer(run: Run, tmp_path: Path, nested: Path) -> None:
+    (nested / "nightly-job@x.service").write_text("[Service]\nExecStart=/usr/bin/nightly\n", encoding="utf-8")
+    timer = nested / "job.timer"
+    timer.write_text("[Timer]\nOnCalendar=*-*-* 02:30\nUnit=nightly-job@x.service\n", encoding="utf-8")
+    out = tmp_path / "specs"
+    status, stdout, stderr = run("import", "systemd", str(timer), "--zone", "UTC", "--out", str(out), *NOW)
+    assert (status, stderr) == (0, "")
+    assert "job.timer (runs nightly-job@x.service):" in stdout
+    assert _specs(out) == {"job.yaml": (["/usr/bin/nightly"], {}, "FREQ=DAILY;BYHOUR=2;BYMINUTE=30")}
+
+
+def test_unit_path_through_a_real_schedctl_process(tmp_path: Path, nested: Path) -> None:
+    timer = nested / "job.timer"
+    timer.write_text("[Timer]\nOnCalendar=daily\nUnit=/etc/passwd\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "core.cli", "import", "systemd", str(timer), "--zone", "UTC", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"{timer}: line 3: Unit=: '/etc/passwd' is not a unit name (letters, digits and :-_.\\, perhaps @instance, "
+        "then a type such as .service); a timer's unit is found by its name beside the timer, never by a path"
+    ]
