@@ -119,11 +119,17 @@ def _base_id(command: str, line: int) -> str:
     return _slug(" ".join(named)) or f"cron-line-{line}"
 
 
-def _unique(base: str, taken: set[str]) -> str:
-    candidate, n = base, 2
-    while candidate in taken:
+def _unique(base: str, taken: set[str], tried: dict[str, int]) -> str:
+    """``base``, or ``base-2``, ``base-3``…: the first not in ``taken``. ``tried`` remembers the last
+    number tried for each base, so that a thousand jobs running the same command cost a thousand
+    steps, not half a million."""
+    candidate, n = base, tried.get(base, 2)
+    if candidate in taken:
         candidate = f"{base}-{n}"
+    while candidate in taken:
         n += 1
+        candidate = f"{base}-{n}"
+    tried[base] = n
     taken.add(candidate)
     return candidate
 
@@ -211,6 +217,7 @@ class _Reader:
         self.env: dict[str, str] = {}
         self.now = now
         self.taken: set[str] = set(taken)
+        self.tried: dict[str, int] = {}
         self.result = CrontabImport()
 
     def assignment(self, item: Assignment) -> None:
@@ -263,7 +270,7 @@ class _Reader:
         specs = []
         for rule in rules:
             suffix = {None: "", "days of the month": "-monthdays", "days of the week": "-weekdays"}[rule.part]
-            spec_id = _unique(base[: 64 - len(suffix) - 4] + suffix, self.taken)
+            spec_id = _unique(base[: 64 - len(suffix) - 4] + suffix, self.taken, self.tried)
             document = _document(job, expr, rule, spec_id, zone, start, command, self.env)
             specs.append(_spec(document, job, command, rule.part))
         self.result.jobs.append(ImportedJob(job.line, job.text, expr, tuple(specs), command, zone, zone_from))

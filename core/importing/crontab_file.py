@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from core.errors import UserError
 from core.importing.input_text import BLANKS, crontab_lines, input_text, split_words
 
-#: The most a crontab may hold: a real one is a few kilobytes and a few dozen jobs.
+#: The most a crontab may hold: a real one is a few kilobytes, a few dozen jobs and a few variables.
 MAX_CRONTAB_BYTES = 1_000_000
 MAX_JOBS = 1_000
+#: ``NAME=value`` lines: every job below one carries it in its task env, so the specs written grow
+#: with jobs times variables; this bounds them.
+MAX_VARIABLES = 100
 #: What each nickname stands for (crontab(5)); ``@reboot`` has no time fields.
 NICKNAMES = {
     "@yearly": "0 0 1 1 *",
@@ -107,7 +110,7 @@ def read_crontab(text: str) -> list[Assignment | JobLine]:
     """The assignments and jobs of a crontab, in order; comments and blank lines are left out.
     Lines end at ``\n`` only, as cron's do (:func:`~core.importing.input_text.crontab_lines`)."""
     entries: list[Assignment | JobLine] = []
-    jobs = 0
+    jobs = variables = 0
     for number, raw in enumerate(crontab_lines(text), start=1):
         bad = _control(raw)
         if bad is not None:
@@ -117,6 +120,12 @@ def read_crontab(text: str) -> list[Assignment | JobLine]:
             continue
         assignment = _ASSIGNMENT.match(raw)
         if assignment is not None:
+            variables += 1
+            if variables > MAX_VARIABLES:
+                raise CrontabError(
+                    f"line {number}: more than {MAX_VARIABLES:,} variable lines (NAME=value); "
+                    f"a crontab sets at most {MAX_VARIABLES:,}"
+                )
             entries.append(Assignment(number, assignment.group(1), _unquoted(assignment.group(2))))
             continue
         jobs += 1

@@ -81,13 +81,15 @@ def read_unit(text: str) -> list[Setting]:
         number += 1
         if not raw or raw[0] in "#;":
             continue
-        while raw.endswith("\\") and number < len(lines):
+        parts = [raw]  # joined once: a long run of continued lines costs its length, not its square
+        while parts[-1].endswith("\\") and number < len(lines):
             following = lines[number].strip(UNIT_BLANKS)
             number += 1
             if following[:1] in ("#", ";"):
                 continue  # a comment inside a continued line is dropped, as systemd does
-            raw = raw[:-1] + " " + following
-        raw = raw.removesuffix("\\")
+            parts[-1] = parts[-1][:-1]
+            parts.append(following)
+        raw = " ".join(parts).removesuffix("\\")
         if any(ord(ch) < 32 and ch != "\t" for ch in raw):
             raise UnitError(f"line {start}: a control character; this is not a unit file")
         header = _SECTION.match(raw)

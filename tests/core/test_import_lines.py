@@ -1,7 +1,7 @@
 """A crontab or unit file is cut into lines and words where cron, sh and systemd cut it, never at
 the other breaks and spaces Unicode knows: a comment stays a comment, a word stays one word.
 What no import can hold is refused in one line, exit 2, nothing written: a Unicode digit, a
-``Unit=`` that is a path. Every case is a real file given to
+``Unit=`` that is a path, more lines than the stated limits. Every case is a real file given to
 ``schedctl import``."""
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from typing import Any
 
 import pytest
 
+from core.importing import systemd_merge
+from core.importing.crontab_file import MAX_JOBS, MAX_VARIABLES
 from core.importing.sources import ImportFileError, review_files
+from core.importing.systemd import MAX_CALENDARS
+from core.importing.systemd_calendar import Component, parse_calendar
 from core.specfile import load_spec
 from tests.core.conftest import Run
 
@@ -274,3 +278,110 @@ def test_unit_path_through_a_real_schedctl_process(tmp_path: Path, nested: Path)
         f"{timer}: line 3: Unit=: '/etc/passwd' is not a unit name (letters, digits and :-_.\\, perhaps @instance, "
         "then a type such as .service); a timer's unit is found by its name beside the timer, never by a path"
     ]
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+
+def _variables(count: int) -> str:
+    return "".join(f"V{i}=x\n" for i in range(count))
+
+
+def _calendars(count: int) -> str:
+    return "[Timer]\n" + "".join(f"OnCalendar={2030 + i}-*-* {i % 24:02d}:{i % 60:02d} UTC\n" for i in range(count))
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "fragment"),
+    [
+        pytest.param(
+            "crontab",
+            _variables(MAX_VARIABLES + 1) + "0 3 * * * /usr/bin/backup\n",
+            f"line {MAX_VARIABLES + 1}: more than {MAX_VARIABLES} variable lines (NAME=value); "
+            f"a crontab sets at most {MAX_VARIABLES}",
+            id="variables",
+        ),
+        pytest.param(
+            "crontab",
+            "".join(f"V=x\n0 3 * * * /usr/bin/job{i}\n" for i in range(MAX_VARIABLES + 1)),
+            f"line {2 * MAX_VARIABLES + 1}: more than {MAX_VARIABLES} variable lines",
+            id="variables_between_jobs",
+        ),
+        pytest.param(
+            "crontab",
+            "".join(f"0 3 * * * /usr/bin/job{i}\n" for i in range(MAX_JOBS + 1)),
+            f"line {MAX_JOBS + 1}: more than {MAX_JOBS:,} jobs",
+            id="jobs",
+        ),
+        pytest.param(
+            "timer",
+            _calendars(MAX_CALENDARS + 1),
+            f"line {MAX_CALENDARS + 2}: more than {MAX_CALENDARS} OnCalendar= lines; "
+            f"a timer holds at most {MAX_CALENDARS}",
+            id="calendars",
+        ),
+        pytest.param(
+            "timer",
+            "[Timer]\n" + "OnCalendar=daily\nOnCalendar=\n" * (MAX_CALENDARS // 2) + "OnCalendar=daily\n",
+            f"line {MAX_CALENDARS + 2}: more than {MAX_CALENDARS} OnCalendar= lines",
+            id="calendars_with_resets",
+        ),
+    ],
+)
+def test_beyond_a_stated_limit_is_refused_in_one_line(
+    run: Run, tmp_path: Path, kind: str, text: str, fragment: str
+) -> None:
+    read = _import_crontab if kind == "crontab" else _import_timer
+    _refused(read(run, tmp_path, text), fragment)
+
+
+def test_at_the_limits_the_import_reads(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "cron").mkdir()
+    (tmp_path / "timer").mkdir()
+    text = _variables(MAX_VARIABLES) + "0 3 * * * /usr/bin/b\n"
+    status, _, stderr, out = _import_crontab(run, tmp_path / "cron", text)
+    assert (status, stderr) == (0, "")
+    [(_, env, _)] = _specs(out).values()
+    assert len(env) == MAX_VARIABLES
+    status, _, stderr, out = _import_timer(run, tmp_path / "timer", _calendars(MAX_CALENDARS))
+    assert (status, stderr) == (0, "")
+    assert len(list(out.glob("*.yaml"))) == MAX_CALENDARS
+
+
+def _compares(monkeypatch: pytest.MonkeyPatch, expressions: list[str]) -> int:
+    """How many times joining the expressions compares two components."""
+    calendars = [parse_calendar(text) for text in expressions]
+    count = 0
+    equal = Component.__eq__
+
+    def counted(self: Component, other: object) -> bool:
+        nonlocal count
+        count += 1
+        return equal(self, other)
+
+    monkeypatch.setattr(Component, "__eq__", counted)
+    systemd_merge.merge_calendars(calendars)
+    monkeypatch.undo()
+    return count
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        # no two join: each pair differs in year, hour and minute
+        pytest.param(lambda i: f"{1970 + i}-*-* {i % 24:02d}:{i % 60:02d}", id="none_join"),
+        # all join into one: they differ in the hour only
+        pytest.param(lambda i: f"*-*-* {i % 24:02d}:00", id="all_join"),
+        # they join by month, then the joined ones by day
+        pytest.param(lambda i: f"*-{i % 12 + 1:02d}-{i // 12 % 28 + 1:02d} 02:00", id="join_in_turn"),
+    ],
+)
+def test_joining_expressions_costs_their_number_not_its_square(
+    monkeypatch: pytest.MonkeyPatch, expression: Any
+) -> None:
+    """Counted, not timed: the components compared grow with the expressions, not with their
+    pairs (a thousand OnCalendar= lines once took minutes)."""
+    small = _compares(monkeypatch, [expression(i) for i in range(MAX_CALENDARS // 2)])
+    large = _compares(monkeypatch, [expression(i) for i in range(MAX_CALENDARS)])
+    assert large <= 20 * MAX_CALENDARS
+    assert large <= 2.5 * small + 20
