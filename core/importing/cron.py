@@ -29,6 +29,7 @@ from core.errors import UserError, ZoneError
 from core.importing.cron_command import DEFAULT_SHELL, CronCommand, task_command
 from core.importing.cron_expr import CronExpr, CronRule, cron_rules, parse_fields
 from core.importing.crontab_file import REBOOT, Assignment, CrontabError, JobLine, read_crontab
+from core.importing.input_text import BLANKS, split_words
 from core.importing.spec_comments import commented_yaml
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
@@ -112,23 +113,29 @@ def _slug(text: str) -> str:
 
 
 def _base_id(command: str, line: int) -> str:
-    words = _NAME_ENDS.split(command, maxsplit=1)[0].split()
-    if words and "/" in words[0]:
-        words[0] = words[0].rsplit("/", 1)[1]
-    return _slug(" ".join(words)) or f"cron-line-{line}"
+    named = split_words(_NAME_ENDS.split(command, maxsplit=1)[0])
+    if named and "/" in named[0]:
+        named[0] = named[0].rsplit("/", 1)[1]
+    return _slug(" ".join(named)) or f"cron-line-{line}"
 
 
-def _unique(base: str, taken: set[str]) -> str:
-    candidate, n = base, 2
-    while candidate in taken:
+def _unique(base: str, taken: set[str], tried: dict[str, int]) -> str:
+    """``base``, or ``base-2``, ``base-3``…: the first not in ``taken``. ``tried`` remembers the last
+    number tried for each base, so that a thousand jobs running the same command cost a thousand
+    steps, not half a million."""
+    candidate, n = base, tried.get(base, 2)
+    if candidate in taken:
         candidate = f"{base}-{n}"
+    while candidate in taken:
         n += 1
+        candidate = f"{base}-{n}"
+    tried[base] = n
     taken.add(candidate)
     return candidate
 
 
 def _title(command: str) -> str:
-    text = " ".join(command.split())
+    text = " ".join(split_words(command))
     return text if len(text) <= _TITLE_WIDTH else text[: _TITLE_WIDTH - 1] + "…"
 
 
@@ -210,6 +217,7 @@ class _Reader:
         self.env: dict[str, str] = {}
         self.now = now
         self.taken: set[str] = set(taken)
+        self.tried: dict[str, int] = {}
         self.result = CrontabImport()
 
     def assignment(self, item: Assignment) -> None:
@@ -248,7 +256,7 @@ class _Reader:
             self.result.unimported.append(Unimported(job.line, job.text, reason))
             return
         expr = parse_fields(job.fields, job.line)
-        if not job.command.strip():
+        if not job.command.strip(BLANKS):
             raise CrontabError(f"line {job.line}: no command after the five time fields")
         zone, zone_from = self.zone(job)
         start = self.now.astimezone(get_zone(zone)).date()
@@ -262,7 +270,7 @@ class _Reader:
         specs = []
         for rule in rules:
             suffix = {None: "", "days of the month": "-monthdays", "days of the week": "-weekdays"}[rule.part]
-            spec_id = _unique(base[: 64 - len(suffix) - 4] + suffix, self.taken)
+            spec_id = _unique(base[: 64 - len(suffix) - 4] + suffix, self.taken, self.tried)
             document = _document(job, expr, rule, spec_id, zone, start, command, self.env)
             specs.append(_spec(document, job, command, rule.part))
         self.result.jobs.append(ImportedJob(job.line, job.text, expr, tuple(specs), command, zone, zone_from))

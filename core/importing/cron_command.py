@@ -3,13 +3,16 @@
 Cron hands the command to ``$SHELL -c`` (``/bin/sh`` unless the crontab sets ``SHELL``). An
 unescaped ``%`` ends the command: the text after it, each further ``%`` read as a line break,
 is the command's standard input; ``\\%`` is a literal ``%``. A command with nothing a shell
-would act on becomes a plain ``argv`` (split at spaces); one with pipes, redirections,
-``;``, ``&&``, ``$``, quotes, globs and the like keeps its shell.
+would act on becomes a plain ``argv``, split at spaces and tabs as sh splits it (a no-break
+space is part of a word); one with pipes, redirections, ``;``, ``&&``, ``$``, quotes, globs and
+the like keeps its shell.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from core.importing.input_text import split_words
 
 DEFAULT_SHELL = "/bin/sh"
 #: What a shell would act on, and what each is called in the import's words.
@@ -84,7 +87,8 @@ def shell_signs(command: str) -> list[str]:
     for sign, words in _SHELL_SIGNS:
         if sign in command and words not in found:
             found.append(words)
-    first = command.split(maxsplit=1)[0] if command.split() else ""
+    split = split_words(command)
+    first = split[0] if split else ""
     if "=" in first:
         found.append("a variable assignment before the command")
     return found
@@ -106,6 +110,7 @@ def task_command(command: str, shell: str = DEFAULT_SHELL) -> CronCommand:
         why = ["% (the text after it is the command's standard input)", *why]
         argv = [DEFAULT_SHELL, "-c", _WITH_INPUT, "cron-input", stdin, shell, body]
         return CronCommand(argv, why, stdin)
-    if why or not body.split():
+    argv = split_words(body)
+    if why or not argv:
         return CronCommand([shell, "-c", body], why, None)
-    return CronCommand(body.split(), [], None)
+    return CronCommand(argv, [], None)

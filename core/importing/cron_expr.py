@@ -67,9 +67,14 @@ class CronExpr:
         return wall.minute in self.minutes and wall.hour in self.hours and self.day_matches(wall.date())
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also takes ``²`` and ``٣``, which cron does not."""
+    return text.isascii() and text.isdigit()
+
+
 def _number(token: str, field: int, line: int) -> int:
     name, low, high, names = _FIELDS[field]
-    if token.isdigit():
+    if _digits(token):
         value = int(token)
     elif token.lower() in names:
         value = low + names.index(token.lower())
@@ -103,7 +108,7 @@ def _part(text: str, field: int, line: int) -> set[int]:
             raise CrontabError(f"line {line}: {name} {body!r} runs backwards; write the lower value first")
     step = 1
     if slash:
-        if not step_text.isdigit() or int(step_text) == 0:
+        if not _digits(step_text) or int(step_text) == 0:
             raise CrontabError(f"line {line}: {name} {text!r}: the step must be a whole number above 0")
         step = int(step_text)
     return set(range(first, last + 1, step))

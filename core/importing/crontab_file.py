@@ -14,11 +14,14 @@ import re
 from dataclasses import dataclass
 
 from core.errors import UserError
-from core.importing.input_text import input_text
+from core.importing.input_text import BLANKS, crontab_lines, input_text, split_words
 
-#: The most a crontab may hold: a real one is a few kilobytes and a few dozen jobs.
+#: The most a crontab may hold: a real one is a few kilobytes, a few dozen jobs and a few variables.
 MAX_CRONTAB_BYTES = 1_000_000
 MAX_JOBS = 1_000
+#: ``NAME=value`` lines: every job below one carries it in its task env, so the specs written grow
+#: with jobs times variables; this bounds them.
+MAX_VARIABLES = 100
 #: What each nickname stands for (crontab(5)); ``@reboot`` has no time fields.
 NICKNAMES = {
     "@yearly": "0 0 1 1 *",
@@ -30,9 +33,12 @@ NICKNAMES = {
     "@hourly": "0 * * * *",
 }
 REBOOT = "@reboot"
-_ASSIGNMENT = re.compile(r"^\s*([^\s=]+)\s*=(.*)$")
-_JOB = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*?))?\s*$")
-_NICKNAME = re.compile(r"^\s*(@\S+)(?:\s+(.*?))?\s*$")
+# Fields are separated by space and tab only, as cron separates them (never \s: a no-break space
+# is part of a field).
+_ASSIGNMENT = re.compile(r"^[ \t]*([^ \t=]+)[ \t]*=(.*)$")
+_FIELD = r"([^ \t]+)"
+_JOB = re.compile(rf"^[ \t]*{_FIELD}[ \t]+{_FIELD}[ \t]+{_FIELD}[ \t]+{_FIELD}[ \t]+{_FIELD}(?:[ \t]+(.*?))?[ \t]*$")
+_NICKNAME = re.compile(r"^[ \t]*(@[^ \t]+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
 class CrontabError(UserError):
@@ -69,7 +75,7 @@ def crontab_text(data: bytes) -> str:
 
 def _unquoted(value: str) -> str:
     """A variable's value as cron reads it: surrounding spaces dropped, then one pair of quotes."""
-    value = value.strip()
+    value = value.strip(BLANKS)
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value
@@ -80,7 +86,7 @@ def _control(text: str) -> int | None:
 
 
 def _job(number: int, text: str) -> JobLine:
-    if text.lstrip().startswith("@"):
+    if text.lstrip(BLANKS).startswith("@"):
         found = _NICKNAME.match(text)
         assert found is not None
         nickname, command = found.group(1).lower(), found.group(2) or ""
@@ -89,30 +95,37 @@ def _job(number: int, text: str) -> JobLine:
         if not command:
             raise CrontabError(f"line {number}: no command after {found.group(1)}")
         fields = tuple(NICKNAMES.get(nickname, "").split())
-        return JobLine(number, text.strip(), fields, nickname, command)
+        return JobLine(number, text.strip(BLANKS), fields, nickname, command)
     found = _JOB.match(text)
     if found is None:
-        count = len(text.split())
+        count = len(split_words(text))
         raise CrontabError(
             f"line {number}: {count} field{'s' if count != 1 else ''}; a job is five time fields "
             "(minute hour day-of-month month day-of-week) and a command"
         )
-    return JobLine(number, text.strip(), tuple(found.group(i) for i in range(1, 6)), None, found.group(6) or "")
+    return JobLine(number, text.strip(BLANKS), tuple(found.group(i) for i in range(1, 6)), None, found.group(6) or "")
 
 
 def read_crontab(text: str) -> list[Assignment | JobLine]:
-    """The assignments and jobs of a crontab, in order; comments and blank lines are left out."""
+    """The assignments and jobs of a crontab, in order; comments and blank lines are left out.
+    Lines end at ``\n`` only, as cron's do (:func:`~core.importing.input_text.crontab_lines`)."""
     entries: list[Assignment | JobLine] = []
-    jobs = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    jobs = variables = 0
+    for number, raw in enumerate(crontab_lines(text), start=1):
         bad = _control(raw)
         if bad is not None:
             raise CrontabError(f"line {number}: a control character (U+{ord(raw[bad]):04X}); this is not a crontab")
-        stripped = raw.strip()
+        stripped = raw.strip(BLANKS)
         if not stripped or stripped.startswith("#"):
             continue
         assignment = _ASSIGNMENT.match(raw)
         if assignment is not None:
+            variables += 1
+            if variables > MAX_VARIABLES:
+                raise CrontabError(
+                    f"line {number}: more than {MAX_VARIABLES:,} variable lines (NAME=value); "
+                    f"a crontab sets at most {MAX_VARIABLES:,}"
+                )
             entries.append(Assignment(number, assignment.group(1), _unquoted(assignment.group(2))))
             continue
         jobs += 1

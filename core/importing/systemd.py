@@ -34,12 +34,12 @@ from core.importing.spec_comments import commented_yaml
 from core.importing.systemd_calendar import (
     CalendarError,
     CalendarSpec,
-    Component,
     calendar_rule,
     parse_calendar,
 )
 from core.importing.systemd_exec import ExecCommand, ExecError, environment, exec_command
-from core.importing.systemd_unit import Setting, UnitError, parse_span, read_unit
+from core.importing.systemd_merge import merge_calendars
+from core.importing.systemd_unit import Setting, UnitError, parse_span, read_unit, unit_name_problem
 from core.spec_validation import parse_spec
 from core.timefmt import fmt_local
 from core.zones import get_zone
@@ -48,6 +48,8 @@ _ID_WIDTH = 56
 _TRUE = ("1", "yes", "y", "true", "t", "on")
 _FALSE = ("0", "no", "n", "false", "f", "off")
 _TIMEOUT = "P1D"
+#: ``OnCalendar=`` lines in one timer: a real one has a few; each may become a spec of its own.
+MAX_CALENDARS = 100
 #: Triggers that count from something other than the clock, and why no spec holds them.
 _NOT_CLOCK = {
     "OnBootSec": "counts from boot; Tidemark schedules by the clock",
@@ -140,48 +142,6 @@ def _slug(text: str) -> str:
     return words[:_ID_WIDTH].strip("-") or "timer"
 
 
-def _union(a: Component, b: Component) -> Component:
-    if a.values is None or b.values is None:
-        return Component(None, "*")
-    return Component(a.values | b.values, f"{a.text},{b.text}")
-
-
-_FIELDS = ("weekdays", "years", "months", "days", "hours", "minutes", "seconds")
-
-
-def merge_calendars(specs: list[CalendarSpec]) -> list[CalendarSpec]:
-    """Expressions joined where one expression is exactly their union: they differ in one
-    component only (and count days from the same end, in the same zone)."""
-    merged = list(specs)
-    changed = True
-    while changed:
-        changed = False
-        for i in range(len(merged)):
-            for j in range(i + 1, len(merged)):
-                a, b = merged[i], merged[j]
-                if (a.from_end, a.zone) != (b.from_end, b.zone):
-                    continue
-                differ = [name for name in _FIELDS if getattr(a, name) != getattr(b, name)]
-                if len(differ) > 1:
-                    continue
-                if differ == ["weekdays"]:
-                    days = None if a.weekdays is None or b.weekdays is None else a.weekdays | b.weekdays
-                    both = replace(a, weekdays=days, source=f"{a.source}; OnCalendar={b.source}")
-                elif differ:
-                    name = differ[0]
-                    changes: dict[str, Any] = {name: _union(getattr(a, name), getattr(b, name))}
-                    both = replace(a, **changes, source=f"{a.source}; OnCalendar={b.source}")
-                else:
-                    both = a
-                merged[i] = both
-                del merged[j]
-                changed = True
-                break
-            if changed:
-                break
-    return merged
-
-
 @dataclass(frozen=True)
 class _Service:
     """What a timer's service runs (``command`` None: nothing a task can run, ``why_not`` says why)."""
@@ -207,6 +167,15 @@ class _Timer:
     unit: str | None = None
     description: str | None = None
     first_timer_line: int = 1
+    calendar_lines: int = 0
+    #: The setting each expression (its source) was first written in.
+    settings_by_source: dict[str, Setting] = field(default_factory=dict)
+
+    def setting_of(self, calendar: CalendarSpec) -> Setting:
+        """The setting a (perhaps joined) expression starts with: joined ones are
+        ``first; OnCalendar=second``."""
+        first = calendar.source.split("; OnCalendar=", 1)[0]
+        return self.settings_by_source.get(first, self.calendars[0][0])
 
 
 class _Importer:
@@ -229,12 +198,14 @@ class _Importer:
         except UnitError as exc:
             raise TimerError(f"{file}: {exc}") from None
         timer = _Timer(file)
+        said_before = len(self.result.notes)
         timer_lines = [s.line for s in settings if s.section == "Timer"]
         timer.first_timer_line = timer_lines[0] if timer_lines else 1
         for setting in settings:
             self.timer_setting(timer, setting)
         if not (timer.calendars or timer.active or timer.inactive) and not any(
-            n.file == file and not n.imported and n.text.split("=")[0] in _NOT_CLOCK for n in self.result.notes
+            n.file == file and not n.imported and n.text.split("=")[0] in _NOT_CLOCK
+            for n in self.result.notes[said_before:]
         ):
             raise TimerError(
                 f"{file}: line {timer.first_timer_line}: no OnCalendar= (nor OnUnitActiveSec=, OnUnitInactiveSec=); "
@@ -254,15 +225,24 @@ class _Importer:
             self.note(file, setting, f"[{setting.section}] is not read for a timer", imported=False)
             return
         if key == "OnCalendar":
+            timer.calendar_lines += 1
+            if timer.calendar_lines > MAX_CALENDARS:
+                raise TimerError(
+                    f"{file}: line {setting.line}: more than {MAX_CALENDARS} OnCalendar= lines; "
+                    f"a timer holds at most {MAX_CALENDARS}"
+                )
             if not setting.value:
                 for dropped, _ in timer.calendars:  # an empty assignment resets the list, as systemd does
                     self.note(file, dropped, f"the empty OnCalendar= on line {setting.line} resets it", imported=False)
                 timer.calendars.clear()
+                timer.settings_by_source.clear()
                 return
             try:
-                timer.calendars.append((setting, parse_calendar(setting.value)))
+                calendar = parse_calendar(setting.value)
             except CalendarError as exc:
                 raise TimerError(f"{file}: line {setting.line}: OnCalendar={setting.value}: {exc}") from None
+            timer.calendars.append((setting, calendar))
+            timer.settings_by_source.setdefault(calendar.source, setting)
         elif key == "Persistent":
             _boolean(setting, file)
             timer.persistent = setting
@@ -274,6 +254,9 @@ class _Importer:
                 raise TimerError(f"{file}: line {setting.line}: {setting.text}: must be longer than zero")
             setattr(timer, "active" if key == "OnUnitActiveSec" else "inactive", setting)
         elif key == "Unit":
+            problem = unit_name_problem(setting.value)
+            if problem is not None:  # never a path: the name is looked up beside the timer
+                raise TimerError(f"{file}: line {setting.line}: Unit=: {problem}")
             timer.unit = setting.value
         elif key in _NOT_CLOCK:
             self.note(file, setting, _NOT_CLOCK[key], imported=False)
@@ -441,7 +424,7 @@ class _Importer:
         try:
             rule = calendar_rule(calendar)
         except CalendarError as exc:
-            setting = next((s for s, c in timer.calendars if c.source in calendar.source), timer.calendars[0][0])
+            setting = timer.setting_of(calendar)
             self.add(Note(timer.file, setting.line, setting.text, str(exc), False))
             return None
         today = self.now.astimezone(get_zone(zone)).date()
@@ -459,7 +442,7 @@ class _Importer:
         }
         if rule.last_year is not None:
             if rule.last_year < today.year:
-                setting = next((s for s, c in timer.calendars if c.source in calendar.source), timer.calendars[0][0])
+                setting = timer.setting_of(calendar)
                 reason = f"its last year, {rule.last_year}, is past: it never runs again"
                 self.add(Note(timer.file, setting.line, setting.text, reason, False))
                 return None

@@ -23,6 +23,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from core.errors import UserError, ZoneError
+from core.importing.input_text import UNIT_BLANKS, split_words
 from core.zones import check_zone_name
 
 _WEEKDAY_NAMES = (
@@ -267,7 +268,7 @@ def _is_zone(word: str) -> bool:
 
 def parse_calendar(text: str) -> CalendarSpec:
     """Read an ``OnCalendar=`` expression; a mistake is a :class:`CalendarError` saying what is wrong."""
-    source = " ".join(text.split())
+    source = " ".join(split_words(text, UNIT_BLANKS))
     if not source:
         raise CalendarError("an empty calendar expression")
     words = source.split(" ")

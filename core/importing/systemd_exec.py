@@ -5,7 +5,8 @@
 second word becomes the process's name: refused, a task cannot do that), ``:`` (no variable
 expansion), ``+``, ``!`` and ``!!`` (privileges). Its words are split with quotes and
 backslashes as a shell splits simple words; ``$NAME``/``${NAME}`` take the value from the
-service's ``Environment=`` (``$NAME`` alone as a word splits it at spaces; ``$$`` is ``$``). ``%%`` is ``%``;
+service's ``Environment=`` (``$NAME`` alone as a word splits it at systemd's whitespace: space, tab,
+``\\n``, ``\\r``, never a no-break space; ``$$`` is ``$``). ``%%`` is ``%``;
 any other specifier (``%h``, ``%i``, ...) is systemd's to fill in, and refused with its name.
 """
 
@@ -16,6 +17,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from core.errors import UserError
+from core.importing.input_text import UNIT_BLANKS, split_words
 
 _PREFIX_NOTES = {
     "-": "ExecStart=- : systemd counts a failure of the command as success; Tidemark records it as failed",
@@ -50,11 +52,11 @@ def specifiers(text: str) -> str:
 def environment(value: str) -> dict[str, str]:
     """One ``Environment=`` line's assignments (quoted as systemd quotes them)."""
     try:
-        words = shlex.split(value)
+        split = shlex.split(value)
     except ValueError as exc:
         raise ExecError(f"Environment={value}: {exc}") from None
     found: dict[str, str] = {}
-    for word in words:
+    for word in split:
         name, equals, text = word.partition("=")
         if not equals or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
             raise ExecError(f"Environment=: {word!r} is not NAME=value")
@@ -70,7 +72,7 @@ def _expand(word: str, env: dict[str, str]) -> list[str]:
         name = alone.group(2)
         if name not in env:
             raise ExecError(f"uses ${name}, which no Environment= of the service sets")
-        return env[name].split()
+        return split_words(env[name], UNIT_BLANKS)
 
     def one(found: re.Match[str]) -> str:
         name = found.group(1) or found.group(2)
@@ -84,7 +86,7 @@ def _expand(word: str, env: dict[str, str]) -> list[str]:
 def exec_command(value: str, env: dict[str, str]) -> ExecCommand:
     """The argv of one ``ExecStart=`` line; an :class:`ExecError` says why there is none."""
     notes: list[str] = []
-    text = value.strip()
+    text = value.strip(UNIT_BLANKS)
     expand = True
     while text[:1] in ("-", "@", ":", "+", "!"):
         prefix, text = text[0], text[1:]
@@ -96,12 +98,12 @@ def exec_command(value: str, env: dict[str, str]) -> ExecCommand:
             notes.append(_PREFIX_NOTES[prefix])
     text = specifiers(text)
     try:
-        words = shlex.split(text)
+        split = shlex.split(text)
     except ValueError as exc:
         raise ExecError(f"ExecStart= cannot be split into words: {exc}") from None
-    if not words:
+    if not split:
         raise ExecError("ExecStart= is empty")
-    argv = [part for word in words for part in (_expand(word, env) if expand else [word])]
-    if not argv or not argv[0].strip():
+    argv = [part for word in split for part in (_expand(word, env) if expand else [word])]
+    if not argv or not argv[0].strip(UNIT_BLANKS):
         raise ExecError("ExecStart= names no program once its variables are filled in")
     return ExecCommand(argv, notes)

@@ -68,8 +68,11 @@ def report_lines(result: SystemdImport, now: datetime) -> list[str]:
     """Every line of the report, timer by timer, in the order they were given."""
     lines: list[str] = []
     imported = {timer.file: timer for timer in result.timers}
+    by_timer: dict[str, list[Note]] = {}
+    for note in result.notes:
+        by_timer.setdefault(note.timer, []).append(note)
     for file in result.files:
-        notes = [n for n in result.notes if n.timer == file]
+        notes = by_timer.get(file, [])
         notes.sort(key=lambda n: (n.file != file, n.line))
         if file in imported:
             lines += _timer_lines(imported[file], notes, now)

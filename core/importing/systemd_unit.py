@@ -1,9 +1,11 @@
 """A systemd unit file (``.timer``, ``.service``) read as systemd reads it (systemd.syntax(7)),
 each setting kept with its line number; a time span (``5min 20s``) read as systemd.time(7) says.
 
-``[Section]`` headers; ``Key=Value`` lines (spaces around both dropped); ``#`` and ``;`` start a
-comment line; a line ending in ``\\`` goes on with the next (joined by a space). A mistake is one
-:class:`UnitError` naming its line.
+Lines end at ``\\n``, ``\\r`` or a pair of them, as systemd's ``read_line`` ends them (never at
+U+2028, U+0085 and the other breaks ``str.splitlines`` knows); ``[Section]`` headers;
+``Key=Value`` lines (spaces, tabs around both dropped, systemd's whitespace, not a no-break
+space); ``#`` and ``;`` start a comment line; a line ending in ``\\`` goes on with the next
+(joined by a space). A mistake is one :class:`UnitError` naming its line.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from core.errors import UserError
-from core.importing.input_text import input_text
+from core.importing.input_text import UNIT_BLANKS, input_text, unit_lines
 
 #: A unit file is a few hundred bytes; more than this is not one.
 MAX_UNIT_BYTES = 1_000_000
@@ -31,7 +33,14 @@ _UNITS = {
     **dict.fromkeys(("months", "month", "M"), 2629800.0),
     **dict.fromkeys(("years", "year", "y"), 31557600.0),
 }
-_SPAN_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?)\s*([A-Za-zµ]*)")
+#: systemd's unit types: a unit's name ends in one of them (``unit_type_from_string``).
+UNIT_TYPES = ("service", "socket", "target", "device", "mount", "automount", "swap", "timer", "path", "slice", "scope")
+#: systemd's ``UNIT_NAME_MAX``, less the final NUL.
+UNIT_NAME_MAX = 255
+#: systemd's ``unit_name_is_valid``: a prefix of its ``VALID_CHARS`` (letters, digits, ``:-_.\``),
+#: perhaps ``@instance``, then ``.type``. No ``/``: a name is never a path.
+_UNIT_NAME = re.compile(r"[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?\.([a-z]+)")
+_SPAN_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?)[ \t]*([A-Za-zµ]*)")
 
 
 class UnitError(UserError):
@@ -64,21 +73,23 @@ def read_unit(text: str) -> list[Setting]:
     """The settings of a unit file, in order."""
     settings: list[Setting] = []
     section: str | None = None
-    lines = text.splitlines()
+    lines = unit_lines(text)
     number = 0
     while number < len(lines):
         start = number + 1
-        raw = lines[number].strip()
+        raw = lines[number].strip(UNIT_BLANKS)
         number += 1
         if not raw or raw[0] in "#;":
             continue
-        while raw.endswith("\\") and number < len(lines):
-            following = lines[number].strip()
+        parts = [raw]  # joined once: a long run of continued lines costs its length, not its square
+        while parts[-1].endswith("\\") and number < len(lines):
+            following = lines[number].strip(UNIT_BLANKS)
             number += 1
             if following[:1] in ("#", ";"):
                 continue  # a comment inside a continued line is dropped, as systemd does
-            raw = raw[:-1] + " " + following
-        raw = raw.removesuffix("\\")
+            parts[-1] = parts[-1][:-1]
+            parts.append(following)
+        raw = " ".join(parts).removesuffix("\\")
         if any(ord(ch) < 32 and ch != "\t" for ch in raw):
             raise UnitError(f"line {start}: a control character; this is not a unit file")
         header = _SECTION.match(raw)
@@ -86,24 +97,40 @@ def read_unit(text: str) -> list[Setting]:
             section = header.group(1)
             continue
         key, equals, value = raw.partition("=")
-        key = key.strip()
+        key = key.strip(UNIT_BLANKS)
         if not equals or not _KEY.match(key):
             raise UnitError(f"line {start}: {raw[:60]!r} is neither [Section] nor Key=Value")
         if section is None:
             raise UnitError(f"line {start}: {key}= comes before any [Section]")
-        settings.append(Setting(start, section, key, value.strip()))
+        settings.append(Setting(start, section, key, value.strip(UNIT_BLANKS)))
     return settings
+
+
+def unit_name_problem(name: str) -> str | None:
+    """Why ``name`` is not the name of a service a timer can start (None: it is one). The words
+    never quote a file: the name is checked before anything is opened."""
+    found = _UNIT_NAME.fullmatch(name) if len(name) <= UNIT_NAME_MAX else None
+    if found is None or found.group(2) not in UNIT_TYPES:
+        return (
+            f"{name[:60]!r} is not a unit name (letters, digits and :-_.\\, perhaps @instance, then a type "
+            "such as .service); a timer's unit is found by its name beside the timer, never by a path"
+        )
+    if found.group(1) == "@":
+        return f"{name} is a template; a timer starts an instance of it, such as {name.replace('@.', '@1.', 1)}"
+    if found.group(2) != "service":
+        return f"{name} is not a .service; Tidemark imports the command of the service a timer starts"
+    return None
 
 
 def parse_span(text: str) -> timedelta:
     """A systemd time span (``90``, ``5min 20s``, ``1h30m``, ``2.5s``); a bare number is seconds.
     ``ValueError`` when it is not one."""
-    words = text.strip()
+    words = text.strip(UNIT_BLANKS)
     if not words:
         raise ValueError("an empty time span")
     seconds, at = 0.0, 0
     while at < len(words):
-        if words[at].isspace():
+        if words[at] in UNIT_BLANKS:
             at += 1
             continue
         found = _SPAN_PART.match(words, at)
