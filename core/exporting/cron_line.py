@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from core.exporting.refusal import ExportRefused
+from core.exporting.refusal import ExportRefused, on_one_line
 from core.importing.cron_command import DEFAULT_SHELL, with_input
 from core.spec import SecretRef, Task
 
@@ -28,11 +28,7 @@ class CronTask:
 
 
 def _one_line(text: str, what: str) -> str:
-    bad = next((ch for ch in text if (ord(ch) < 32 and ch != "\t") or ord(ch) == 127), None)
-    if bad is not None:
-        name = "a line break" if bad in "\r\n" else f"a control character (U+{ord(bad):04X})"
-        raise ExportRefused(f"{what} has {name}: a crontab line cannot hold one")
-    return text
+    return on_one_line(text, what, "a crontab line")
 
 
 def escape_percent(text: str) -> str:
