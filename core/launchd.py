@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.desktop_entry import APP_ID
+from core.redact import mask_urls
 from core.service_command import (
     Ran,
     Runner,
@@ -31,6 +32,7 @@ from core.service_command import (
     pinned_db,
     schedctl_argv,
     system_runner,
+    write_private,
 )
 
 #: The agent's launchd label (and the plist's name): the app id's own, with ``.engine``.
@@ -100,11 +102,11 @@ def install_agent(db: str | None, setup: LaunchAgentSetup | None = None, options
     previous = path.read_bytes() if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     setup.log_dir.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(text)
-    temporary.chmod(0o600)
-    temporary.replace(path)
-    lines = [f"installed {path}", f"the engine for {pinned} starts whenever you log in; its log: {setup.log_dir}"]
+    write_private(path, text)
+    lines = [
+        f"installed {path}",
+        f"the engine for {mask_urls(pinned)} starts whenever you log in; its log: {setup.log_dir}",
+    ]
     if previous is not None and previous != text:
         lines.append(f"to restart a running agent with the new command: {_bootout_line(setup)}")
     lines.append(f"start it now with: {_bootstrap_line(setup)}")
