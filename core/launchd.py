@@ -2,8 +2,8 @@
 install-service`` writes there instead of a systemd unit.
 
 :func:`install_agent` writes ``~/Library/LaunchAgents/<LABEL>.plist``: the same
-command the systemd unit starts (this installation's ``schedctl engine run --db
-URL`` and the team options), ``RunAtLoad`` and ``KeepAlive`` (launchd starts it
+command the systemd unit starts (this installation's ``schedctl engine run`` and
+the team options, the ledger in its environment), ``RunAtLoad`` and ``KeepAlive`` (launchd starts it
 at login and again whenever it ends), and its output in
 ``~/Library/Logs/Tidemark``. It prints the ``launchctl bootstrap`` line that
 starts it now rather than running it, so nothing here needs a Mac to be tested:
@@ -93,7 +93,7 @@ def _bootout_line(setup: LaunchAgentSetup) -> str:
 
 
 def install_agent(db: str | None, setup: LaunchAgentSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
-    """Write the agent's plist (mode 0600: a PostgreSQL URL may hold a password) and its log folder,
+    """Write the agent's plist (mode 0600 from its first byte: a PostgreSQL URL may hold a password) and its log folder,
     and say how to start it; ``options`` go after ``engine run`` (the ledger goes in its environment)."""
     setup = setup or LaunchAgentSetup()
     pinned = pinned_db(db)
