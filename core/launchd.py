@@ -2,8 +2,8 @@
 install-service`` writes there instead of a systemd unit.
 
 :func:`install_agent` writes ``~/Library/LaunchAgents/<LABEL>.plist``: the same
-command the systemd unit starts (this installation's ``schedctl engine run --db
-URL`` and the team options), ``RunAtLoad`` and ``KeepAlive`` (launchd starts it
+command the systemd unit starts (this installation's ``schedctl engine run`` and
+the team options, the ledger in its environment), ``RunAtLoad`` and ``KeepAlive`` (launchd starts it
 at login and again whenever it ends), and its output in
 ``~/Library/Logs/Tidemark``. It prints the ``launchctl bootstrap`` line that
 starts it now rather than running it, so nothing here needs a Mac to be tested:
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.desktop_entry import APP_ID
+from core.redact import mask_urls
 from core.service_command import (
     Ran,
     Runner,
@@ -31,6 +32,7 @@ from core.service_command import (
     pinned_db,
     schedctl_argv,
     system_runner,
+    write_private,
 )
 
 #: The agent's launchd label (and the plist's name): the app id's own, with ``.engine``.
@@ -91,7 +93,7 @@ def _bootout_line(setup: LaunchAgentSetup) -> str:
 
 
 def install_agent(db: str | None, setup: LaunchAgentSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
-    """Write the agent's plist (mode 0600: a PostgreSQL URL may hold a password) and its log folder,
+    """Write the agent's plist (mode 0600 from its first byte: a PostgreSQL URL may hold a password) and its log folder,
     and say how to start it; ``options`` go after ``engine run`` (the ledger goes in its environment)."""
     setup = setup or LaunchAgentSetup()
     pinned = pinned_db(db)
@@ -100,11 +102,11 @@ def install_agent(db: str | None, setup: LaunchAgentSetup | None = None, options
     previous = path.read_bytes() if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     setup.log_dir.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(text)
-    temporary.chmod(0o600)
-    temporary.replace(path)
-    lines = [f"installed {path}", f"the engine for {pinned} starts whenever you log in; its log: {setup.log_dir}"]
+    write_private(path, text)
+    lines = [
+        f"installed {path}",
+        f"the engine for {mask_urls(pinned)} starts whenever you log in; its log: {setup.log_dir}",
+    ]
     if previous is not None and previous != text:
         lines.append(f"to restart a running agent with the new command: {_bootout_line(setup)}")
     lines.append(f"start it now with: {_bootstrap_line(setup)}")

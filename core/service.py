@@ -22,6 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.exporting.refusal import control_character
+from core.exporting.unit_syntax import assignment, command_line, plain_value
+from core.redact import mask_urls
 from core.service_command import (
     Ran,
     Runner,
@@ -33,6 +36,7 @@ from core.service_command import (
     pinned_db,
     schedctl_argv,
     system_runner,
+    write_private,
 )
 
 UNIT_NAME = "tidemark-engine.service"
@@ -58,15 +62,6 @@ def user_unit_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "systemd" / "user"
-
-
-def _systemd_quote(arg: str) -> str:
-    """One ExecStart argument: ``%`` doubled (systemd specifiers), quoted when it holds
-    spaces, quotes or backslashes."""
-    arg = arg.replace("%", "%%")
-    if arg and not any(c in arg for c in " \t\"'\\;"):
-        return arg
-    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def team_options(
@@ -96,24 +91,31 @@ def running_on() -> str:
     return sys.platform
 
 
-def _systemd_assignment(name: str, value: str) -> str:
-    """One ``Environment=`` assignment: double-quoted, ``%`` doubled (specifiers), backslash
-    and double quote escaped; systemd expands no ``$`` there."""
-    text = f"{name}={value}".replace("%", "%%").replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
+def service_problem(db: str, options: Sequence[str] = (), db_name: str = "the ledger") -> str | None:
+    """Why a service's file cannot hold the ledger ``db`` (named ``db_name``) or one of ``options``
+    (a line break would end a line of the unit and start a setting of its own), or None."""
+    named = [(db_name, db)]
+    flag = "an option"
+    for word in options:
+        flag = word if word.startswith("--") else flag
+        named.append((f"{flag} {mask_urls(repr(word))}" if word != flag else flag, word))
+    for what, text in named:
+        bad = control_character(text)
+        if bad is not None:
+            return f"{what} has {bad}: a service's file cannot hold one"
+    return None
 
 
 def unit_text(exec_argv: Sequence[str], db: str) -> str:
     """The text of the unit file (the Description, which systemctl shows to anyone, has no password;
     the ledger is in ``Environment=``, which only this user and root can read, not on ExecStart)."""
-    from core.redact import mask_urls
-
-    exec_start = " ".join(_systemd_quote(a) for a in exec_argv)
-    environment = " ".join(_systemd_assignment(name, value) for name, value in engine_env(db).items())
+    exec_start = command_line(exec_argv, "the engine's command")
+    environment = " ".join(assignment(name, value, name) for name, value in engine_env(db).items())
+    description = plain_value(f"Tidemark engine for {mask_urls(db)}", "the ledger")
     return f"""\
 # Written by `schedctl engine install-service`; remove it with `schedctl engine uninstall-service`.
 [Unit]
-Description=Tidemark engine for {mask_urls(db).replace("%", "%%")}
+Description={description}
 # Keep retrying: while the desktop app's engine runs on the same ledger this one
 # is refused, and starts once the app's engine has stopped.
 StartLimitIntervalSec=0
@@ -134,8 +136,9 @@ WantedBy=default.target
 
 
 def manual_command(setup: Starts, db: str, options: Sequence[str] = ()) -> str:
-    """The command to keep the engine running without systemd."""
-    env = " ".join(f"{name}={shlex.quote(value)}" for name, value in engine_env(db).items())
+    """The command to keep the engine running without systemd, as it is shown: a password in the
+    ledger's URL is ``***`` (the person writes it in)."""
+    env = " ".join(f"{name}={shlex.quote(mask_urls(value))}" for name, value in engine_env(db).items())
     return f"{env} nohup " + shlex.join(engine_argv(setup, options)) + " >>tidemark-engine.log 2>&1 &"
 
 
@@ -161,6 +164,9 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
     """Write the unit, reload the user manager, and enable and start the service; ``options``
     go after ``engine run`` (:func:`engine_argv`; the ledger goes in its environment). On macOS, a launchd agent instead
     (:func:`core.launchd.install_agent`)."""
+    problem = service_problem(pinned_db(db), options)
+    if problem is not None:
+        return ServiceResult(False, (f"{problem}; nothing was installed",), (setup or ServiceSetup()).unit_path)
     if setup is None and running_on() == "darwin":
         from core.launchd import install_agent
 
@@ -174,14 +180,11 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
         return ServiceResult(
             False, (f"{why}; nothing was installed",), path, tuple(calls), instead=instead, written=False
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = unit_text(engine_argv(setup, options), pinned)
+    path.parent.mkdir(parents=True, exist_ok=True)
     previous = path.read_text(encoding="utf-8") if path.exists() else None
     changed = previous is not None and previous != text
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.chmod(0o600)  # a PostgreSQL URL may hold a password
-    temporary.replace(path)
+    write_private(path, text.encode("utf-8"))  # a PostgreSQL URL may hold a password
     steps: list[tuple[str, ...]] = [("daemon-reload",), ("enable", "--now", UNIT_NAME)]
     if changed:
         steps.append(("try-restart", UNIT_NAME))  # a running service keeps its old ExecStart until restarted
@@ -193,20 +196,20 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
             if previous is None:
                 path.unlink(missing_ok=True)
             else:
-                path.write_text(previous, encoding="utf-8")
+                write_private(path, previous.encode("utf-8"))
             return ServiceResult(
                 False,
                 (f"`{' '.join(argv)}` failed: {first_line(ran)}; nothing was installed",),
                 path,
                 tuple(calls),
-                instead=manual_command(setup, pinned),
+                instead=manual_command(setup, pinned, options),
                 written=False,
             )
     return ServiceResult(
         True,
         (
             f"installed {path}",
-            f"the engine for {pinned} is enabled and started: it runs whenever you are logged in",
+            f"the engine for {mask_urls(pinned)} is enabled and started: it runs whenever you are logged in",
             f"see it with: systemctl --user status {UNIT_NAME}",
         ),
         path,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,3 +109,17 @@ def engine_env(db: str) -> dict[str, str]:
 def first_line(ran: Ran) -> str:
     text = (ran.stderr or ran.stdout).strip()
     return text.splitlines()[0] if text else f"exit status {ran.returncode}"
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` as ``path`` whole, replacing it in one step, mode 0600 from its first byte: a
+    service's file holds the ledger's URL, and so maybe a PostgreSQL password, which no other user
+    may read even for a moment (a file made 0644 and chmod-ed after is readable in between)."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mkstemp creates it 0600
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

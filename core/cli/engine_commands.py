@@ -318,10 +318,16 @@ def _service_outcome(args: argparse.Namespace, result: Any) -> int:
 
 def cmd_install_service(args: argparse.Namespace) -> int:
     """Install, enable and start the systemd user service that runs ``schedctl engine run``."""
+    from core.cli.common import DB_ENV
     from core.cli.ledger_access import db_url
-    from core.service import install_service
+    from core.service import install_service, service_problem
+    from core.service_command import pinned_db
 
-    return _service_outcome(args, install_service(db_url(args), options=team_options(args)))
+    db, options = db_url(args), team_options(args)
+    problem = service_problem(pinned_db(db), options, "--db" if args.db else DB_ENV)
+    if problem is not None:
+        raise UsageError(f"{problem}; nothing was installed")
+    return _service_outcome(args, install_service(db, options=options))
 
 
 def team_options(args: argparse.Namespace) -> list[str]:

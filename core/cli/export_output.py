@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ def checked_out(out: str, *, overwrite: bool) -> Path | None:
         raise Invalid([f"{out}: is a folder; give --out a file name"])
     if not path.parent.is_dir():
         raise Invalid([f"{out}: no folder {path.parent} to write it into"])
-    if path.exists() and not overwrite:
+    if os.path.lexists(path) and not overwrite:  # a dangling symlink takes the name too
         raise Invalid([f"{out}: already exists; give --overwrite, or another --out"])
     return path
 

@@ -51,17 +51,33 @@ def _out_dir(text: str) -> Path:
     return path
 
 
-def write_new(path: Path, text: str, *, overwrite: bool) -> None:
-    """Write ``text`` as ``path`` in one step: whole or not at all, and never over a file that
-    appeared meanwhile unless ``overwrite``."""
+def _temporary(path: Path, text: str) -> str:
+    """``text`` in a new temporary file beside ``path`` (mkstemp: a fresh name, never a link); its name."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
             stream.write(text)
-        if overwrite:
-            os.replace(temp, path)
-        else:
-            os.link(temp, path)  # refuses when the name is taken, unlike a rename
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def _place(temp: str, path: Path, *, overwrite: bool) -> None:
+    """The temporary as ``path``: a rename replaces whatever has the name (a symlink itself, never
+    what it points to); a hard link refuses a name that is taken, unlike a rename."""
+    if overwrite:
+        os.replace(temp, path)
+    else:
+        os.link(temp, path)
+
+
+def write_new(path: Path, text: str, *, overwrite: bool) -> None:
+    """Write ``text`` as ``path`` in one step: whole or not at all, and never over a file that
+    appeared meanwhile unless ``overwrite``."""
+    temp = _temporary(path, text)
+    try:
+        _place(temp, path, overwrite=overwrite)
     finally:
         Path(temp).unlink(missing_ok=True)
 
@@ -96,20 +112,39 @@ def write_and_report(files: list[tuple[Path, str]], out_dir: Path, report: list[
 
 
 def write_all(files: list[tuple[Path, str]], out_dir: Path, *, overwrite: bool) -> None:
-    """Write every file, or none when one is in the way (unless ``overwrite``); with none to
-    write, the folder is not made either."""
+    """Write every file, or none: each name is checked first (taken, even by a dangling symlink,
+    unless ``overwrite``; a folder in the way), then every file is written as a temporary beside
+    its name, then each is put in place; a name taken meanwhile removes the ones this call put.
+    With none to write, the folder is not made either."""
     if not files:
         return
+    in_the_way = [f"{path}: is a folder; nothing was written" for path, _ in files if path.is_dir()]
     if not overwrite:
-        taken = [str(path) for path, _ in files if path.exists()]
-        if taken:
-            raise Invalid([f"{path}: already exists; give --overwrite, or another --out" for path in taken])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for path, text in files:
-        try:
-            write_new(path, text, overwrite=overwrite)
-        except FileExistsError:
-            raise Invalid([f"{path}: appeared while writing; nothing after it was written"]) from None
+        taken = [path for path, _ in files if os.path.lexists(path) and not path.is_dir()]
+        in_the_way += [f"{path}: already exists; give --overwrite, or another --out" for path in taken]
+    if in_the_way:
+        raise Invalid(in_the_way)
+    temps: list[str] = []
+    placed: list[Path] = []
+    current = out_dir
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for current, text in files:
+            temps.append(_temporary(current, text))
+        for (current, _), temp in zip(files, temps, strict=True):
+            _place(temp, current, overwrite=overwrite)
+            placed.append(current)
+    except OSError as exc:
+        if not overwrite:
+            for path in placed:
+                path.unlink(missing_ok=True)
+            placed = []
+        why = "appeared while writing" if isinstance(exc, FileExistsError) else f"cannot be written ({exc.strerror})"
+        done = f"{', '.join(map(str, placed))} already replaced" if placed else "nothing was written"
+        raise Invalid([f"{current}: {why}; {done}"]) from None
+    finally:
+        for temp in temps:
+            Path(temp).unlink(missing_ok=True)
 
 
 def _unit_text(source: str) -> str:

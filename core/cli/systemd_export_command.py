@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 def cmd_export_systemd(args: argparse.Namespace) -> int:
     """Write the timer and the service into --out and say what they could not keep."""
-    from core.exporting.systemd import ExportError, export_systemd
+    from core.exporting.refusal import ExportRefused
+    from core.exporting.systemd import export_systemd
     from core.zones import get_zone
 
     spec = read_spec(args.spec)
@@ -25,7 +26,7 @@ def cmd_export_systemd(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: {args.out} is a file, not a folder")
     try:
         units = export_systemd(spec, current_time(args, get_zone("UTC")))
-    except ExportError as exc:
+    except ExportRefused as exc:
         raise Invalid([f"{args.spec}: no systemd equivalent: {exc}"]) from None
     files = [(out_dir / f"{units.name}.timer", units.timer), (out_dir / f"{units.name}.service", units.service)]
     report = [f"wrote {units.name}.timer and {units.name}.service"]

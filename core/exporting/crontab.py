@@ -31,6 +31,7 @@ _ZONE_NOTE = (
     "CRON_TZ is read by cronie; Debian's cron ignores it and runs every job on the machine's zone "
     "(TZ= only sets the job's environment): there, install this on a machine whose zone is {zone}"
 )
+_MAIL_NOTE = "as a line of its own, cron would mail the output of every job below it there"
 _INTERVAL_NOTE = "every {every} counts elapsed time: the times are written in UTC, which has no clock changes"
 _MOST_DATES = 5
 #: The days of each month in a common year (a 29 February is lacking in most years).
@@ -211,6 +212,7 @@ def export_crontab(spec: ScheduleSpec, now: datetime) -> CrontabExport:
         lines.append(f"# {_INTERVAL_NOTE.format(every=format_duration(spec.every))}")
     lines += [f"# {_ZONE_NOTE.format(zone=zone)}", f"CRON_TZ={zone}"]
     lines += [f"# not kept: {note.text}" for note in notes]
+    lines += [f"# {name} is the task's own variable, set in its command: {_MAIL_NOTE}" for name in task.in_command]
     lines += [*task.env_lines, f"{fields.expression} {task.command}"]
     return CrontabExport(
         "\n".join(comment_text(line) if line.startswith("#") else line for line in lines) + "\n", fields, tuple(notes)

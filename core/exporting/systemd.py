@@ -6,7 +6,8 @@ parts systemd's calendar syntax holds, read on the spec's zone (``OnCalendar=...
 ``gapPolicy: SKIP`` and ``foldPolicy: FIRST_ONLY`` (what systemd does at a clock change),
 ``misfirePolicy`` SKIP (``Persistent=false``) or CATCH_UP_BOUNDED with ``maxCatchUp: 1``
 (``Persistent=true``), ``overlapPolicy: SKIP`` (a running service is not started again), one
-attempt, and the task's argv, env, cwd and timeout.
+attempt, and the task's argv, env, cwd and timeout, each value written as systemd reads it back
+(:mod:`core.exporting.unit_syntax`), or refused where no line of a unit can hold it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, TzdbPolicy
-from core.errors import UserError
+from core.exporting.refusal import ExportRefused
+from core.exporting.unit_syntax import assignment, command_line, directory, plain_value
 from core.importing.systemd_calendar import weekday_text
 from core.importing.systemd_unit import span_text
 from core.spec import ScheduleSpec
@@ -26,7 +28,7 @@ _SUPPORTED = {"FREQ", "INTERVAL", "BYMONTH", "BYMONTHDAY", "BYDAY", "BYHOUR", "B
 _FREQS = ("MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 
 
-class ExportError(UserError):
+class ExportError(ExportRefused):
     """A spec with no systemd equivalent; the message says why."""
 
 
@@ -113,17 +115,6 @@ def on_calendar(rule: str, start: datetime) -> str:
     return " ".join(words)
 
 
-def _quote(word: str, *, dollars: bool = True) -> str:
-    """One word as ExecStart= (``dollars``) or Environment= reads it back: ``%`` doubled, ``$``
-    too in ExecStart=, quoted where needed."""
-    word = word.replace("%", "%%")
-    if dollars:
-        word = word.replace("$", "$$")
-    if word and not any(ch.isspace() or ch in "\"'\\;" for ch in word):
-        return word
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _comments(lines: list[str]) -> list[str]:
     return [f"# {' '.join(line.split())}" for line in lines]
 
@@ -177,7 +168,8 @@ def export_systemd(spec: ScheduleSpec, now: datetime) -> SystemdUnits:
         names = ", ".join(sorted(secrets))
         raise ExportError(f"task.env {names} come from secrets; a unit file would hold their values in the clear")
     lost = _policies(spec)
-    timer = [f"Description={spec.title or spec.schedule_id}"]
+    description = plain_value(spec.title or "", "title") or spec.schedule_id
+    timer = [f"Description={description}"]
     notes: list[str] = []
     if spec.kind is Kind.CALENDAR:
         assert spec.rule is not None and spec.start is not None
@@ -224,17 +216,17 @@ def export_systemd(spec: ScheduleSpec, now: datetime) -> SystemdUnits:
     task = spec.task
     service = [
         "[Unit]",
-        f"Description={spec.title or spec.schedule_id}",
+        f"Description={description}",
         "",
         "[Service]",
         "Type=oneshot",
     ]
     for key, value in task.env.items():
         assert isinstance(value, str)
-        service.append(f"Environment={_quote(f'{key}={value}', dollars=False)}")
+        service.append(f"Environment={assignment(key, value, f'task.env.{key}')}")
     if task.cwd is not None:
-        service.append(f"WorkingDirectory={task.cwd}")
+        service.append(f"WorkingDirectory={directory(task.cwd, 'task.cwd')}")
     service.append(f"TimeoutStartSec={span_text(task.timeout)}")
-    service.append("ExecStart=" + " ".join(_quote(word) for word in task.argv))
+    service.append(f"ExecStart={command_line(task.argv, 'task.argv')}")
     service_text = "\n".join([f"# Exported from the spec {spec.schedule_id} revision {spec.revision}", *service, ""])
     return SystemdUnits(name, timer_text, service_text, lost)

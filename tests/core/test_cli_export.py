@@ -128,6 +128,15 @@ def test_a_spec_cron_cannot_hold_is_one_line_and_writes_nothing(
     assert run("export", "crontab", str(spec), *NOW) == (2, "", f"{spec}: {message}\n")
 
 
+def test_a_dangling_symlink_takes_the_name_and_is_never_written_through(run: Run, spec: Path, tmp_path: Path) -> None:
+    out, target = tmp_path / "backup.cron", tmp_path / "elsewhere" / "crontab"
+    out.symlink_to(target)
+    status, stdout, stderr = run("export", "crontab", str(spec), "--out", str(out), *NOW)
+    assert (status, stdout, stderr) == (2, "", f"{out}: already exists; give --overwrite, or another --out\n")
+    assert run("export", "crontab", str(spec), "--out", str(out), "--overwrite", *NOW)[0] == 0
+    assert not target.exists() and not out.is_symlink() and out.read_text(encoding="utf-8") == CRONTAB
+
+
 def test_bad_places_to_write_are_one_line(run: Run, spec: Path, tmp_path: Path) -> None:
     status, _, stderr = run("export", "crontab", str(spec), "--out", str(tmp_path), *NOW)
     assert (status, stderr) == (2, f"{tmp_path}: is a folder; give --out a file name\n")

@@ -4,6 +4,7 @@ back by the crontab import runs at the same UTC instants, at both clock changes 
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime, timedelta
 from itertools import islice, takewhile
 from typing import Any
@@ -289,6 +290,33 @@ def test_variables_are_written_so_that_cron_reads_them_back() -> None:
     ]
     imported = import_crontab(text, zone=None, now=NOW).jobs[0].specs[0].spec
     assert imported.task is not None and imported.task.env == env
+
+
+@pytest.mark.parametrize(
+    ("env", "cwd"),
+    [
+        pytest.param({"MAILTO": "ops@example.com"}, None, id="mailto"),
+        pytest.param({"MAILTO": "a b 100% 'q' $HOME", "MAILFROM": "cron@x", "MODE": "full"}, "/tmp", id="hostile"),
+        pytest.param({"MAILTO": ""}, None, id="empty"),
+    ],
+)
+def test_a_task_mail_variable_is_its_own_never_cron_mail_line(env: dict[str, str], cwd: str | None) -> None:
+    """As a line, ``MAILTO=`` tells cron where to mail the output of every job below it in the
+    crontab: the task's variable is set by its command instead, which sh runs with exactly it."""
+    task: dict[str, Any] = {"argv": ["/usr/bin/env"], "env": env, **({"cwd": cwd} if cwd else {})}
+    text = export_crontab(_spec(rule="FREQ=DAILY", task=task), NOW).text
+    assert not [line for line in text.splitlines() if line.startswith(("MAILTO", "MAILFROM"))]
+    for name in ("MAILTO", "MAILFROM"):
+        if name in env:
+            assert f"# {name} is the task's own variable, set in its command: as a line of its own, cron " in text
+    imported = import_crontab(text, zone=None, now=NOW)
+    assert [u.source for u in imported.unimported] == []  # no mail line for the import to leave out
+    command = _job_line(text).split(" ", 5)[5].replace("\\%", "%")  # cron reads \% as %
+    ran = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, check=True, env={"PATH": "/bin"})
+    seen = dict(line.split("=", 1) for line in ran.stdout.splitlines() if "=" in line)
+    assert {name: seen.get(name) for name in env if name.startswith("MAIL")} == {
+        name: value for name, value in env.items() if name.startswith("MAIL")
+    }
 
 
 # --- refusals ---------------------------------------------------------------------------------

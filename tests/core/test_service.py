@@ -44,7 +44,7 @@ def test_install_writes_the_unit_and_enables_it(tmp_path: Path) -> None:
     text = result.unit_path.read_text()
     assert result.unit_path == tmp_path / "systemd" / "user" / "tidemark-engine.service"
     assert "ExecStart=/opt/tidemark/.venv/bin/schedctl engine run\n" in text
-    assert 'Environment="SCHEDULER_DB_URL=postgresql+psycopg://ops@db.internal/tidemark"\n' in text
+    assert "Environment=SCHEDULER_DB_URL=postgresql+psycopg://ops@db.internal/tidemark\n" in text
     assert "Restart=on-failure\n" in text and "WantedBy=default.target\n" in text
     assert result.unit_path.stat().st_mode & 0o777 == 0o600
     assert result.lines[0] == f"installed {result.unit_path}"
@@ -57,7 +57,7 @@ def test_install_writes_the_unit_and_enables_it(tmp_path: Path) -> None:
         pytest.param(
             "/srv/my ledgers/100%.db", 'Environment="SCHEDULER_DB_URL=/srv/my ledgers/100%%.db"', id="space_and_percent"
         ),
-        pytest.param("sqlite:////srv/t.db", 'Environment="SCHEDULER_DB_URL=sqlite:////srv/t.db"', id="sqlite_url"),
+        pytest.param("sqlite:////srv/t.db", "Environment=SCHEDULER_DB_URL=sqlite:////srv/t.db", id="sqlite_url"),
         pytest.param(
             '/srv/a "b" \\c $HOME.db',
             'Environment="SCHEDULER_DB_URL=/srv/a \\"b\\" \\\\c $HOME.db"',
@@ -198,7 +198,7 @@ def test_reinstalling_for_another_ledger_restarts_the_service(tmp_path: Path) ->
     assert ("systemctl", "--user", "try-restart", UNIT_NAME) not in runner.calls, "same unit: nothing to restart"
     result = install_service("/srv/b.db", setup(tmp_path, runner))
     assert runner.calls[-1] == ("systemctl", "--user", "try-restart", UNIT_NAME)
-    assert 'Environment="SCHEDULER_DB_URL=/srv/b.db"\n' in result.unit_path.read_text()
+    assert "Environment=SCHEDULER_DB_URL=/srv/b.db\n" in result.unit_path.read_text()
 
 
 def test_a_team_engine_service_runs_with_its_labels_and_trust(

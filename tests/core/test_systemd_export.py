@@ -180,3 +180,74 @@ def test_rule_to_calendar_and_back(rule: str, expression: str) -> None:
 def test_a_rule_part_systemd_has_not(run: Run) -> None:
     with pytest.raises(ExportError, match="BYSETPOS"):
         on_calendar("FREQ=MONTHLY;BYDAY=MO;BYSETPOS=1", datetime(2026, 1, 1))
+
+
+def _symlink_to_nowhere(units: Path, name: str) -> Path:
+    """A dangling symlink as ``name``, pointing at a file that must never be made through it."""
+    (units / name).symlink_to(units / "elsewhere" / "target")
+    return units / "elsewhere" / "target"
+
+
+@pytest.mark.parametrize(
+    ("overwrite", "in_the_way", "said"),
+    [
+        pytest.param(False, "symlink", "{path}: already exists; give --overwrite, or another --out", id="dangling"),
+        pytest.param(False, "folder", "{path}: is a folder; nothing was written", id="folder"),
+        pytest.param(True, "folder", "{path}: is a folder; nothing was written", id="folder_overwrite"),
+    ],
+)
+def test_the_units_land_together_or_not_at_all(
+    run: Run, tmp_path: Path, overwrite: bool, in_the_way: str, said: str
+) -> None:
+    """The service is written after the timer: a name taken by the second one (a dangling symlink,
+    which exists() does not see, or a folder) is found before the first one is written."""
+    spec_path = tmp_path / "nightly.yaml"
+    spec_path.write_text(dump_yaml(_document()), encoding="utf-8")
+    units = tmp_path / "units"
+    units.mkdir()
+    if in_the_way == "symlink":
+        target = _symlink_to_nowhere(units, "nightly.service")
+    else:
+        (units / "nightly.service").mkdir()
+    options = ["--overwrite"] if overwrite else []
+    status, stdout, stderr = run("export", "systemd", str(spec_path), "--out", str(units), *options, *NOW)
+    assert (status, stdout, stderr) == (2, "", said.format(path=units / "nightly.service") + "\n")
+    assert sorted(p.name for p in units.iterdir()) == ["nightly.service"]
+    if in_the_way == "symlink":
+        assert not target.exists() and (units / "nightly.service").is_symlink()
+
+
+def test_overwrite_replaces_a_dangling_symlink_itself_never_what_it_points_to(run: Run, tmp_path: Path) -> None:
+    spec_path = tmp_path / "nightly.yaml"
+    spec_path.write_text(dump_yaml(_document()), encoding="utf-8")
+    units = tmp_path / "units"
+    units.mkdir()
+    target = _symlink_to_nowhere(units, "nightly.service")
+    status, _, stderr = run("export", "systemd", str(spec_path), "--out", str(units), "--overwrite", *NOW)
+    assert (status, stderr) == (0, "")
+    assert not target.exists() and not (units / "nightly.service").is_symlink()
+    assert sorted(p.name for p in units.iterdir()) == ["nightly.service", "nightly.timer"]
+
+
+def test_a_name_taken_while_writing_leaves_none_of_the_units(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks pass, then the service's name is taken before it is put in place (another
+    process): the timer this export already put is removed again."""
+    import core.cli.import_commands as writing
+
+    spec_path = tmp_path / "nightly.yaml"
+    spec_path.write_text(dump_yaml(_document()), encoding="utf-8")
+    units = tmp_path / "units"
+    place = writing._place
+
+    def racing(temp: str, path: Path, *, overwrite: bool) -> None:
+        if path.name == "nightly.service":
+            path.symlink_to(units / "elsewhere")
+        place(temp, path, overwrite=overwrite)
+
+    monkeypatch.setattr(writing, "_place", racing)
+    status, stdout, stderr = run("export", "systemd", str(spec_path), "--out", str(units), *NOW)
+    assert (status, stdout) == (2, "")
+    assert stderr == f"{units / 'nightly.service'}: appeared while writing; nothing was written\n"
+    assert sorted(p.name for p in units.iterdir()) == ["nightly.service"]
