@@ -28,6 +28,7 @@ import psutil
 
 from core.clock import Clock
 from core.secrets import mask, reference_name, resolve
+from core.service_command import DB_VARIABLE
 from core.spec import SecretRef
 
 #: Bytes of stdout and of stderr kept per attempt (the rest is counted, not stored).
@@ -41,6 +42,10 @@ DRAIN_SECONDS = 1.0
 PROC_ROOT = Path("/proc")
 
 PLACEHOLDERS = ("occurrenceId", "period", "nominalLocal", "scheduledUtc")
+
+#: The engine's own variables, which a task does not inherit: the ledger's URL (a PostgreSQL
+#: password with it) and libpq's password. A task that needs one names it in ``task.env``.
+ENGINE_ONLY = frozenset({DB_VARIABLE, "PGPASSWORD"})
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,8 @@ def prepare(
     identity: TaskIdentity,
     base_env: Mapping[str, str] | None = None,
 ) -> PreparedCommand:
-    """Render a task for one attempt. ``base_env`` defaults to this process's environment.
+    """Render a task for one attempt. ``base_env`` defaults to this process's environment,
+    less the engine's own variables (:data:`ENGINE_ONLY`); the task's own ``env`` wins over it.
 
     A ``{secret: NAME}`` value is looked up on this host now (:func:`core.secrets.resolve`);
     a secret that is not there raises :class:`core.secrets.SecretError`, naming it."""
@@ -148,7 +154,8 @@ def prepare(
     values, secrets = resolve(task_env)
     references = {var: name for var, value in task_env.items() if (name := reference_name(value)) is not None}
     own = values | identity.environment()
-    env = dict(os.environ if base_env is None else base_env) | own
+    inherited = os.environ if base_env is None else base_env
+    env = {k: v for k, v in inherited.items() if k not in ENGINE_ONLY} | own
     names = tuple(sorted(task_env))
     digest = input_digest(rendered, cwd, own, names, references)
     return PreparedCommand(rendered, cwd, env, digest, names, secrets)
