@@ -20,14 +20,14 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import psutil
 
 from core.clock import Clock
-from core.secrets import mask, reference_name, resolve
+from core.secrets import SecretMask, reference_name, resolve
 from core.service_command import DB_VARIABLE
 from core.spec import SecretRef
 
@@ -97,7 +97,7 @@ class PreparedCommand:
     env: dict[str, str] = field(repr=False)  # values (secrets among them) stay out of any repr in a log
     digest: str
     env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
-    #: The values of the task's secrets, masked in its output tails before anything keeps them.
+    #: The values of the task's secrets, masked in its output as it arrives (:class:`_Tail`).
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
@@ -161,13 +161,6 @@ def prepare(
     return PreparedCommand(rendered, cwd, env, digest, names, secrets)
 
 
-def masked(result: RunResult, secrets: tuple[str, ...]) -> RunResult:
-    """``result`` with every secret value in its output tails replaced by ``***`` (before anything keeps them)."""
-    if not secrets:
-        return result
-    return replace(result, stdout_tail=mask(result.stdout_tail, secrets), stderr_tail=mask(result.stderr_tail, secrets))
-
-
 def find_program(program: str, path: str | None = None) -> str | None:
     """The executable a command's first element names, or None when there is none."""
     if os.sep in program:
@@ -225,14 +218,21 @@ class RunResult:
 
 
 class _Tail:
-    """The last ``limit`` bytes of one pipe, and how many earlier bytes were dropped."""
+    """The last ``limit`` bytes of one pipe, and how many earlier bytes were dropped.
 
-    def __init__(self, limit: int) -> None:
+    The task's secrets are masked in the bytes as they arrive (:class:`core.secrets.SecretMask`),
+    before the tail is cut or decoded: neither a cut nor a value that is not UTF-8 lets a piece through."""
+
+    def __init__(self, limit: int, secrets: tuple[str, ...] = ()) -> None:
         self.limit = limit
         self.data = bytearray()
         self.dropped = 0
+        self.mask = SecretMask(secrets)
 
     def add(self, chunk: bytes) -> None:
+        self._keep(self.mask.feed(chunk))
+
+    def _keep(self, chunk: bytes) -> None:
         self.data += chunk
         if len(self.data) > self.limit:
             cut = len(self.data) - self.limit
@@ -240,6 +240,7 @@ class _Tail:
             del self.data[:cut]
 
     def text(self) -> str:
+        self._keep(self.mask.end())
         body = bytes(self.data).decode("utf-8", errors="replace")
         return f"[… {self.dropped:,} earlier bytes not kept]\n{body}" if self.dropped else body
 
@@ -331,6 +332,7 @@ def run_command(
     started (SIGTERM to the group, SIGKILL after a grace period). One loop in
     the calling thread reads both pipes and notices the exit (a pidfd where
     the system has one), so a short task costs little more than its spawn.
+    The command's secrets are masked in both tails.
     """
     started = clock.now()
     try:
@@ -349,7 +351,7 @@ def run_command(
         why = f"cannot start {program}: {describe_error(exc)}"
         return RunResult(started, clock.now(), None, None, "spawn_error", "", why)
     assert proc.stdout is not None and proc.stderr is not None
-    out, err = _Tail(tail_bytes), _Tail(tail_bytes)
+    out, err = _Tail(tail_bytes, command.secrets), _Tail(tail_bytes, command.secrets)
     if on_started is not None:
         on_started(proc.pid)
     try:
