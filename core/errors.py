@@ -81,17 +81,23 @@ class UnknownScheduleError(LedgerError):
     """No schedule with that id has been published to this ledger."""
 
 
+#: How a full ledger is said: true of a disk with no room left and of a database at its size limit.
+LEDGER_FULL = "is full: no room is left on its disk, or the database reached its size limit"
+
+
 class LedgerUnavailable(LedgerError):
     """The database did not do what was asked: locked by another program, unreachable,
     or refusing. ``detail`` is the database's own first line; ``busy`` says it was a
     lock, which clears by itself when the other program has finished. ``refused`` is
     set when the database refused a write for want of a right (SQLSTATE 42501): the
     line naming the role, what it lacks and the grant to ask for, which is then the
-    whole message."""
+    whole message. ``full``: the database or its disk is full (a real disk, or a size
+    limit), ``detail`` then the database's words for that."""
 
-    def __init__(self, detail: str, *, busy: bool, refused: str | None = None) -> None:
+    def __init__(self, detail: str, *, busy: bool, refused: str | None = None, full: bool = False) -> None:
         self.detail = detail
         self.busy = busy
         self.refused = refused
-        said = "is locked by another program" if busy else "cannot be used"
+        self.full = full
+        said = "is locked by another program" if busy else LEDGER_FULL if full else "cannot be used"
         super().__init__(refused or f"the ledger {said} ({detail})")

@@ -38,6 +38,7 @@ SECRET_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 SECRET_NAME_RULE = "1-64 letters, digits, '_', '.' or '-', starting with a letter"
 #: What stands for a secret's value in an attempt's output tails.
 MASK = "***"
+_MASK_BYTES = MASK.encode()
 
 
 class SecretError(UserError):
@@ -291,11 +292,53 @@ def reference_name(value: object) -> str | None:
     return None
 
 
-def mask(text: str, values: Iterable[str]) -> str:
-    """``text`` with every occurrence of each of ``values`` replaced by :data:`MASK`, longest first."""
-    for value in sorted({v for v in values if v}, key=len, reverse=True):
-        text = text.replace(value, MASK)
-    return text
+def _received(value: str) -> bytes:
+    """The bytes a task receives for ``value`` in its environment (what :func:`os.fsencode` makes of it:
+    UTF-8, and the very bytes of a value that was not UTF-8, which Python carries as surrogates)."""
+    try:
+        return os.fsencode(value)
+    except UnicodeEncodeError:  # no process can receive it (its start fails); masked all the same
+        return value.encode("utf-8", "surrogatepass")
+
+
+class SecretMask:
+    """Replaces each secret value by :data:`MASK` in a stream of bytes that arrives in chunks (a task's output).
+
+    Values are matched as the bytes the task received, before anything decodes the output: a value
+    that is not UTF-8 would decode to replacement characters that no longer match it. A value split
+    across two chunks is masked whole: the last ``longest value - 1`` bytes wait for the next chunk
+    (or :meth:`end`). At one place the longest value wins; the result is that of masking the whole
+    stream at once, however it was cut.
+    """
+
+    def __init__(self, values: Iterable[str]) -> None:
+        found = sorted({_received(v) for v in values if v}, key=len, reverse=True)
+        self._pattern = re.compile(b"|".join(re.escape(v) for v in found)) if found else None
+        self._wait = len(found[0]) - 1 if found else 0
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """What can be told of the stream so far, masked; the bytes a value may start in wait."""
+        if self._pattern is None:
+            return chunk
+        data = self._pending + chunk
+        sure = len(data) - self._wait  # a value starting before here lies whole in data
+        told: list[bytes] = []
+        at = 0
+        for match in self._pattern.finditer(data):
+            if match.start() >= sure:
+                break
+            told += [data[at : match.start()], _MASK_BYTES]
+            at = match.end()
+        cut = max(at, sure)
+        told.append(data[at:cut])
+        self._pending = data[cut:]
+        return b"".join(told)
+
+    def end(self) -> bytes:
+        """The rest of the stream, masked, once it has ended."""
+        rest, self._pending = self._pending, b""
+        return rest if self._pattern is None else self._pattern.sub(_MASK_BYTES, rest)
 
 
 #: Words that make a variable's name look like a credential's, whole or at a word's end

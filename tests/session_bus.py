@@ -41,13 +41,19 @@ class NotifyCall:
     timeout: int
 
 
+#: What the fake says it can do: like GNOME's, KDE's, dunst's and mako's, it reads markup in a body.
+CAPABILITIES = ("actions", "body", "body-markup")
+
+
 class FakeNotifications:
-    """``org.freedesktop.Notifications`` on ``address``, in a thread; ``calls`` holds every Notify."""
+    """``org.freedesktop.Notifications`` on ``address``, in a thread; ``calls`` holds every Notify.
+    ``capabilities`` is what GetCapabilities answers (a test may change it)."""
 
     def __init__(self, address: str) -> None:
         self.conn = open_dbus_connection(bus=address)
         reply = self.conn.send_and_get_reply(message_bus.RequestName(SERVICE, 4))
         assert reply.body[0] == 1, reply.body
+        self.capabilities = list(CAPABILITIES)
         self.calls: list[NotifyCall] = []
         self._signals: Queue[tuple[int, str]] = Queue()
         self._stop = threading.Event()
@@ -88,7 +94,7 @@ class FakeNotifications:
                 self.calls.append(call)
                 self.conn.send(new_method_return(msg, "u", (call.id,)))
             elif member == "GetCapabilities":
-                self.conn.send(new_method_return(msg, "as", (["actions", "body"],)))
+                self.conn.send(new_method_return(msg, "as", (list(self.capabilities),)))
             elif member == "GetServerInformation":
                 self.conn.send(new_method_return(msg, "ssss", ("fake", "tests", "1", "1.2")))
 

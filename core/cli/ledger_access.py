@@ -77,7 +77,7 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
     from sqlalchemy.exc import DBAPIError, OperationalError
 
     from core.errors import LedgerError, LedgerUnavailable
-    from core.ledger.access import NO_RIGHT
+    from core.ledger.access import NO_RIGHT, disk_full, unavailable
     from core.ledger.db import open_ledger
 
     ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS, create=create)
@@ -89,6 +89,8 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
         raise LedgerError(f"{ledger.where}: {_no_right(args, ledger, exc.detail)}") from None
     # sqlite3's own error too: a few writes use the driver directly, where SQLAlchemy does not wrap it.
     except (DBAPIError, sqlite3.Error) as exc:
+        if disk_full(exc) is not None:
+            raise LedgerError(f"{ledger.where}: {unavailable(exc)}") from None
         original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
         said = first_line(original)
         if getattr(original, "sqlstate", None) == NO_RIGHT:

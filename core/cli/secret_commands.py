@@ -4,6 +4,7 @@ never from the command line, where other users' ``ps`` would see it. Nothing pri
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,12 +16,19 @@ if TYPE_CHECKING:
 
 
 def _read_value(name: str) -> str:
-    """The secret's value: typed at a hidden prompt on a terminal, else standard input less one final line break."""
+    """The secret's value: typed at a hidden prompt on a terminal, else standard input less one final line break.
+
+    Standard input is read as bytes, whatever the locale: bytes that are not UTF-8 are kept as
+    they are (:func:`os.fsdecode`), and the task receives them so (masked as such in its output)."""
     if sys.stdin is not None and sys.stdin.isatty():
         import getpass
 
         return getpass.getpass(f"value of {name} (not shown): ")
-    text = sys.stdin.read() if sys.stdin is not None else ""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        text = os.fsdecode(stream.read())
+    else:  # a text stream with no bytes beneath it
+        text = sys.stdin.read() if sys.stdin is not None else ""
     return text.removesuffix("\n").removesuffix("\r")
 
 

@@ -29,7 +29,6 @@ from core.engine.runner import (
     RunResult,
     TaskIdentity,
     describe_error,
-    masked,
     prepare,
     run_command,
 )
@@ -123,14 +122,13 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
         return RunResult(start, ctx.clock.now(), None, None, "spawn_error", "", claim.unprepared)
     pids: list[int] = []
     try:
-        result = run_command(
+        return run_command(
             claim.command,
             claim.task.timeout,
             ctx.clock,
             tail_bytes=ctx.options.tail_bytes,
             on_started=lambda pid: started(ctx, claim, pid, pids),
         )
-        return masked(result, claim.command.secrets)
     except Exception as exc:
         why = describe_error(exc)
         if not pids:

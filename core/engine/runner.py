@@ -20,14 +20,15 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import psutil
 
 from core.clock import Clock
-from core.secrets import mask, reference_name, resolve
+from core.secrets import SecretMask, reference_name, resolve
+from core.service_command import DB_VARIABLE
 from core.spec import SecretRef
 
 #: Bytes of stdout and of stderr kept per attempt (the rest is counted, not stored).
@@ -41,6 +42,10 @@ DRAIN_SECONDS = 1.0
 PROC_ROOT = Path("/proc")
 
 PLACEHOLDERS = ("occurrenceId", "period", "nominalLocal", "scheduledUtc")
+
+#: The engine's own variables, which a task does not inherit: the ledger's URL (a PostgreSQL
+#: password with it) and libpq's password. A task that needs one names it in ``task.env``.
+ENGINE_ONLY = frozenset({DB_VARIABLE, "PGPASSWORD"})
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ class PreparedCommand:
     env: dict[str, str] = field(repr=False)  # values (secrets among them) stay out of any repr in a log
     digest: str
     env_names: tuple[str, ...]  # the task's own variables, by name only (values stay out of records)
-    #: The values of the task's secrets, masked in its output tails before anything keeps them.
+    #: The values of the task's secrets, masked in its output as it arrives (:class:`_Tail`).
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
@@ -140,7 +145,8 @@ def prepare(
     identity: TaskIdentity,
     base_env: Mapping[str, str] | None = None,
 ) -> PreparedCommand:
-    """Render a task for one attempt. ``base_env`` defaults to this process's environment.
+    """Render a task for one attempt. ``base_env`` defaults to this process's environment,
+    less the engine's own variables (:data:`ENGINE_ONLY`); the task's own ``env`` wins over it.
 
     A ``{secret: NAME}`` value is looked up on this host now (:func:`core.secrets.resolve`);
     a secret that is not there raises :class:`core.secrets.SecretError`, naming it."""
@@ -148,17 +154,11 @@ def prepare(
     values, secrets = resolve(task_env)
     references = {var: name for var, value in task_env.items() if (name := reference_name(value)) is not None}
     own = values | identity.environment()
-    env = dict(os.environ if base_env is None else base_env) | own
+    inherited = os.environ if base_env is None else base_env
+    env = {k: v for k, v in inherited.items() if k not in ENGINE_ONLY} | own
     names = tuple(sorted(task_env))
     digest = input_digest(rendered, cwd, own, names, references)
     return PreparedCommand(rendered, cwd, env, digest, names, secrets)
-
-
-def masked(result: RunResult, secrets: tuple[str, ...]) -> RunResult:
-    """``result`` with every secret value in its output tails replaced by ``***`` (before anything keeps them)."""
-    if not secrets:
-        return result
-    return replace(result, stdout_tail=mask(result.stdout_tail, secrets), stderr_tail=mask(result.stderr_tail, secrets))
 
 
 def find_program(program: str, path: str | None = None) -> str | None:
@@ -218,14 +218,21 @@ class RunResult:
 
 
 class _Tail:
-    """The last ``limit`` bytes of one pipe, and how many earlier bytes were dropped."""
+    """The last ``limit`` bytes of one pipe, and how many earlier bytes were dropped.
 
-    def __init__(self, limit: int) -> None:
+    The task's secrets are masked in the bytes as they arrive (:class:`core.secrets.SecretMask`),
+    before the tail is cut or decoded: neither a cut nor a value that is not UTF-8 lets a piece through."""
+
+    def __init__(self, limit: int, secrets: tuple[str, ...] = ()) -> None:
         self.limit = limit
         self.data = bytearray()
         self.dropped = 0
+        self.mask = SecretMask(secrets)
 
     def add(self, chunk: bytes) -> None:
+        self._keep(self.mask.feed(chunk))
+
+    def _keep(self, chunk: bytes) -> None:
         self.data += chunk
         if len(self.data) > self.limit:
             cut = len(self.data) - self.limit
@@ -233,6 +240,7 @@ class _Tail:
             del self.data[:cut]
 
     def text(self) -> str:
+        self._keep(self.mask.end())
         body = bytes(self.data).decode("utf-8", errors="replace")
         return f"[… {self.dropped:,} earlier bytes not kept]\n{body}" if self.dropped else body
 
@@ -324,6 +332,7 @@ def run_command(
     started (SIGTERM to the group, SIGKILL after a grace period). One loop in
     the calling thread reads both pipes and notices the exit (a pidfd where
     the system has one), so a short task costs little more than its spawn.
+    The command's secrets are masked in both tails.
     """
     started = clock.now()
     try:
@@ -342,7 +351,7 @@ def run_command(
         why = f"cannot start {program}: {describe_error(exc)}"
         return RunResult(started, clock.now(), None, None, "spawn_error", "", why)
     assert proc.stdout is not None and proc.stderr is not None
-    out, err = _Tail(tail_bytes), _Tail(tail_bytes)
+    out, err = _Tail(tail_bytes, command.secrets), _Tail(tail_bytes, command.secrets)
     if on_started is not None:
         on_started(proc.pid)
     try:

@@ -30,14 +30,32 @@ NO_RIGHT = "42501"
 def unavailable(exc: SQLAlchemyError | sqlite3.Error, role: str | None = None) -> LedgerUnavailable:
     """The core's error for what the database said: its first line, whether it was a lock, and,
     when it refused for want of a right, the line naming ``role`` and the grant to ask for."""
+    full = disk_full(exc)
     original = getattr(exc, "orig", None) or exc
-    detail = first_line(original)
+    detail = first_line(full or original)
     low = detail.lower()
     refused = None
     if getattr(original, "sqlstate", None) == NO_RIGHT:
         # The window's decisions and schedctl's (apply, pause, reconcile...) all need a publisher.
         refused = refused_line(role, detail, "publish")
-    return LedgerUnavailable(detail, busy="locked" in low or "busy" in low, refused=refused)
+    busy = full is None and ("locked" in low or "busy" in low)
+    return LedgerUnavailable(detail, busy=busy, refused=refused, full=full is not None)
+
+
+def disk_full(exc: BaseException) -> sqlite3.Error | None:
+    """SQLite's "database or disk is full" (SQLITE_FULL: no room on the disk, or the database at
+    its size limit) when ``exc`` is it or was raised while handling it; else None.
+
+    A full SQLite database rolls back the whole transaction, so what surfaces can be
+    the rollback of a savepoint that went with it (``no such savepoint: sa_savepoint_1``)."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        if isinstance(at, sqlite3.Error) and getattr(at, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL:
+            return at
+        at = at.__cause__ or at.__context__
+    return None
 
 
 def role_of(ledger: Ledger) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import sys
 import threading
 from collections.abc import Callable
@@ -38,6 +39,17 @@ OPENING = frozenset({"default", "open"})
 TIMEOUT = 5.0
 #: The application name the notification service shows.
 APP_NAME = "Tidemark"
+
+
+#: The capability of a notification service that reads markup in a body (``<b>``, ``<a href>``, ``&amp;``).
+MARKUP = "body-markup"
+
+
+def body(text: str, *, markup: bool) -> str:
+    """``text`` as a notification's body: where the service reads markup, ``&``, ``<`` and ``>``
+    escaped, so that a schedule id written into the ledger as ``<a href="file:///">`` shows as
+    written and is neither a link nor bold."""
+    return html.escape(text, quote=False) if markup else text
 
 
 class BusUnavailable(Exception):
@@ -145,17 +157,23 @@ class DesktopBus:
         return bool(unwrap_msg(self._router.send_and_get_reply(message_bus.NameHasOwner(name), timeout=TIMEOUT))[0])
 
     def notify(self, title: str, text: str) -> int:
-        """Send one notification; its id. :class:`BusUnavailable` when no notification service answers."""
+        """Send one notification; its id. :class:`BusUnavailable` when no notification service answers.
+
+        ``title`` and ``text`` are plain text. The title goes as the summary, which the
+        specification keeps plain; the text goes as the body, escaped (:func:`body`) when the
+        service says it reads markup there (``body-markup`` among its capabilities, asked each
+        time: the service may have been replaced since)."""
         from jeepney import DBusAddress, new_method_call
         from jeepney.io.common import RouterClosed
         from jeepney.wrappers import DBusErrorResponse, unwrap_msg
 
         address = DBusAddress(PATH, bus_name=SERVICE, interface=SERVICE)
         hints = {"urgency": ("y", 1), "desktop-entry": ("s", APP_ID)}
-        message = new_method_call(
-            address, "Notify", "susssasa{sv}i", (APP_NAME, 0, APP_ID, title, text, list(ACTIONS), hints, -1)
-        )
         try:
+            said = body(text, markup=self._reads_markup(address))
+            message = new_method_call(
+                address, "Notify", "susssasa{sv}i", (APP_NAME, 0, APP_ID, title, said, list(ACTIONS), hints, -1)
+            )
             notification_id = int(unwrap_msg(self._router.send_and_get_reply(message, timeout=TIMEOUT))[0])
         except DBusErrorResponse as exc:
             raise BusUnavailable(f"no notification service on the session bus ({exc.name})") from None
@@ -166,6 +184,19 @@ class DesktopBus:
         with self._lock:
             self._sent.add(notification_id)
         return notification_id
+
+    def _reads_markup(self, address: Any) -> bool:
+        """Whether the notification service reads markup in a body; yes when it does not say
+        (an escaped body is then the safe side). Without a service, :meth:`notify`'s own call says so."""
+        from jeepney import new_method_call
+        from jeepney.wrappers import DBusErrorResponse, unwrap_msg
+
+        asked = new_method_call(address, "GetCapabilities")
+        try:
+            capabilities = unwrap_msg(self._router.send_and_get_reply(asked, timeout=TIMEOUT))[0]
+        except DBusErrorResponse:
+            return True
+        return MARKUP in capabilities
 
     def _listen(self) -> None:
         while not self._stop.is_set():

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QP
 
 from core.clock import Clock
 from core.durations import human_duration
-from core.engine.runner import RunResult, TaskIdentity, masked, prepare, run_command
+from core.engine.runner import RunResult, TaskIdentity, prepare, run_command
 from core.errors import UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import iter_rows
@@ -103,7 +103,7 @@ def _trial(task: Task, identity: TaskIdentity, clock: Clock, on_started: Callabl
     """Run the task once as the engine would (off the GUI thread); its outcome, timed."""
     command = prepare(task.argv, task.cwd, task.env, identity)
     began = time.monotonic()
-    result = masked(run_command(command, task.timeout, clock, on_started=on_started), command.secrets)
+    result = run_command(command, task.timeout, clock, on_started=on_started)
     return TrialOutcome(result, identity, command.argv, time.monotonic() - began)
 
 

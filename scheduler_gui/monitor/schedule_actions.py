@@ -53,6 +53,8 @@ def problem_text(exc: BaseException) -> str:
             return exc.refused
         if exc.busy:
             return f"the ledger is locked by another program ({exc.detail}); try again in a moment"
+        if exc.full:  # its disk, or the database's size limit: the core's words name both
+            return str(exc)
         return f"the ledger cannot be used ({exc.detail})"
     if isinstance(exc, UserError):
         return str(exc)

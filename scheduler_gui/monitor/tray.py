@@ -20,6 +20,7 @@ is asked through ``available`` (tests pass their own).
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
+from core.notify.desktop_bus import body
 from core.notify.needs import FirstLook, Need, Notice, NoticeBook
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
@@ -39,6 +41,10 @@ MESSAGE_MS = 8000
 LOOK_MS = 5000
 #: Settings key: whether the tray tells what needs a person (Engine ▸ Engine Settings…).
 NOTIFY_KEY = "tray/notify"
+#: Whether Qt hands a tray message to the desktop's notification service as its body, where markup
+#: may be read (Linux, the BSDs); Qt does not let us ask the service, so the body is escaped there.
+#: Windows and macOS show it as plain text.
+MARKUP_BODY = not sys.platform.startswith(("win32", "cygwin", "darwin"))
 
 
 def tray_available() -> bool:
@@ -170,11 +176,11 @@ class AttentionTray(QObject):
     def say(
         self, title: str, text: str, kind: QSystemTrayIcon.MessageIcon = QSystemTrayIcon.MessageIcon.Information
     ) -> None:
-        """Show one message from the tray (nothing without a tray)."""
+        """Show one message from the tray (nothing without a tray); ``text`` is plain text."""
         if self.icon is None:
             return
         self.messages.append(text)
-        self.icon.showMessage(title, text, kind, MESSAGE_MS)
+        self.icon.showMessage(title, body(text, markup=MARKUP_BODY), kind, MESSAGE_MS)
 
     @property
     def busy(self) -> bool:

@@ -32,6 +32,36 @@ def test_notify_sends_the_title_text_and_open(notifications: FakeNotifications, 
     assert call.hints["desktop-entry"] == ("s", "io.github.tidemark.Tidemark")
 
 
+MARKUP_TEXT = '1 run needs a decision: <a href="file:///etc/passwd">x</a><b>y</b>&amp; unknown effect'
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "body"),
+    [
+        pytest.param(
+            ["actions", "body", "body-markup"],
+            '1 run needs a decision: &lt;a href="file:///etc/passwd"&gt;x&lt;/a&gt;&lt;b&gt;y&lt;/b&gt;&amp;amp; '
+            "unknown effect",
+            id="markup_read_escaped",
+        ),
+        pytest.param(["actions", "body"], MARKUP_TEXT, id="plain_text_as_it_is"),
+    ],
+)
+def test_a_body_with_markup_shows_as_written(
+    notifications: FakeNotifications, private_bus: str, capabilities: list[str], body: str
+) -> None:
+    """Where the service reads markup in a body, ``&<>`` are escaped: no link, no bold, ``&amp;`` as written.
+    The summary is plain text by the specification: it goes as it is."""
+    notifications.capabilities = capabilities
+    bus = DesktopBus.connect(lambda: None, private_bus)
+    try:
+        bus.notify("<b>title</b>", MARKUP_TEXT)
+    finally:
+        bus.close()
+    (call,) = notifications.calls
+    assert (call.summary, call.body) == ("<b>title</b>", body)
+
+
 @pytest.mark.parametrize(("action", "opens"), [("open", 1), ("default", 1), ("dismissed", 0)])
 def test_action_invoked_opens_the_window(
     notifications: FakeNotifications, private_bus: str, action: str, opens: int

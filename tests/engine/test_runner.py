@@ -161,6 +161,28 @@ def test_output_tails_are_bounded() -> None:
     assert len(result.stdout_tail) < 1100
 
 
+#: A secret whose bytes are not UTF-8 (read from a Latin-1 file): 0xE9 and 0xFF held as surrogates.
+SECRET = "Zq81-caf\udce9-\udcff-lamp"
+#: Prints the secret in two writes, the tail's cut falling inside it, then whole on stderr.
+SPLIT_SECRET = (
+    "import os, sys; v = os.environb[b'TOKEN']; out = sys.stdout.buffer\n"
+    "out.write(b'x' * 100 + v[:6]); out.flush()\n"
+    "out.write(v[6:] + b'y' * 58); out.flush()\n"
+    "sys.stderr.buffer.write(b'token ' + v + b'\\n')\n"
+)
+
+
+def test_a_secret_is_masked_in_the_bytes_before_the_tail_is_cut_or_decoded() -> None:
+    """16 bytes of secret, not UTF-8, printed in two writes after 100 bytes and before 58, with a
+    64-byte tail: its cut falls inside the secret. Masked in the stream, no piece of it is kept,
+    neither its bytes nor the replacement characters they would decode to."""
+    cmd = prepare([PY, "-c", SPLIT_SECRET], None, {"TOKEN": SECRET}, identity())
+    result = run_command(replace(cmd, secrets=(SECRET,)), timedelta(seconds=30), CLOCK, tail_bytes=64)
+    assert result.succeeded, result.stderr_tail
+    assert result.stdout_tail == "[… 97 earlier bytes not kept]\n" + "xxx***" + "y" * 58
+    assert result.stderr_tail == "token ***\n"
+
+
 _BRACED = st.text() | st.lists(
     st.sampled_from(["{scheduledUtc}", "{nominalLocal}", "{occurrenceId}", "{period}", "{", "}", "x"])
 ).map("".join)

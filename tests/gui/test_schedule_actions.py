@@ -152,6 +152,10 @@ def test_a_database_that_refuses_is_said_in_the_window_s_words() -> None:
         problem_text(LedgerUnavailable("connection refused", busy=False))
         == "the ledger cannot be used (connection refused)"
     )
+    assert problem_text(LedgerUnavailable("database or disk is full", busy=False, full=True)) == (
+        "the ledger is full: no room is left on its disk, or the database reached its size limit "
+        "(database or disk is full)"
+    )
 
 
 def pick(dialog: BackfillDialog, which: str, local: str) -> None:

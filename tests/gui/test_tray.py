@@ -197,6 +197,23 @@ def test_the_four_kinds_in_one_message_and_nothing_when_turned_off(window: MainW
     assert len(tray.messages) == 1
 
 
+def test_a_schedule_id_with_markup_goes_to_the_desktop_escaped(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Linux Qt hands the tray's message to the notification service as its body, which may read
+    markup: a forged id's link, bold and entity are escaped there, and shown as written."""
+    tray = window.tray
+    assert tray.icon is not None
+    shown_messages: list[tuple[str, str]] = []
+    monkeypatch.setattr(tray.icon, "showMessage", lambda title, text, *_: shown_messages.append((title, text)))
+    tray.see([])
+    tray.see([Need("o1", NeedKind.FAILED, '<a href="file:///">r</a><b>x</b>&amp;')])
+    assert tray.messages == ['1 run needs a decision: <a href="file:///">r</a><b>x</b>&amp; failed']
+    assert shown_messages == [
+        (TITLE, '1 run needs a decision: &lt;a href="file:///"&gt;r&lt;/a&gt;&lt;b&gt;x&lt;/b&gt;&amp;amp; failed')
+    ]
+
+
 def test_minimized_starts_hidden_in_the_tray_else_minimized(ctx: AppContext, qtbot: Any) -> None:
     opts = Options(None, None, None, None, None, (1280, 800), False, None, True)
     with_tray = MainWindow(ctx, tray_available=lambda: True)

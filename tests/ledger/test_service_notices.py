@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sqlalchemy import create_engine, inspect, text
 
 from core.clock import FixedClock
 from core.engine.admin import run_now
@@ -82,6 +83,49 @@ def test_one_notify_per_batch_never_repeated(
         (TITLE, "2 runs need a decision: backup unknown effect, report failed", ["default", "Open", "open", "Open"]),
         (TITLE, "1 schedule needs a decision: sync waiting for an engine", ["default", "Open", "open", "Open"]),
     ]
+
+
+#: A schedule id no spec may hold, written into the ledger by a client that skips Tidemark's checks.
+FORGED = '<a href="file:///etc/passwd">report</a><b>x</b>&amp;'
+
+
+def forge_schedule_id(url: str, old: str, new: str) -> None:
+    """Rename schedule ``old`` to ``new`` by raw SQL in every table but the append-only events,
+    foreign keys off meanwhile (SQLite checks none on a plain connection; PostgreSQL's superuser
+    turns its triggers off)."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SET LOCAL session_replication_role = replica"))
+            tables = inspect(conn).get_table_names()
+            conn.execute(text("UPDATE schedules SET id = :new WHERE id = :old"), {"new": new, "old": old})
+            for name in set(tables) - {"events"}:
+                if "schedule_id" in {c["name"] for c in inspect(conn).get_columns(name)}:
+                    update = f"UPDATE {name} SET schedule_id = :new WHERE schedule_id = :old"
+                    conn.execute(text(update), {"new": new, "old": old})
+    finally:
+        engine.dispose()
+
+
+def test_a_schedule_id_with_markup_reaches_the_body_escaped(
+    waiting_for_people: Ledger, ledger_url: str, clock: FixedClock, notifications: FakeNotifications, private_bus: str
+) -> None:
+    """The notification service reads markup in a body (``body-markup``): a forged id's link, bold
+    and entity arrive escaped, shown as written; the summary, plain text by the specification, is ours."""
+    forge_schedule_id(ledger_url, "report", FORGED)
+    notices = notices_on(waiting_for_people, clock, private_bus)
+    try:
+        notice = notices.tick()
+    finally:
+        notices.close()
+    assert notice is not None and notice.text == f"2 runs need a decision: backup unknown effect, {FORGED} failed"
+    (call,) = notifications.wait_for_calls(1)
+    assert (call.summary, call.body) == (
+        TITLE,
+        "2 runs need a decision: backup unknown effect, "
+        '&lt;a href="file:///etc/passwd"&gt;report&lt;/a&gt;&lt;b&gt;x&lt;/b&gt;&amp;amp; failed',
+    )
 
 
 def test_nothing_while_a_window_on_the_ledger_runs(

@@ -5,6 +5,7 @@ output; a missing or unreadable secret is a spawn error naming it. Both stores, 
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ import pytest
 import yaml
 from sqlalchemy import create_engine, inspect, select, table, text
 
+from core import cli
 from core.cli.parser import COMMANDS
 from core.secrets import secrets_file
 from tests.secret_stores import STORES, schedctl, secret_store
@@ -49,7 +51,7 @@ def only_attempt(capsys: pytest.CaptureFixture[str], url: str, state: str) -> di
     return dict(attempt) | {"occurrenceId": row["occurrenceId"]}
 
 
-def write_spec(tmp_path: Path, received: Path, retry: int = 3) -> str:
+def write_spec(tmp_path: Path, received: Path, retry: int = 3, argv: list[str] | None = None) -> str:
     data: dict[str, Any] = DAILY | {
         "scheduleId": SID,
         "timeZone": "UTC",
@@ -57,7 +59,7 @@ def write_spec(tmp_path: Path, received: Path, retry: int = 3) -> str:
         "horizon": "P2D",
         "retry": {"maxAttempts": retry, "initialBackoff": "PT1M"},
         "task": {
-            "argv": [PY, "-c", SCRIPT, str(received)],
+            "argv": argv or [PY, "-c", SCRIPT, str(received)],
             "env": {"API_TOKEN": {"secret": "api-token"}, "REGION": "eu"},
         },
     }
@@ -147,6 +149,42 @@ def test_the_task_receives_its_secret_and_the_ledger_never_holds_it(
     assert "api-token" in dump  # the revision stores the reference
     assert VALUE not in dump
     assert VALUE.encode() not in raw_files(ledger_url)
+
+
+#: A secret whose value is not UTF-8: a Latin-1 word and two stray bytes, given to ``secret set`` as bytes.
+RAW = b"Zq81-caf\xe9-\xff\xfe-lamp"
+#: What of it would decode as text (with the replacement characters its other bytes would become).
+FRAGMENTS = ("Zq81", "caf\ufffd", "lamp", "\ufffd")
+#: Prints the secret on stdout in two writes, and on stderr inside a line.
+RAW_SCRIPT = (
+    "import os, sys; v = os.environb[b'API_TOKEN']; open(sys.argv[1], 'wb').write(v)\n"
+    "sys.stdout.buffer.write(b'using ' + v[:7]); sys.stdout.flush()\n"
+    "sys.stdout.buffer.write(v[7:] + b' in eu\\n'); sys.stdout.flush()\n"
+    "sys.stderr.buffer.write(b'token was ' + v + b'\\n')\n"
+)
+
+
+def test_a_secret_that_is_not_utf8_is_masked_wherever_the_tail_shows(
+    store: str, ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(RAW), encoding="utf-8", errors="strict"))
+    assert cli.main(["secret", "set", "api-token"]) == 0
+    capsys.readouterr()
+    received = tmp_path / "received.bin"
+    spec = write_spec(tmp_path, received, argv=[PY, "-c", RAW_SCRIPT, str(received)])
+    assert schedctl(capsys, "apply", spec, "--db", ledger_url, "--now", "2026-03-01T00:00:00Z")[0] == 0
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", ledger_url, "--now", "2026-03-01T06:00:05Z")
+    assert (status, err) == (0, "")
+    assert received.read_bytes() == RAW  # the task received the very bytes given
+
+    attempt = only_attempt(capsys, ledger_url, "SUCCEEDED")
+    assert attempt["stdoutTail"] == "using *** in eu\n"
+    assert attempt["stderrTail"] == "token was ***\n"
+    said = outputs(capsys, ledger_url, spec, attempt["occurrenceId"])
+    dump = database_text(ledger_url)
+    for shown in (said, dump):
+        assert [f for f in FRAGMENTS if f in shown] == []
+    assert RAW not in raw_files(ledger_url) and b"lamp" not in raw_files(ledger_url)
 
 
 def test_a_missing_secret_is_a_spawn_error_naming_it(
