@@ -20,13 +20,12 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from core.actor import Actor
 from core.errors import UserError
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import compiled_revision, stored_spec
 from core.ledger.models import EngineRow, Event, ExpiredRange, Occurrence, Revision, Schedule
 from core.ledger.states import EnginePresence, OccurrenceKind, OccurrenceState, ScheduleState
 from core.placement import SeenEngine, Wants, waiting_text
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
 from core.timefmt import fmt_utc
 
 #: States that still have an execution ahead of them (for "next due").
@@ -250,7 +249,7 @@ class PublishedSchedule:
 
     def spec(self) -> ScheduleSpec:
         """The active revision as a spec."""
-        return parse_spec(json.loads(self.spec_json), check_rule=False)
+        return stored_spec(self.spec_json)
 
 
 def published_schedule(session: Session, schedule_id: str, now: datetime) -> PublishedSchedule | None:
