@@ -22,8 +22,10 @@ from core.errors import ComputeLimitError
 from core.ledger.db import Ledger
 from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence, Revision
+from core.ledger.monitor_reads import attention_queue, person_needs
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
+from core.notify.needs import NeedKind
 from core.recurrence import compile as compiling
 from core.zones import zone_tzif
 
@@ -107,7 +109,9 @@ def test_a_poisoned_schedule_is_held_and_the_others_run(
         assert OccurrenceState.SUCCEEDED not in set(held)
     listed = _schedctl(ledger_url, "schedules")
     assert (listed.returncode, listed.stderr) == (0, ""), listed.stderr
-    assert {line.split()[0] for line in listed.stdout.splitlines()} >= {GOOD, PINNED, CALENDAR}
+    said = [line for line in listed.stdout.splitlines() if " held by the engines: " in line]
+    assert [line.split(": ")[0] for line in said] == [CALENDAR, PINNED]
+    assert said[1].startswith(f"{PINNED}: held by the engines: revision 1: the pinned rules of America/New_York")
     compared = _schedctl(ledger_url, "shadow")
     assert (compared.returncode, compared.stderr) == (3, ""), compared.stderr
     assert f"{PINNED}: a revision this Tidemark cannot read (the pinned rules" in compared.stdout
@@ -138,7 +142,14 @@ def test_an_expansion_error_of_one_schedule_holds_only_it_until_republished(
         said = session.scalars(select(Event.data).where(Event.kind == EventKind.SCHEDULE_UNREADABLE.value)).all()
     assert planned == {GOOD, PINNED}
     assert [d["revision"] for d in said] == [1]
+    why = "held by the engines: revision 1: the business calendar has no business day within 400 days after "
+    assert attention_queue(ledger, clock.now()).held_schedules == {
+        CALENDAR: why + "2026-12-24; publish a corrected revision"
+    }
+    needs = person_needs(ledger, clock.now(), timedelta(minutes=5))
+    assert [(n.kind, n.schedule_id) for n in needs if n.kind is NeedKind.HELD] == [(NeedKind.HELD, CALENDAR)]
     monkeypatch.setattr(compiling.BusinessDays, "place", place)
     with ledger.write() as session:
         publish(session, spec(dict(DAILY, scheduleId=CALENDAR, revision=2)), clock)
     assert engine.run_once().held == {}
+    assert attention_queue(ledger, clock.now()).held_schedules == {}
