@@ -141,3 +141,29 @@ class BusinessDays:
         if not self.is_business_day(day):
             day = self.previous_business_day(day)
         return datetime.combine(day, datetime.min.time())
+
+
+def longest_closure(days: BusinessDays) -> tuple[date, int] | None:
+    """The first run of consecutive closed days longer than SEARCH_DAYS that holds a
+    ``closed`` date: its first day and its length (counted up to SEARCH_DAYS + 1); None
+    when there is none. A move off a day of such a run can find no business day
+    (:meth:`BusinessDays.place`).
+
+    One pass over the sorted dates: each is looked at once, and between two of them only
+    the weekend and holidays are walked (a walk stops past SEARCH_DAYS + 1 days)."""
+    limit = SEARCH_DAYS + 1
+    covered: date | None = None  # the last day of the run just walked
+    for day in sorted(days.calendar.closed):
+        if (covered is not None and day <= covered) or days.is_business_day(day):
+            continue
+        first = day
+        while day - first < timedelta(days=limit) and not days.is_business_day(first - timedelta(days=1)):
+            first -= timedelta(days=1)
+        last = day
+        while last - first < timedelta(days=limit) and not days.is_business_day(last + timedelta(days=1)):
+            last += timedelta(days=1)
+        length = (last - first).days + 1
+        if length > SEARCH_DAYS:
+            return first, length
+        covered = last
+    return None

@@ -365,8 +365,19 @@ CalendarDate = Annotated[
 HolidayCodeText = Annotated[str, AfterValidator(_holiday_code)]
 
 
+#: The most dates ``businessCalendar.closed`` and ``open`` each list: every day of ten years.
+MAX_CALENDAR_DATES = 3660
+
+
 def _twice(values: list[Any]) -> list[Any]:
-    return [v for i, v in enumerate(values) if v in values[:i]]
+    """The values listed again after their first place, in one pass."""
+    seen: set[Any] = set()
+    again = []
+    for value in values:
+        if value in seen:
+            again.append(value)
+        seen.add(value)
+    return again
 
 
 class BusinessCalendar(_Model):
@@ -381,6 +392,15 @@ class BusinessCalendar(_Model):
     )
     closed: list[CalendarDate] = Field(default_factory=list, description="extra closed dates (a company's own)")
     open: list[CalendarDate] = Field(default_factory=list, description="dates that are business days despite the above")
+
+    @field_validator("closed", "open", mode="before")
+    @classmethod
+    def _not_too_many(cls, values: Any) -> Any:
+        if isinstance(values, list) and len(values) > MAX_CALENDAR_DATES:
+            raise ValueError(
+                f"lists {len(values):,} dates; at most {MAX_CALENDAR_DATES:,} (every day of ten years) are taken"
+            )
+        return values
 
     @field_validator("holidays", "weekend", "closed", "open")
     @classmethod

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from core.enums import Kind, MisfirePolicy
+from core.business_days import SEARCH_DAYS, BusinessDays, longest_closure
+from core.enums import HolidayPolicy, Kind, MisfirePolicy
 from core.errors import Problem, SpecError, UserError
 from core.os_text import key_text, shown, string_problem, task_problems, text_problems
 from core.recurrence.compile import compile_schedule
@@ -201,9 +202,30 @@ def semantic_problems(spec: ScheduleSpec) -> list[Problem]:
     if problems:
         return problems
     try:
-        compile_schedule(spec)
+        compiled = compile_schedule(spec)
     except SpecError as exc:
         problems.extend(exc.problems)
     except UserError as exc:
         problems.append(Problem("rule", str(exc)))
+    else:
+        problems += _closure_problems(compiled.business_days)
     return problems
+
+
+def _closure_problems(days: BusinessDays | None) -> list[Problem]:
+    """A calendar that closes more days in a row than a move looks through: a run's date
+    moved to the next or previous business day would find none (expansion would stop)."""
+    if days is None or days.policy is HolidayPolicy.SKIP:
+        return []
+    found = longest_closure(days)
+    if found is None:
+        return []
+    first, _ = found
+    return [
+        Problem(
+            "businessCalendar.closed",
+            f"closes more than {SEARCH_DAYS} days in a row from {first.isoformat()} (with the weekend and "
+            f"holidays); a run is moved at most {SEARCH_DAYS} days to a business day, so close at most "
+            f"{SEARCH_DAYS} days in a row, or use holidayPolicy SKIP",
+        )
+    ]

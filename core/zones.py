@@ -19,8 +19,9 @@ from zoneinfo import ZoneInfo
 
 import tzdata
 
-from core.errors import ZoneError
+from core.errors import ZoneError, first_line
 from core.os_text import shown
+from core.tzif_check import check_tzif
 
 _RAW_OFFSET = re.compile(r"^(?:UTC|GMT|Z)?\s*[+\-−]\s*\d{1,2}(?::?\d{2})?$", re.IGNORECASE)
 
@@ -130,18 +131,36 @@ def pinned_zone(name: str, tzif: bytes) -> ZoneInfo:
     """The zone ``name`` built from a revision's pinned TZif bytes, whatever tzdata is installed.
 
     Cached by the bytes' digest: every revision pinned to the same rules shares one zone.
-    Raises :class:`ZoneError` when the bytes are not a TZif file.
+    The bytes are untrusted (anyone who can write the ledger can write them): they are
+    checked with bounds first (:func:`core.tzif_check.check_tzif`), and whatever they
+    are, this returns or raises :class:`ZoneError` in bounded time, never hangs.
     """
     key = (name, hashlib.sha256(tzif).hexdigest())
     with _PINNED_LOCK:
         zone = _PINNED.get(key)
     if zone is None:
-        try:
-            zone = ZoneInfo.from_file(io.BytesIO(tzif), key=name)
-        except ValueError as exc:
-            raise ZoneError(f"the pinned rules of {name} cannot be read: {exc}") from None
+        zone = _read_pinned(name, tzif)
         with _PINNED_LOCK:
             zone = _PINNED.setdefault(key, zone)
+    return zone
+
+
+#: Instants a zone read from pinned bytes is asked about once, so that rules zoneinfo
+#: accepts but cannot answer with fail here rather than in the middle of an expansion.
+_PROBES = tuple(datetime(year, 7, 1) for year in (1, 1970, 2000, 2038, 9999))
+
+
+def _read_pinned(name: str, tzif: bytes) -> ZoneInfo:
+    try:
+        check_tzif(tzif)
+        zone = ZoneInfo.from_file(io.BytesIO(tzif), key=name)
+        for probe in _PROBES:
+            probe.replace(tzinfo=zone).utcoffset()
+            probe.replace(tzinfo=zone, fold=1).utcoffset()
+    except ZoneError as exc:
+        raise ZoneError(f"the pinned rules of {name} cannot be read: {exc}") from None
+    except Exception as exc:  # zoneinfo's own errors on bytes that passed the check: any of them
+        raise ZoneError(f"the pinned rules of {name} cannot be read: {first_line(exc)}") from None
     return zone
 
 

@@ -122,6 +122,10 @@ class Unreadable:
     """Revisions read without a problem (never read again)."""
     told: set[tuple[str, int]] = field(default_factory=set)
     """Unreadable revisions already logged and recorded."""
+    failing: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
+    """Schedules whose materialization failed (a revision read but not expanded: a business
+    calendar with no business day within reach), with their active revision then and the
+    problems: held, neither materialized nor promoted, until another revision is published."""
 
 
 @dataclass

@@ -90,7 +90,9 @@ class Engine:
         plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report)
         hold = ctx.held_schedules
         first_start.shadow_new_version(self.ledger, self.clock, self.options.version, ctx.first_start)
-        plan.materialize(self.ledger, self.clock, report, fill_rows=self.options.fill_rows_per_pass, hold=hold)
+        fill = self.options.fill_rows_per_pass
+        plan.materialize(self.ledger, self.clock, report, fill_rows=fill, hold=hold, unreadable=ctx.unreadable)
+        hold = ctx.held_schedules  # with those whose materialization failed
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
         with self.ledger.write() as session:
             promote.promote(session, self.clock.now(), report, hold=hold)

@@ -19,7 +19,7 @@ from core.engine.context import PassReport, Refusals, Unreadable
 from core.engine.misfire import certain_expiry
 from core.ledger import events
 from core.ledger.db import Ledger
-from core.ledger.materialize import materialize_all, unreadable_revisions, warm_counts
+from core.ledger.materialize import MaterializeResult, materialize_all, unreadable_revisions, warm_counts
 from core.ledger.models import Event, Revision, Schedule
 from core.ledger.states import ScheduleState
 from core.placement import Placement, Wants, refusal
@@ -42,30 +42,57 @@ def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report
     is neither materialized nor promoted, and no occurrence of such a revision is
     claimed or settled. Each is said once in the log and once as an event.
 
+    A schedule whose materialization failed in an earlier pass (``unreadable.failing``)
+    stays held until another revision of it is published.
+
     ``unreadable`` is updated in place: it carries what was read and said across passes."""
     with ledger.read() as session:
         unreadable.revisions = unreadable_revisions(session, unreadable.readable)
-    unreadable.schedules = {sid for (sid, _), (newest, _) in unreadable.revisions.items() if newest}
-    now = clock.now()
-    for (sid, number), (_, problems) in sorted(unreadable.revisions.items()):
-        why = f"revision {number} cannot be read by this Tidemark: {'; '.join(problems)}"
-        report.held.setdefault(sid, why)
-        if (sid, number) in unreadable.told:
-            continue
-        unreadable.told.add((sid, number))
-        _log.error("schedule %s: %s; publish a corrected revision", sid, why)
-        with ledger.write() as session:
-            said = session.scalars(
-                select(Event.data).where(
-                    Event.schedule_id == sid, Event.kind == events.EventKind.SCHEDULE_UNREADABLE.value
-                )
-            ).all()
-            if any(data.get("revision") == number for data in said):
-                continue  # recorded by an earlier engine
-            events.append(
-                session,
-                events.ScheduleUnreadable(at=now, schedule_id=sid, revision=number, problems=problems),
+        active = {
+            sid: number
+            for sid, number in session.execute(
+                select(Schedule.id, Schedule.active_revision).where(Schedule.id.in_(unreadable.failing))
             )
+        }
+    unreadable.failing = {
+        sid: failed for sid, failed in unreadable.failing.items() if active.get(sid) == failed[0]
+    }  # republished (or deleted): materialized again
+    unreadable.schedules = {sid for (sid, _), (newest, _) in unreadable.revisions.items() if newest}
+    unreadable.schedules |= set(unreadable.failing)
+    for (sid, number), (_, problems) in sorted(unreadable.revisions.items()):
+        _tell(ledger, clock, unreadable, report, sid, number, problems, "cannot be read by this Tidemark")
+    for sid, (number, problems) in sorted(unreadable.failing.items()):
+        _tell(ledger, clock, unreadable, report, sid, number, problems, "cannot be expanded")
+
+
+def _tell(
+    ledger: Ledger,
+    clock: Clock,
+    unreadable: Unreadable,
+    report: PassReport,
+    sid: str,
+    number: int,
+    problems: list[str],
+    what: str,
+) -> None:
+    """Hold ``sid`` in ``report``; say why once in the log and once as an event (per revision,
+    whatever the engines)."""
+    why = f"revision {number} {what}: {'; '.join(problems)}"
+    report.held.setdefault(sid, why)
+    if (sid, number) in unreadable.told:
+        return
+    unreadable.told.add((sid, number))
+    _log.error("schedule %s: %s; publish a corrected revision", sid, why)
+    with ledger.write() as session:
+        said = session.scalars(
+            select(Event.data).where(Event.schedule_id == sid, Event.kind == events.EventKind.SCHEDULE_UNREADABLE.value)
+        ).all()
+        if any(data.get("revision") == number for data in said):
+            return  # recorded by an earlier engine
+        events.append(
+            session,
+            events.ScheduleUnreadable(at=clock.now(), schedule_id=sid, revision=number, problems=problems),
+        )
 
 
 def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, report: PassReport) -> None:
@@ -103,13 +130,24 @@ def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, repor
 
 
 def materialize(
-    ledger: Ledger, clock: Clock, report: PassReport, *, fill_rows: int, hold: Collection[str] = ()
+    ledger: Ledger,
+    clock: Clock,
+    report: PassReport,
+    *,
+    fill_rows: int,
+    hold: Collection[str] = (),
+    unreadable: Unreadable | None = None,
 ) -> None:
     """First everything up to the next hour, recording long stretches of missed
     occurrences that are certain to expire as expired ranges; then at most
     ``fill_rows`` rows toward each horizon. Each call is bounded (max_rows), so a
     long outage never holds the write lock for long. Schedules in ``hold`` are
-    left alone (their newest revision cannot be read)."""
+    left alone (their newest revision cannot be read).
+
+    A schedule that fails (its revision cannot be read or expanded) is left out of
+    the rest of the pass and, with ``unreadable``, held from then on, said once
+    (:func:`hold_unreadable`); every other schedule goes on."""
+    hold = set(hold)
     with ledger.read() as session:
         warm_counts(session)  # a new COUNT rule's first walk, outside the write lock
     for _ in range(MATERIALIZE_ROUNDS):
@@ -122,6 +160,7 @@ def materialize(
                 expire=certain_expiry,
                 hold=hold,
             )
+        _failed(ledger, clock, report, results, hold, unreadable)
         report.materialized += sum(r.inserted for r in results)
         report.expired_ranges += sum(r.expired_ranges for r in results)
         report.expired += sum(r.expired_in_ranges for r in results)
@@ -133,8 +172,33 @@ def materialize(
             break
         with ledger.write() as session:
             results = materialize_all(session, clock, max_rows=min(left, FILL_CHUNK), hold=hold)
+        _failed(ledger, clock, report, results, hold, unreadable)
         inserted = sum(r.inserted for r in results)
         report.materialized += inserted
         left -= max(inserted, 1)
         if not any(r.more for r in results):
             break
+
+
+def _failed(
+    ledger: Ledger,
+    clock: Clock,
+    report: PassReport,
+    results: list[MaterializeResult],
+    hold: set[str],
+    unreadable: Unreadable | None,
+) -> None:
+    """Hold the schedules that failed in ``results`` for the rest of the pass (and later ones)."""
+    for result in results:
+        if result.failed is None or result.schedule_id in hold:
+            continue
+        hold.add(result.schedule_id)
+        number, problems = result.failed
+        if unreadable is None:
+            report.held.setdefault(result.schedule_id, f"revision {number} cannot be expanded: {'; '.join(problems)}")
+            continue
+        if any(sid == result.schedule_id for sid, _ in unreadable.revisions):
+            continue  # an unreadable revision governs a stretch of it: held and said already
+        unreadable.failing[result.schedule_id] = result.failed
+        unreadable.schedules.add(result.schedule_id)
+        _tell(ledger, clock, unreadable, report, result.schedule_id, number, problems, "cannot be expanded")

@@ -11,9 +11,9 @@ from core.actor import Actor
 from core.clock import Clock
 from core.engine.outcomes import Outcome
 from core.engine.settle import Settling, settle
-from core.engine.specs import stored_spec
 from core.errors import UserError
 from core.ledger.access import writing
+from core.ledger.compiled import stored_spec
 from core.ledger.db import Ledger
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceState

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.ledger.compiled import stored_spec
 from core.ledger.models import Revision
 from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-
-
-@lru_cache(maxsize=256)
-def stored_spec(spec_json: str) -> ScheduleSpec:
-    """A published revision's spec (cached: revisions never change)."""
-    return parse_spec(json.loads(spec_json), check_rule=False)
 
 
 def active_spec(session: Session, schedule_id: str) -> ScheduleSpec:

@@ -16,16 +16,36 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from core.errors import ComputeLimitError, SpecError, ZoneError, first_line
 from core.ledger.models import Revision
 from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
 from core.zones import pinned_zone, tzdb_version
+
+#: What reading or expanding one stored revision can raise: its text refused by this
+#: Tidemark, its pinned rules unreadable, an expansion's bound reached (a business
+#: calendar with no business day within reach). Each holds that revision's schedule,
+#: never the others (the engine, shadow, drift and the queries catch exactly these).
+REVISION_ERRORS: tuple[type[Exception], ...] = (SpecError, ZoneError, ComputeLimitError, ValueError)
+
+
+def revision_problems(exc: Exception) -> list[str]:
+    """The lines saying why a stored revision cannot be read or expanded (one of REVISION_ERRORS)."""
+    return exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
+
+
+@lru_cache(maxsize=256)
+def stored_spec(spec_json: str) -> ScheduleSpec:
+    """A published revision's spec, parsed once per process (cached: revisions never change),
+    however many readers ask (the engine's stages, the queries, compiling it)."""
+    return parse_spec(json.loads(spec_json), check_rule=False)
 
 
 @lru_cache(maxsize=256)
 def compiled_revision(spec_json: str, tzif: bytes | None = None) -> CompiledSchedule:
     """The compiled form of a stored revision, in its pinned zone when ``tzif`` is given (cached)."""
-    spec = parse_spec(json.loads(spec_json), check_rule=False)
+    spec = stored_spec(spec_json)
     return compile_schedule(spec, pinned_zone(spec.time_zone, tzif) if tzif is not None else None)
 
 

@@ -35,7 +35,8 @@ class EventKind(StrEnum):
     """:class:`ScheduleDisabled`."""
     SCHEDULE_UNREADABLE = "schedule.unreadable"
     """A published revision this Tidemark cannot read (published by an older one that
-    accepted it): the engine holds the schedule (:class:`ScheduleUnreadable`)."""
+    accepted it, or its pinned zone rules damaged) or cannot expand (a business calendar
+    no move can serve): the engine holds the schedule (:class:`ScheduleUnreadable`)."""
     SCHEDULE_DRIFT_FOUND = "schedule.drift_found"
     """The installed tz database would move materialized future occurrences of a schedule;
     they stay as they are and the schedule waits for a person (:class:`ScheduleDriftFound`)."""
@@ -188,7 +189,7 @@ class ScheduleDisabled(_GateChanged):
 
 @dataclass(frozen=True, kw_only=True)
 class ScheduleUnreadable(NewEvent):
-    """The engine holds a schedule whose ``revision`` it cannot read, for these ``problems``."""
+    """The engine holds a schedule whose ``revision`` it cannot read or expand, for these ``problems``."""
 
     kind = EventKind.SCHEDULE_UNREADABLE
     schedule_id: str

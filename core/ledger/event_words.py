@@ -85,7 +85,7 @@ _WHAT: dict[str, Callable[[Mapping[str, Any]], str]] = {
     _K.SCHEDULE_PAUSED.value: lambda d: "paused",
     _K.SCHEDULE_RESUMED.value: lambda d: "resumed",
     _K.SCHEDULE_DISABLED.value: lambda d: "disabled",
-    _K.SCHEDULE_UNREADABLE.value: lambda d: f"held: revision {d.get('revision')} cannot be read",
+    _K.SCHEDULE_UNREADABLE.value: lambda d: f"held: revision {d.get('revision')} cannot be read or expanded",
     _K.SCHEDULE_DRIFT_FOUND.value: lambda d: (
         f"tzdata {d.get('tzdbVersion')} would move {_count(d.get('occurrences'), 'future run')}; kept as materialized"
     ),

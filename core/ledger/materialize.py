@@ -44,9 +44,9 @@ from sqlalchemy.orm import Session
 from core import holiday_codes
 from core.clock import Clock
 from core.enums import Status
-from core.errors import LedgerError, SpecError, ZoneError, first_line
+from core.errors import LedgerError
 from core.ledger import events
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.db import lock_for_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
 from core.ledger.models import Occurrence, Revision, Schedule
@@ -95,6 +95,9 @@ class MaterializeResult:
     #: Expired ranges recorded by this call, and the occurrences they stand for (those counted).
     expired_ranges: int = 0
     expired_in_ranges: int = 0
+    #: Why the schedule could not be materialized at all (its revision cannot be read or
+    #: expanded), with the revision that was active: the engine holds the schedule.
+    failed: tuple[int, list[str]] | None = None
 
 
 #: Where the occurrences certain to expire end: (active revision compiled, first
@@ -562,7 +565,9 @@ def materialize_all(
     """Materialize every schedule that is not disabled, in id order (see :func:`materialize`).
     ``max_rows`` bounds the rows of this call in all: schedules it does not reach
     report nothing and are taken up by the next call. Schedules in ``hold`` are left
-    alone (their revision cannot be read: see :func:`unreadable_schedules`)."""
+    alone (their revision cannot be read: see :func:`unreadable_schedules`). A schedule whose
+    revision cannot be read or expanded (:data:`~core.ledger.compiled.REVISION_ERRORS`) is
+    reported ``failed`` and the others go on."""
     ids = session.scalars(
         select(Schedule.id).where(Schedule.state != ScheduleState.DISABLED).order_by(Schedule.id)
     ).all()
@@ -578,9 +583,11 @@ def materialize_all(
         try:
             with session.begin_nested():
                 result = materialize(session, sid, clock, max_rows=left, lead=lead, expire=expire)
-        except SpecError as exc:  # an older revision this Tidemark cannot read still governs a stretch
-            skipped = f"a revision cannot be read: {'; '.join(exc.lines())}"
-            results.append(MaterializeResult(sid, None, None, 0, None, skipped=skipped))
+        except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
+            problems = revision_problems(exc)
+            active = session.scalar(select(Schedule.active_revision).where(Schedule.id == sid))
+            skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
+            results.append(MaterializeResult(sid, None, None, 0, None, skipped=skipped, failed=(active or 0, problems)))
             continue
         left -= result.inserted
         results.append(result)
@@ -604,13 +611,13 @@ def warm_counts(session: Session) -> int:
     for cursor, cutover, spec_json, tzif in rows:
         try:
             compiled = compiled_revision(spec_json, tzif)
-        except (SpecError, ValueError):
-            continue  # held by the engine: see unreadable_revisions
-        if compiled.count is None:
-            continue
-        # A hint only: the write walks on from wherever this stops.
-        start = cursor if cursor is not None else cutover
-        compiled.count_position(shifted(start, -_HINT_MARGIN).replace(tzinfo=None), None)
+            if compiled.count is None:
+                continue
+            # A hint only: the write walks on from wherever this stops.
+            start = cursor if cursor is not None else cutover
+            compiled.count_position(shifted(start, -_HINT_MARGIN).replace(tzinfo=None), None)
+        except REVISION_ERRORS:
+            continue  # held by the engine: see unreadable_revisions and materialize_all
         warmed += 1
     return warmed
 
@@ -648,9 +655,8 @@ def unreadable_revisions(
         ).one()
         try:
             compiled_revision(text or "", tzif)
-        except (SpecError, ZoneError, ValueError) as exc:
-            problems = exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
-            found[(sid, number)] = (number == newest[sid], problems)
+        except REVISION_ERRORS as exc:
+            found[(sid, number)] = (number == newest[sid], revision_problems(exc))
         else:
             readable.add((sid, number))
     return found
@@ -743,13 +749,12 @@ def drift(session: Session, clock: Clock, schedule_id: str | None = None) -> lis
         if not stored or found_revision is None:
             continue
         text, tzif = found_revision
-        try:
-            compiled = compiled_revision(text, tzif)
-        except (SpecError, ValueError):
-            continue  # held by the engine, and said so: see unreadable_revisions
         lo = min(o.position_utc for o in stored) - _DRIFT_MARGIN
         hi = max(o.position_utc for o in stored) + _DRIFT_MARGIN
-        fresh = {row.occurrence_id: row for row in expand(compiled, lo, hi)}
+        try:
+            fresh = {row.occurrence_id: row for row in expand(compiled_revision(text, tzif), lo, hi)}
+        except REVISION_ERRORS:
+            continue  # held by the engine, and said so: see unreadable_revisions and materialize_all
         for occ in stored:
             row = fresh.get(occ.occurrence_id)
             now_at = row.resolved if row is not None else None

@@ -33,6 +33,7 @@ from core.ledger.drift_attention import (
     republish_outlook,
 )
 from core.ledger.engine_queries import EngineView, engine_views
+from core.ledger.event_types import EventKind
 from core.ledger.expired import ExpiredRangeView, ranges_matching
 from core.ledger.future_diff import BackfillPreview, FutureDiff, backfill_preview, future_diff
 from core.ledger.health_queries import HealthSeries, Mark, health, recent_results
@@ -63,14 +64,18 @@ from core.ledger.queries import (
     ScheduleSummary,
     count_occurrences,
     events_after,
+    held_by_engines,
     last_event_id,
     list_occurrences,
     list_schedules,
     published_schedule,
 )
 from core.ledger.states import OccurrenceState
-from core.notify.needs import Need, needs_of
+from core.notify.needs import Need, held_key, needs_of
 from core.spec import ScheduleSpec
+
+#: Event kinds that may change the attention queue's schedules: drift's, and a schedule held or released.
+_QUEUE_KINDS = DRIFT_KINDS | {EventKind.SCHEDULE_UNREADABLE.value}
 
 # --- schedules ---------------------------------------------------------------------------------
 
@@ -270,10 +275,13 @@ class AttentionQueue:
     #: Schedules whose materialized future the installed tz database would move
     #: (:func:`~core.ledger.drift_attention.drift_attention`).
     drifts: list[DriftAttention] = field(default_factory=list)
+    #: Schedules the engines hold, their revision unreadable or not expandable, with why
+    #: (:func:`~core.ledger.queries.held_by_engines`).
+    held_schedules: dict[str, str] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
-        return len(self.items) + len(self.drifts)
+        return len(self.items) + len(self.drifts) + len(self.held_schedules)
 
 
 def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
@@ -282,7 +290,7 @@ def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
     with reading(ledger) as session:
         items = attention_items(session, now)
         held = held_by(session, {item.occurrence.schedule_id for item in items})
-        return AttentionQueue(items, schedule_zones(session), held, drift_attention(session))
+        return AttentionQueue(items, schedule_zones(session), held, drift_attention(session), held_by_engines(session))
 
 
 def person_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[Need]:
@@ -303,8 +311,10 @@ def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[
 
 
 def _waiting_keys(session: Session) -> set[str]:
-    """The queue's occurrence ids and its drifted schedules (:func:`~core.ledger.drift_attention.attention_key`)."""
-    return attention_ids(session) | {attention_key(d.schedule_id) for d in drift_attention(session)}
+    """The queue's occurrence ids, its drifted schedules (:func:`~core.ledger.drift_attention.attention_key`)
+    and the schedules the engines hold (:func:`~core.notify.needs.held_key`)."""
+    drifted = {attention_key(d.schedule_id) for d in drift_attention(session)}
+    return attention_ids(session) | drifted | {held_key(sid) for sid in held_by_engines(session)}
 
 
 @dataclass(frozen=True)
@@ -379,6 +389,6 @@ def events_since(
                     last = page[-1].id
                 if len(page) < batch:
                     break
-        wanted = attention or any(touches_attention(e) or e.kind in DRIFT_KINDS for e in found)
+        wanted = attention or any(touches_attention(e) or e.kind in _QUEUE_KINDS for e in found)
         ids = frozenset(_waiting_keys(session)) if wanted else None
     return EventsRead(since, last, found, ids)

@@ -32,7 +32,7 @@ from core import holiday_codes
 from core.actor import Actor, current_actor
 from core.clock import Clock
 from core.enums import TzdbPolicy
-from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, first_line
+from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, ZoneError, first_line
 from core.ledger import events
 from core.ledger.access import writing
 from core.ledger.db import Ledger, NoActorError, lock_for_write, session_actor
@@ -44,7 +44,7 @@ from core.spec import ScheduleSpec, Task
 from core.spec_canonical import canonical_dict
 from core.timefmt import parse_instant
 from core.version import tidemark_version
-from core.zones import tzdb_version, zone_tzif
+from core.zones import pinned_zone, tzdb_version, zone_tzif
 
 
 @dataclass(frozen=True)
@@ -254,7 +254,12 @@ def _pinned_rules(spec: ScheduleSpec, tzdb: str, where: str) -> bytes | None:
             f"{where}: tzdbPolicy: PIN keeps the installed tz database's rules ({installed}), "
             f"but tzdbVersion says {tzdb}; leave tzdbVersion out, or publish where tzdata {tzdb} is installed"
         )
-    return zone_tzif(spec.time_zone)
+    tzif = zone_tzif(spec.time_zone)
+    try:
+        pinned_zone(spec.time_zone, tzif)  # every reader checks the stored bytes the same way
+    except ZoneError as exc:
+        raise PublishError(f"{where}: tzdbPolicy: PIN cannot keep the installed tzdata's rules: {exc}") from None
+    return tzif
 
 
 def _session_or_process_actor(session: Session) -> Actor:

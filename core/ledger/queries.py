@@ -20,13 +20,13 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from core.actor import Actor
 from core.errors import UserError
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import compiled_revision, stored_spec
+from core.ledger.event_types import EventKind
 from core.ledger.models import EngineRow, Event, ExpiredRange, Occurrence, Revision, Schedule
 from core.ledger.states import EnginePresence, OccurrenceKind, OccurrenceState, ScheduleState
 from core.placement import SeenEngine, Wants, waiting_text
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
 from core.timefmt import fmt_utc
 
 #: States that still have an execution ahead of them (for "next due").
@@ -68,6 +68,9 @@ class ScheduleSummary:
     #: (:func:`core.placement.waiting_text`); None when one does, or nothing is due
     #: (see :func:`list_schedules` with ``stale_after``).
     waiting: str | None = None
+    #: Why the engines hold the schedule (its active revision cannot be read or expanded:
+    #: :func:`held_by_engines`), in one line; None when they do not.
+    held: str | None = None
 
     def count_text(self, state: OccurrenceState) -> str:
         """``4,321`` or, with an uncounted expired range, ``12 + a range`` (``+ 2 ranges``)."""
@@ -93,9 +96,32 @@ def next_from_revision(spec_json: str, start: datetime, tzif: bytes | None = Non
                 return row.dispatch
             if looked >= _NEXT_ROWS:
                 break
-    except UserError:  # the scan's bound: no answer to show
+    except (UserError, ValueError):  # the scan's bound, or a revision that cannot be expanded: no answer to show
         return None
     return None
+
+
+def held_by_engines(session: Session) -> dict[str, str]:
+    """Schedules the engines hold because their active revision cannot be read or expanded
+    (a ``schedule.unreadable`` event names it, :func:`core.engine.plan.hold_unreadable`), with
+    why in one line. A new revision releases the schedule; a disabled one waits for nobody."""
+    active = {
+        sid: number
+        for sid, number in session.execute(
+            select(Schedule.id, Schedule.active_revision).where(Schedule.state != ScheduleState.DISABLED)
+        )
+    }
+    held: dict[str, str] = {}
+    for sid, data in session.execute(
+        select(Event.schedule_id, Event.data)
+        .where(Event.kind == EventKind.SCHEDULE_UNREADABLE.value)
+        .order_by(Event.id)
+    ):
+        number = (data or {}).get("revision")
+        if sid is not None and number is not None and active.get(sid) == number:
+            problems = "; ".join(str(p) for p in (data or {}).get("problems") or [])
+            held[sid] = f"held by the engines: revision {number}: {problems}; publish a corrected revision"
+    return held
 
 
 def _expected_next(
@@ -195,6 +221,7 @@ def list_schedules(
         .order_by(Schedule.id)
     )
     out = []
+    held = held_by_engines(session)
     for schedule, spec_json, tzif, cutover, source_path, source_host, user, host in session.execute(stmt):
         spec = json.loads(spec_json)
         due = next_due.get(schedule.id)
@@ -226,6 +253,7 @@ def list_schedules(
                 source_host,
                 expected and due is not None,
                 waiting,
+                held.get(schedule.id),
             )
         )
     return out
@@ -250,7 +278,7 @@ class PublishedSchedule:
 
     def spec(self) -> ScheduleSpec:
         """The active revision as a spec."""
-        return parse_spec(json.loads(self.spec_json), check_rule=False)
+        return stored_spec(self.spec_json)
 
 
 def published_schedule(session: Session, schedule_id: str, now: datetime) -> PublishedSchedule | None:

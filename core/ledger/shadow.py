@@ -36,8 +36,7 @@ from sqlalchemy.orm import Session
 from core import holiday_codes
 from core.clock import Clock
 from core.enums import Kind
-from core.errors import SpecError, first_line
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.materialize import GOV_COLUMNS, expected_rows, governing_segments, yielded_to
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import PERIOD_RELEASING, SLOT_RELEASING, OccurrenceKind, OccurrenceState, ScheduleState
@@ -273,9 +272,8 @@ def shadow(
     for schedule in session.scalars(stmt):
         try:
             one, differences = shadow_schedule(session, schedule, now, days)
-        except (SpecError, ValueError) as exc:  # a revision this Tidemark cannot read (the engine holds it too)
-            problems = exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
-            why = "; ".join(problems)
+        except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand (the engine holds it too)
+            why = "; ".join(revision_problems(exc))
             one, differences = ScheduleShadow(schedule.id, now, now, 0, "a revision cannot be read", why), []
         report.schedules.append(one)
         report.differences.extend(differences)

@@ -1,12 +1,14 @@
 """What newly needs a person, and the one short text a batch of it is told in.
 
-Four things wait for a person: an occurrence whose effect nobody can vouch for
+Five things wait for a person: an occurrence whose effect nobody can vouch for
 (``UNKNOWN_EFFECT``), a failure with its attempts used up that nobody looked at
 (``FAILED``), a schedule with something due that no live engine runs (waiting
-for an engine, :attr:`~core.ledger.queries.ScheduleSummary.waiting`), and a
+for an engine, :attr:`~core.ledger.queries.ScheduleSummary.waiting`), a
 schedule the installed tz database (or a newer Tidemark) would move
-(:mod:`core.ledger.drift_attention`). :func:`needs_of` names each as a
-:class:`Need` with a stable key.
+(:mod:`core.ledger.drift_attention`), and a schedule the engines hold because
+its revision cannot be read or expanded
+(:attr:`~core.ledger.queries.ScheduleSummary.held`). :func:`needs_of` names each
+as a :class:`Need` with a stable key.
 
 A :class:`NoticeBook` remembers what it already told. Each :meth:`~NoticeBook.look`
 gives at most one :class:`Notice` for everything new since the last one, never
@@ -52,6 +54,8 @@ class NeedKind(Enum):
     """A schedule whose materialized future the installed tz database would move."""
     NEW_CODE = "computed otherwise by a new Tidemark"
     """A schedule whose materialized future a newer Tidemark computes otherwise."""
+    HELD = "held by the engines"
+    """A schedule the engines hold: its active revision cannot be read or expanded."""
 
     @property
     def of_a_run(self) -> bool:
@@ -115,6 +119,13 @@ class _Summary(Protocol):
     def schedule_id(self) -> str: ...
     @property
     def waiting(self) -> str | None: ...
+    @property
+    def held(self) -> str | None: ...
+
+
+def held_key(schedule_id: str) -> str:
+    """How a schedule the engines hold is named among the needs."""
+    return f"{schedule_id} (held)"
 
 
 def waiting_key(schedule_id: str) -> str:
@@ -144,7 +155,9 @@ def needs_of(items: Iterable[_Item], drifts: Iterable[_Drift], summaries: Iterab
         Need(drift_key(d.schedule_id), NeedKind.NEW_CODE if d.new_code else NeedKind.DRIFT, d.schedule_id)
         for d in drifts
     ]
+    summaries = list(summaries)
     found += [Need(waiting_key(s.schedule_id), NeedKind.WAITING, s.schedule_id) for s in summaries if s.waiting]
+    found += [Need(held_key(s.schedule_id), NeedKind.HELD, s.schedule_id) for s in summaries if s.held]
     return sorted(found, key=lambda n: (_ORDER.index(n.kind), n.schedule_id, n.key))
 
 

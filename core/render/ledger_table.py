@@ -118,6 +118,7 @@ def schedules_table(rows: Sequence[ScheduleSummary], *, unicode: bool = True) ->
         for s in rows
     ]
     waits = [f"{s.schedule_id}: {s.waiting}" for s in rows if s.waiting]
+    waits += [f"{s.schedule_id}: {s.held}" for s in rows if s.held]
     return _finish(_table(SCHEDULE_HEADERS, cells) + waits, unicode)
 
 
@@ -137,6 +138,7 @@ def schedule_json(s: ScheduleSummary) -> dict[str, Any]:
         "uncountedRanges": s.uncounted_ranges,
         "note": s.note,
         "waiting": s.waiting,
+        "held": s.held,
     }
 
 

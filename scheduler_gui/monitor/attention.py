@@ -51,6 +51,7 @@ from scheduler_gui.monitor.authors import decision_text, held_text
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
 from scheduler_gui.monitor.decision_row import decision_row, result_label
 from scheduler_gui.monitor.drift_card import DriftAction, DriftCard, decide_drift
+from scheduler_gui.monitor.held_card import HeldCard
 from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
 from scheduler_gui.rights_gate import refusal
 from scheduler_gui.status_style import look
@@ -339,6 +340,8 @@ class AttentionView(QWidget):
         self.cards: dict[str, AttentionCard] = {}
         #: Drifted schedules' cards, by attention key (core.ledger.drift_attention.attention_key).
         self.drift_cards: dict[str, DriftCard] = {}
+        #: Cards of the schedules the engines hold, by schedule.
+        self.held_cards: dict[str, HeldCard] = {}
         self.heading = QLabel("Needs attention")
         heading_font = self.heading.font()
         heading_font.setPointSizeF(heading_font.pointSizeF() * 1.3)
@@ -346,8 +349,9 @@ class AttentionView(QWidget):
         self.heading.setFont(heading_font)
         self.heading.setAccessibleName("Needs attention")
         intro = QLabel(
-            "Occurrences whose outcome nobody can vouch for, failures nobody has looked at yet, and schedules "
-            "whose planned runs new time zone data or a new Tidemark version would place otherwise. Decide; "
+            "Occurrences whose outcome nobody can vouch for, failures nobody has looked at yet, schedules "
+            "whose planned runs new time zone data or a new Tidemark version would place otherwise, and "
+            "schedules the engines hold until a corrected revision is published. Decide; "
             "your decision and note are recorded in the ledger."
         )
         intro.setWordWrap(True)
@@ -398,7 +402,7 @@ class AttentionView(QWidget):
     @property
     def count(self) -> int:
         """The badge value for the sidebar."""
-        return len(self._items) + len(self._drifts)
+        return len(self._items) + len(self._drifts) + len(self.held_cards)
 
     @property
     def items(self) -> list[AttentionItem]:
@@ -442,6 +446,7 @@ class AttentionView(QWidget):
         before = self.count
         self._items = loaded.items
         self._load_drifts(loaded.drifts)
+        self._load_held(loaded.held_schedules)
         # Cards whose occurrence is unchanged stay as they are: a note being typed survives a reload.
         kept: dict[str, AttentionCard] = {}
         for item in loaded.items:
@@ -461,7 +466,7 @@ class AttentionView(QWidget):
         for card in self.cards.values():
             _drop(card)
         self.cards = kept
-        shown: list[QWidget] = [*self.drift_cards.values(), *kept.values()]
+        shown: list[QWidget] = [*self.held_cards.values(), *self.drift_cards.values(), *kept.values()]
         for widget in shown:
             self._list_layout.removeWidget(widget)
         for position, widget in enumerate(shown):
@@ -490,6 +495,19 @@ class AttentionView(QWidget):
         for card in self.drift_cards.values():
             _drop(card)
         self.drift_cards = kept
+
+    def _load_held(self, held: dict[str, str]) -> None:
+        """Cards for the schedules the engines hold, first: one whose reason is unchanged stays."""
+        kept: dict[str, HeldCard] = {}
+        for sid, why in sorted(held.items()):
+            card = self.held_cards.pop(sid, None)
+            if card is not None and card.why != why:
+                _drop(card)
+                card = None
+            kept[sid] = card if card is not None else HeldCard(sid, why)
+        for card in self.held_cards.values():
+            _drop(card)
+        self.held_cards = kept
 
     def _decide_drift(self, key: str, action: str, note: str) -> None:
         card = self.drift_cards.get(key)

@@ -36,17 +36,23 @@ class Drift:
 class Summary:
     schedule_id: str
     waiting: str | None = None
+    held: str | None = None
 
 
 def need(key: str, kind: NeedKind = K.UNKNOWN_EFFECT, sid: str = "backup.nightly") -> Need:
     return Need(key, kind, sid)
 
 
-def test_needs_of_names_the_four_kinds_in_order() -> None:
+def test_needs_of_names_the_five_kinds_in_order() -> None:
+    held = "held by the engines: revision 2: the pinned rules of Europe/Paris cannot be read: …"
     found = needs_of(
         [Item(Occ("r#2", "report.daily", "FAILED")), Item(Occ("b#1", "backup.nightly", "UNKNOWN_EFFECT"))],
         [Drift("billing"), Drift("payroll", new_code=True)],
-        [Summary("sync", "waiting for an engine; none seen on this ledger"), Summary("quiet")],
+        [
+            Summary("sync", "waiting for an engine; none seen on this ledger"),
+            Summary("quiet"),
+            Summary("pin", held=held),
+        ],
     )
     assert found == [
         Need("b#1", K.UNKNOWN_EFFECT, "backup.nightly"),
@@ -54,6 +60,7 @@ def test_needs_of_names_the_four_kinds_in_order() -> None:
         Need("sync (waiting for an engine)", K.WAITING, "sync"),
         Need("billing (tz drift)", K.DRIFT, "billing"),
         Need("payroll (tz drift)", K.NEW_CODE, "payroll"),
+        Need("pin (held)", K.HELD, "pin"),
     ]
 
 
@@ -65,6 +72,11 @@ def test_needs_of_names_the_four_kinds_in_order() -> None:
             [need("b#1"), need("b#2"), need("r#1", K.FAILED, "report.daily")],
             "3 runs need a decision: backup.nightly unknown effect (2), report.daily failed",
             id="runs_grouped_by_schedule",
+        ),
+        pytest.param(
+            [need("p (held)", K.HELD, "pin")],
+            "1 schedule needs a decision: pin held by the engines",
+            id="held_schedule",
         ),
         pytest.param(
             [need("s", K.WAITING, "sync")],

@@ -197,6 +197,7 @@ def test_a_whole_session(run: Session) -> None:
                 "uncountedRanges": 0,
                 "note": None,
                 "waiting": None,
+                "held": None,
             }
         ]
     }

@@ -19,7 +19,12 @@ WHAT: list[tuple[str, dict[str, Any], str, str | None]] = [
     ("schedule.paused", {"from": "active", "note": "disk full"}, "paused", "disk full"),
     ("schedule.resumed", {"from": "paused", "note": None}, "resumed", None),
     ("schedule.disabled", {"from": "active", "note": ""}, "disabled", None),
-    ("schedule.unreadable", {"revision": 2, "problems": ["a", "b"]}, "held: revision 2 cannot be read", "a; b"),
+    (
+        "schedule.unreadable",
+        {"revision": 2, "problems": ["a", "b"]},
+        "held: revision 2 cannot be read or expanded",
+        "a; b",
+    ),
     (
         "schedule.drift_found",
         {"tzdbVersion": "2027a", "fromTzdb": ["2026f"], "occurrences": 3, "largestShift": 3600},
