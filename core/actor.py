@@ -4,15 +4,18 @@ Every decision a person or an engine writes into the ledger records its actor
 (docs/ledger.md, "Teams"). The host is the machine's name, or
 ``TIDEMARK_HOSTNAME`` when set: tests use it to play several hosts on one
 machine, and a person may set it to name a machine the same way across
-renames. The user is the OS account running the process, never a text a
-person types. The database role is only known once a session is open
-(PostgreSQL's ``current_user``; SQLite has no roles).
+renames. The user is the OS account running the process, read from its uid,
+never from ``LOGNAME`` or ``USER`` (any process sets those) and never a text
+a person types. Both are what the client says: on PostgreSQL the database
+records the role that wrote each revision and event itself (``session_user``,
+migration 0011); SQLite has no roles (docs/ledger.md, "Who can do what to
+whom").
 """
 
 from __future__ import annotations
 
-import getpass
 import os
+import pwd
 import socket
 from dataclasses import dataclass
 
@@ -42,11 +45,14 @@ def host_name() -> str:
 
 
 def os_user() -> str:
-    """The OS account running this process (its login name; the numeric uid where it has none)."""
+    """The OS account running this process: the login name of its real uid (the numeric uid
+    where the uid has no passwd entry). Never ``LOGNAME`` or ``USER``, which ``getpass.getuser``
+    prefers: a process that sets ``LOGNAME=root`` is not root."""
+    uid = os.getuid()
     try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER: a bare container uid
-        return str(os.getuid())
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:  # no passwd entry: a bare container uid
+        return str(uid)
 
 
 def current_actor() -> Actor:

@@ -9,10 +9,16 @@ run --label KEY=VALUE``. A revision runs on an engine when
   engine; absent: the engine's ``host`` is the host the revision was
   published from), and
 - the engine trusts the revision's publisher (by default only its own OS
-  user, on any host; more with ``--trust USER``, or ``*`` for anyone).
+  user's name, on any host; more with ``--trust NAME``, or ``*`` for anyone).
 
-A revision published before migration 0008 has no publisher recorded: it runs
-on any engine, as it did before (an upgrade changes nothing).
+Whom trust is decided on depends on the ledger (docs/ledger.md, "Who can do
+what to whom"): on PostgreSQL the database role that wrote the revision, as
+the database recorded it (migration 0011), so an engine run by the OS user
+``alice`` trusts the role ``alice``; on SQLite, where whoever may write the
+file may write anything in it, the OS user the publishing process ran as.
+A revision without a recorded publisher (published before migration 0008,
+or on PostgreSQL before 0011) is trusted only by ``--trust '*'``: publishing
+it again records one.
 
 Everything here is pure: the engine's plan stage (:mod:`core.engine.plan`) and the
 waiting line of ``schedctl schedules`` ask :func:`refusal`.
@@ -37,6 +43,11 @@ USER_LABEL = "user"
 BUILT_IN_LABELS = (HOST_LABEL, USER_LABEL)
 #: ``--trust *``: the engine runs what anyone publishes.
 TRUST_ANYONE = "*"
+#: Why an engine does not run a revision whose publisher the ledger did not record.
+NO_PUBLISHER = (
+    "has no recorded publisher, which no engine trusts but one run with --trust '*'; "
+    "publish it again to record who publishes it (schedctl apply)"
+)
 
 
 class LabelError(ValueError):
@@ -63,6 +74,11 @@ class Placement:
             raise LabelError(f"--label {clash[0]}: {clash[0]} is built in (the engine's own); choose another name")
         return cls({HOST_LABEL: actor.host, USER_LABEL: actor.user, **extra}, frozenset({actor.user, *trusts}))
 
+    def trusting_role(self, role: str | None) -> Placement:
+        """This placement also trusting ``role``, the database role its engine logs in as (None:
+        SQLite, no roles): what that role publishes comes from the same principal as the engine."""
+        return self if role is None or role in self.trusts else Placement(self.labels, self.trusts | {role})
+
     @property
     def user(self) -> str:
         return self.labels[USER_LABEL]
@@ -72,17 +88,28 @@ class Placement:
         return self.labels[HOST_LABEL]
 
     def trusts_user(self, publisher: str | None) -> bool:
-        """Whether a revision published by ``publisher`` may run here (None: published before 0008)."""
-        return publisher is None or TRUST_ANYONE in self.trusts or publisher in self.trusts
+        """Whether a revision published by ``publisher`` may run here (None: no publisher recorded,
+        which only ``--trust '*'`` runs)."""
+        return TRUST_ANYONE in self.trusts or (publisher is not None and publisher in self.trusts)
 
 
 @dataclass(frozen=True)
 class Wants:
-    """What a revision asks of an engine: its ``runsOn`` and who published it from where."""
+    """What a revision asks of an engine: its ``runsOn`` and who published it from where.
+
+    ``publisher`` is whom trust is decided on: the database role that wrote the revision when
+    ``by_role`` (PostgreSQL), else the OS user the publishing process ran as (SQLite); None
+    when the ledger recorded none."""
 
     runs_on: Mapping[str, Any] | None
-    publisher_user: str | None
+    publisher: str | None
     publisher_host: str | None
+    by_role: bool = False
+
+    @property
+    def publisher_text(self) -> str:
+        """The publisher as the engine's lines name it: ``bob`` (an OS user), ``role bob``."""
+        return f"role {self.publisher}" if self.by_role else str(self.publisher)
 
     def labels(self) -> dict[str, str]:
         """The labels an engine must have (none: any engine)."""
@@ -93,13 +120,15 @@ class Wants:
         return {str(k): str(v) for k, v in self.runs_on.items()}
 
     @classmethod
-    def of_revision(cls, spec_json: str | None, publisher_user: str | None, publisher_host: str | None) -> Wants:
+    def of_revision(
+        cls, spec_json: str | None, publisher: str | None, publisher_host: str | None, by_role: bool = False
+    ) -> Wants:
         """From a stored revision (its canonical text and publisher columns)."""
         try:
             runs_on = json.loads(spec_json or "{}").get("runsOn")
         except (ValueError, AttributeError):
             runs_on = None  # an unreadable revision is held elsewhere (core.engine.plan)
-        return cls(runs_on if isinstance(runs_on, dict) else None, publisher_user, publisher_host)
+        return cls(runs_on if isinstance(runs_on, dict) else None, publisher, publisher_host, by_role)
 
 
 def runs_on_text(wants: Wants) -> str:
@@ -118,8 +147,10 @@ def refusal(placement: Placement, wants: Wants) -> str | None:
     lacks = mismatch(placement.labels, wants.labels())
     if lacks:
         return f"runs on an engine with {label_text(lacks)}"
-    if not placement.trusts_user(wants.publisher_user):
-        return f"published by {wants.publisher_user}, whom this engine does not trust (schedctl engine run --trust)"
+    if not placement.trusts_user(wants.publisher):
+        if wants.publisher is None:
+            return NO_PUBLISHER
+        return f"published by {wants.publisher_text}, whom this engine does not trust (schedctl engine run --trust)"
     return None
 
 
@@ -153,12 +184,15 @@ def parse_labels(texts: Iterable[str]) -> dict[str, str]:
 
 
 def parse_trust(text: str) -> str:
-    """A ``--trust`` (or the window's engine settings): an OS user's login name, or ``*``;
-    :class:`LabelError` naming what is wrong."""
+    """A ``--trust`` (or the window's engine settings): a publisher's name (a database role on
+    PostgreSQL, an OS user's login name on SQLite), or ``*``; :class:`LabelError` naming what is wrong."""
     _storable("--trust", text)
     user = text.strip()
     if not user or any(c.isspace() for c in user):
-        raise LabelError(f"--trust {text!r} is not a user name; give an OS user's login name, or '*' for anyone")
+        raise LabelError(
+            f"--trust {text!r} is not a publisher's name; give a database role (PostgreSQL) or an OS user's "
+            "login name (SQLite), or '*' for anyone"
+        )
     return user
 
 
@@ -190,23 +224,25 @@ class SeenEngine:
         return self.labels is None or not mismatch(self.labels, wanted)
 
     def trusts_user(self, publisher: str | None) -> bool:
-        if self.trusts is None or publisher is None:
+        if self.trusts is None:
             return True
         trusts = set(self.trusts)
-        return TRUST_ANYONE in trusts or publisher in trusts
+        return TRUST_ANYONE in trusts or (publisher is not None and publisher in trusts)
 
 
 def waiting_text(wants: Wants, engines: Iterable[SeenEngine], now: datetime) -> str | None:
     """Why no live engine runs the revision, in one line, or None when one does:
     ``waiting for an engine with host=alpha; none seen for 3 h``, or ``…; publisher bob
-    is not trusted by the live engines``."""
+    is not trusted by the live engines`` (``publisher role bob`` on PostgreSQL)."""
     wanted = wants.labels()
     able = [e for e in engines if e.matches(wanted)]
-    if any(e.live and e.trusts_user(wants.publisher_user) for e in able):
+    if any(e.live and e.trusts_user(wants.publisher) for e in able):
         return None
     what = f"waiting for an engine with {label_text(wanted)}" if wanted else "waiting for an engine"
     if any(e.live for e in able):
-        return f"{what}; publisher {wants.publisher_user} is not trusted by the live engines"
+        if wants.publisher is None:
+            return f"{what}; it has no recorded publisher: publish it again (schedctl apply)"
+        return f"{what}; publisher {wants.publisher_text} is not trusted by the live engines"
     if not able:
         return f"{what}; none seen on this ledger"
     seconds = max(0, int((now - max(e.last_seen for e in able)).total_seconds()))

@@ -2,8 +2,9 @@
 designer's "Runs on" (docs/gui.md, docs/spec.md ``runsOn``).
 
 The spec is not published yet: its publisher would be the person at the
-window (:func:`core.actor.current_actor`), and a spec without ``runsOn`` would
-run on engines whose ``host`` is theirs. An engine matches when it is live,
+window (:func:`core.actor.current_actor`, with the database role the window's
+ledger logged in as: on PostgreSQL engines trust roles), and a spec without
+``runsOn`` would run on engines whose ``host`` is theirs. An engine matches when it is live,
 has every wanted label (:mod:`core.placement`) and trusts that publisher; one
 that has the labels but would not trust them is named apart, as the reason the
 runs could still wait.
@@ -56,6 +57,11 @@ def _has(engine: SeenEngineRow, wanted: Mapping[str, str]) -> bool:
     return engine.labels is None or not mismatch(engine.labels, wanted)
 
 
+def _principal(publisher: Actor) -> str:
+    """Whom engines decide to trust: the database role on PostgreSQL, else the OS user."""
+    return publisher.user if publisher.role is None else publisher.role
+
+
 def _trusts(engine: SeenEngineRow, publisher: str) -> bool:
     trusts = engine.trusts
     return trusts is None or TRUST_ANYONE in trusts or publisher in trusts
@@ -87,9 +93,10 @@ class EngineMatch:
 
     def _distrust(self, one: str, many: str) -> str:
         """``which does not trust alice (schedctl engine run --trust alice)``."""
-        user = self.publisher.user
+        name = _principal(self.publisher)
+        who = name if self.publisher.role is None else f"role {name}"
         verb = one if len(self.untrusting) == 1 else many
-        return f"{verb} not trust {user} (schedctl engine run --trust {user})"
+        return f"{verb} not trust {who} (schedctl engine run --trust {name})"
 
     def _why_none(self, now: datetime) -> str:
         if self.untrusting:
@@ -112,9 +119,10 @@ def _names(names: Sequence[str]) -> str:
 
 def engine_match(runs_on: Any, publisher: Actor, engines: Iterable[SeenEngineRow]) -> EngineMatch:
     """Which of ``engines`` would run a spec with ``runs_on`` (its ``runsOn``, None when absent)
-    published by ``publisher``. A ``runs_on`` that is not a map matches as absent (the designer
-    shows its problem apart)."""
-    wants = Wants(runs_on if isinstance(runs_on, dict) else None, publisher.user, publisher.host)
+    published by ``publisher`` (its role, when it has one, is whom engines trust). A ``runs_on``
+    that is not a map matches as absent (the designer shows its problem apart)."""
+    principal = _principal(publisher)
+    wants = Wants(runs_on if isinstance(runs_on, dict) else None, principal, publisher.host, publisher.role is not None)
     wanted = wants.labels()
     able = [e for e in engines if _has(e, wanted)]
     live = [e for e in able if e.live]
@@ -122,8 +130,8 @@ def engine_match(runs_on: Any, publisher: Actor, engines: Iterable[SeenEngineRow
     return EngineMatch(
         wanted,
         publisher,
-        tuple(sorted(engine_name(e) for e in live if _trusts(e, publisher.user))),
-        tuple(sorted(engine_name(e) for e in live if not _trusts(e, publisher.user))),
+        tuple(sorted(engine_name(e) for e in live if _trusts(e, principal))),
+        tuple(sorted(engine_name(e) for e in live if not _trusts(e, principal))),
         max(seen) if seen and not live else None,
     )
 

@@ -98,7 +98,8 @@ def engine_label(text: str) -> tuple[str, str]:
 
 
 def trusted_user(text: str) -> str:
-    """``--trust USER``: an OS user whose revisions the engine runs, or ``*`` for anyone."""
+    """``--trust NAME``: a publisher whose revisions the engine runs (a database role on
+    PostgreSQL, an OS user on SQLite), or ``*`` for anyone."""
     from core.placement import LabelError, parse_trust
 
     ledger_text(text)

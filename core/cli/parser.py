@@ -232,8 +232,9 @@ _TEAM_ENGINE = (
         "--trust",
         action="append",
         type=trusted_user,
-        metavar="USER",
-        help="also run revisions published by this OS user (repeatable; '*' for anyone; by default only your own)",
+        metavar="NAME",
+        help="also run revisions published by NAME: a database role on PostgreSQL, an OS user on SQLite "
+        "(repeatable; '*' for anyone; by default your OS user's name and the engine's own role)",
     ),
 )
 

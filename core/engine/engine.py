@@ -54,7 +54,8 @@ class Engine:
         self, ledger: Ledger, clock: Clock, options: EngineOptions | None = None, *, placement: Placement | None = None
     ) -> None:
         """``placement``: the engine's labels and whom it trusts (default: this process's
-        user and host, trusting only that user)."""
+        user and host, trusting only that user). It also trusts the database role it logs in
+        as (:meth:`core.placement.Placement.trusting_role`)."""
         self.ledger = ledger
         self.clock = clock
         self.options = options or EngineOptions()
@@ -70,8 +71,7 @@ class Engine:
             key=lambda claim: claim.occurrence_id,
         )
         self.context = Context(clock, self.options, self.process, self.worker, keeper)
-        if placement is not None:
-            self.context.placement = placement
+        self.context.placement = (placement or self.context.placement).trusting_role(ledger.role())
         """What the stages see of this engine (who it is, what it runs now)."""
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         self._futures: list[Future[None]] = []

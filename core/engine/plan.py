@@ -21,8 +21,9 @@ from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.materialize import MaterializeResult, materialize_all, unreadable_revisions, warm_counts
 from core.ledger.models import Event, Revision, Schedule
+from core.ledger.publishers import wants_columns, wants_of
 from core.ledger.states import ScheduleState
-from core.placement import Placement, Wants, refusal
+from core.placement import Placement, refusal
 
 #: Materialization calls per pass at most (each inserts up to its max_rows).
 MATERIALIZE_ROUNDS = 1000
@@ -112,11 +113,9 @@ def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, repor
         for sid, number in pairs:
             if (sid, number) not in refusals.decided:
                 row = session.execute(
-                    select(Revision.spec_json, Revision.publisher_user, Revision.publisher_host).where(
-                        Revision.schedule_id == sid, Revision.revision == number
-                    )
+                    select(*wants_columns(session)).where(Revision.schedule_id == sid, Revision.revision == number)
                 ).one()
-                refusals.decided[(sid, number)] = refusal(placement, Wants.of_revision(*row))
+                refusals.decided[(sid, number)] = refusal(placement, wants_of(session, *row))
     newest: dict[str, int] = {}
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))

@@ -185,12 +185,13 @@ def announce(
 
     The engine is recorded as ``process`` (default: this process, or ``pid``
     on this host, named ``host`` when given), with ``placement``'s OS user,
-    labels and trusted publishers (default: this process's), and this
-    Tidemark's version.
+    labels and trusted publishers (default: this process's; with the database
+    role it logs in as, :meth:`~core.placement.Placement.trusting_role`), and
+    this Tidemark's version.
     """
     now = clock.now()
     engine_id = EngineId(str(uuid.uuid4()))
-    placement = placement or Placement.of()
+    placement = (placement or Placement.of()).trusting_role(ledger.role())
     if process is None:
         process = identify(pid)
         if host is not None:

@@ -367,7 +367,7 @@ class Ledger:
         #: Who writes when a write names no actor (None: this process's OS user and host,
         #: :func:`core.actor.current_actor`, read at each write).
         self.actor = actor
-        #: The database role (PostgreSQL's ``current_user``), asked once, at the first write.
+        #: The database role this ledger logged in as (PostgreSQL's ``session_user``), asked once.
         self._role: tuple[str | None] | None = None
         self._read = sessionmaker(engine, expire_on_commit=False)
         self._write = sessionmaker(engine.execution_options(**{_WRITE_OPTION: True}), expire_on_commit=False)
@@ -382,13 +382,26 @@ class Ledger:
         """``sqlite`` or ``postgresql``."""
         return self.engine.dialect.name
 
+    def _login_role(self, session: Session) -> str | None:
+        if self._role is None:
+            # Once per ledger: the role of a connection string does not change. session_user, not
+            # current_user: the role that logged in, which SET ROLE does not change, and the one
+            # the database records with each revision and event (migration 0011).
+            role = session.scalar(text("SELECT session_user")) if self.dialect == "postgresql" else None
+            self._role = (None if role is None else str(role),)
+        return self._role[0]
+
+    def role(self) -> str | None:
+        """The database role this ledger logged in as (None on SQLite, which has no roles): on
+        PostgreSQL, whom the revisions it publishes are trusted as (docs/ledger.md, "Teams")."""
+        if self._role is None:
+            with self.read() as session:
+                return self._login_role(session)
+        return self._role[0]
+
     def _actor(self, session: Session, actor: Actor | None) -> Actor:
         """``actor`` (else the ledger's, else this process's) with the session's database role."""
-        if self._role is None:
-            # Once per ledger: the role of a connection string does not change.
-            role = session.scalar(text("SELECT current_user")) if self.dialect == "postgresql" else None
-            self._role = (None if role is None else str(role),)
-        return (actor or self.actor or current_actor()).with_role(self._role[0])
+        return (actor or self.actor or current_actor()).with_role(self._login_role(session))
 
     @contextmanager
     def write(self, actor: Actor | None = None) -> Iterator[Session]:

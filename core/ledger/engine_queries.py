@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.ledger.models import EngineRow, Occurrence, Revision, Schedule
+from core.ledger.publishers import wants_columns, wants_of
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
 from core.placement import Placement, Wants, refusal
 
@@ -59,12 +60,12 @@ class EngineView:
 
 def _active_wants(session: Session) -> list[tuple[str, Wants]]:
     rows = session.execute(
-        select(Schedule.id, Revision.spec_json, Revision.publisher_user, Revision.publisher_host)
+        select(Schedule.id, *wants_columns(session))
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .where(Schedule.state == ScheduleState.ACTIVE)
         .order_by(Schedule.id)
     )
-    return [(sid, Wants.of_revision(text, user, host)) for sid, text, user, host in rows]
+    return [(sid, wants_of(session, text, publisher, host)) for sid, text, publisher, host in rows]
 
 
 def _running_by_process(session: Session) -> dict[str, list[RunningNow]]:

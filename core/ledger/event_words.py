@@ -32,9 +32,24 @@ _BY = {
 }
 
 
+def claimed_text(actor: Actor | None) -> str:
+    """``alice@alpha``: the OS user and host the writing client said it was, or ``—`` for an event
+    from before actors were recorded."""
+    return NO_ACTOR if actor is None else f"{actor.user}@{actor.host}"
+
+
+def role_text(actor: Actor | None) -> str:
+    """The database role the database recorded (PostgreSQL), or ``—`` (SQLite, or before 0008)."""
+    return NO_ACTOR if actor is None or actor.role is None else actor.role
+
+
 def actor_text(actor: Actor | None) -> str:
-    """``alice@alpha``, ``alice@alpha (role r)``, or ``—`` for an event from before actors were recorded."""
-    return NO_ACTOR if actor is None else str(actor)
+    """Who wrote an event, saying which part is whose word: ``alice@alpha (claimed; database role
+    alice)`` on PostgreSQL, where the database records the role and the client says the rest;
+    ``alice@alpha`` without a role (SQLite); ``—`` for an event from before actors were recorded."""
+    if actor is None or actor.role is None:
+        return claimed_text(actor)
+    return f"{claimed_text(actor)} (claimed; database role {actor.role})"
 
 
 def _count(n: Any, word: str) -> str:
@@ -169,7 +184,7 @@ def decision_sentence(kind: str, data: Mapping[str, Any], actor: Actor | None, w
 
     ``when`` is the time already worded for the reader (their clock, their format). An event
     from before actors were recorded names nobody: ``a person said it happened``, ``paused``."""
-    by = f" by {actor}" if actor is not None else ""
+    by = f" by {actor_text(actor)}" if actor is not None else ""
     if kind == _K.OCCURRENCE_TRANSITIONED.value and data.get("decision"):
         return action_sentence(str(data["decision"]), actor, when)
     if kind == _K.OCCURRENCE_ACKNOWLEDGED.value:

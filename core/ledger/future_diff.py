@@ -343,15 +343,15 @@ def _runs_on_change(
     session: Session, sid: str, latest: int | None, canonical: dict[str, object], actor: Actor
 ) -> tuple[str | None, str] | None:
     """Where the schedule runs before and after publishing, when that changes."""
-    after = runs_on_text(Wants.of_revision(json.dumps(canonical), actor.user, actor.host))
+    after = runs_on_text(Wants.of_revision(json.dumps(canonical), None, actor.host))
     if latest is None:
         return (None, after)
     row = session.execute(
-        select(Revision.spec_json, Revision.publisher_user, Revision.publisher_host).where(
+        select(Revision.spec_json, Revision.publisher_host).where(
             Revision.schedule_id == sid, Revision.revision == latest
         )
     ).one()
-    before = runs_on_text(Wants.of_revision(*row))
+    before = runs_on_text(Wants.of_revision(row.spec_json, None, row.publisher_host))
     return None if before == after else (before, after)
 
 

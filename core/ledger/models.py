@@ -181,8 +181,9 @@ class Revision(Base):
     #: None when it was not recorded (standard input, or published before 0005).
     source_path: Mapped[str | None] = mapped_column(Text)
     source_host: Mapped[str | None] = mapped_column(String(255))
-    #: Who published it (0008): the OS user and host, and the database role on PostgreSQL;
-    #: None when not recorded (published before 0008).
+    #: Who published it (0008): the OS user and host its client said, and on PostgreSQL the
+    #: role that wrote it, which the database records itself (``session_user``, 0011's
+    #: trigger); None when not recorded (before 0008; the role: before 0011).
     publisher_user: Mapped[str | None] = mapped_column(String(255))
     publisher_host: Mapped[str | None] = mapped_column(String(255))
     publisher_role: Mapped[str | None] = mapped_column(String(255))
@@ -320,7 +321,8 @@ class Event(Base):
     occurrence_id: Mapped[str | None] = mapped_column(String(36))
     kind: Mapped[str] = mapped_column(String(64))
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
-    #: Who caused it (0008): OS user, host and database role; None when not recorded.
+    #: Who caused it (0008): the OS user and host its client said, and the database role,
+    #: recorded by PostgreSQL itself since 0011 (``session_user``); None when not recorded.
     actor_user: Mapped[str | None] = mapped_column(String(255))
     actor_host: Mapped[str | None] = mapped_column(String(255))
     actor_role: Mapped[str | None] = mapped_column(String(255))

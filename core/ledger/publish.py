@@ -271,8 +271,10 @@ def _session_or_process_actor(session: Session) -> Actor:
 
 
 def _publisher(session: Session, actor: Actor) -> dict[str, str | None]:
-    """The revision's publisher columns: the actor, and PostgreSQL's ``current_user``."""
-    role = session.scalar(text("SELECT current_user")) if session.get_bind().dialect.name == "postgresql" else None
+    """The revision's publisher columns: the actor (what this client says), and the role the
+    session logged in as. On PostgreSQL the database sets ``publisher_role`` itself, whatever is
+    sent (migration 0011's trigger); sending the same value keeps the model's row true."""
+    role = session.scalar(text("SELECT session_user")) if session.get_bind().dialect.name == "postgresql" else None
     return {"publisher_user": actor.user, "publisher_host": actor.host, "publisher_role": role}
 
 

@@ -23,6 +23,7 @@ from core.errors import UserError
 from core.ledger.compiled import compiled_revision, stored_spec
 from core.ledger.event_types import EventKind
 from core.ledger.models import EngineRow, Event, ExpiredRange, Occurrence, Revision, Schedule
+from core.ledger.publishers import by_role, trusted_publisher
 from core.ledger.states import EnginePresence, OccurrenceKind, OccurrenceState, ScheduleState
 from core.placement import SeenEngine, Wants, waiting_text
 from core.recurrence.expand import iter_rows
@@ -214,7 +215,7 @@ def list_schedules(
             Revision.cutover_at,
             Revision.source_path,
             Revision.source_host,
-            Revision.publisher_user,
+            trusted_publisher(session),
             Revision.publisher_host,
         )
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
@@ -222,7 +223,7 @@ def list_schedules(
     )
     out = []
     held = held_by_engines(session)
-    for schedule, spec_json, tzif, cutover, source_path, source_host, user, host in session.execute(stmt):
+    for schedule, spec_json, tzif, cutover, source_path, source_host, publisher, host in session.execute(stmt):
         spec = json.loads(spec_json)
         due = next_due.get(schedule.id)
         expected = due is None and now is not None
@@ -232,7 +233,7 @@ def list_schedules(
         waiting = None
         if engines is not None:
             assert now is not None
-            wants = Wants(spec.get("runsOn"), user, host)
+            wants = Wants(spec.get("runsOn"), publisher, host, by_role(session))
             waiting = _waits(schedule, due, expected and due is not None, wants, engines, now)
         out.append(
             ScheduleSummary(

@@ -13,24 +13,28 @@ import json
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from core.ledger.event_words import actor_text, event_note, event_what
+from core.ledger.event_words import claimed_text, event_note, event_what, role_text
 from core.ledger.queries import EventView
 from core.render.terminal import terminal_safe
 from core.timefmt import fmt_utc
 
 _NONE = "—"
 _ASCII = str.maketrans({"—": "-", "→": "->", "·": "|"})
-HEADERS = ("Time (UTC)", "Actor", "Schedule", "Occurrence", "What", "Note")
+#: Who acted is two columns: the user@host the writing client claimed, and the role the
+#: database recorded (PostgreSQL; ``—`` on SQLite).
+HEADERS = ("Time (UTC)", "Claimed by", "Database role", "Schedule", "Occurrence", "What", "Note")
 #: Each column's width but the last: a stream cannot measure the rows to come, so the
 #: columns are as wide as their usual values (a longer one pushes the rest of its line).
-_WIDTHS = (20, 22, 24, 36, 28)
+_WIDTHS = (20, 22, 16, 24, 36, 28)
 
 
 def event_cells(e: EventView) -> tuple[str, ...]:
-    """The row of one event: time (UTC), actor (``—`` before 0008), schedule, occurrence, what, note."""
+    """The row of one event: time (UTC), the user@host its client claimed and the role the database
+    recorded (``—`` before 0008, and the role on SQLite), schedule, occurrence, what, note."""
     return (
         f"{e.at:%Y-%m-%d %H:%M:%S}Z",
-        actor_text(e.actor),
+        claimed_text(e.actor),
+        role_text(e.actor),
         e.schedule_id or _NONE,
         e.occurrence_id or _NONE,
         event_what(e.kind, e.data),

@@ -180,13 +180,14 @@ class RunsOnBox(QGroupBox):
             self._reader.cancel()
             self._say_engines("Cannot tell which engines match: no ledger is open.")
             return
-        ctx, publisher = self._ctx, current_actor()
+        ctx, me = self._ctx, current_actor()
 
         def work() -> str:
             from core.engine.presence import STALE_AFTER
             from core.ledger.monitor_reads import engines_seen
 
             now = ctx.clock.now()
+            publisher = me.with_role(ctx.ledger.role())  # on PostgreSQL engines trust the role
             return engine_match(runs_on, publisher, engines_seen(ctx.ledger, now, STALE_AFTER)).text(now)
 
         self._reader.submit(work)

@@ -127,7 +127,8 @@ class EngineSettingsDialog(QDialog):
         built_in = label_text({BUILT_IN_LABELS[0]: actor.host, BUILT_IN_LABELS[1]: actor.user})
         intro = QLabel(
             f"This window's engine has the labels {built_in}: a schedule runs on it when its runsOn matches"
-            f" its labels and its publisher is {actor.user} or a user trusted below."
+            f" its labels and its publisher is {actor.user} or a user trusted below (on a PostgreSQL ledger,"
+            " the database role that published it, by name)."
         )
         intro.setWordWrap(True)
         intro.setAccessibleName("About the engine's labels")
@@ -147,7 +148,8 @@ class EngineSettingsDialog(QDialog):
         accessible(
             self.trusts,
             "Trusted users",
-            f"OS users whose schedules this engine runs besides {actor.user}'s, separated by commas; * for anyone",
+            f"Publishers whose schedules this engine runs besides {actor.user}: OS users on a SQLite ledger,"
+            " database roles on PostgreSQL; separated by commas; * for anyone",
         )
         form = QFormLayout()
         form.addRow(buddy(QLabel("&Labels"), self.labels), self.labels)

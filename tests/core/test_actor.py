@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import getpass
+import os
+import pwd
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -31,15 +34,32 @@ def test_the_host_is_the_machines_unless_tidemark_hostname_names_another(monkeyp
     assert host_name() == socket.gethostname()
 
 
-def test_the_user_is_the_os_account_and_a_uid_when_there_is_no_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert os_user() == getpass.getuser()
+def test_the_user_is_the_os_account_of_the_uid_and_a_uid_when_there_is_no_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert os_user() == pwd.getpwuid(os.getuid()).pw_name
 
-    def nameless() -> str:
-        raise KeyError("getpwuid(): uid not found: 4242")
+    def nameless(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
 
-    monkeypatch.setattr(getpass, "getuser", nameless)
+    monkeypatch.setattr(pwd, "getpwuid", nameless)
     monkeypatch.setattr("os.getuid", lambda: 4242)
     assert os_user() == "4242"
+
+
+@pytest.mark.parametrize("variable", ["LOGNAME", "USER", "LNAME", "USERNAME"])
+def test_the_user_is_never_read_from_the_environment(variable: str) -> None:
+    """A process that says it is root (or anyone) is the user its uid says, in a process of its own."""
+    claimed = "root" if os.getuid() != 0 else "somebody-else"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LOGNAME": claimed, "USER": claimed, variable: claimed}
+    done = subprocess.run(
+        [sys.executable, "-c", "from core.actor import os_user; print(os_user())"],
+        env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == pwd.getpwuid(os.getuid()).pw_name != claimed
 
 
 def test_the_current_actor_has_no_role_until_a_session_says_which(monkeypatch: pytest.MonkeyPatch) -> None:

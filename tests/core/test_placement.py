@@ -10,6 +10,7 @@ import pytest
 
 from core.actor import Actor
 from core.placement import (
+    NO_PUBLISHER,
     LabelError,
     Placement,
     SeenEngine,
@@ -30,7 +31,8 @@ ALICE_ON_ALPHA = Placement.of(Actor("alice", "alpha"), {"gpu": "yes"})
     [
         pytest.param(None, "alice", "alpha", None, id="absent_publishing_host"),
         pytest.param(None, "alice", "beta", "runs on an engine with host=beta", id="absent_other_host"),
-        pytest.param(None, None, None, None, id="published_before_0008_runs_anywhere"),
+        pytest.param(None, None, None, NO_PUBLISHER, id="no_recorded_publisher_is_not_trusted"),
+        pytest.param({"any": True}, None, "alpha", NO_PUBLISHER, id="no_recorded_publisher_anywhere"),
         pytest.param(None, None, "beta", "runs on an engine with host=beta", id="host_known_user_not"),
         pytest.param({"any": True}, "alice", "beta", None, id="any_engine"),
         pytest.param({"host": "alpha"}, "alice", "beta", None, id="runs_on_host"),
@@ -50,6 +52,20 @@ def test_refusal(runs_on: dict[str, Any] | None, publisher: str | None, host: st
 
 
 @pytest.mark.parametrize(
+    ("wants", "why"),
+    [
+        pytest.param(Wants({"any": True}, "alice", "beta", by_role=True), None, id="the_role_of_the_engines_user"),
+        pytest.param(Wants({"any": True}, "bob", "alpha", by_role=True),
+                     "published by role bob, whom this engine does not trust (schedctl engine run --trust)",
+                     id="another_role"),
+        pytest.param(Wants({"any": True}, None, "alpha", by_role=True), NO_PUBLISHER, id="no_recorded_role"),
+    ],
+)  # fmt: skip
+def test_refusal_on_postgresql_names_the_role(wants: Wants, why: str | None) -> None:
+    assert refusal(ALICE_ON_ALPHA, wants) == why
+
+
+@pytest.mark.parametrize(
     ("trusts", "publisher", "runs"),
     [
         pytest.param((), "alice", True, id="own_user_on_any_host"),
@@ -57,9 +73,12 @@ def test_refusal(runs_on: dict[str, Any] | None, publisher: str | None, host: st
         pytest.param(("bob",), "bob", True, id="trusted_user"),
         pytest.param(("bob",), "carol", False, id="only_the_named"),
         pytest.param(("*",), "carol", True, id="anyone"),
+        pytest.param((), None, False, id="no_recorded_publisher"),
+        pytest.param(("bob",), None, False, id="no_recorded_publisher_named_trusts"),
+        pytest.param(("*",), None, True, id="no_recorded_publisher_anyone"),
     ],
 )
-def test_trust(trusts: tuple[str, ...], publisher: str, runs: bool) -> None:
+def test_trust(trusts: tuple[str, ...], publisher: str | None, runs: bool) -> None:
     placement = Placement.of(Actor("alice", "alpha"), trusts=trusts)
     assert (refusal(placement, Wants({"any": True}, publisher, "zeta")) is None) is runs
 
@@ -139,20 +158,31 @@ BETA = {"host": "beta", "user": "alice"}
                      id="untrusted"),
         pytest.param(Wants(None, "bob", "alpha"), [seen(ALPHA, trusts=("alice", "bob"))], None, id="trusted"),
         pytest.param(Wants(None, "bob", "alpha"), [seen(None)], None, id="engine_from_before_0008_runs_all"),
-        pytest.param(Wants(None, None, None), [seen(BETA)], None, id="revision_from_before_0008"),
+        pytest.param(Wants(None, None, "alpha"), [seen(ALPHA)],
+                     "waiting for an engine with host=alpha; it has no recorded publisher: publish it again "
+                     "(schedctl apply)", id="no_recorded_publisher"),
+        pytest.param(Wants(None, None, "alpha"), [seen(ALPHA, trusts=("*",))], None,
+                     id="no_recorded_publisher_trusting_anyone"),
+        pytest.param(Wants(None, "bob", "alpha", by_role=True), [seen(ALPHA)],
+                     "waiting for an engine with host=alpha; publisher role bob is not trusted by the live engines",
+                     id="untrusted_role"),
     ],
 )  # fmt: skip
 def test_waiting_text(wants: Wants, engines: list[SeenEngine], line: str | None) -> None:
     assert waiting_text(wants, engines, NOW) == line
 
 
+NOT_A_NAME = (
+    "is not a publisher's name; give a database role (PostgreSQL) or an OS user's login name (SQLite), "
+    "or '*' for anyone"
+)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param("a b", "--trust 'a b' is not a user name; give an OS user's login name, or '*' for anyone",
-                     id="space"),
-        pytest.param(" ", "--trust ' ' is not a user name; give an OS user's login name, or '*' for anyone",
-                     id="blank"),
+        pytest.param("a b", f"--trust 'a b' {NOT_A_NAME}", id="space"),
+        pytest.param(" ", f"--trust ' ' {NOT_A_NAME}", id="blank"),
         pytest.param("bo\x00b", "--trust 'bo\\x00b': contains a NUL byte, which no program argument, environment"
                      " variable or ledger can hold", id="nul"),
     ],
@@ -171,3 +201,15 @@ def test_trusts() -> None:
 def test_a_label_that_no_ledger_can_hold_is_refused() -> None:
     with pytest.raises(LabelError, match="--label 'gpu=\\\\x00': contains a NUL byte"):
         parse_label("gpu=\x00")
+
+
+@pytest.mark.parametrize(
+    ("role", "trusts"),
+    [
+        pytest.param(None, {"alice"}, id="sqlite_has_no_role"),
+        pytest.param("engine_alpha", {"alice", "engine_alpha"}, id="its_own_role"),
+        pytest.param("alice", {"alice"}, id="a_role_named_as_its_user"),
+    ],
+)
+def test_an_engine_also_trusts_the_role_it_logs_in_as(role: str | None, trusts: set[str]) -> None:
+    assert Placement.of(Actor("alice", "alpha")).trusting_role(role).trusts == trusts

@@ -22,6 +22,7 @@ from core.clock import FixedClock
 from core.ledger.db import Ledger, open_ledger
 
 from . import NOW
+from .os_users import Teammate, another_os_user
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 #: Why PostgreSQL cases are skipped, once known.
@@ -100,3 +101,9 @@ def ledger(ledger_url: str, clock: FixedClock) -> Iterator[Ledger]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def teammate() -> Iterator[Teammate]:
+    """Another OS user (removed after the test): needs root, to create them (CI runs as root)."""
+    yield from another_os_user()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import make_url
 
 from core import cli
 from core.clock import FixedClock
@@ -76,8 +77,8 @@ def test_a_stale_engine_does_not_block(ledger_url: str, capsys: pytest.CaptureFi
         pytest.param(("--label", "host=beta"),
                      "argument --label: 'host=beta': host is built in (the engine's own); choose another name",
                      id="built_in"),
-        pytest.param(("--trust", "a b"), "argument --trust: 'a b' is not a user name; give an OS user's login name, "
-                     "or '*' for anyone", id="trust_with_space"),
+        pytest.param(("--trust", "a b"), "argument --trust: 'a b' is not a publisher's name; give a database role "
+                     "(PostgreSQL) or an OS user's login name (SQLite), or '*' for anyone", id="trust_with_space"),
     ],
 )  # fmt: skip
 def test_bad_labels_and_trusts_are_one_line_and_change_nothing(
@@ -101,4 +102,5 @@ def test_an_engine_run_records_its_labels_and_trusts(
     assert (status, err) == (0, ""), err
     [row] = engines(ledger_url)
     assert row.labels == {"host": "alpha", "user": os_user(), "gpu": "yes", "site": "lab"}
-    assert row.trusts == sorted({"*", "bob", os_user()}) and row.os_user == os_user()
+    own_role = set() if ledger_url.startswith("sqlite") else {make_url(ledger_url).username}
+    assert row.trusts == sorted({"*", "bob", os_user(), *own_role}) and row.os_user == os_user()

@@ -1,5 +1,6 @@
 """``schedctl events``: the audit log, who did what and when, with its filters and formats,
-on SQLite and PostgreSQL. The OS user and host are played with LOGNAME and TIDEMARK_HOSTNAME."""
+on SQLite and PostgreSQL. The host is played with TIDEMARK_HOSTNAME; the OS user is the
+process's own, whatever LOGNAME and USER say."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import yaml
 from sqlalchemy import event, insert
 
 from core import cli
-from core.actor import Actor
+from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.ledger import events, open_ledger
 from core.ledger.audit_queries import AuditFilter, audit_events
@@ -27,10 +28,11 @@ SID = "daily-ops-summary"
 NOW = "2026-03-01T12:00:00Z"
 #: The keys of one event in ``--format json``, in order: programs rely on them.
 JSON_KEYS = ["id", "at", "kind", "actor", "scheduleId", "occurrenceId", "what", "note", "data"]
+ME = os_user()
 
 
 class Schedctl:
-    """schedctl in process against one ledger, as alice on alpha."""
+    """schedctl in process against one ledger, on alpha."""
 
     def __init__(self, url: str, capsys: pytest.CaptureFixture[str]) -> None:
         self.url = url
@@ -61,7 +63,8 @@ class Schedctl:
 def schedctl(
     ledger_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> Schedctl:
-    monkeypatch.setenv("LOGNAME", "alice")
+    monkeypatch.setenv("LOGNAME", "alice")  # ignored: the user is the uid's
+    monkeypatch.setenv("USER", "alice")
     monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
     run = Schedctl(ledger_url, capsys)
     path = tmp_path / "daily.yaml"
@@ -96,7 +99,7 @@ def test_json_says_who_did_what_and_when(schedctl: Schedctl) -> None:
         ("2026-03-01T12:10:00Z", "schedule.resumed", "resumed", None),
     ]
     assert {json.dumps(e["actor"]) for e in found} == {
-        json.dumps({"user": "alice", "host": "alpha", "role": role(schedctl.url)})
+        json.dumps({"user": ME, "host": "alpha", "role": role(schedctl.url)})
     }
     assert found[1]["scheduleId"] == SID and found[1]["occurrenceId"] is None
     assert found[1]["data"]["note"] == "disk full"
@@ -104,10 +107,13 @@ def test_json_says_who_did_what_and_when(schedctl: Schedctl) -> None:
 
 def test_the_table_has_a_line_per_event(schedctl: Schedctl) -> None:
     lines = schedctl.ok("events").splitlines()
-    assert lines[0].split() == ["Time", "(UTC)", "Actor", "Schedule", "Occurrence", "What", "Note"]
-    who = "alice@alpha" if role(schedctl.url) is None else "alice@alpha (role postgres)"
+    assert lines[0].split() == [
+        "Time", "(UTC)", "Claimed", "by", "Database", "role", "Schedule", "Occurrence", "What", "Note"
+    ]  # fmt: skip
     paused = lines[2]
-    assert paused.startswith(f"2026-03-01 12:05:00Z  {who}")
+    claimed, recorded = f"{ME}@alpha", role(schedctl.url) or "—"
+    assert paused.startswith(f"2026-03-01 12:05:00Z  {claimed:22}  {recorded:16}  {SID}")
+    assert lines[0].index("Database role") == paused.index(recorded) and lines[0].index("Schedule") == paused.index(SID)
     assert f"{SID}" in paused and "paused" in paused and paused.endswith("disk full")
     assert len(lines) == 4
 

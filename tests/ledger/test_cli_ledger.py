@@ -436,7 +436,7 @@ def test_fence_bumps_the_epoch(run: Session) -> None:
 
 
 def test_db_upgrade(run: Session) -> None:
-    expected = "ledger schema at revision 0010 (the newest this Tidemark knows)\n"
+    expected = "ledger schema at revision 0011 (the newest this Tidemark knows)\n"
     assert run.ok("db", "upgrade") == expected
     assert run.ok("db", "upgrade") == expected
 

@@ -120,8 +120,8 @@ def test_every_kind_has_its_own_words() -> None:
     [
         (None, "—"),
         (Actor("alice", "alpha"), "alice@alpha"),
-        (Actor("alice", "alpha", "alice"), "alice@alpha"),
-        (Actor("alice", "alpha", "tidemark_publisher"), "alice@alpha (role tidemark_publisher)"),
+        (Actor("alice", "alpha", "alice"), "alice@alpha (claimed; database role alice)"),
+        (Actor("alice", "alpha", "tidemark_publisher"), "alice@alpha (claimed; database role tidemark_publisher)"),
     ],
 )
 def test_actor_text(actor: Actor | None, text: str) -> None:
@@ -139,6 +139,18 @@ def test_actor_text(actor: Actor | None, text: str) -> None:
         ("occurrence.acknowledged", {"action": "retried"}, ALICE, "alice@alpha ran it again, 10:02"),
         ("schedule.paused", {}, Actor("bob", "beta"), "paused by bob@beta, 10:02"),
         ("schedule.paused", {}, None, "paused, 10:02"),
+        (
+            "schedule.paused",
+            {},
+            Actor("bob", "beta", "tm_alice"),
+            "paused by bob@beta (claimed; database role tm_alice), 10:02",
+        ),
+        (
+            "occurrence.transitioned",
+            {"decision": "happened"},
+            Actor("bob", "beta", "bob"),
+            "bob@beta (claimed; database role bob) said it happened, 10:02",
+        ),
         ("schedule.resumed", {}, ALICE, "resumed by alice@alpha, 10:02"),
         ("schedule.disabled", {}, ALICE, "disabled by alice@alpha, 10:02"),
         ("schedule.published", {"revision": 3}, ALICE, "revision 3 published by alice@alpha, 10:02"),

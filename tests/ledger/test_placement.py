@@ -2,14 +2,19 @@
 task runs" and "Whom an engine trusts"): engines play the hosts alpha and beta with an
 injected :class:`~core.actor.Actor`, and revisions are published by an injected
 actor. Two engines share a PostgreSQL ledger; what one engine shows runs on both
-backends."""
+backends. Someone the engine does not trust is another OS user on SQLite (an injected
+actor: everyone who may write the file is one principal) and, on PostgreSQL, another
+database role, granted and logged in as (the database records the role)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from alembic import command
 from sqlalchemy import make_url, select, update
 
 from core import cli
@@ -17,14 +22,15 @@ from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.presence import STALE_AFTER, announce, heartbeat
-from core.ledger.db import Ledger
+from core.ledger.db import Ledger, alembic_config, open_ledger
 from core.ledger.models import Attempt, EngineRow, Revision
 from core.ledger.monitor_reads import engines_seen, schedule_summaries
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind
-from core.placement import Placement
+from core.placement import NO_PUBLISHER, Placement
 
 from . import by_nominal, spec, utc
+from .pg_roles import as_role, granted
 
 ME = os_user()
 ALPHA = Actor(ME, "alpha")
@@ -139,24 +145,46 @@ def test_with_its_host_gone_a_schedule_waits_and_its_misfire_policy_applies_when
     }
 
 
-def test_a_revision_of_another_user_waits_until_the_engine_trusts_them(ledger: Ledger, clock: FixedClock) -> None:
-    bob = Actor("bob-" + ME, "alpha")
-    put(ledger, clock, by=bob)
-    mine = engine(ledger, clock, ALPHA)
-    report = pass_at(clock, FIRST_DUE, mine)[0]
-    assert (report.started, report.promoted, report.expired) == (0, 0, 0)
-    assert report.refused == {
-        "daily-ops-summary": f"revision 1 published by {bob.user}, whom this engine does not trust "
-        "(schedctl engine run --trust)"
-    }
-    announce(ledger, clock, EngineKind.HEADLESS, placement=mine.context.placement)
-    assert waiting(ledger, clock) == (
-        f"waiting for an engine with host=alpha; publisher {bob.user} is not trusted by the live engines"
-    )
-    trusting = engine(ledger, clock, ALPHA, trusts=(bob.user,))
-    assert started(pass_at(clock, FIRST_DUE, trusting)) == [1]
-    anyone = engine(ledger, clock, ALPHA, trusts=("*",))
-    assert started(pass_at(clock, "2026-03-03T07:30:30Z", anyone)) == [1]
+@contextmanager
+def someone_else(ledger: Ledger, ledger_url: str, clock: FixedClock) -> Iterator[tuple[Ledger, str, str]]:
+    """A ledger that publishes as someone this process's engines do not trust, the name to
+    ``--trust`` and how the engine's lines name them: on SQLite the OS user ``bob-ME`` (an
+    injected actor), on PostgreSQL a granted publisher role (whatever user the client claims)."""
+    if ledger_url.startswith("sqlite"):
+        bob = "bob-" + ME
+        ledger.actor = Actor(bob, "alpha")
+        yield ledger, bob, bob
+        return
+    with granted(ledger_url, "publisher") as [role]:
+        other = open_ledger(as_role(ledger_url, role), clock, create=False)
+        other.actor = ALPHA  # the client claims to be this process's user: the role decides
+        try:
+            yield other, role, f"role {role}"
+        finally:
+            other.close()
+
+
+def test_a_revision_of_another_user_waits_until_the_engine_trusts_them(
+    ledger: Ledger, clock: FixedClock, ledger_url: str
+) -> None:
+    with someone_else(ledger, ledger_url, clock) as (theirs, name, named):
+        with theirs.write() as session:
+            publish(session, spec(), clock)
+        mine = engine(ledger, clock, ALPHA)
+        report = pass_at(clock, FIRST_DUE, mine)[0]
+        assert (report.started, report.promoted, report.expired) == (0, 0, 0)
+        assert report.refused == {
+            "daily-ops-summary": f"revision 1 published by {named}, whom this engine does not trust "
+            "(schedctl engine run --trust)"
+        }
+        announce(ledger, clock, EngineKind.HEADLESS, placement=mine.context.placement)
+        assert waiting(ledger, clock) == (
+            f"waiting for an engine with host=alpha; publisher {named} is not trusted by the live engines"
+        )
+        trusting = engine(ledger, clock, ALPHA, trusts=(name,))
+        assert started(pass_at(clock, FIRST_DUE, trusting)) == [1]
+        anyone = engine(ledger, clock, ALPHA, trusts=("*",))
+        assert started(pass_at(clock, "2026-03-03T07:30:30Z", anyone)) == [1]
 
 
 def test_trust_does_not_widen_the_hosts(ledger: Ledger, clock: FixedClock) -> None:
@@ -164,14 +192,42 @@ def test_trust_does_not_widen_the_hosts(ledger: Ledger, clock: FixedClock) -> No
     assert started(pass_at(clock, FIRST_DUE, engine(ledger, clock, BETA, trusts=("*",)))) == [0]
 
 
-def test_a_revision_published_before_publishers_were_recorded_runs_anywhere(ledger: Ledger, clock: FixedClock) -> None:
-    put(ledger, clock, by=Actor("bob-" + ME, "alpha"))
-    with ledger.write() as session:
-        session.execute(update(Revision).values(publisher_user=None, publisher_host=None, publisher_role=None))
-    assert started(pass_at(clock, FIRST_DUE, engine(ledger, clock, BETA))) == [1]
+def publish_unrecorded(ledger: Ledger, ledger_url: str, clock: FixedClock) -> None:
+    """A revision whose publisher the ledger did not record: on SQLite one from before 0008 (its
+    columns empty), on PostgreSQL one published before 0011 (whose role the upgrade clears)."""
+    if ledger_url.startswith("sqlite"):
+        put(ledger, clock, by=Actor("bob-" + ME, "alpha"), runsOn={"any": True})
+        with ledger.write() as session:
+            session.execute(update(Revision).values(publisher_user=None, publisher_host=None, publisher_role=None))
+        return
+    with ledger.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "0010")
+    put(ledger, clock, by=ALPHA, runsOn={"any": True})
+    with ledger.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "head")
+
+
+def test_a_revision_without_a_recorded_publisher_runs_only_where_anyone_is_trusted(
+    ledger: Ledger, clock: FixedClock, ledger_url: str
+) -> None:
+    publish_unrecorded(ledger, ledger_url, clock)
+    with ledger.read() as session:
+        assert session.scalar(select(Revision.publisher_role)) is None
+    mine = engine(ledger, clock, BETA, trusts=(ME, "bob-" + ME, "postgres"))
+    report = pass_at(clock, FIRST_DUE, mine)[0]
+    assert (report.started, report.refused) == (0, {"daily-ops-summary": f"revision 1 {NO_PUBLISHER}"})
+    announce(ledger, clock, EngineKind.HEADLESS, placement=mine.context.placement)
+    assert waiting(ledger, clock) == (
+        "waiting for an engine; it has no recorded publisher: publish it again (schedctl apply)"
+    )
+    assert started(pass_at(clock, FIRST_DUE, engine(ledger, clock, BETA, trusts=("*",)))) == [1]
+    # Published again, it records its publisher, whom the engine trusts.
+    put(ledger, clock, by=BETA, runsOn={"any": True}, revision=2)
+    assert started(pass_at(clock, "2026-03-03T07:30:30Z", mine)) == [1]
 
 
 def test_a_revision_records_its_publisher(ledger: Ledger, clock: FixedClock, ledger_url: str) -> None:
+    """The user and host are what the client says; the role (PostgreSQL) is the one it logged in as."""
     put(ledger, clock, by=Actor("carol", "gamma"))
     with ledger.read() as session:
         row = session.execute(select(Revision.publisher_user, Revision.publisher_host, Revision.publisher_role)).one()
@@ -190,20 +246,25 @@ def test_publishing_records_this_process_by_default(
 
 
 def test_an_engine_announces_its_user_labels_trusts_and_version(ledger: Ledger, clock: FixedClock) -> None:
+    """It trusts its OS user's name, the names given, and on PostgreSQL the role it logs in as."""
     placement = Placement.of(ALPHA, {"gpu": "yes"}, trusts=("bob",))
     announce(ledger, clock, EngineKind.HEADLESS, placement=placement)
     with ledger.read() as session:
         row = session.scalars(select(EngineRow)).one()
+    own_role = {ledger.role()} - {None}
     assert (row.os_user, row.labels, row.trusts) == (
         ME,
         {"host": "alpha", "user": ME, "gpu": "yes"},
-        sorted({ME, "bob"}),
+        sorted({ME, "bob", *own_role}),
     )
     assert row.version and row.version[0].isdigit()
 
 
-def test_the_engines_view_shows_each_engine_and_what_it_refuses(ledger: Ledger, clock: FixedClock) -> None:
-    put(ledger, clock, by=Actor("bob", "alpha"))
+def test_the_engines_view_shows_each_engine_and_what_it_refuses(
+    ledger: Ledger, clock: FixedClock, ledger_url: str
+) -> None:
+    with someone_else(ledger, ledger_url, clock) as (theirs, _name, named), theirs.write() as session:
+        publish(session, spec(), clock)
     alpha = announce(ledger, clock, EngineKind.APP, placement=Placement.of(ALPHA))
     clock.set(clock.now() + timedelta(minutes=5))
     beta = announce(ledger, clock, EngineKind.HEADLESS, placement=Placement.of(BETA, {"gpu": "yes"}, trusts=("*",)))
@@ -217,16 +278,17 @@ def test_the_engines_view_shows_each_engine_and_what_it_refuses(ledger: Ledger, 
     assert views[beta].refuses == (("daily-ops-summary", "runs on an engine with host=alpha"),)
     assert views[older].refuses == () and views[older].trusts is None
     assert views[alpha].refuses == (
-        ("daily-ops-summary", "published by bob, whom this engine does not trust (schedctl engine run --trust)"),
+        ("daily-ops-summary", f"published by {named}, whom this engine does not trust (schedctl engine run --trust)"),
     )
     assert views[beta].version
 
 
-def test_the_engines_view_names_an_untrusted_publisher(ledger: Ledger, clock: FixedClock) -> None:
-    put(ledger, clock, by=Actor("bob", "alpha"))
+def test_the_engines_view_names_an_untrusted_publisher(ledger: Ledger, clock: FixedClock, ledger_url: str) -> None:
+    with someone_else(ledger, ledger_url, clock) as (theirs, _name, named), theirs.write() as session:
+        publish(session, spec(), clock)
     mine = announce(ledger, clock, EngineKind.APP, placement=Placement.of(ALPHA))
     [view] = engines_seen(ledger, clock.now(), STALE_AFTER)
-    assert view.engine_id == mine and view.trusts == (ME,)
+    assert view.engine_id == mine and view.trusts == tuple(sorted({ME, *({ledger.role()} - {None})}))
     assert view.refuses == (
-        ("daily-ops-summary", "published by bob, whom this engine does not trust (schedctl engine run --trust)"),
+        ("daily-ops-summary", f"published by {named}, whom this engine does not trust (schedctl engine run --trust)"),
     )

@@ -23,6 +23,9 @@ from core.ledger.models import VERSION_TABLE, Base
 from core.ledger.roles import PRIVILEGES, TABLES, RoleKind, check_role_name, privileges_markdown
 
 from . import DAILY
+from .pg_roles import as_role
+from .pg_roles import drop_role as _drop
+from .pg_roles import owner_sql as _owner
 
 SID = DAILY["scheduleId"]
 NOW = "2026-03-01T12:00:00Z"
@@ -35,33 +38,6 @@ def schedctl(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     status = cli.main(list(argv))
     out, err = capsys.readouterr()
     return status, out, err
-
-
-def as_role(url: str, role: str) -> str:
-    """The ledger's URL, logged in as ``role`` (the test server trusts local connections)."""
-    return make_url(url).set(username=role, password=None).render_as_string(hide_password=False)
-
-
-def _owner(url: str, sql: str, **params: Any) -> list[Any]:
-    engine = create_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            result = conn.execute(text(sql), params)
-            return list(result) if result.returns_rows else []
-    finally:
-        engine.dispose()
-
-
-def _drop(url: str, role: str) -> None:
-    """DROP OWNED BY (its grants) and DROP ROLE, quoted by the driver (a name may hold % and :)."""
-    import psycopg
-    from psycopg import sql
-
-    plain = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(plain, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
 #: A test on PostgreSQL only: database roles are PostgreSQL's (the SQLite refusal has a test of its own).
@@ -191,7 +167,10 @@ def test_an_engine_runs_what_was_published_but_cannot_publish(
 ) -> None:
     engine = names["engine"]
     grant(capsys, pg_url, engine, "engine")
-    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--db", as_role(pg_url, engine), "--now", DUE)
+    # The owner published: the engine runs it when it trusts the owner's role.
+    owner = str(make_url(pg_url).username)
+    url = as_role(pg_url, engine)
+    status, _out, err = schedctl(capsys, "engine", "run", "--once", "--trust", owner, "--db", url, "--now", DUE)
     assert (status, err) == (0, ""), err
     assert published.read_text() == "ran\n"
     [(outcome, exit_status)] = _owner(pg_url, "SELECT outcome, exit_status FROM attempts")
@@ -458,7 +437,10 @@ def test_an_engine_records_a_long_outage_as_an_expired_range(
     engine = names["engine"]
     grant(capsys, pg_url, engine, "engine")
     url = as_role(pg_url, engine)
-    status, out, err = schedctl(capsys, "engine", "run", "--once", "--db", url, "--now", "2026-03-11T12:00:00Z")
+    owner = str(make_url(pg_url).username)  # who published
+    status, out, err = schedctl(
+        capsys, "engine", "run", "--once", "--trust", owner, "--db", url, "--now", "2026-03-11T12:00:00Z"
+    )
     assert (status, err) == (0, ""), err
     assert "expired range" in out, out
     assert _owner(pg_url, "SELECT count(*) FROM expired_ranges") == [(1,)]
