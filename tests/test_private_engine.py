@@ -62,7 +62,7 @@ def _root(node: ast.AST | None) -> str | None:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
             try:
                 node = ast.parse(node.value, mode="eval").body
-            except SyntaxError:
+            except (SyntaxError, ValueError):  # not an expression; ValueError: a lone surrogate or NUL in the text
                 return None
         else:
             return None
