@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -41,6 +42,9 @@ SLOT = ("2026-03-02T02:30:00", 0)
 CLAIMED = utc("2026-03-02T07:30:01Z")
 LEASE_END = CLAIMED + timedelta(minutes=2)
 BEFORE_EXPIRY = "2026-03-02T07:30:30Z"
+#: The crashed attempt's id, unique to this run: recovery looks for a live task by it among every
+#: process on the host (SCHED_ATTEMPT_ID), where other runs' tasks may carry a fixed one.
+ATTEMPT_ID = f"att-{uuid.uuid4().hex[:12]}"
 
 
 def put(ledger: Ledger, clock: FixedClock, effect: str = "idempotent", **overrides: Any) -> None:
@@ -96,7 +100,7 @@ def in_flight(
         occ.lease_expires_at = lease_until
         session.add(
             Attempt(
-                attempt_id="att-1",
+                attempt_id=ATTEMPT_ID,
                 occurrence_id=occ.occurrence_id,
                 attempt_number=1,
                 claim_generation=1,
@@ -121,7 +125,7 @@ def occurrence(ledger: Ledger, occurrence_id: str) -> Occurrence:
         return occ
 
 
-def attempt(ledger: Ledger, attempt_id: str = "att-1") -> Attempt:
+def attempt(ledger: Ledger, attempt_id: str = ATTEMPT_ID) -> Attempt:
     with ledger.read() as session:
         row = session.get(Attempt, attempt_id)
         assert row is not None
@@ -245,7 +249,7 @@ def test_an_orphaned_task_is_watched_until_it_ends_then_settled(
 
 def test_a_task_whose_pid_was_not_recorded_yet_is_found_by_its_attempt_id(ledger: Ledger, clock: FixedClock) -> None:
     """The engine died within moments of the spawn, before the task's pid reached the ledger."""
-    env = dict(os.environ, SCHED_ATTEMPT_ID="att-1")
+    env = dict(os.environ, SCHED_ATTEMPT_ID=ATTEMPT_ID)
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(120)"], env=env, start_new_session=True)
     try:
         put(ledger, clock)
@@ -352,7 +356,7 @@ def lost_with_live_task(ledger: Ledger, clock: FixedClock, task: ProcessIdentity
     occ_id = in_flight(ledger, clock, ProcessIdentity("other-host", 1, 1.0, None), task=task)
     with ledger.write() as session:
         occ = session.get(Occurrence, occ_id)
-        row = session.get(Attempt, "att-1")
+        row = session.get(Attempt, ATTEMPT_ID)
         assert occ is not None and row is not None
         occ.state, occ.lease_owner, occ.lease_expires_at = state, None, None
         occ.finished_at = CLAIMED + timedelta(minutes=3) if state is S.FAILED else None
