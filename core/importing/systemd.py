@@ -37,7 +37,7 @@ from core.importing.systemd_calendar import (
     calendar_rule,
     parse_calendar,
 )
-from core.importing.systemd_exec import ExecCommand, ExecError, environment, exec_command
+from core.importing.systemd_exec import ExecCommand, ExecError, described, environment, exec_command, specifiers
 from core.importing.systemd_merge import merge_calendars
 from core.importing.systemd_unit import Setting, UnitError, parse_span, read_unit, unit_name_problem
 from core.spec_validation import parse_spec
@@ -216,7 +216,7 @@ class _Importer:
     def timer_setting(self, timer: _Timer, setting: Setting) -> None:
         file, key = timer.file, setting.key
         if setting.section == "Unit" and key == "Description":
-            timer.description = setting.value
+            timer.description = described(setting.value)
             return
         if setting.section == "Install":
             self.note(file, setting, "how systemd enables the timer; publishing the spec does that", imported=False)
@@ -282,7 +282,7 @@ class _Importer:
         for setting in settings:
             key = setting.key
             if setting.section == "Unit" and key == "Description":
-                timer.description = timer.description or setting.value
+                timer.description = timer.description or described(setting.value)
             elif setting.section != "Service":
                 self.note(name, setting, f"[{setting.section}] is not read for a timer's service", imported=False)
             elif key == "ExecStart":
@@ -301,7 +301,10 @@ class _Importer:
                 self.note(name, setting, f"in the task env: {', '.join(found)}")
             elif key == "WorkingDirectory":
                 if setting.value.startswith("/"):
-                    cwd = setting.value
+                    try:
+                        cwd = specifiers(setting.value)
+                    except ExecError as exc:
+                        raise TimerError(f"{name}: line {setting.line}: WorkingDirectory= {exc}") from None
                     self.note(name, setting, "the task's cwd")
                 else:
                     self.note(name, setting, "not an absolute folder; the task runs in the engine's", imported=False)

@@ -49,6 +49,12 @@ def specifiers(text: str) -> str:
     return text.replace("%%", "%")
 
 
+def described(text: str) -> str:
+    """A ``Description=`` as systemd shows it, as far as it can be known without the unit's
+    context: ``%%`` is ``%``; any other specifier stays as written (a title, not a command)."""
+    return text.replace("%%", "%")
+
+
 def environment(value: str) -> dict[str, str]:
     """One ``Environment=`` line's assignments (quoted as systemd quotes them)."""
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.specfile import dump_yaml
+from core.specfile import dump_yaml, load_spec
 from tests.core import systemd_reader
 from tests.core.conftest import Run
 from tests.core.helpers import make_data
@@ -186,3 +186,20 @@ def test_a_value_no_unit_line_can_hold_is_refused_and_nothing_is_written(
     assert (status, stdout) == (2, "")
     assert stderr == f"{tmp_path / 'nightly.yaml'}: no systemd equivalent: {why}\n"
     assert not units.exists()
+
+
+@pytest.mark.parametrize(("title", "argv", "env", "cwd"), EXACT)
+def test_an_exported_unit_imports_back_to_the_same_task(
+    run: Run, tmp_path: Path, title: str, argv: list[str], env: dict[str, str], cwd: str | None
+) -> None:
+    """``import systemd`` reads an exported unit as systemd does: ``%%`` in the title and the
+    working directory is ``%`` again, quoted words and variables come back as they were."""
+    status, _, stderr, units = _export(run, tmp_path, _document(title, argv, env, cwd))
+    assert (status, stderr) == (0, ""), stderr
+    back = tmp_path / "back"
+    status, _, stderr = run(
+        "import", "systemd", str(units / "nightly.timer"), "--zone", "UTC", "--out", str(back), *NOW
+    )
+    assert status == 0, stderr
+    spec = load_spec(back / "nightly.yaml")
+    assert (spec.title, spec.task.argv, dict(spec.task.env or {}), spec.task.cwd) == (title.strip(), argv, env, cwd)
