@@ -27,6 +27,7 @@ waiting line of ``schedctl schedules`` ask :func:`refusal`.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -202,9 +203,15 @@ def parse_trusts(texts: Iterable[str]) -> tuple[str, ...]:
 
 
 def _storable(option: str, text: str) -> None:
+    """Refuse what the ledger cannot store or a service's unit and a log line cannot hold: a NUL
+    byte, a lone surrogate, a line break or another control character."""
     problem = string_problem(text)
     if problem:
         raise LabelError(f"{option} {text!r}: {problem}")
+    bad = next((ch for ch in text if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        what = "a line break" if bad in "\r\n" else f"a control character (U+{ord(bad):04X})"
+        raise LabelError(f"{option} {text!r} has {what}: a label or a name is one line of text")
 
 
 # --- who could run a schedule now: the waiting line of schedctl schedules and the monitor -------

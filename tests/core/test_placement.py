@@ -3,6 +3,7 @@ the ``--label`` syntax, as tables."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -201,6 +202,31 @@ def test_trusts() -> None:
 def test_a_label_that_no_ledger_can_hold_is_refused() -> None:
     with pytest.raises(LabelError, match="--label 'gpu=\\\\x00': contains a NUL byte"):
         parse_label("gpu=\x00")
+
+
+@pytest.mark.parametrize(
+    ("parse", "option", "text", "what"),
+    [
+        pytest.param(parse_label, "--label", "gpu=yes\nUser=root", "a line break", id="label_line_break"),
+        pytest.param(parse_label, "--label", "gpu=yes\r", "a line break", id="label_carriage_return"),
+        pytest.param(
+            parse_label, "--label", "gpu=\x1b[31mred", "a control character (U+001B)", id="label_terminal_escape"
+        ),
+        pytest.param(
+            parse_label, "--label", "gpu=yes\u2028x", "a control character (U+2028)", id="label_line_separator"
+        ),
+        pytest.param(parse_trust, "--trust", "alice\nbob", "a line break", id="trust_line_break"),
+        pytest.param(parse_trust, "--trust", "alice\x85", "a control character (U+0085)", id="trust_next_line"),
+    ],
+)
+def test_a_label_or_trust_of_more_than_one_line_is_refused(
+    parse: Callable[[str], object], option: str, text: str, what: str
+) -> None:
+    """``engine run --label`` and ``--trust`` refuse a line break or control character, as
+    ``install-service`` does: it would be stored in the engines row and shown in every log."""
+    with pytest.raises(LabelError) as refused:
+        parse(text)
+    assert str(refused.value) == f"{option} {text!r} has {what}: a label or a name is one line of text"
 
 
 @pytest.mark.parametrize(
