@@ -18,7 +18,9 @@ of its own on the PostgreSQL server), in a process of its own:
   pass ran (the baseline);
 * memory: the peak RSS above the RSS after one schedule and one pass, per
   schedule published;
-* ledger size: the SQLite file with its WAL, or ``pg_database_size``.
+* ledger size: the SQLite file with its WAL, or ``pg_database_size``;
+* floor: what an idle pass cannot avoid asking, with no engine around it
+  (every schedule's cursor, the rows due by now through the state index).
 
 Mixes. ``daily``: calendar schedules once a day (every fifth weekly, every
 seventh monthly) at spread times in five zones, the spec's default horizon
@@ -32,7 +34,8 @@ with a fixed clock moved by hand.
 Targets (2 cores): idle pass at 10,000 schedules <= 50 ms; steady pass at
 1,000 mixed schedules <= 250 ms; both flat in N; a pause waits <= 200 ms at
 10,000; memory <= 10 KiB per schedule. Each row prints its ratio to each
-target, and its idle pass against the smallest size's (flatness).
+target, and its idle pass against the smallest size's ("vs min": flatness)
+and against the floor measured on the same ledger.
 
 Run by hand: ``.venv/bin/python bench/scale_bench.py [--sizes 10,100,1000,10000]
 [--backend sqlite|postgresql|both] [--pg URL]``; ``--quick`` is the tiny run CI makes.
@@ -254,6 +257,26 @@ def _timed_passes(engine: Any, clock: Any, case: dict[str, Any]) -> dict[str, An
     }
 
 
+def _floor_ms(ledger: Any, at: datetime) -> float:
+    """The least an idle pass asks, with no engine around it: every schedule's cursor, and the
+    rows due by ``at`` (the state index). Milliseconds, the median of five."""
+    from sqlalchemy import select
+
+    from core.ledger.models import Occurrence, Schedule
+
+    cursors = select(Schedule.id, Schedule.cursor_utc)
+    due = select(Occurrence.occurrence_id).where(Occurrence.state.in_(["PLANNED", "DUE"]), Occurrence.due_at <= at)
+    spent = []
+    with ledger.engine.connect() as conn:
+        for _ in range(5):
+            start = time.perf_counter()
+            conn.execute(cursors).all()
+            conn.execute(due).all()
+            conn.rollback()
+            spent.append((time.perf_counter() - start) * 1000)
+    return statistics.median(spent)
+
+
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
     """One size of one mix on one backend: the figures of a row."""
     from core.clock import FixedClock
@@ -288,6 +311,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
             "refused": paused["refused"],
             "kib": (_peak_kib() - base_kib) / case["n"],
             "ledger_mib": _ledger_bytes(ledger, Path(name)) / 2**20,
+            "floor_ms": _floor_ms(ledger, clock.now()),
         }
     return out
 
@@ -306,7 +330,7 @@ def _case_in_child(case: dict[str, Any]) -> dict[str, Any] | None:
 
 
 HEADER = (
-    f"{'backend':10} {'mix':6} {'N':>6} {'publish':>8} {'1st pass':>9} {'idle':>8} {'xN=min':>6} "
+    f"{'backend':10} {'mix':6} {'N':>6} {'publish':>8} {'1st pass':>9} {'idle':>8} {'vs min':>6} {'floor':>7} "
     f"{'steady':>8} {'max':>8} {'tasks':>5} {'pause':>7} {'(base)':>7} {'KiB/sch':>7} {'ledger':>8}"
 )
 
@@ -314,7 +338,7 @@ HEADER = (
 def _row(r: dict[str, Any], smallest: dict[str, Any]) -> str:
     return (
         f"{r['backend']:10} {r['mix']:6} {r['n']:6,} {r['publish_ms']:6.1f}ms {r['first_ms'] / 1000:8.2f}s "
-        f"{r['idle_ms']:6.0f}ms {r['idle_ms'] / smallest['idle_ms']:5.1f}x "
+        f"{r['idle_ms']:6.0f}ms {r['idle_ms'] / smallest['idle_ms']:5.1f}x {r['floor_ms']:5.1f}ms "
         f"{r['steady_ms']:6.0f}ms {r['steady_max_ms']:6.0f}ms {r['started']:5} "
         f"{r['pause_ms']:5.0f}ms {r['pause_base_ms']:5.0f}ms {r['kib']:7.1f} {r['ledger_mib']:6.1f}MiB"
         + (f"  ({r['refused']} of {r['pauses']} pauses refused)" if r["refused"] else "")
@@ -327,7 +351,8 @@ def _against_targets(rows: list[dict[str, Any]]) -> None:
     print("pause at 10,000, memory at every N):")
     for r in rows:
         ratios = "  ".join(f"{key.removesuffix('_ms')} {r[key] / limit:5.2f}" for key, limit in TARGETS.items())
-        print(f"  {r['backend']:10} {r['mix']:6} {r['n']:6,}  {ratios}")
+        floor = f"idle / floor {r['idle_ms'] / max(r['floor_ms'], 1e-3):7.1f}x"
+        print(f"  {r['backend']:10} {r['mix']:6} {r['n']:6,}  {ratios}   {floor}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
