@@ -38,14 +38,18 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
+# The benchmarks, run by hand (docs/benchmarks.md); tests/test_benches.py runs each at a tiny size.
+# scale_bench runs on PostgreSQL too when TIDEMARK_TEST_PG_URL names a server.
 bench: $(STAMP)
 	$(BIN)/python bench/preview_bench.py
 	$(BIN)/python bench/materialize_bench.py
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/recovery_bench.py --days 1
+	$(BIN)/python bench/scale_bench.py --sizes 10,100,1000
 
 bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/monitor_bench.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/window_stress.py --minutes 3
 
 # The README's pictures, rendered offscreen on a fixed clock and a demo ledger.

@@ -19,7 +19,7 @@ were materialized:
   identical fresh ledger (same pragmas, ``synchronous = FULL``). What the
   engine costs beyond that is its own Python.
 
-Run by hand: ``.venv/bin/python bench/engine_bench.py [--count N]``. Prints
+Run by hand: ``.venv/bin/python bench/engine_bench.py [--count N] [--runs N] [--quick]``. Prints
 occurrences per second and ratios. Target: the engine with ``true`` at least
 half the direct spawn rate.
 """
@@ -270,14 +270,16 @@ def best(runs: int, *measures: Callable[[], tuple[float, int]]) -> list[tuple[fl
     return [min(r) for r in results]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=300, help="occurrences per measurement (default 300)")
-    args = parser.parse_args()
-    n = args.count
-    print(f"{n} occurrences, best of {RUNS} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"rounds, the fastest kept (default {RUNS})")
+    parser.add_argument("--quick", action="store_true", help="one round of 10 occurrences: checks the bench works")
+    args = parser.parse_args(argv)
+    n, runs = (10, 1) if args.quick else (args.count, args.runs)
+    print(f"{n} occurrences, best of {runs} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")
     no_op, engine_true, direct, runner, floor, floor_true = best(
-        RUNS,
+        runs,
         lambda: engine_pass(n, no_op=True),
         lambda: engine_pass(n, no_op=False),
         lambda: direct_spawn(n),

@@ -9,11 +9,13 @@
    prints when its window is first painted and exits. Baseline: a bare
    PySide6 process that shows an empty window.
 
-Run: ``make bench-gui`` (offscreen). Targets: under 100 ms and under 1.5 s.
+Run: ``make bench-gui`` (offscreen), or ``.venv/bin/python bench/gui_bench.py
+[--quick]``. Targets: under 100 ms and under 1.5 s.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -53,7 +55,7 @@ BARE_WINDOW = (
 )
 
 
-def edit_to_preview(tmp: Path) -> tuple[float, float]:
+def edit_to_preview(tmp: Path, runs: int = RUNS) -> tuple[float, float]:
     """Median ms from an edit to the refreshed 500-row preview in the table's model, and the bare core's."""
     app = QApplication.instance() or QApplication([])
     clock = FixedClock(NOW)
@@ -91,7 +93,7 @@ def edit_to_preview(tmp: Path) -> tuple[float, float]:
         return elapsed
 
     one(1)  # warm-up: imports, zone caches, thread start
-    measured = statistics.median(one(m) for m in range(2, 2 + RUNS))
+    measured = statistics.median(one(m) for m in range(2, 2 + runs))
 
     spec = doc.spec
     assert spec is not None
@@ -103,7 +105,7 @@ def edit_to_preview(tmp: Path) -> tuple[float, float]:
         return (time.perf_counter() - t0) * 1000
 
     bare()
-    baseline = statistics.median(bare() for _ in range(RUNS))
+    baseline = statistics.median(bare() for _ in range(runs))
     service.wait()
     panel.deleteLater()
     app.processEvents()
@@ -119,7 +121,7 @@ def _launch(cmd: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
-def launch_to_window(tmp: Path) -> tuple[float, float]:
+def launch_to_window(tmp: Path, launches: int = LAUNCHES) -> tuple[float, float]:
     """Median seconds from spawning the app to its first painted window, and a bare PySide6 window's."""
     env = dict(
         os.environ,
@@ -133,16 +135,20 @@ def launch_to_window(tmp: Path) -> tuple[float, float]:
     app_cmd = [*launcher, "--workspace", str(tmp / "ws"), "--db", str(tmp / "l.db")]
     bare_cmd = [sys.executable, "-c", BARE_WINDOW]
     _launch(app_cmd, env)  # first start copies the demo workspace; later starts are the ordinary case
-    measured = statistics.median(_launch(app_cmd, env) for _ in range(LAUNCHES))
-    baseline = statistics.median(_launch(bare_cmd, env) for _ in range(LAUNCHES))
+    measured = statistics.median(_launch(app_cmd, env) for _ in range(launches))
+    baseline = statistics.median(_launch(bare_cmd, env) for _ in range(launches))
     return measured, baseline
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="two edits and one launch of each: checks the bench works")
+    args = parser.parse_args(argv)
+    runs, launches = (2, 1) if args.quick else (RUNS, LAUNCHES)
     with tempfile.TemporaryDirectory(prefix="tidemark-bench-") as name:
         tmp = Path(name)
-        edit_ms, core_ms = edit_to_preview(tmp)
-        launch_s, bare_s = launch_to_window(tmp)
+        edit_ms, core_ms = edit_to_preview(tmp, runs)
+        launch_s, bare_s = launch_to_window(tmp, launches)
     print(f"edit → preview of {ROWS} rows in the table: {edit_ms:7.1f} ms  (target < {EDIT_TARGET_MS:.0f} ms)")
     print(f"  baseline, bare core preview of {ROWS} rows: {core_ms:7.1f} ms  ratio {edit_ms / core_ms:.2f}x")
     print(f"  plus the typing pause before a rebuild starts: {DEBOUNCE_MS} ms")
