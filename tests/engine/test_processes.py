@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from core.engine import processes
@@ -88,3 +89,95 @@ def test_a_record_with_a_boot_id_is_judged_by_its_start_time_where_there_is_none
     """Recorded on a host that had one (the ledger was copied, or /proc is not mounted now)."""
     me = dataclasses.replace(identify(), boot_id="6f1c2a4e-0000-4000-8000-000000000000")
     assert liveness(me) is Liveness.ALIVE
+
+
+# --- start times read from /proc, as psutil reads them ----------------------------------------
+
+
+def _zombie() -> subprocess.Popen[bytes]:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped
+    return child
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+@pytest.mark.parametrize(
+    "which",
+    [
+        pytest.param("this", id="this_process"),
+        pytest.param("init", id="pid_1"),
+        pytest.param("child", id="a_running_child"),
+        pytest.param("zombie", id="a_zombie_child"),
+    ],
+)
+def test_a_start_time_is_psutils_to_the_bit(which: str) -> None:
+    """The engine records a task's start time; recovery and the tether's watcher compare it with psutil's."""
+    child = {"child": _sleeper, "zombie": _zombie}.get(which, lambda: None)()
+    pid = {"this": os.getpid(), "init": 1}.get(which) or (child.pid if child is not None else 0)
+    try:
+        assert processes.start_time(pid) == psutil.Process(pid).create_time()
+    finally:
+        if child is not None:
+            child.kill()
+            child.wait()
+
+
+def test_a_reaped_process_has_no_start_time() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert processes.start_time(child.pid) is None
+
+
+def test_without_proc_psutil_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "PROC_ROOT", tmp_path / "no-proc")
+    monkeypatch.setattr(processes, "_boot", None)
+    asked: list[int] = []
+    real = psutil.Process
+
+    def process(pid: int) -> psutil.Process:
+        asked.append(pid)
+        return real(pid)
+
+    monkeypatch.setattr(processes.psutil, "Process", process)
+    assert processes.start_time(os.getpid()) == real(os.getpid()).create_time()
+    assert asked == [os.getpid()]
+
+
+@pytest.mark.parametrize(
+    ("moves", "reads"),
+    [
+        pytest.param([0.0, 0.0, 0.001], 1, id="clock_steady_one_read"),
+        pytest.param([0.0, 0.25, 0.25], 2, id="clock_set_read_again"),
+        pytest.param([0.0, -0.02, -0.02], 2, id="clock_set_back_read_again"),
+    ],
+)
+def test_the_boot_time_is_read_again_when_the_wall_clock_moves(
+    moves: list[float], reads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/stat is read once while the wall clock less the time since boot stays put, and again when it moves."""
+    monkeypatch.setattr(processes, "_boot", None)
+    base = 1_796_605_780.5  # half-way between two whole seconds
+    offsets = iter([base + m for m in moves])
+    monkeypatch.setattr(processes, "_boot_offset", lambda: next(offsets))
+    read = processes._read
+    seen: list[str] = []
+
+    def counted(path: str) -> bytes:
+        seen.append(path)
+        return read(path)
+
+    monkeypatch.setattr(processes, "_read", counted)
+    for _ in moves:
+        assert processes.boot_time() == psutil.boot_time()
+    assert seen.count(f"{processes.PROC_ROOT}/stat") == reads
+
+
+def test_an_offset_near_a_whole_second_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's btime is whole seconds: near the boundary the next reading might round the other way."""
+    monkeypatch.setattr(processes, "_boot", None)
+    monkeypatch.setattr(processes, "_boot_offset", lambda: 1_796_605_781.0 - processes.BOOT_SLACK / 2)
+    assert processes.boot_time() == psutil.boot_time()
+    assert processes._boot is None
