@@ -340,7 +340,7 @@ _RESTORED_SIGNALS = tuple(
 )
 
 
-class _Spawned:
+class Spawned:
     """A process started with ``posix_spawn``: reaped with ``waitpid`` as ``Popen`` reaps its own."""
 
     def __init__(self, pid: int) -> None:
@@ -439,7 +439,7 @@ def _posix_spawned(command: PreparedCommand, stdout: int, stderr: int) -> Child 
     except NotImplementedError:  # no POSIX_SPAWN_SETSID here: Popen from now on
         posix_spawn = posix_spawnp = None
         return None
-    return _Spawned(pid)
+    return Spawned(pid)
 
 
 def _inheritable_fds() -> list[int] | None:

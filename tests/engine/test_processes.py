@@ -133,7 +133,7 @@ def test_a_reaped_process_has_no_start_time() -> None:
 
 def test_without_proc_psutil_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(processes, "PROC_ROOT", tmp_path / "no-proc")
-    monkeypatch.setattr(processes, "_boot", None)
+    monkeypatch.setattr(processes, "boot_time", processes.BootTime())
     asked: list[int] = []
     real = psutil.Process
 
@@ -146,38 +146,43 @@ def test_without_proc_psutil_is_asked(tmp_path: Path, monkeypatch: pytest.Monkey
     assert asked == [os.getpid()]
 
 
+class CountedReads:
+    """/proc read for real, each path counted."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def __call__(self, path: str) -> bytes:
+        self.paths.append(path)
+        return processes.read_file(path)
+
+
+#: Half-way between two whole seconds.
+OFFSET = 1_796_605_780.5
+
+
 @pytest.mark.parametrize(
-    ("moves", "reads"),
+    ("offsets", "reads"),
     [
-        pytest.param([0.0, 0.0, 0.001], 1, id="clock_steady_one_read"),
-        pytest.param([0.0, 0.25, 0.25], 2, id="clock_set_read_again"),
-        pytest.param([0.0, -0.02, -0.02], 2, id="clock_set_back_read_again"),
+        pytest.param([OFFSET, OFFSET, OFFSET + 0.001], 1, id="clock_steady_one_read"),
+        pytest.param([OFFSET, OFFSET + 0.25, OFFSET + 0.25], 2, id="clock_set_read_again"),
+        pytest.param([OFFSET, OFFSET - 0.02, OFFSET - 0.02], 2, id="clock_set_back_read_again"),
+        pytest.param([OFFSET, None, None], 3, id="offset_unsure_read_each_time"),
+        pytest.param([OFFSET + 0.495] * 3, 3, id="near_a_whole_second_read_each_time"),
     ],
 )
-def test_the_boot_time_is_read_again_when_the_wall_clock_moves(
-    moves: list[float], reads: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """/proc/stat is read once while the wall clock less the time since boot stays put, and again when it moves."""
-    monkeypatch.setattr(processes, "_boot", None)
-    base = 1_796_605_780.5  # half-way between two whole seconds
-    offsets = iter([base + m for m in moves])
-    monkeypatch.setattr(processes, "_boot_offset", lambda: next(offsets))
-    read = processes._read
-    seen: list[str] = []
-
-    def counted(path: str) -> bytes:
-        seen.append(path)
-        return read(path)
-
-    monkeypatch.setattr(processes, "_read", counted)
-    for _ in moves:
-        assert processes.boot_time() == psutil.boot_time()
-    assert seen.count(f"{processes.PROC_ROOT}/stat") == reads
+def test_the_boot_time_is_read_again_when_the_wall_clock_moves(offsets: list[float | None], reads: int) -> None:
+    """/proc/stat is read once while the wall clock less the time since boot stays put, and
+    again when it moves, cannot be measured, or lies near a whole second (the kernel's btime
+    is whole seconds: the next reading might round the other way)."""
+    read = CountedReads()
+    given = iter(offsets)
+    boot_time = processes.BootTime(offset=lambda: next(given), read=read)
+    for _ in offsets:
+        assert boot_time() == psutil.boot_time()
+    assert read.paths == [f"{processes.PROC_ROOT}/stat"] * reads
 
 
-def test_an_offset_near_a_whole_second_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernel's btime is whole seconds: near the boundary the next reading might round the other way."""
-    monkeypatch.setattr(processes, "_boot", None)
-    monkeypatch.setattr(processes, "_boot_offset", lambda: 1_796_605_781.0 - processes.BOOT_SLACK / 2)
-    assert processes.boot_time() == psutil.boot_time()
-    assert processes._boot is None
+def test_the_real_offset_is_measured_within_a_millisecond_or_not_at_all() -> None:
+    offset = processes.boot_offset()
+    assert offset is None or abs(offset - psutil.boot_time()) < 1.0

@@ -276,7 +276,7 @@ def test_the_engine_runs_tasks_with_posix_spawn_here() -> None:
     assert runner.posix_spawn is not None and runner.posix_spawnp is not None
     child, stdout, stderr = runner.spawn(prepare(["true"], None, {}, WHO))
     try:
-        assert isinstance(child, runner._Spawned)
+        assert isinstance(child, runner.Spawned)
         assert child.wait() == 0
     finally:
         os.close(stdout)
