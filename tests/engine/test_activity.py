@@ -1,0 +1,109 @@
+"""What workers started and finished is told on a pass's report once each, whenever it happened."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+from core.engine.activity import Activity
+from core.engine.context import PassReport
+
+#: (step, what each worker's report holds after it, what the report made after the step tells:
+#: started, by schedule, outcomes, outcomes by schedule)
+STEPS = [
+    (
+        "one_started_nothing_finished",
+        [("backup", 1, {}), ("report", 0, {})],
+        (1, {"backup": 1}, {}, {}),
+    ),
+    (
+        "the_start_told_earlier_is_not_told_again",
+        [("backup", 1, {"SUCCEEDED": 1}), ("report", 2, {"FAILED": 1})],
+        (2, {"report": 2}, {"SUCCEEDED": 1, "FAILED": 1}, {"SUCCEEDED": {"backup": 1}, "FAILED": {"report": 1}}),
+    ),
+    (
+        "only_what_is_new",
+        [("backup", 1, {"SUCCEEDED": 1}), ("report", 2, {"FAILED": 1, "SUCCEEDED": 1})],
+        (0, {}, {"SUCCEEDED": 1}, {"SUCCEEDED": {"report": 1}}),
+    ),
+    (
+        "nothing_new_nothing_told",
+        [("backup", 1, {"SUCCEEDED": 1}), ("report", 2, {"FAILED": 1, "SUCCEEDED": 1})],
+        (0, {}, {}, {}),
+    ),
+]
+
+
+def test_each_start_and_each_outcome_is_told_once_on_the_next_report() -> None:
+    activity = Activity()
+    reports = {sid: activity.report_for(sid) for sid in ("backup", "report")}
+    for name, writes, (started, ran, outcomes, finished) in STEPS:
+        for sid, n, ended in writes:
+            reports[sid].started = n
+            reports[sid].outcomes = Counter(ended)
+        told = activity.tell(PassReport())
+        assert (told.started, told.ran, told.outcomes, told.finished) == (started, ran, outcomes, finished), name
+
+
+def test_a_worker_that_ended_is_told_one_last_time_and_then_forgotten() -> None:
+    activity = Activity()
+    own = activity.report_for("backup")
+    ended = threading.Event()
+    activity.watch(own, ended.is_set)
+    own.started, own.skipped_overlap = 2, 1
+    own.outcomes["SUCCEEDED"] += 2
+    ended.set()
+    told = activity.tell(PassReport(materialized=4))
+    assert (told.materialized, told.started, told.skipped_overlap, told.outcomes) == (4, 2, 1, {"SUCCEEDED": 2})
+    own.started = 99  # written after its end: nobody reads it any more
+    assert activity.tell(PassReport()) == PassReport()
+
+
+def test_workers_writing_while_passes_tell_lose_nothing_and_tell_nothing_twice() -> None:
+    """Eight workers, each running 2,000 tasks and recording their outcomes, while passes tell
+    what they did as fast as they can: the reports told add up to exactly what was done."""
+    activity = Activity()
+    workers, runs = 8, 2000
+    go = threading.Barrier(workers + 1)
+    done: list[threading.Event] = []
+
+    def work(sid: str, report: PassReport, ended: threading.Event) -> None:
+        go.wait()
+        for i in range(runs):
+            report.started += 1
+            report.outcomes["SUCCEEDED" if i % 3 else "FAILED"] += 1
+        ended.set()
+
+    threads = []
+    for w in range(workers):
+        sid = f"s{w}"
+        report, ended = activity.report_for(sid), threading.Event()
+        activity.watch(report, ended.is_set)
+        done.append(ended)
+        threads.append(threading.Thread(target=work, args=(sid, report, ended)))
+    for t in threads:
+        t.start()
+    go.wait()
+    total = PassReport()
+    lines = 0
+    while not all(e.is_set() for e in done):
+        _add(total, activity.tell(PassReport()))
+        lines += 1
+    for t in threads:
+        t.join()
+    _add(total, activity.tell(PassReport()))
+    failed = len(range(0, runs, 3))
+    assert total.started == workers * runs
+    assert total.ran == {f"s{w}": runs for w in range(workers)}
+    assert total.outcomes == {"FAILED": workers * failed, "SUCCEEDED": workers * (runs - failed)}
+    assert total.finished["FAILED"] == {f"s{w}": failed for w in range(workers)}
+    assert activity.tell(PassReport()) == PassReport()
+    assert lines >= 1
+
+
+def _add(total: PassReport, told: PassReport) -> None:
+    total.started += told.started
+    total.ran.update(told.ran)
+    total.outcomes.update(told.outcomes)
+    for state, by in told.finished.items():
+        total.finished.setdefault(state, Counter()).update(by)
