@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from datetime import UTC, datetime
 
+import pytest
+
+from core.cli.engine_commands import after_last_pass, pass_summary
 from core.engine.activity import Activity
 from core.engine.context import PassReport
 
@@ -107,3 +111,56 @@ def _add(total: PassReport, told: PassReport) -> None:
     total.outcomes.update(told.outcomes)
     for state, by in told.finished.items():
         total.finished.setdefault(state, Counter()).update(by)
+
+
+def _told(ran: dict[str, int], finished: dict[str, dict[str, int]]) -> PassReport:
+    report = PassReport(started=sum(ran.values()), ran=Counter(ran))
+    for state, by in finished.items():
+        report.outcomes[state] = sum(by.values())
+        report.finished[state] = Counter(by)
+    return report
+
+
+@pytest.mark.parametrize(
+    ("ran", "finished", "words"),
+    [
+        pytest.param({}, {}, "started 0, skipped for overlap 0; nothing finished", id="nothing"),
+        pytest.param(
+            {"backup": 2, "report": 1},
+            {},
+            "started 3 (backup 2, report), skipped for overlap 0; nothing finished",
+            id="a_count_only_above_one",
+        ),
+        pytest.param(
+            {},
+            {"SUCCEEDED": {"backup": 2}, "FAILED": {"report": 1}},
+            "started 0, skipped for overlap 0; outcomes: FAILED 1 (report), SUCCEEDED 2 (backup 2)",
+            id="outcomes_by_state_then_schedule",
+        ),
+        pytest.param(
+            {f"s{i}": 1 for i in range(8)},
+            {},
+            "started 8 (s0, s1, s2, s3, s4 and 3 more schedules), skipped",
+            id="five_named_the_rest_counted",
+        ),
+        pytest.param(
+            {f"s{i}": 1 for i in range(6)},
+            {"SUCCEEDED": {f"s{i}": 1 for i in range(6)}},
+            "outcomes: SUCCEEDED 6 (s0, s1, s2, s3, s4 and 1 more schedule)",
+            id="one_more_schedule",
+        ),
+    ],
+)
+def test_the_pass_line_names_the_schedules(
+    ran: dict[str, int], finished: dict[str, dict[str, int]], words: str
+) -> None:
+    line = pass_summary(_told(ran, finished), datetime(2026, 3, 2, 7, 30, 1, tzinfo=UTC))
+    assert line.startswith("pass at 2026-03-02T07:30:01Z: materialized 0, ")
+    assert words in line, line
+
+
+def test_after_the_last_pass_is_said_only_when_something_happened() -> None:
+    assert after_last_pass(PassReport()) is None
+    assert after_last_pass(_told({}, {"SUCCEEDED": {"backup": 1}})) == (
+        "after the last pass: started 0; outcomes: SUCCEEDED 1 (backup)"
+    )
