@@ -2,7 +2,7 @@
 
 A running engine's pass starts workers and returns while their tasks run
 (``run_once(wait=False)``): what they start and what ends is known only
-later. Each worker writes a report of its own (:meth:`Activity.report_for`),
+later. Each worker writes a report of its own (:meth:`Activity.start`),
 alone; the next pass's report gets what every worker did since the previous
 report was made (:meth:`Activity.tell`), so a line per pass says what started
 and what finished meanwhile, each run once. A pass that waits for its tasks
@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from core.engine.context import PassReport
@@ -25,7 +26,7 @@ class _Job:
 
     schedule_id: str
     report: PassReport
-    done: Callable[[], bool] = lambda: False
+    done: Callable[[], bool]
     started: int = 0
     skipped: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
@@ -38,19 +39,14 @@ class Activity:
         self._lock = threading.Lock()
         self._jobs: list[_Job] = []
 
-    def report_for(self, schedule_id: str) -> PassReport:
-        """A report for one worker on ``schedule_id``, written by that worker alone."""
-        job = _Job(schedule_id, PassReport())
+    def start(self, schedule_id: str, submit: Callable[[PassReport], Future[None]]) -> Future[None]:
+        """``submit(report)`` starts a worker on ``schedule_id`` that writes ``report``, alone;
+        what it writes is told from then on, until the worker has ended and been told."""
+        report = PassReport()
+        future = submit(report)
         with self._lock:
-            self._jobs.append(job)
-        return job.report
-
-    def watch(self, report: PassReport, done: Callable[[], bool]) -> None:
-        """``done`` says when the worker writing ``report`` has ended (its report is then told one last time)."""
-        with self._lock:
-            for job in self._jobs:
-                if job.report is report:
-                    job.done = done
+            self._jobs.append(_Job(schedule_id, report, future.done))
+        return future
 
     def tell(self, into: PassReport) -> PassReport:
         """Add to ``into`` what the workers did since the last call: tasks started (by

@@ -178,11 +178,12 @@ class Engine:
                     ctx.busy[sid] = started
                 self._workers[sid] = self._workers.get(sid, 0) + 1
         pool = ThreadPoolExecutor(max_workers=self.options.max_workers, thread_name_prefix="tidemark-task")
-        futures = []
-        for sid, only in jobs:  # each worker writes a report of its own, told on this pass's report or a later one
-            own = self.activity.report_for(sid)
-            futures.append(pool.submit(self.work_schedule, sid, only, own))
-            self.activity.watch(own, futures[-1].done)
+
+        def submit(sid: str, only: list[str] | None) -> Callable[[PassReport], Future[None]]:
+            return lambda own: pool.submit(self.work_schedule, sid, only, own)
+
+        # Each worker writes a report of its own, told on this pass's report or a later one.
+        futures = [self.activity.start(sid, submit(sid, only)) for sid, only in jobs]
         with ctx.lock:
             self._futures = [f for f in self._futures if not f.done()] + futures
         if wait:

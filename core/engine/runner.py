@@ -330,7 +330,8 @@ class Child(Protocol):
     def wait(self, timeout: float | None = None) -> int: ...
 
 
-#: ``os.posix_spawn`` where the platform has it (None elsewhere, or once it proved unable to start a session).
+#: ``os.posix_spawn`` and ``os.posix_spawnp`` where the platform has them (None elsewhere, or once
+#: they proved unable to start a session).
 posix_spawn: Callable[..., int] | None = getattr(os, "posix_spawn", None)
 posix_spawnp: Callable[..., int] | None = getattr(os, "posix_spawnp", None)
 
@@ -381,9 +382,10 @@ def spawn(command: PreparedCommand) -> tuple[Child, int, int]:
     pipes; returns the process and the read ends of its stdout and stderr.
 
     ``posix_spawn`` starts it where it can express the task (no working folder to
-    change to, a program found on the task's PATH): it costs less than ``Popen``
-    (no error pipe, no Python between the fork and the exec). Elsewhere ``Popen``
-    starts it, and says why a program cannot start, in the same words."""
+    change to; a program named with its folder, or looked up on a PATH the task
+    shares with the engine): it costs the engine less than ``Popen`` (no error pipe,
+    none of ``Popen``'s Python around the call). Elsewhere ``Popen`` starts it. Both
+    say why a program cannot start in the same words."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:

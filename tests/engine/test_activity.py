@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
@@ -38,9 +40,21 @@ STEPS = [
 ]
 
 
+def worker(activity: Activity, schedule_id: str) -> tuple[PassReport, Future[None]]:
+    """A worker on ``schedule_id`` as the activity sees it: its report, and its future (ended by the test)."""
+    held: list[PassReport] = []
+
+    def submit(report: PassReport) -> Future[None]:
+        held.append(report)
+        return Future()
+
+    future = activity.start(schedule_id, submit)
+    return held[0], future
+
+
 def test_each_start_and_each_outcome_is_told_once_on_the_next_report() -> None:
     activity = Activity()
-    reports = {sid: activity.report_for(sid) for sid in ("backup", "report")}
+    reports = {sid: worker(activity, sid)[0] for sid in ("backup", "report")}
     for name, writes, (started, ran, outcomes, finished) in STEPS:
         for sid, n, ended in writes:
             reports[sid].started = n
@@ -51,12 +65,10 @@ def test_each_start_and_each_outcome_is_told_once_on_the_next_report() -> None:
 
 def test_a_worker_that_ended_is_told_one_last_time_and_then_forgotten() -> None:
     activity = Activity()
-    own = activity.report_for("backup")
-    ended = threading.Event()
-    activity.watch(own, ended.is_set)
+    own, future = worker(activity, "backup")
     own.started, own.skipped_overlap = 2, 1
     own.outcomes["SUCCEEDED"] += 2
-    ended.set()
+    future.set_result(None)
     told = activity.tell(PassReport(materialized=4))
     assert (told.materialized, told.started, told.skipped_overlap, told.outcomes) == (4, 2, 1, {"SUCCEEDED": 2})
     own.started = 99  # written after its end: nobody reads it any more
@@ -69,32 +81,22 @@ def test_workers_writing_while_passes_tell_lose_nothing_and_tell_nothing_twice()
     activity = Activity()
     workers, runs = 8, 2000
     go = threading.Barrier(workers + 1)
-    done: list[threading.Event] = []
 
-    def work(sid: str, report: PassReport, ended: threading.Event) -> None:
+    def work(report: PassReport) -> None:
         go.wait()
         for i in range(runs):
             report.started += 1
             report.outcomes["SUCCEEDED" if i % 3 else "FAILED"] += 1
-        ended.set()
 
-    threads = []
-    for w in range(workers):
-        sid = f"s{w}"
-        report, ended = activity.report_for(sid), threading.Event()
-        activity.watch(report, ended.is_set)
-        done.append(ended)
-        threads.append(threading.Thread(target=work, args=(sid, report, ended)))
-    for t in threads:
-        t.start()
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = [activity.start(f"s{w}", partial(pool.submit, work)) for w in range(workers)]
     go.wait()
     total = PassReport()
     lines = 0
-    while not all(e.is_set() for e in done):
+    while not all(f.done() for f in futures):
         _add(total, activity.tell(PassReport()))
         lines += 1
-    for t in threads:
-        t.join()
+    pool.shutdown()
     _add(total, activity.tell(PassReport()))
     failed = len(range(0, runs, 3))
     assert total.started == workers * runs
