@@ -16,6 +16,7 @@ from core.cli.output import err, out, plural, unicode_ok
 
 if TYPE_CHECKING:
     import argparse
+    from collections import Counter
     from datetime import datetime
 
     from core.clock import Clock
@@ -30,8 +31,13 @@ _AFTER = {
 }
 
 
+#: Schedules named on a pass line for tasks started, and for each outcome; the rest are counted.
+NAMED_SCHEDULES = 5
+
+
 def pass_summary(report: PassReport, at: datetime) -> str:
-    """One line about an engine pass."""
+    """One line about an engine pass: what it did, and what the engine's tasks started and
+    finished since the last line, naming their schedules."""
     from core.timefmt import fmt_utc
 
     expired = f"expired {report.expired:,}"
@@ -42,13 +48,12 @@ def pass_summary(report: PassReport, at: datetime) -> str:
         )
     counts = (
         f"materialized {report.materialized:,}, promoted {report.promoted:,}, {expired}, "
-        f"recovered {report.recovered:,}, started {report.started:,}, skipped for overlap {report.skipped_overlap:,}"
+        f"recovered {report.recovered:,}, {_started(report)}, skipped for overlap {report.skipped_overlap:,}"
     )
     if report.orphans:
         n = report.orphans
         counts += f", watched {n:,} task{'' if n == 1 else 's'} still running from an engine that stopped"
-    outcomes = ", ".join(f"{state} {n:,}" for state, n in sorted(report.outcomes.items()))
-    line = f"pass at {fmt_utc(at)}: {counts}; " + (f"outcomes: {outcomes}" if outcomes else "nothing finished")
+    line = f"pass at {fmt_utc(at)}: {counts}; {_finished(report)}"
     held = "".join(
         f"\nschedule {sid} is held: {why}; publish a corrected revision" for sid, why in sorted(report.held.items())
     )
@@ -58,6 +63,44 @@ def pass_summary(report: PassReport, at: datetime) -> str:
         if sid not in report.held
     )
     return line + held + waits
+
+
+def after_last_pass(report: PassReport) -> str | None:
+    """What the engine's tasks started and finished after the last pass line (as it stops), or None."""
+    if not (report.started or report.outcomes):
+        return None
+    return f"after the last pass: {_started(report)}; {_finished(report)}"
+
+
+def _empty_report() -> PassReport:
+    from core.engine.context import PassReport as Report
+
+    return Report()
+
+
+def _started(report: PassReport) -> str:
+    """``started 3 (backup 2, report)``."""
+    return f"started {report.started:,}" + (f" ({_schedules(report.ran)})" if report.ran else "")
+
+
+def _finished(report: PassReport) -> str:
+    """``outcomes: FAILED 1 (report), SUCCEEDED 2 (backup 2)``, or ``nothing finished``."""
+    if not report.outcomes:
+        return "nothing finished"
+    parts = []
+    for state, n in sorted(report.outcomes.items()):
+        which = report.finished.get(state)
+        parts.append(f"{state} {n:,}" + (f" ({_schedules(which)})" if which else ""))
+    return "outcomes: " + ", ".join(parts)
+
+
+def _schedules(counts: Counter[str]) -> str:
+    """``backup 2, report``: schedules by name, each with its count when more than one, the
+    first NAMED_SCHEDULES of them; the others counted."""
+    named = sorted(counts.items())
+    shown = ", ".join(sid if n == 1 else f"{sid} {n:,}" for sid, n in named[:NAMED_SCHEDULES])
+    more = len(named) - NAMED_SCHEDULES
+    return shown + (f" and {more:,} more schedule{'' if more == 1 else 's'}" if more > 0 else "")
 
 
 def cmd_engine_run(args: argparse.Namespace) -> int:
@@ -175,7 +218,14 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
     notices = start_notices(args, ledger, clock)
 
     def on_pass(report: PassReport) -> None:
-        busy = report.materialized or report.started or report.expired or report.recovered or report.outcomes
+        busy = (
+            report.materialized
+            or report.started
+            or report.expired
+            or report.recovered
+            or report.outcomes
+            or report.skipped_overlap
+        )
         if busy:
             out(pass_summary(report, clock.now()))
             sys.stdout.flush()
@@ -187,6 +237,9 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
         sys.stdout.flush()
         engine.run_forever(poll_seconds=args.poll, on_pass=on_pass)
         engine.wait_idle()  # tasks started by the last passes record their outcomes before the engine retires
+        after = after_last_pass(engine.activity.tell(_empty_report()))
+        if after is not None:
+            out(after)
     finally:
         if server is not None:
             server.shutdown()

@@ -60,7 +60,12 @@ class EngineOptions:
 
 @dataclass
 class PassReport:
-    """What one pass did, for logs and tests."""
+    """What one pass did, for logs and tests.
+
+    What the workers do (tasks started, runs ended, occurrences skipped for overlap) is
+    told on the report of the pass during or after which it happened, once each
+    (:mod:`core.engine.activity`): a pass that does not wait for its tasks tells
+    what they did on a later pass's report."""
 
     materialized: int = 0
     promoted: int = 0
@@ -74,6 +79,10 @@ class PassReport:
     started: int = 0
     skipped_overlap: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
+    ran: Counter[str] = field(default_factory=Counter)
+    """Tasks started, by schedule (``started`` is their sum)."""
+    finished: dict[str, Counter[str]] = field(default_factory=dict)
+    """Outcome -> the schedules whose runs ended so, with how many (``outcomes`` holds the totals)."""
     held: dict[str, str] = field(default_factory=dict)
     """Schedules left alone because a published revision cannot be read, with why."""
     refused: dict[str, str] = field(default_factory=dict)

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from core.clock import Clock
 from core.engine import claim as claim_stage
 from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle
+from core.engine.activity import Activity
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
@@ -77,6 +78,8 @@ class Engine:
         self._futures: list[Future[None]] = []
         self._stop = threading.Event()
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
+        self.activity = Activity()
+        """What workers started and finished, not yet told on a pass's report."""
 
     # --- the pass -----------------------------------------------------------------
 
@@ -98,7 +101,7 @@ class Engine:
             promote.promote(session, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)
-        return report
+        return self.activity.tell(report)
 
     def run_forever(self, *, poll_seconds: float = 1.0, on_pass: Callable[[PassReport], None] | None = None) -> None:
         """Repeat passes until :meth:`stop`. Tasks run in the background between passes."""
@@ -175,7 +178,12 @@ class Engine:
                     ctx.busy[sid] = started
                 self._workers[sid] = self._workers.get(sid, 0) + 1
         pool = ThreadPoolExecutor(max_workers=self.options.max_workers, thread_name_prefix="tidemark-task")
-        futures = [pool.submit(self.work_schedule, sid, only, report) for sid, only in jobs]
+
+        def submit(sid: str, only: list[str] | None) -> Callable[[PassReport], Future[None]]:
+            return lambda own: pool.submit(self.work_schedule, sid, only, own)
+
+        # Each worker writes a report of its own, told on this pass's report or a later one.
+        futures = [self.activity.start(sid, submit(sid, only)) for sid, only in jobs]
         with ctx.lock:
             self._futures = [f for f in self._futures if not f.done()] + futures
         if wait:

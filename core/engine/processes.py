@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -24,6 +26,12 @@ START_TIME_TOLERANCE = 0.5
 
 #: This boot's id on Linux; absent elsewhere, where a pid and its start time alone say which process it is.
 BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
+
+#: Where Linux shows its processes; elsewhere it is absent and psutil is asked.
+PROC_ROOT = Path("/proc")
+
+#: The unit of a process's start time in /proc (psutil's too).
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class Liveness(StrEnum):
@@ -58,11 +66,88 @@ def boot_id() -> str | None:
 
 
 def start_time(pid: int) -> float | None:
-    """When process ``pid`` started (seconds since the epoch), or ``None`` if there is none."""
+    """When process ``pid`` started (seconds since the epoch), or ``None`` if there is none.
+
+    On Linux it is read from /proc as psutil reads it (the same value, to the bit), for a
+    fraction of psutil's cost: the engine reads it at every task's start. Elsewhere
+    psutil is asked."""
+    boot = boot_time()
+    if boot is None:
+        try:
+            return float(psutil.Process(pid).create_time())
+        except (psutil.Error, OSError, ValueError):
+            return None
     try:
-        return float(psutil.Process(pid).create_time())
-    except (psutil.Error, OSError, ValueError):
+        ticks = (
+            read_file(f"{PROC_ROOT}/{pid}/stat").rsplit(b")", 1)[1].split()[19]
+        )  # after the name: it may hold anything
+        return float(ticks) / _CLOCK_TICKS + boot
+    except (OSError, IndexError, ValueError):
         return None
+
+
+def read_file(path: str) -> bytes:
+    """A small file's bytes, whole (no buffered file object: this is on the spawn's path)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def boot_offset() -> float | None:
+    """The wall clock less the time since boot, or None where there is no such clock or the
+    reading was interrupted for long enough (a millisecond) to be unsure of it."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is None:
+        return None
+    before = time.time()
+    since_boot = time.clock_gettime(boottime)
+    after = time.time()
+    return None if after - before > BOOT_SLACK / 10 else before - since_boot
+
+
+#: How far (seconds) the wall clock less the time since boot may move before /proc/stat's btime is read again.
+BOOT_SLACK = 0.01
+
+
+class BootTime:
+    """When this system booted, as /proc/stat's ``btime`` says now (psutil's source), or None without /proc.
+
+    The kernel computes it as the wall clock less the time since boot, in whole seconds.
+    Reading /proc/stat costs more than the rest of a start time, so the value is kept with
+    that difference as this process measured it (``offset``), and read again when the
+    difference has moved (the wall clock was set) or lies near a whole second (it could
+    round the other way)."""
+
+    def __init__(
+        self, offset: Callable[[], float | None] = boot_offset, read: Callable[[str], bytes] = read_file
+    ) -> None:
+        self.offset = offset
+        self.read = read
+        self.kept: tuple[float, float] | None = None
+        """The last btime read, with the offset measured with it (None: read it next time)."""
+
+    def __call__(self) -> float | None:
+        offset, kept = self.offset(), self.kept
+        if offset is not None and kept is not None and abs(offset - kept[0]) < BOOT_SLACK:
+            return kept[1]
+        try:
+            stat = self.read(f"{PROC_ROOT}/stat")
+            start = stat.index(b"\nbtime ") + 7
+            btime = float(stat[start : stat.index(b"\n", start)])
+        except (OSError, ValueError):
+            return None
+        near_a_second = not BOOT_SLACK < (offset or 0.0) % 1.0 < 1.0 - BOOT_SLACK
+        self.kept = None if offset is None or near_a_second else (offset, btime)
+        return btime
+
+
+#: This process's boot time, kept between task starts.
+boot_time = BootTime()
 
 
 def identify(pid: int | None = None) -> ProcessIdentity:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from core.engine import processes
@@ -88,3 +89,100 @@ def test_a_record_with_a_boot_id_is_judged_by_its_start_time_where_there_is_none
     """Recorded on a host that had one (the ledger was copied, or /proc is not mounted now)."""
     me = dataclasses.replace(identify(), boot_id="6f1c2a4e-0000-4000-8000-000000000000")
     assert liveness(me) is Liveness.ALIVE
+
+
+# --- start times read from /proc, as psutil reads them ----------------------------------------
+
+
+def _zombie() -> subprocess.Popen[bytes]:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped
+    return child
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+@pytest.mark.parametrize(
+    "which",
+    [
+        pytest.param("this", id="this_process"),
+        pytest.param("init", id="pid_1"),
+        pytest.param("child", id="a_running_child"),
+        pytest.param("zombie", id="a_zombie_child"),
+    ],
+)
+def test_a_start_time_is_psutils_to_the_bit(which: str) -> None:
+    """The engine records a task's start time; recovery and the tether's watcher compare it with psutil's."""
+    child = {"child": _sleeper, "zombie": _zombie}.get(which, lambda: None)()
+    pid = {"this": os.getpid(), "init": 1}.get(which) or (child.pid if child is not None else 0)
+    try:
+        assert processes.start_time(pid) == psutil.Process(pid).create_time()
+    finally:
+        if child is not None:
+            child.kill()
+            child.wait()
+
+
+def test_a_reaped_process_has_no_start_time() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert processes.start_time(child.pid) is None
+
+
+def test_without_proc_psutil_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "PROC_ROOT", tmp_path / "no-proc")
+    monkeypatch.setattr(processes, "boot_time", processes.BootTime())
+    asked: list[int] = []
+    real = psutil.Process
+
+    def process(pid: int) -> psutil.Process:
+        asked.append(pid)
+        return real(pid)
+
+    monkeypatch.setattr(processes.psutil, "Process", process)
+    assert processes.start_time(os.getpid()) == real(os.getpid()).create_time()
+    assert asked == [os.getpid()]
+
+
+class CountedReads:
+    """/proc read for real, each path counted."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def __call__(self, path: str) -> bytes:
+        self.paths.append(path)
+        return processes.read_file(path)
+
+
+#: Half-way between two whole seconds.
+OFFSET = 1_796_605_780.5
+
+
+@pytest.mark.parametrize(
+    ("offsets", "reads"),
+    [
+        pytest.param([OFFSET, OFFSET, OFFSET + 0.001], 1, id="clock_steady_one_read"),
+        pytest.param([OFFSET, OFFSET + 0.25, OFFSET + 0.25], 2, id="clock_set_read_again"),
+        pytest.param([OFFSET, OFFSET - 0.02, OFFSET - 0.02], 2, id="clock_set_back_read_again"),
+        pytest.param([OFFSET, None, None], 3, id="offset_unsure_read_each_time"),
+        pytest.param([OFFSET + 0.495] * 3, 3, id="near_a_whole_second_read_each_time"),
+    ],
+)
+def test_the_boot_time_is_read_again_when_the_wall_clock_moves(offsets: list[float | None], reads: int) -> None:
+    """/proc/stat is read once while the wall clock less the time since boot stays put, and
+    again when it moves, cannot be measured, or lies near a whole second (the kernel's btime
+    is whole seconds: the next reading might round the other way)."""
+    read = CountedReads()
+    given = iter(offsets)
+    boot_time = processes.BootTime(offset=lambda: next(given), read=read)
+    for _ in offsets:
+        assert boot_time() == psutil.boot_time()
+    assert read.paths == [f"{processes.PROC_ROOT}/stat"] * reads
+
+
+def test_the_real_offset_is_measured_within_a_millisecond_or_not_at_all() -> None:
+    offset = processes.boot_offset()
+    assert offset is None or abs(offset - psutil.boot_time()) < 1.0

@@ -20,6 +20,7 @@ import pytest
 from core.clock import FixedClock
 from core.engine import runner
 from core.engine.runner import KILL_GRACE_SECONDS, TaskIdentity, only_zombies, prepare, run_command
+from tests.engine.task_scripts import MEGABYTE_ON_EACH_PIPE, ignoring_sigterm, leaving_a_grandchild
 
 PY = sys.executable
 CLOCK = FixedClock(datetime(2026, 3, 8, 7, 0, tzinfo=UTC))
@@ -52,14 +53,7 @@ def test_a_normal_exit() -> None:
 
 def test_more_output_than_a_pipe_buffer_on_both_pipes() -> None:
     """A megabyte on each pipe, interleaved: the loop must keep reading both, or the child blocks."""
-    script = (
-        "import sys\n"
-        "for i in range(1024):\n"
-        "    sys.stdout.write('o' * 1023 + '\\n'); sys.stderr.write('e' * 1023 + '\\n')\n"
-        "sys.stdout.write('END-OUT'); sys.stderr.write('END-ERR')\n"
-        "sys.exit(5)\n"
-    )
-    result = run(script, timeout=60)
+    result = run(MEGABYTE_ON_EACH_PIPE, timeout=60)
     assert (result.exit_status, result.error_class) == (5, None)
     assert result.stdout_tail.endswith("END-OUT") and result.stderr_tail.endswith("END-ERR")
     assert "earlier bytes not kept" in result.stdout_tail
@@ -67,15 +61,7 @@ def test_more_output_than_a_pipe_buffer_on_both_pipes() -> None:
 
 def test_a_timeout_kills_the_whole_group_even_what_ignores_sigterm(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
-    script = (
-        "import signal, subprocess, sys, time\n"
-        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-        "child = subprocess.Popen([sys.executable, '-c', "
-        "'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
-        "print('started', flush=True)\n"
-        "time.sleep(60)\n"
-    )
+    script = ignoring_sigterm(pidfile)
     result = run(script, timeout=1.0)
     assert (result.error_class, result.exit_status, result.signal) == ("timeout", None, signal.SIGKILL)
     assert result.stdout_tail == "started\n"
@@ -99,12 +85,7 @@ def test_a_timeout_of_a_group_that_goes_at_sigterm_does_not_wait_out_the_grace(t
 
 def test_a_grandchild_holding_the_pipe_is_not_waited_for(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
-    script = (
-        "import subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
-        "print('parent done', flush=True)\n"
-    )
+    script = leaving_a_grandchild(pidfile)
     began = time.monotonic()
     result = run(script)
     took = time.monotonic() - began

@@ -146,8 +146,8 @@ def test_a_whole_session(run: Session) -> None:
         "applied daily-ops-summary revision 1 (cutover 2026-03-01T12:00:00Z, tzdb 2026f); a new schedule\n"
     )
     assert run.ok("engine", "run", "--once", now="2026-03-02T07:30:10Z") == (
-        "pass at 2026-03-02T07:30:10Z: materialized 4, promoted 1, expired 0, recovered 0, started 1, "
-        "skipped for overlap 0; outcomes: SUCCEEDED 1\n"
+        "pass at 2026-03-02T07:30:10Z: materialized 4, promoted 1, expired 0, recovered 0, "
+        "started 1 (daily-ops-summary), skipped for overlap 0; outcomes: SUCCEEDED 1 (daily-ops-summary)\n"
     )
 
     rows = run.rows()
@@ -213,8 +213,8 @@ def test_a_whole_session(run: Session) -> None:
         "cancelled 3 occurrences of earlier revisions\n"
     )
     assert run.ok("engine", "run", "--once", now="2026-03-03T07:30:05Z") == (
-        "pass at 2026-03-03T07:30:05Z: materialized 4, promoted 1, expired 0, recovered 0, started 1, "
-        "skipped for overlap 0; outcomes: UNKNOWN_EFFECT 1\n"
+        "pass at 2026-03-03T07:30:05Z: materialized 4, promoted 1, expired 0, recovered 0, "
+        "started 1 (daily-ops-summary), skipped for overlap 0; outcomes: UNKNOWN_EFFECT 1 (daily-ops-summary)\n"
     )
     (unknown,) = run.rows("--state", "UNKNOWN_EFFECT")
     assert (unknown["revision"], unknown["nominalLocal"], unknown["attempts"]) == (2, "2026-03-03T02:30:00", 1)
@@ -413,7 +413,9 @@ def test_backfill_runs_what_never_ran(run: Session) -> None:
             f"backfill of {by_id['2026-03-04T02:30:00']} (2026-03-04T02:30:00): mail outage",
         ),
     ]
-    assert run.ok("engine", "run", "--once", now="2026-03-05T12:00:05Z").endswith("outcomes: SUCCEEDED 2\n")
+    assert run.ok("engine", "run", "--once", now="2026-03-05T12:00:05Z").endswith(
+        "outcomes: SUCCEEDED 2 (daily-ops-summary 2)\n"
+    )
     assert run.refused("backfill", SID, "--from", "2026-03-05", "--to", "2026-03-09", now="2026-03-05T12:00:00Z") == (
         "schedctl backfill: --to 2026-03-09T04:00:00Z is in the future; a backfill runs a past range"
     )

@@ -124,8 +124,10 @@ def test_a_task_that_cannot_start_is_a_spawn_error_and_the_next_one_runs(
     ids = two_runs_now(ledger, clock)
     if where == "prepare":
         monkeypatch.setattr(run_stage, "prepare", first_call_only(runner.prepare, broken))
-    else:
+    else:  # whichever way the runner starts the task (posix_spawn here, Popen elsewhere)
         monkeypatch.setattr(runner.subprocess, "Popen", first_call_only(runner.subprocess.Popen, broken))
+        if runner.posix_spawn is not None:
+            monkeypatch.setattr(runner, "posix_spawn", first_call_only(runner.posix_spawn, broken))
     engine = Engine(ledger, clock, EngineOptions(max_workers=1))
     report = engine.run_once()
     assert report.outcomes == {"FAILED": 1, "SUCCEEDED": 1}
