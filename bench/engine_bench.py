@@ -22,6 +22,11 @@ were materialized:
 Run by hand: ``.venv/bin/python bench/engine_bench.py [--count N]``. Prints
 occurrences per second and ratios. Target: the engine with ``true`` at least
 half the direct spawn rate.
+
+With ``--pg URL --engines N``: several engine processes on one PostgreSQL
+ledger instead, with no-op tasks and with ``sleep 0.2``, each against one
+engine in the same run, with the duplicates and lost occurrences counted
+(:mod:`team_bench`).
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchkit import TimingEngine, instant_success
+import team_bench
+from benchkit import TimingEngine, instant_success, interval_spec
 
 from core.clock import FixedClock
 from core.engine import claim as claim_stage
@@ -51,28 +57,13 @@ from core.engine import run as run_stage
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
-from core.spec_validation import parse_spec
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 RUNS = 3
 
 
 def _spec(count: int) -> Any:
-    return parse_spec(
-        {
-            "schema": "scheduleSpec.v1",
-            "scheduleId": "bench",
-            "revision": 1,
-            "timeZone": "UTC",
-            "kind": "interval",
-            "every": "PT1M",
-            "anchor": "2026-03-02T00:00:00Z",
-            "cutoverAt": "2026-03-02T00:00:00Z",
-            "latenessWindow": f"PT{count + 10}M",  # no misfires: every due row runs
-            "horizon": "PT1H",
-            "task": {"argv": ["true"], "effect": "idempotent", "timeout": "PT1M"},
-        }
-    )
+    return interval_spec("bench", count, ["true"])
 
 
 class TimedEngine(TimingEngine):
@@ -273,7 +264,19 @@ def best(runs: int, *measures: Callable[[], tuple[float, int]]) -> list[tuple[fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=300, help="occurrences per measurement (default 300)")
+    parser.add_argument("--pg", metavar="URL", help="a PostgreSQL server: measure several engines on it instead")
+    parser.add_argument("--engines", type=int, default=4, help="with --pg: the most engines at once (default 4)")
+    parser.add_argument("--jobs", type=int, default=640, help="with --pg: due occurrences (default 640)")
+    parser.add_argument("--schedules", type=int, default=32, help="with --pg: schedules they belong to (default 32)")
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"with --pg: rounds, the best kept (default {RUNS})")
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        team_bench.worker(args.worker[0], args.worker[1], int(args.worker[2]))
+        return
+    if args.pg:
+        team_bench.team(args.pg, args.engines, args.jobs, args.schedules, args.runs)
+        return
     n = args.count
     print(f"{n} occurrences, best of {RUNS} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")
     no_op, engine_true, direct, runner, floor, floor_true = best(

@@ -33,7 +33,7 @@ from core.engine.runner import RunResult
 from core.engine.statements import IN_FLIGHT, Gate
 from core.enums import Kind
 from core.ledger import events
-from core.ledger.db import Ledger
+from core.ledger.db import Ledger, lock_schedules
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState, check_transition
 from core.spec import ScheduleSpec
@@ -225,6 +225,7 @@ def finish(
     following: Claim | None = None
     try:
         with write() as session:
+            lock_schedules(session, [claim.schedule_id])  # beside other engines, the schedule's rows first
             pending: list[events.NewEvent] = []
             record(session, ctx, claim, result, outcome, ctx.clock.now(), pending)
             while queue and following is None and not (stop is not None and stop.is_set()):
@@ -242,4 +243,4 @@ def finish(
 
 def execute(ledger: Ledger, ctx: Context, claim: Claim, report: PassReport) -> None:
     """Run a claimed occurrence's task and record how it ended."""
-    finish(ledger.write, ctx, claim, run.run_claim(ctx, claim, report), report)
+    finish(lambda: ledger.write(serialize=False), ctx, claim, run.run_claim(ctx, claim, report), report)

@@ -107,6 +107,17 @@ def _unindexed(column: Any) -> Any:
     return type_coerce(column, String).concat(literal_column("''"))
 
 
+def in_flight_elsewhere(session: Session, worker: str, schedule_id: str | None = None) -> set[str]:
+    """Schedules (or the one) with an occurrence in flight under another worker's claim."""
+    stmt = select(_occ.c.schedule_id).where(
+        or_(_occ.c.state == _S.DISPATCHING, _occ.c.state == _S.RUNNING),
+        or_(_occ.c.lease_owner.is_(None), _occ.c.lease_owner != worker),
+    )
+    if schedule_id is not None:
+        stmt = stmt.where(_unindexed(_occ.c.schedule_id) == schedule_id)
+    return set(session.scalars(stmt.distinct()))
+
+
 # The statements below are built once: executing a prepared statement skips
 # SQLAlchemy's construction and cache-key work, most of a statement's cost here.
 
@@ -392,7 +403,7 @@ def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[
     occurrences moved."""
     epoch = session.scalar(select(_meta.c.execution_epoch))
     moved: list[str] = []
-    for h in held:
+    for h in sorted(held, key=lambda h: h.occurrence_id):  # rows in one order, whoever locks several
         if h.epoch != epoch:
             continue  # fenced: the claim is void, its lease runs out
         row = session.execute(
@@ -427,7 +438,7 @@ def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[
 def renew_leases(session: Session, held: Sequence[Held], until: datetime) -> None:
     """Extend the leases of claims still current; a fenced claim is left to expire."""
     epoch = session.scalar(select(_meta.c.execution_epoch))
-    for h in held:
+    for h in sorted(held, key=lambda h: h.occurrence_id):
         if h.epoch != epoch:
             continue
         session.execute(

@@ -19,7 +19,7 @@ from typing import TypedDict
 from sqlalchemy import bindparam, insert
 from sqlalchemy.orm import Session
 
-from core.ledger.db import lock_for_write, session_actor
+from core.ledger.db import lock_for_write, session_actor, shared_write
 from core.ledger.event_types import (
     EVENT_CLASSES,
     AttemptIgnored,
@@ -84,6 +84,11 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
     ]
     if not rows:
         return 0
+    shared = shared_write(session)
+    if shared is not None:  # written last, at commit (core.ledger.db.flush_events)
+        shared.rows.extend(rows)
+        shared.insert = _INSERT.run_many
+        return len(rows)
     # Event ids must become visible in commit order (see core.ledger.db).
     lock_for_write(session)
     # Not the ORM's bulk insert: events are written on every state change.
