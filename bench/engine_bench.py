@@ -269,13 +269,14 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=640, help="with --pg: due occurrences (default 640)")
     parser.add_argument("--schedules", type=int, default=32, help="with --pg: schedules they belong to (default 32)")
     parser.add_argument("--runs", type=int, default=RUNS, help=f"with --pg: rounds, the best kept (default {RUNS})")
+    parser.add_argument("--no-sweep", action="store_true", help="with --pg: passes skip the materialization sweep")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         team_bench.worker(args.worker[0], args.worker[1], int(args.worker[2]))
         return
     if args.pg:
-        team_bench.team(args.pg, args.engines, args.jobs, args.schedules, args.runs)
+        team_bench.team(args.pg, args.engines, args.jobs, args.schedules, args.runs, sweep=not args.no_sweep)
         return
     n = args.count
     print(f"{n} occurrences, best of {RUNS} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")

@@ -6,7 +6,9 @@ occurrences add up to ``--jobs``, and starts N engine processes that each
 make passes until one claims nothing. The clock of every engine is fixed past
 the last due time (nothing is a misfire). Each measurement is timed from the
 moment all N engines are ready (opened, their imports done) to the moment the
-last one exits.
+last one exits. With ``--no-sweep`` each pass skips the materialization sweep,
+which finds nothing to do on the ledger materialized beforehand: what remains
+is the engines' claims and outcomes.
 
 Two tasks: ``no-op`` (the runner replaced in each engine process by one that
 succeeds at once: the ledger's own work) and ``sleep`` (a real ``sleep 0.2``
@@ -84,13 +86,13 @@ def _counts(url: str) -> tuple[int, int, int]:
     return succeeded, sum(n - 1 for n in per), due - succeeded
 
 
-def measure(server: str, engines: int, task: str, jobs: int, schedules: int) -> dict[str, float]:
+def measure(server: str, engines: int, task: str, jobs: int, schedules: int, sweep: bool) -> dict[str, float]:
     """One measurement: seconds for ``engines`` processes to run ``jobs`` occurrences."""
     per_schedule = jobs // schedules
     with fresh_database(server) as url:
         _prepare(url, schedules, per_schedule, TASKS[task])
         here = Path(__file__).resolve().with_name("engine_bench.py")
-        argv = [sys.executable, str(here), "--worker", url, task, str(per_schedule)]
+        argv = [sys.executable, str(here), "--worker", url, task if sweep else f"{task}/no-sweep", str(per_schedule)]
         procs = [
             subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(engines)
         ]
@@ -115,17 +117,20 @@ def worker(url: str, task: str, per_schedule: int) -> None:
     """One engine process: passes until one claims nothing."""
     from benchkit import instant_success
 
+    from core.engine import plan
     from core.engine import run as run_stage
     from core.engine.engine import Engine, EngineOptions
 
     clock = _clock(per_schedule)
+    task, _, sweep = task.partition("/")
     with open_ledger(url, clock) as ledger:
         engine = Engine(ledger, clock, EngineOptions(max_workers=4))
         print("ready", flush=True)
         sys.stdin.readline()
-        patch = mock.patch.object(run_stage, "run_command", instant_success) if task == "no-op" else None
-        if patch is not None:
-            patch.start()
+        if task == "no-op":
+            mock.patch.object(run_stage, "run_command", instant_success).start()
+        if sweep:  # everything is materialized already: the sweep would find nothing to do
+            mock.patch.object(plan, "materialize", lambda *args, **kwargs: None).start()
         started = 0
         while True:
             report = engine.run_once()
@@ -135,15 +140,18 @@ def worker(url: str, task: str, per_schedule: int) -> None:
         print(json.dumps({"started": started}), flush=True)
 
 
-def team(server: str, most: int, jobs: int, schedules: int, runs: int) -> None:
-    """Print jobs/s for 1, 2, ... ``most`` engines, each against one engine in the same run."""
+def team(server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep: bool = True) -> None:
+    """Print jobs/s for 1, 2, ... ``most`` engines, each against one engine in the same run.
+    Without ``sweep``, each engine's pass skips the materialization sweep (the ledger is
+    materialized beforehand, so it has nothing to do): the claims and outcomes alone."""
     counts = sorted({1, *(n for n in (2, 4) if n < most), most})
-    print(f"{jobs} jobs over {schedules} schedules on PostgreSQL, best of {runs} runs, engines {counts}")
+    what = "passes" if sweep else "passes without the materialization sweep"
+    print(f"{jobs} jobs over {schedules} schedules on PostgreSQL, {what}, best of {runs} runs, engines {counts}")
     for task in TASKS:
         best: dict[int, dict[str, float]] = {}
         for _ in range(runs):
             for n in counts:
-                result = measure(server, n, task, jobs, schedules)
+                result = measure(server, n, task, jobs, schedules, sweep)
                 if n not in best or result["rate"] > best[n]["rate"]:
                     best[n] = result
                 if result["duplicates"] or result["lost"]:

@@ -103,8 +103,7 @@ def claim_in(
     ``pending`` when given (the caller appends them all at once)."""
     if gate is not None and state in CLAIMABLE:
         assert state is not None
-        if not lock_schedules(session, [gate.schedule_id], skip_locked=True):
-            return None  # another engine is claiming on the schedule right now: its turn
+        lock_schedules(session, [gate.schedule_id])
         claimed = statements.try_claim(session, occurrence_id, state, gate, now, ctx.worker, now + ctx.options.lease)
         if claimed is not None:
             held, event = open_attempt(session, ctx, claimed, gate.epoch, now)

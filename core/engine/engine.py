@@ -153,11 +153,8 @@ class Engine:
                 session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
             )
             gates = statements.gates(session) if ready else {}
-            elsewhere = self._held_elsewhere(session) if ready else set()
         firsts: dict[str, tuple[str, OccurrenceState]] = {}
         for sid, occ_id, state in ready:
-            if sid in elsewhere:
-                continue
             queues[sid].append(occ_id)
             firsts.setdefault(sid, (occ_id, state))
         if not queues:
@@ -195,22 +192,6 @@ class Engine:
             pool.shutdown(wait=True)
         else:
             pool.shutdown(wait=False)
-
-    def _held_elsewhere(self, session: Session) -> set[str]:
-        """Schedules another engine runs now, which this one leaves to it (PostgreSQL, where
-        engines work side by side; their next occurrence is that engine's to claim, or the
-        next pass's). On SQLite, engines take turns: the claim finds out, as always."""
-        if self.ledger.dialect != "postgresql":
-            return set()
-        with self.context.lock:
-            mine = set(self._workers)
-        return statements.in_flight_elsewhere(session, self.worker) - mine
-
-    def _run_elsewhere(self, session: Session, schedule_id: str) -> bool:
-        """Whether another engine runs the schedule now (PostgreSQL; see :meth:`_held_elsewhere`)."""
-        if self.ledger.dialect != "postgresql":
-            return False
-        return bool(statements.in_flight_elsewhere(session, self.worker, schedule_id))
 
     def _claim_together(
         self,
@@ -327,8 +308,6 @@ class Engine:
                         schedule_id=schedule_id,
                     )
                     queue = deque((oid, state) for _, oid, state in ready)
-                    if queue and fresh is None and self._run_elsewhere(session, schedule_id):
-                        return  # another engine took the schedule since the dispatch: it runs what is due
                     gate = claim_stage.gate(session, schedule_id) if queue else None
             progressed = False
             claim = fresh if fresh is not None else self._claim_first(queue, report, gate)

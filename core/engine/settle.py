@@ -90,11 +90,6 @@ def settle(
 
     Events go to ``pending`` when given (the caller appends them, in order, in the
     same transaction); otherwise they are appended at once."""
-    if attempt is not None:
-        if attempt.ended is None:
-            statements.finish_lost_attempt(session, attempt.attempt_id, now, outcome.state)
-        else:
-            statements.finish_attempt(session, attempt.attempt_id, dict(attempt.ended) | {"outcome": outcome.state})
     new = outcome.state
     values: dict[str, object] = {
         "reason": outcome.reason,
@@ -124,6 +119,13 @@ def settle(
         previous = _S.RUNNING
     check_transition(previous, new, occurrence.occurrence_id)
     statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values)
+    # The occurrence's row before its attempt's, as the lease keeper's RUNNING takes them:
+    # beside it (PostgreSQL), the opposite order could wait on each other.
+    if attempt is not None:
+        if attempt.ended is None:
+            statements.finish_lost_attempt(session, attempt.attempt_id, now, outcome.state)
+        else:
+            statements.finish_attempt(session, attempt.attempt_id, dict(attempt.ended) | {"outcome": outcome.state})
     recorded.append(
         events.OccurrenceTransitioned(
             at=now,

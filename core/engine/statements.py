@@ -4,9 +4,10 @@ the attempt's end, keep its lease. The stages (:mod:`core.engine.claim`,
 
 These are Core statements on the ledger's tables, with no ORM objects, so
 that the ledger's own work per occurrence stays below the cost of spawning a
-process. Each function runs inside the caller's write transaction (writers
-are serialized, see :mod:`core.ledger.db`) and writes the events of the
-changes it makes in that same transaction.
+process. Each function runs inside the caller's write transaction (on
+PostgreSQL one that shares the write lock with other engines' and holds the
+rows of the schedules it decides on, see :mod:`core.ledger.db`) and writes the
+events of the changes it makes in that same transaction.
 
 :func:`try_claim` is the compare-and-set of invariant 3 in one ``UPDATE …
 RETURNING`` (SQLite 3.35+, PostgreSQL): the occurrence is still in the state
@@ -105,17 +106,6 @@ def gates(session: Session, schedule_id: str | None = None) -> dict[str, Gate]:
 def _unindexed(column: Any) -> Any:
     """``column || ''``: the same value, which SQLite will not look up in an index."""
     return type_coerce(column, String).concat(literal_column("''"))
-
-
-def in_flight_elsewhere(session: Session, worker: str, schedule_id: str | None = None) -> set[str]:
-    """Schedules (or the one) with an occurrence in flight under another worker's claim."""
-    stmt = select(_occ.c.schedule_id).where(
-        or_(_occ.c.state == _S.DISPATCHING, _occ.c.state == _S.RUNNING),
-        or_(_occ.c.lease_owner.is_(None), _occ.c.lease_owner != worker),
-    )
-    if schedule_id is not None:
-        stmt = stmt.where(_unindexed(_occ.c.schedule_id) == schedule_id)
-    return set(session.scalars(stmt.distinct()))
 
 
 # The statements below are built once: executing a prepared statement skips

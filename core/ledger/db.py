@@ -354,7 +354,8 @@ class SharedWrite:
 
     transaction: SessionTransaction | None
     rows: list[dict[str, Any]] = field(default_factory=list)
-    insert: Callable[[Session, list[dict[str, Any]]], None] | None = None
+    #: Inserts rows on the driver's connection (see :mod:`core.ledger.events`).
+    insert: Callable[[Any, list[dict[str, Any]]], None] | None = None
 
 
 def _share_write(session: Session) -> None:
@@ -395,16 +396,23 @@ def lock_schedules(session: Session, schedule_ids: Collection[str], *, skip_lock
 
 
 def flush_events(session: Session) -> None:
-    """Write the events a shared write kept back, last: under the event log's own lock,
-    held until commit, so that their ids become visible in commit order. The lock is
-    taken when nothing else is left to wait for, so no two writers wait on each other."""
+    """Write the events a shared write kept back, last, and commit: under the event log's
+    own lock, held until the commit, so that their ids become visible in commit order.
+    The lock is taken when nothing else is left to wait for, so no two writers wait on
+    each other; and the lock, the events and the commit go to the server in one pipeline,
+    so that no writer holds it while this process waits for its turn to run."""
     shared = shared_write(session)
     if shared is None or not shared.rows:
         return
     assert shared.insert is not None
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": EVENT_LOCK_KEY})
+    session.flush()  # the transaction's own changes first: the commit below ends it
     rows, shared.rows = shared.rows, []
-    shared.insert(session, rows)
+    driver = session.connection().connection.driver_connection
+    with driver.pipeline():  # type: ignore[union-attr]
+        driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])  # type: ignore[union-attr]
+        shared.insert(driver, rows)
+        driver.commit()  # type: ignore[union-attr]
+    # What commits the session afterwards finds the transaction ended: the driver does nothing.
 
 
 class NoActorError(RuntimeError):
