@@ -71,7 +71,8 @@ class TimedEngine(TimingEngine):
 
     STAGES: ClassVar[dict[str, tuple[object, str]]] = {
         "promote": (promote, "promote"),
-        "first claim": (claim_stage, "claim"),
+        "first claims, made together": (claim_stage, "claim_together"),
+        "a worker's own first claim": (claim_stage, "claim"),
         "list what is due": (claim_stage, "claimable"),
         "run the task": (run_stage, "run_claim"),
         "record outcome + next claim": (settle, "finish"),
