@@ -15,6 +15,29 @@ from core.engine.engine import Engine
 from core.engine.runner import PreparedCommand, RunResult
 
 
+def interval_spec(schedule_id: str, due: int, argv: list[str], **more: Any) -> Any:
+    """An interval schedule every minute from 2026-03-02 00:00 UTC whose ``due`` first
+    occurrences are no misfire when run late (every due row runs)."""
+    from core.spec_validation import parse_spec
+
+    return parse_spec(
+        {
+            "schema": "scheduleSpec.v1",
+            "scheduleId": schedule_id,
+            "revision": 1,
+            "timeZone": "UTC",
+            "kind": "interval",
+            "every": "PT1M",
+            "anchor": "2026-03-02T00:00:00Z",
+            "cutoverAt": "2026-03-02T00:00:00Z",
+            "latenessWindow": f"PT{due + 10}M",
+            "horizon": "PT1H",
+            "task": {"argv": argv, "effect": "idempotent", "timeout": "PT1M"},
+            **more,
+        }
+    )
+
+
 def instant_success(
     command: PreparedCommand,
     timeout: timedelta,

@@ -24,6 +24,11 @@ were materialized:
 Run by hand: ``.venv/bin/python bench/engine_bench.py [--count N] [--runs N] [--quick]``. Prints
 occurrences per second and ratios. Target: the engine with ``true`` at least
 0.6 times the direct spawn rate.
+
+With ``--pg URL --engines N``: several engine processes on one PostgreSQL
+ledger instead, with no-op tasks and with ``sleep 0.2``, each against one
+engine in the same run, with the duplicates and lost occurrences counted
+(:mod:`team_bench`).
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchkit import TimingEngine, instant_success
+import team_bench
+from benchkit import TimingEngine, instant_success, interval_spec
 
 from core.clock import FixedClock
 from core.engine import claim as claim_stage
@@ -54,28 +60,13 @@ from core.engine import runner as runner_module
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
-from core.spec_validation import parse_spec
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 RUNS = 3
 
 
 def _spec(count: int) -> Any:
-    return parse_spec(
-        {
-            "schema": "scheduleSpec.v1",
-            "scheduleId": "bench",
-            "revision": 1,
-            "timeZone": "UTC",
-            "kind": "interval",
-            "every": "PT1M",
-            "anchor": "2026-03-02T00:00:00Z",
-            "cutoverAt": "2026-03-02T00:00:00Z",
-            "latenessWindow": f"PT{count + 10}M",  # no misfires: every due row runs
-            "horizon": "PT1H",
-            "task": {"argv": ["true"], "effect": "idempotent", "timeout": "PT1M"},
-        }
-    )
+    return interval_spec("bench", count, ["true"])
 
 
 class TimedEngine(TimingEngine):
@@ -83,7 +74,8 @@ class TimedEngine(TimingEngine):
 
     STAGES: ClassVar[dict[str, tuple[object, str]]] = {
         "promote": (promote, "promote"),
-        "first claim": (claim_stage, "claim"),
+        "first claims, made together": (claim_stage, "claim_together"),
+        "a worker's own first claim": (claim_stage, "claim"),
         "list what is due": (claim_stage, "claimable"),
         "run the task": (run_stage, "run_claim"),
         "record outcome + next claim": (settle, "finish"),
@@ -289,7 +281,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--count", type=int, default=300, help="occurrences per measurement (default 300)")
     parser.add_argument("--runs", type=int, default=RUNS, help=f"rounds, the fastest kept (default {RUNS})")
     parser.add_argument("--quick", action="store_true", help="one round of 10 occurrences: checks the bench works")
+    parser.add_argument("--pg", metavar="URL", help="a PostgreSQL server: measure several engines on it instead")
+    parser.add_argument("--engines", type=int, default=4, help="with --pg: the most engines at once (default 4)")
+    parser.add_argument("--jobs", type=int, default=640, help="with --pg: due occurrences (default 640)")
+    parser.add_argument("--schedules", type=int, default=32, help="with --pg: schedules they belong to (default 32)")
+    parser.add_argument("--no-sweep", action="store_true", help="with --pg: passes skip the materialization sweep")
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        team_bench.worker(args.worker[0], args.worker[1], int(args.worker[2]))
+        return
+    if args.pg:
+        team_bench.team(args.pg, args.engines, args.jobs, args.schedules, args.runs, sweep=not args.no_sweep)
+        return
     n, runs = (10, 1) if args.quick else (args.count, args.runs)
     print(f"{n} occurrences, best of {runs} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")
     no_op, engine_true, engine_popen, direct, runner, runner_popen, floor, floor_true = best(

@@ -12,7 +12,7 @@ out why, applying the overlap policy or claiming anyway. Either way
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
@@ -25,6 +25,7 @@ from core.engine.specs import active_spec
 from core.engine.statements import IN_FLIGHT, Claimed, Gate
 from core.enums import OverlapPolicy
 from core.ledger import events
+from core.ledger.db import lock_schedules, shared_write
 from core.ledger.models import Attempt, Occurrence, Revision, Schedule
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
 from core.spec import ScheduleSpec
@@ -102,6 +103,7 @@ def claim_in(
     ``pending`` when given (the caller appends them all at once)."""
     if gate is not None and state in CLAIMABLE:
         assert state is not None
+        lock_schedules(session, [gate.schedule_id])
         claimed = statements.try_claim(session, occurrence_id, state, gate, now, ctx.worker, now + ctx.options.lease)
         if claimed is not None:
             held, event = open_attempt(session, ctx, claimed, gate.epoch, now)
@@ -114,6 +116,42 @@ def claim_in(
         events.append_many(session, pending)  # in order, before whatever the careful path records
         pending.clear()
     return _claim_careful(session, ctx, occurrence_id, report, now)
+
+
+def claim_together(
+    write: Callable[[], AbstractContextManager[Session]],
+    ctx: Context,
+    candidates: Sequence[tuple[Gate, str, OccurrenceState]],
+) -> tuple[dict[str, Claim], set[str]]:
+    """Claim the first due occurrence of several schedules (its gate, its id and the state
+    it was seen in) in one write transaction, each by the one-statement compare-and-set.
+    Returns the claims by schedule, and the schedules passed over because another
+    engine holds them right now (PostgreSQL: their rows are locked).
+
+    Nothing starts before the transaction commits: each claim is durable, with its
+    attempt row and event, before its task is started. An occurrence whose claim
+    does not apply is left to its schedule's worker (the careful path)."""
+    claims: dict[str, Claim] = {}
+    wanted = {gate.schedule_id for gate, _, _ in candidates}
+    try:
+        with write() as session:
+            now = ctx.clock.now()
+            held = lock_schedules(session, wanted, skip_locked=True)
+            pending: list[events.NewEvent] = []
+            for gate, occurrence_id, state in candidates:
+                if gate.schedule_id not in held:
+                    continue
+                lease = now + ctx.options.lease
+                claimed = statements.try_claim(session, occurrence_id, state, gate, now, ctx.worker, lease)
+                if claimed is not None:
+                    claims[gate.schedule_id], event = open_attempt(session, ctx, claimed, gate.epoch, now)
+                    pending.append(event)
+            events.append_many(session, pending)
+    except BaseException:
+        for claimed_one in claims.values():  # rolled back with the rest
+            ctx.release(claimed_one.occurrence_id)
+        raise
+    return claims, wanted - held
 
 
 def open_attempt(
@@ -154,6 +192,12 @@ def _claim_careful(
     occ = session.get(Occurrence, occurrence_id, populate_existing=True)
     if occ is None or occ.state not in CLAIMABLE:
         return None
+    if shared_write(session) is not None:
+        # Beside other engines: decide on the row as it is once its schedule is held.
+        lock_schedules(session, [occ.schedule_id])
+        occ = session.get(Occurrence, occurrence_id, populate_existing=True, with_for_update={"key_share": True})
+        if occ is None or occ.state not in CLAIMABLE:
+            return None
     if occ.state is _S.RETRY_WAIT and (occ.retry_at is None or occ.retry_at > now):
         return None
     schedule = session.get(Schedule, occ.schedule_id, populate_existing=True, with_for_update=True)

@@ -15,6 +15,7 @@ event; commands run outside transactions.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -29,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.engine import claim as claim_stage
-from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle
+from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle, statements
 from core.engine.activity import Activity
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
@@ -37,6 +38,7 @@ from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
 from core.ledger import events
 from core.ledger.db import Ledger
+from core.ledger.states import OccurrenceState
 from core.placement import Placement
 
 __all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
@@ -153,8 +155,11 @@ class Engine:
             ready = claim_stage.claimable(
                 session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
             )
-        for sid, occ_id, _state in ready:
+            gates = statements.gates(session) if ready else {}
+        firsts: dict[str, tuple[str, OccurrenceState]] = {}
+        for sid, occ_id, state in ready:
             queues[sid].append(occ_id)
+            firsts.setdefault(sid, (occ_id, state))
         if not queues:
             return
         jobs: list[tuple[str, list[str] | None]] = []
@@ -171,6 +176,9 @@ class Engine:
                     jobs.append((sid, extra))
         if not jobs:
             return
+        claims, taken = self._claim_together(jobs, firsts, gates)
+        # Claimed ones first, so that each starts at once; none of what another engine holds.
+        jobs = sorted((job for job in jobs if job[0] not in taken), key=lambda job: job[0] not in claims)
         started = self.clock.now()
         for sid, _ in jobs:
             with ctx.lock:
@@ -180,7 +188,7 @@ class Engine:
         pool = ThreadPoolExecutor(max_workers=self.options.max_workers, thread_name_prefix="tidemark-task")
 
         def submit(sid: str, only: list[str] | None) -> Callable[[PassReport], Future[None]]:
-            return lambda own: pool.submit(self.work_schedule, sid, only, own)
+            return lambda own: pool.submit(self.work_schedule, sid, only, own, claims.get(sid))
 
         # Each worker writes a report of its own, told on this pass's report or a later one.
         futures = [self.activity.start(sid, submit(sid, only)) for sid, only in jobs]
@@ -193,10 +201,32 @@ class Engine:
         else:
             pool.shutdown(wait=False)
 
-    def work_schedule(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
+    def _claim_together(
+        self,
+        jobs: list[tuple[str, list[str] | None]],
+        firsts: dict[str, tuple[str, OccurrenceState]],
+        gates: dict[str, Gate],
+    ) -> tuple[dict[str, Claim], set[str]]:
+        """Claim the first due occurrence of as many schedules as the pass has workers, in
+        one transaction (:func:`core.engine.claim.claim_together`). Returns the claims, and
+        the schedules another engine holds (no worker is started for those)."""
+        candidates = [
+            (gates[sid], *firsts[sid]) for sid, only in jobs if only is None and sid in gates and sid in firsts
+        ]
+        if self.ledger.dialect == "postgresql":  # engines side by side: each starts on different schedules
+            candidates.sort(key=lambda seen: hashlib.blake2b(f"{self.worker} {seen[0].schedule_id}".encode()).digest())
+        candidates = candidates[: self.options.max_workers]
+        if not candidates or self._stop.is_set():
+            return {}, set()
+        return claim_stage.claim_together(lambda: self.ledger.write(serialize=False), self.context, candidates)
+
+    def work_schedule(
+        self, schedule_id: str, only: list[str] | None, report: PassReport, first: Claim | None = None
+    ) -> None:
         """A worker: run a schedule's due occurrences one at a time, oldest first,
         until none is left (caught-up runs never overlap each other). ``only``
         limits it to those occurrences (an extra worker under overlapPolicy ALLOW).
+        ``first``: the schedule's first occurrence, claimed already by the dispatch.
 
         Each attempt's outcome is recorded in the same transaction as the next
         claim, so a run of due occurrences costs one write transaction each.
@@ -204,11 +234,12 @@ class Engine:
         An exception that kills the worker is logged and recorded as an event, and
         the worker restarts (at most WORKER_RESTARTS times a pass), first recording
         the attempt it had in hand."""
-        self._held.pending = None
+        self._held.pending = (first, None) if first is not None else None
+        self._held.fresh = first
         try:
             for restarts in range(WORKER_RESTARTS + 1):
                 try:
-                    with self.ledger.writer() as transaction:
+                    with self.ledger.writer(serialize=False) as transaction:
                         self._held.transaction = transaction
                         self._work_queue(schedule_id, only, report)
                     return
@@ -228,7 +259,7 @@ class Engine:
     def _write(self) -> AbstractContextManager[Session]:
         """A write transaction: on the worker's held connection when there is one."""
         transaction = getattr(self._held, "transaction", None)
-        return transaction() if transaction is not None else self.ledger.write()
+        return transaction() if transaction is not None else self.ledger.write(serialize=False)
 
     def _worker_died(self, schedule_id: str, exc: Exception, restarted: bool) -> None:
         """A log line and an event about a worker an exception killed. When it is not
@@ -266,7 +297,9 @@ class Engine:
     def _work_queue(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
         ctx = self.context
         pending: tuple[Claim, RunResult | None] | None = self._held.pending
-        if pending is not None:  # what a worker that died had in hand: run it or record its end first
+        fresh: Claim | None = self._held.fresh  # claimed by the dispatch, not run yet
+        self._held.fresh = None
+        if pending is not None and fresh is None:  # what a worker that died had in hand: run it or record its end
             self._settle_held(*pending, report)
         while True:
             queue: settle.Queue
@@ -285,7 +318,8 @@ class Engine:
                     queue = deque((oid, state) for _, oid, state in ready)
                     gate = claim_stage.gate(session, schedule_id) if queue else None
             progressed = False
-            claim = self._claim_first(queue, report, gate)
+            claim = fresh if fresh is not None else self._claim_first(queue, report, gate)
+            fresh = None
             while claim is not None:
                 progressed = True
                 self._held.pending = (claim, None)

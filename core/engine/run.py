@@ -186,7 +186,7 @@ def probe(task: Task, identity: TaskIdentity, clock: Clock) -> Callable[[], Verd
 
 def mark_running(ledger: Ledger, ctx: Context, running: Sequence[Claim]) -> None:
     """DISPATCHING -> RUNNING for claims whose task has run a while (the lease keeper's call)."""
-    with ledger.write() as session:
+    with ledger.write(serialize=False) as session:
         with ctx.lock:
             held = [c.held(ctx.tasks.get(c.attempt_id)) for c in running]
         statements.mark_running(session, held, ctx.clock.now())
@@ -194,7 +194,7 @@ def mark_running(ledger: Ledger, ctx: Context, running: Sequence[Claim]) -> None
 
 def renew_leases(ledger: Ledger, ctx: Context, running: Sequence[Claim]) -> None:
     """Extend the leases of running claims (the lease keeper's call)."""
-    with ledger.write() as session:
+    with ledger.write(serialize=False) as session:
         statements.renew_leases(session, [c.held() for c in running], ctx.clock.now() + ctx.options.lease)
 
 

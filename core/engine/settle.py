@@ -33,7 +33,7 @@ from core.engine.runner import RunResult
 from core.engine.statements import IN_FLIGHT, Gate
 from core.enums import Kind
 from core.ledger import events
-from core.ledger.db import Ledger
+from core.ledger.db import Ledger, lock_schedules
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState, check_transition
 from core.spec import ScheduleSpec
@@ -90,11 +90,6 @@ def settle(
 
     Events go to ``pending`` when given (the caller appends them, in order, in the
     same transaction); otherwise they are appended at once."""
-    if attempt is not None:
-        if attempt.ended is None:
-            statements.finish_lost_attempt(session, attempt.attempt_id, now, outcome.state)
-        else:
-            statements.finish_attempt(session, attempt.attempt_id, dict(attempt.ended) | {"outcome": outcome.state})
     new = outcome.state
     values: dict[str, object] = {
         "reason": outcome.reason,
@@ -124,6 +119,13 @@ def settle(
         previous = _S.RUNNING
     check_transition(previous, new, occurrence.occurrence_id)
     statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values)
+    # The occurrence's row before its attempt's, as the lease keeper's RUNNING takes them:
+    # beside it (PostgreSQL), the opposite order could wait on each other.
+    if attempt is not None:
+        if attempt.ended is None:
+            statements.finish_lost_attempt(session, attempt.attempt_id, now, outcome.state)
+        else:
+            statements.finish_attempt(session, attempt.attempt_id, dict(attempt.ended) | {"outcome": outcome.state})
     recorded.append(
         events.OccurrenceTransitioned(
             at=now,
@@ -225,6 +227,7 @@ def finish(
     following: Claim | None = None
     try:
         with write() as session:
+            lock_schedules(session, [claim.schedule_id])  # beside other engines, the schedule's rows first
             pending: list[events.NewEvent] = []
             record(session, ctx, claim, result, outcome, ctx.clock.now(), pending)
             while queue and following is None and not (stop is not None and stop.is_set()):
@@ -242,4 +245,4 @@ def finish(
 
 def execute(ledger: Ledger, ctx: Context, claim: Claim, report: PassReport) -> None:
     """Run a claimed occurrence's task and record how it ended."""
-    finish(ledger.write, ctx, claim, run.run_claim(ctx, claim, report), report)
+    finish(lambda: ledger.write(serialize=False), ctx, claim, run.run_claim(ctx, claim, report), report)

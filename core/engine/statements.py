@@ -4,9 +4,10 @@ the attempt's end, keep its lease. The stages (:mod:`core.engine.claim`,
 
 These are Core statements on the ledger's tables, with no ORM objects, so
 that the ledger's own work per occurrence stays below the cost of spawning a
-process. Each function runs inside the caller's write transaction (writers
-are serialized, see :mod:`core.ledger.db`) and writes the events of the
-changes it makes in that same transaction.
+process. Each function runs inside the caller's write transaction (on
+PostgreSQL one that shares the write lock with other engines' and holds the
+rows of the schedules it decides on, see :mod:`core.ledger.db`) and writes the
+events of the changes it makes in that same transaction.
 
 :func:`try_claim` is the compare-and-set of invariant 3 in one ``UPDATE …
 RETURNING`` (SQLite 3.35+, PostgreSQL): the occurrence is still in the state
@@ -392,7 +393,7 @@ def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[
     occurrences moved."""
     epoch = session.scalar(select(_meta.c.execution_epoch))
     moved: list[str] = []
-    for h in held:
+    for h in sorted(held, key=lambda h: h.occurrence_id):  # rows in one order, whoever locks several
         if h.epoch != epoch:
             continue  # fenced: the claim is void, its lease runs out
         row = session.execute(
@@ -427,7 +428,7 @@ def mark_running(session: Session, held: Sequence[Held], now: datetime) -> list[
 def renew_leases(session: Session, held: Sequence[Held], until: datetime) -> None:
     """Extend the leases of claims still current; a fenced claim is left to expire."""
     epoch = session.scalar(select(_meta.c.execution_epoch))
-    for h in held:
+    for h in sorted(held, key=lambda h: h.occurrence_id):
         if h.epoch != epoch:
             continue
         session.execute(

@@ -11,6 +11,14 @@ Write transactions are serialized on both backends: SQLite by ``BEGIN
 IMMEDIATE``, PostgreSQL by a transaction-level advisory lock (:func:`lock_for_write`).
 That keeps event ids in commit order, so a reader following "events after id N"
 never skips one that commits late.
+
+On PostgreSQL an engine's claims and outcomes are the exception
+(``write(serialize=False)``): they hold the same lock in its shared mode, so that
+engines claim side by side while every serialized writer (publishing, pausing,
+fencing, materializing) still runs alone. Such a transaction keeps the
+schedule's gate by locking its schedule's row (:func:`lock_schedules`), and
+writes its events last, under a lock of their own held until commit
+(:func:`flush_events`): event ids still become visible in commit order.
 """
 
 from __future__ import annotations
@@ -21,8 +29,9 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, closing, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +43,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, make_url, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 from core.actor import Actor, current_actor
 from core.clock import Clock, SystemClock
@@ -47,8 +56,14 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_BUSY_TIMEOUT = 5.0
 #: The key of PostgreSQL's write lock: a fixed number derived from a fixed name.
 WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger write").digest()[:8], "big", signed=True)
+#: The key of PostgreSQL's lock on the event log, taken last by a transaction that shares the write lock.
+EVENT_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger events").digest()[:8], "big", signed=True)
 _WRITE_OPTION = "tidemark_write"
 _LOCKED = "tidemark_write_locked"
+#: Where a transaction that shares the write lock (PostgreSQL) keeps its events until commit.
+_SHARED = "tidemark_write_shared"
+#: Where such a transaction keeps the schedules whose rows it has locked.
+_SCHEDULES = "tidemark_locked_schedules"
 #: Where a held writer's session keeps its driver connection during a transaction.
 DRIVER = "tidemark_driver"
 #: Seconds to wait for a PostgreSQL server before giving up (unless the URL says).
@@ -332,6 +347,74 @@ def lock_for_write(session: Session) -> None:
     session.info[_LOCKED] = session.get_transaction()
 
 
+@dataclass
+class SharedWrite:
+    """A PostgreSQL transaction that holds the write lock in its shared mode: its
+    events wait here until commit (see :func:`flush_events`)."""
+
+    transaction: SessionTransaction | None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Inserts rows on the driver's connection (see :mod:`core.ledger.events`).
+    insert: Callable[[Any, list[dict[str, Any]]], None] | None = None
+
+
+def _share_write(session: Session) -> None:
+    """Take the write lock in its shared mode: serialized writers wait for this
+    transaction, and it for them, but transactions that share it run side by side."""
+    session.execute(text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": WRITE_LOCK_KEY})
+    session.info[_SHARED] = SharedWrite(session.get_transaction())
+    session.info[_SCHEDULES] = set()
+
+
+def shared_write(session: Session) -> SharedWrite | None:
+    """The shared write of the session's transaction (None: it is serialized, or SQLite's)."""
+    shared = session.info.get(_SHARED)
+    if isinstance(shared, SharedWrite) and shared.transaction is session.get_transaction():
+        return shared
+    return None
+
+
+def lock_schedules(session: Session, schedule_ids: Collection[str], *, skip_locked: bool = False) -> set[str]:
+    """Lock the rows of these schedules until commit (``FOR NO KEY UPDATE``, in id order),
+    in a transaction that shares the write lock; returns those it holds. With
+    ``skip_locked``, a row another transaction holds is passed over instead of waited for.
+
+    What a claim decides on a schedule (its gate, whether something of it is in flight)
+    then stays true until it commits; elsewhere (SQLite, a serialized writer) the
+    write lock already gives that, and every id is returned."""
+    if shared_write(session) is None:
+        return set(schedule_ids)
+    held: set[str] = session.info[_SCHEDULES]
+    wanted = sorted(set(schedule_ids) - held)
+    if wanted:
+        stmt = text(
+            "SELECT id FROM schedules WHERE id = ANY(:ids) ORDER BY id FOR NO KEY UPDATE"
+            + (" SKIP LOCKED" if skip_locked else "")
+        )
+        held.update(session.scalars(stmt, {"ids": wanted}))
+    return held & set(schedule_ids)
+
+
+def flush_events(session: Session) -> None:
+    """Write the events a shared write kept back, last, and commit: under the event log's
+    own lock, held until the commit, so that their ids become visible in commit order.
+    The lock is taken when nothing else is left to wait for, so no two writers wait on
+    each other; and the lock, the events and the commit go to the server in one pipeline,
+    so that no writer holds it while this process waits for its turn to run."""
+    shared = shared_write(session)
+    if shared is None or not shared.rows:
+        return
+    assert shared.insert is not None
+    session.flush()  # the transaction's own changes first: the commit below ends it
+    rows, shared.rows = shared.rows, []
+    driver = session.connection().connection.driver_connection
+    with driver.pipeline():  # type: ignore[union-attr]
+        driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])  # type: ignore[union-attr]
+        shared.insert(driver, rows)
+        driver.commit()  # type: ignore[union-attr]
+    # What commits the session afterwards finds the transaction ended: the driver does nothing.
+
+
 class NoActorError(RuntimeError):
     """An event written in a session that is not a :class:`Ledger`'s write transaction."""
 
@@ -403,20 +486,30 @@ class Ledger:
         """``actor`` (else the ledger's, else this process's) with the session's database role."""
         return (actor or self.actor or current_actor()).with_role(self._login_role(session))
 
+    def _begin_write(self, session: Session, serialize: bool) -> None:
+        session.connection()  # begin now, so that the write lock is taken first
+        if serialize or self.dialect != "postgresql":
+            lock_for_write(session)
+        else:
+            _share_write(session)
+
     @contextmanager
-    def write(self, actor: Actor | None = None) -> Iterator[Session]:
+    def write(self, actor: Actor | None = None, *, serialize: bool = True) -> Iterator[Session]:
         """One unit of work: commits when the block ends, rolls back if it raises.
 
         Every event it writes records ``actor`` (default: the ledger's, else this
-        process's OS user and host) with the database role (:func:`session_actor`)."""
+        process's OS user and host) with the database role (:func:`session_actor`).
+
+        Without ``serialize`` (an engine's claims and outcomes), PostgreSQL runs it beside
+        other such transactions (see the module's docstring); SQLite serializes it anyway."""
         with self._writers or contextlib.nullcontext(), self._write.begin() as session:
-            session.connection()  # begin now, so that the write lock is taken first
-            lock_for_write(session)
+            self._begin_write(session, serialize)
             session.info[_ACTOR] = self._actor(session, actor)
             yield session
+            flush_events(session)
 
     @contextmanager
-    def writer(self) -> Iterator[Callable[[], AbstractContextManager[Session]]]:
+    def writer(self, *, serialize: bool = True) -> Iterator[Callable[[], AbstractContextManager[Session]]]:
         """Many units of work for a loop that writes often (an engine worker):
         yields a factory of ``write()``-like transactions, each committed when its
         block ends. Objects loaded in one transaction are forgotten at its end:
@@ -429,7 +522,8 @@ class Ledger:
         each transaction takes one from the pool, checked first.
 
         Every transaction's events record this process's actor (the ledger's, else
-        its OS user and host), worked out once for the loop."""
+        its OS user and host), worked out once for the loop. ``serialize`` as for
+        :meth:`write`."""
         mine = self.actor or current_actor()
         if self.dialect != "sqlite":
             with self._write() as pooled:
@@ -438,10 +532,10 @@ class Ledger:
                 def pooled_transaction() -> Iterator[Session]:
                     try:
                         with pooled.begin():
-                            pooled.connection()  # begin now, so that the write lock is taken first
-                            lock_for_write(pooled)
+                            self._begin_write(pooled, serialize)
                             pooled.info[_ACTOR] = self._actor(pooled, mine)
                             yield pooled
+                            flush_events(pooled)
                     finally:
                         pooled.close()  # the connection goes back to the pool, loaded rows are forgotten
 

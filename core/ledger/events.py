@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TypedDict
+from functools import cache
+from typing import Any, TypedDict
 
+from psycopg.types.json import Json
 from sqlalchemy import bindparam, insert
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
-from core.ledger.db import lock_for_write, session_actor
+from core.ledger.db import lock_for_write, session_actor, shared_write
 from core.ledger.event_types import (
     EVENT_CLASSES,
     AttemptIgnored,
@@ -84,11 +87,28 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
     ]
     if not rows:
         return 0
+    shared = shared_write(session)
+    if shared is not None:  # written last, with the commit (core.ledger.db.flush_events)
+        shared.rows.extend(rows)
+        shared.insert = _insert_on_driver
+        return len(rows)
     # Event ids must become visible in commit order (see core.ledger.db).
     lock_for_write(session)
     # Not the ORM's bulk insert: events are written on every state change.
     _INSERT.run_many(session, rows)
     return len(rows)
+
+
+@cache
+def _driver_insert() -> str:
+    """The events' INSERT as PostgreSQL's driver takes it."""
+    return str(_INSERT.statement.compile(dialect=postgresql.psycopg.dialect()))  # type: ignore[no-untyped-call]
+
+
+def _insert_on_driver(driver: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert events on PostgreSQL's driver connection (in its pipeline, see
+    :func:`core.ledger.db.flush_events`), their data as JSON the way SQLAlchemy writes it."""
+    driver.cursor().executemany(_driver_insert(), [row | {"data": Json(row["data"])} for row in rows])
 
 
 class TransitionDetail(TypedDict, total=False):

@@ -11,7 +11,8 @@ afterwards where each one landed::
 
     pass <clock>             a pass begins (materialization comes first)
     materialized <clock>     materialization of that pass is committed
-    claimed <occ> <attempt>  a claim (and its attempt row) is committed
+    claimed <occ> <attempt>  a claim (and its attempt row) is committed (one line
+                             each for the claims a pass makes together)
     recorded <occ> <attempt> the attempt's outcome is committed (with the next
                              claim, if any, whose marker follows)
     done                     every pass ran; the process exits 0
@@ -57,6 +58,7 @@ class MarkedEngine(Engine):
 def mark_stages(markers: Markers) -> None:
     """Wrap the stages this engine calls so that each says when it is done."""
     promote_stage, claim_stage, finish_stage = promote.promote, claim.claim, settle.finish
+    together_stage = claim.claim_together
 
     def promoting(session: Session, now: datetime, report: PassReport, **hold: Any) -> None:
         # run_once materializes first, then promotes.
@@ -79,7 +81,15 @@ def mark_stages(markers: Markers) -> None:
             markers.write(f"claimed {following.occurrence_id} {following.attempt_id}")
         return following
 
+    def claiming_together(write: Any, ctx: Context, candidates: Any) -> tuple[dict[str, Claim], set[str]]:
+        # A pass claims the first due occurrence of several schedules in one transaction.
+        made, taken = together_stage(write, ctx, candidates)
+        for held in made.values():
+            markers.write(f"claimed {held.occurrence_id} {held.attempt_id}")
+        return made, taken
+
     promote.promote, claim.claim, settle.finish = promoting, claiming, finishing
+    claim.claim_together = claiming_together
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,13 +7,23 @@ engine's context.
 
 from __future__ import annotations
 
+from typing import Any
+
+from core.clock import FixedClock
 from core.engine import claim as claim_stage
 from core.engine import plan, settle
 from core.engine import promote as promote_stage
 from core.engine.context import Claim, PassReport
 from core.engine.engine import Engine
 from core.engine.statements import Gate
+from core.ledger.db import Ledger
+from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
+
+from . import by_nominal, spec, utc
+
+#: A task that succeeds at once and may run again.
+TRUE = {"argv": ["/bin/true"], "effect": "idempotent"}
 
 
 def materialize(engine: Engine, report: PassReport) -> None:
@@ -54,3 +64,17 @@ def claim(
 def execute(engine: Engine, claim: Claim, report: PassReport) -> None:
     """Run a claim of ``engine`` and record how it ended."""
     settle.execute(engine.ledger, engine.context, claim, report)
+
+
+def due(ledger: Ledger, clock: FixedClock, **overrides: Any) -> tuple[Engine, str]:
+    """The 2026-03-02 02:30 New York run, promoted to DUE, and an engine that saw it
+    (the daily spec with ``overrides``; its task succeeds at once)."""
+    with ledger.write() as session:
+        publish(session, spec(**{"cutoverAt": "2026-03-02T00:00:00Z", "task": TRUE, **overrides}), clock)
+    engine = Engine(ledger, clock)
+    engine.run_once()
+    clock.set(utc("2026-03-02T07:30:10Z"))
+    promote(engine, PassReport())
+    with ledger.read() as session:
+        occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
+    return engine, occ_id

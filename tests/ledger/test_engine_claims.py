@@ -22,27 +22,14 @@ from core.ledger.models import Attempt, Event, Occurrence
 from core.ledger.publish import disable, publish
 from core.ledger.states import OccurrenceState as S
 
-from . import by_nominal, spec, utc
 from . import engine_stages as stages
+from . import spec, utc
 
-TRUE = {"argv": ["/bin/true"], "effect": "idempotent"}
-
-
-def _due(ledger: Ledger, clock: FixedClock, **overrides: Any) -> tuple[Engine, str]:
-    """The 2026-03-02 02:30 New York run, promoted to DUE, and an engine that saw it."""
-    with ledger.write() as session:
-        publish(session, spec(**{"cutoverAt": "2026-03-02T00:00:00Z", "task": TRUE, **overrides}), clock)
-    engine = Engine(ledger, clock)
-    engine.run_once()
-    clock.set(utc("2026-03-02T07:30:10Z"))
-    stages.promote(engine, PassReport())
-    with ledger.read() as session:
-        occ_id = by_nominal(session)[("2026-03-02T02:30:00", 0)].occurrence_id
-    return engine, occ_id
+TRUE = stages.TRUE
 
 
 def test_a_gate_moved_since_it_was_seen_loses_to_the_disable(ledger: Ledger, clock: FixedClock) -> None:
-    engine, occ_id = _due(ledger, clock)
+    engine, occ_id = stages.due(ledger, clock)
     seen = stages.gate(engine, "daily-ops-summary")
     assert seen is not None
     with ledger.write() as session:
@@ -55,7 +42,7 @@ def test_a_gate_moved_since_it_was_seen_loses_to_the_disable(ledger: Ledger, clo
 
 
 def test_a_revision_published_since_takes_the_position(ledger: Ledger, clock: FixedClock) -> None:
-    engine, occ_id = _due(ledger, clock)
+    engine, occ_id = stages.due(ledger, clock)
     seen = stages.gate(engine, "daily-ops-summary")
     with ledger.write() as session:
         publish(session, spec(revision=2, cutoverAt="2026-03-02T00:00:00Z", task=TRUE), clock)
@@ -63,7 +50,7 @@ def test_a_revision_published_since_takes_the_position(ledger: Ledger, clock: Fi
 
 
 def test_a_fence_since_then_claims_under_the_new_epoch(ledger: Ledger, clock: FixedClock) -> None:
-    engine, occ_id = _due(ledger, clock)
+    engine, occ_id = stages.due(ledger, clock)
     seen = stages.gate(engine, "daily-ops-summary")
     assert seen is not None and seen.epoch == 1
     fence(ledger, clock, note="host lost")
@@ -72,7 +59,7 @@ def test_a_fence_since_then_claims_under_the_new_epoch(ledger: Ledger, clock: Fi
 
 
 def test_the_one_statement_claim_writes_what_the_careful_one_does(ledger: Ledger, clock: FixedClock) -> None:
-    engine, occ_id = _due(ledger, clock)
+    engine, occ_id = stages.due(ledger, clock)
     claim = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
     assert claim is not None
     with ledger.read() as session:
@@ -95,7 +82,7 @@ def test_the_one_statement_claim_writes_what_the_careful_one_does(ledger: Ledger
 
 
 def test_a_quick_run_records_each_state_with_its_event(ledger: Ledger, clock: FixedClock) -> None:
-    engine, occ_id = _due(ledger, clock)
+    engine, occ_id = stages.due(ledger, clock)
     engine.run_once()
     with ledger.read() as session:
         moves = [
@@ -168,7 +155,7 @@ def test_the_lease_keeper_marks_running_and_renews_until_forgotten() -> None:
 
 @pytest.mark.parametrize("effect", ["idempotent", "non_idempotent"])
 def test_a_stale_late_result_is_ignored_on_the_hot_path(ledger: Ledger, clock: FixedClock, effect: str) -> None:
-    engine, occ_id = _due(ledger, clock, task={**TRUE, "effect": effect})
+    engine, occ_id = stages.due(ledger, clock, task={**TRUE, "effect": effect})
     stale = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
     assert stale is not None
     with ledger.write() as session:  # another engine took it over meanwhile
@@ -186,7 +173,7 @@ def test_a_stale_late_result_is_ignored_on_the_hot_path(ledger: Ledger, clock: F
 
 
 def test_a_stopped_engine_claims_nothing_more(ledger: Ledger, clock: FixedClock) -> None:
-    engine, occ_id = _due(ledger, clock)
+    engine, occ_id = stages.due(ledger, clock)
     engine.stop()
     report = PassReport()
     engine.work_schedule("daily-ops-summary", None, report)

@@ -473,10 +473,10 @@ def test_a_run_about_to_start_is_not_an_overlap_of_itself(
     entered, release = threading.Event(), threading.Event()
     work = engine.work_schedule
 
-    def slow_start(schedule_id: str, only: list[str] | None, report: Any) -> None:
+    def slow_start(schedule_id: str, only: list[str] | None, report: Any, first: Any = None) -> None:
         entered.set()
         assert release.wait(30)
-        work(schedule_id, only, report)
+        work(schedule_id, only, report, first)
 
     monkeypatch.setattr(engine, "work_schedule", slow_start)
     engine.run_once(wait=False)

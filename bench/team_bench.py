@@ -1,0 +1,165 @@
+"""Several engines on one PostgreSQL ledger: jobs per second against one engine.
+
+``engine_bench.py --pg URL --engines N`` creates a fresh database on the server
+for each measurement, publishes ``--schedules`` interval schedules whose due
+occurrences add up to ``--jobs``, and starts N engine processes that each
+make passes until one claims nothing. The clock of every engine is fixed past
+the last due time (nothing is a misfire). Each measurement is timed from the
+moment all N engines are ready (opened, their imports done) to the moment the
+last one exits. With ``--no-sweep`` each pass skips the materialization sweep,
+which finds nothing to do on the ledger materialized beforehand: what remains
+is the engines' claims and outcomes.
+
+Two tasks: ``no-op`` (the runner replaced in each engine process by one that
+succeeds at once: the ledger's own work) and ``sleep`` (a real ``sleep 0.2``
+process: a task that waits). Then, from the ledger: duplicates (attempts
+beyond one per occurrence; a task started twice) and lost (due occurrences
+that did not succeed). Both must be 0.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from benchkit import interval_spec
+from sqlalchemy import create_engine, func, make_url, select, text
+
+from core.clock import FixedClock
+from core.ledger import materialize_all, open_ledger, publish
+from core.ledger.models import Attempt, Occurrence
+
+T0 = datetime(2026, 3, 2, tzinfo=UTC)
+TASKS = {"no-op": ["true"], "sleep": ["sleep", "0.2"]}
+
+
+def _spec(schedule: int, per_schedule: int, argv: list[str]) -> Any:
+    return interval_spec(f"team-{schedule:03d}", per_schedule, argv, misfirePolicy="CATCH_UP_ALL", runsOn={"any": True})
+
+
+def _clock(per_schedule: int) -> FixedClock:
+    return FixedClock(T0 + timedelta(minutes=per_schedule - 1, seconds=30))
+
+
+@contextmanager
+def fresh_database(server: str) -> Iterator[str]:
+    """A database of its own on the server, dropped afterwards."""
+    admin = make_url(server).set(drivername="postgresql+psycopg")
+    name = f"tidemark_team_bench_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(admin, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        engine.dispose()
+
+
+def _prepare(url: str, schedules: int, per_schedule: int, argv: list[str]) -> None:
+    clock = _clock(per_schedule)
+    with open_ledger(url, clock) as ledger:
+        for i in range(schedules):
+            with ledger.write() as session:
+                publish(session, _spec(i, per_schedule, argv), clock)
+        with ledger.write() as session:
+            materialize_all(session, clock)
+
+
+def _counts(url: str) -> tuple[int, int, int]:
+    """(succeeded, duplicates, lost) of the due occurrences."""
+    with open_ledger(url, FixedClock(T0)) as ledger, ledger.read() as session:
+        states = dict(session.execute(select(Occurrence.state, func.count()).group_by(Occurrence.state)).all())
+        per = session.scalars(select(func.count(Attempt.attempt_id)).group_by(Attempt.occurrence_id)).all()
+    succeeded = sum(n for state, n in states.items() if state.value == "SUCCEEDED")
+    due = sum(n for state, n in states.items() if state.value != "PLANNED")
+    return succeeded, sum(n - 1 for n in per), due - succeeded
+
+
+def measure(server: str, engines: int, task: str, jobs: int, schedules: int, sweep: bool) -> dict[str, float]:
+    """One measurement: seconds for ``engines`` processes to run ``jobs`` occurrences."""
+    per_schedule = jobs // schedules
+    with fresh_database(server) as url:
+        _prepare(url, schedules, per_schedule, TASKS[task])
+        here = Path(__file__).resolve().with_name("engine_bench.py")
+        argv = [sys.executable, str(here), "--worker", url, task if sweep else f"{task}/no-sweep", str(per_schedule)]
+        procs = [
+            subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(engines)
+        ]
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        start = time.perf_counter()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.close()
+        started = 0
+        for proc in procs:
+            assert proc.stdout is not None
+            started += json.loads(proc.stdout.read() or "{}").get("started", 0)
+            proc.wait()
+        seconds = time.perf_counter() - start
+        succeeded, duplicates, lost = _counts(url)
+    return {"seconds": seconds, "rate": succeeded / seconds, "duplicates": duplicates, "lost": lost}
+
+
+def worker(url: str, task: str, per_schedule: int) -> None:
+    """One engine process: passes until one claims nothing."""
+    from benchkit import instant_success
+
+    from core.engine import plan
+    from core.engine import run as run_stage
+    from core.engine.engine import Engine, EngineOptions
+
+    clock = _clock(per_schedule)
+    task, _, sweep = task.partition("/")
+    with open_ledger(url, clock) as ledger:
+        engine = Engine(ledger, clock, EngineOptions(max_workers=4))
+        print("ready", flush=True)
+        sys.stdin.readline()
+        if task == "no-op":
+            mock.patch.object(run_stage, "run_command", instant_success).start()
+        if sweep:  # everything is materialized already: the sweep would find nothing to do
+            mock.patch.object(plan, "materialize", lambda *args, **kwargs: None).start()
+        started = 0
+        while True:
+            report = engine.run_once()
+            started += report.started
+            if report.started == 0:
+                break
+        print(json.dumps({"started": started}), flush=True)
+
+
+def team(server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep: bool = True) -> None:
+    """Print jobs/s for 1, 2, ... ``most`` engines, each against one engine in the same run.
+    Without ``sweep``, each engine's pass skips the materialization sweep (the ledger is
+    materialized beforehand, so it has nothing to do): the claims and outcomes alone."""
+    counts = sorted({1, *(n for n in (2, 4) if n < most), most})
+    what = "passes" if sweep else "passes without the materialization sweep"
+    print(f"{jobs} jobs over {schedules} schedules on PostgreSQL, {what}, best of {runs} runs, engines {counts}")
+    for task in TASKS:
+        best: dict[int, dict[str, float]] = {}
+        for _ in range(runs):
+            for n in counts:
+                result = measure(server, n, task, jobs, schedules, sweep)
+                if n not in best or result["rate"] > best[n]["rate"]:
+                    best[n] = result
+                if result["duplicates"] or result["lost"]:
+                    best[n] = result  # a wrong run is what is shown
+        one = best[1]["rate"]
+        for n in counts:
+            r = best[n]
+            print(
+                f"  {task:<6} {n} engine{'s' if n > 1 else ' '}  {r['rate']:8,.1f} jobs/s  "
+                f"{r['rate'] / one:5.2f}x one engine  duplicates {int(r['duplicates'])}  lost {int(r['lost'])}"
+            )
