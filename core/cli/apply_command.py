@@ -1,9 +1,10 @@
 """``schedctl apply SPEC...``: publish one spec, several, or a folder of them (a team's workspace).
 
 Every file is read and validated first; two files with one schedule id are
-refused. Then all are published in one write transaction
-(:func:`core.ledger.publish_many.publish_all`): every refusal of every file is
-listed, each line starting with its file, and nothing is published (exit 2).
+refused. Then everything the ledger would refuse is asked of every spec before
+any is written (:func:`core.ledger.publish_many.publish_all`): every refusal of
+every file is listed, each line starting with its file, and nothing is
+published (exit 2). Otherwise the specs are published in short batches.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.common import EXIT_OK, Invalid, UsageError, problem_lines, read_spec, warn_credentials
+from core.cli.common import EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines, read_spec, warn_credentials
 from core.cli.ledger_access import command_clock, open_command_ledger
-from core.cli.output import out, plural
+from core.cli.output import err, out, plural
 
 if TYPE_CHECKING:
     import argparse
@@ -119,7 +120,7 @@ def _line(outcome: Outcome) -> str:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    """Validate every spec, then publish each as its schedule's next revision: all of them, or none."""
+    """Validate every spec, then publish each as its schedule's next revision (see the module)."""
     from core.ledger.publish_many import publish_all
 
     paths, notes = spec_paths(args.specs)
@@ -127,18 +128,27 @@ def cmd_apply(args: argparse.Namespace) -> int:
     zones = {item.spec.time_zone for item in items}
     # --now is read on the spec's clock when the specs share one zone, else in UTC.
     clock = command_clock(args, zones.pop()) if len(zones) == 1 else command_clock(args)
-
-    with open_command_ledger(args, clock) as ledger, ledger.write() as session:
-        outcomes = publish_all(session, items, clock)
-        refused = [o for o in outcomes if o.refused is not None]
-        if refused:  # raised inside the write: it rolls back, and nothing is published
-            lines = [line for o in refused if o.refused for line in problem_lines(o.item.name, o.refused)]
-            raise Invalid(lines + _nothing_published(len(refused), len(items)))
+    with open_command_ledger(args, clock) as ledger:
+        outcomes = publish_all(ledger, items, clock)
+    refused = [o for o in outcomes if o.refused is not None]
+    published = [o for o in outcomes if o.result is not None]
+    lines = [line for o in refused if o.refused for line in problem_lines(o.item.name, o.refused)]
+    if refused and not published:
+        raise Invalid(lines + _nothing_published(len(refused), len(items)))
     for note in notes:
         out(note)
     for outcome in outcomes:
-        out(_line(outcome))
+        if not outcome.left and outcome.refused is None:
+            out(_line(outcome))
+    if refused:  # another publisher got in part-way: what was published stays, and is unchanged next time
+        for line in lines:
+            err(line)
+        err(
+            f"published {len(published)} of {plural(len(items), 'spec')}, then stopped; "
+            "apply them again once that is fixed (those published are then unchanged)"
+        )
+        return EXIT_INVALID
     if len(items) > 1:
-        applied = sum(o.result is not None for o in outcomes)
-        out(f"applied {applied} of {plural(len(items), 'spec')}; {sum(o.unchanged for o in outcomes)} unchanged")
+        unchanged = sum(o.unchanged for o in outcomes)
+        out(f"applied {len(published)} of {plural(len(items), 'spec')}; {unchanged} unchanged")
     return EXIT_OK

@@ -1,10 +1,12 @@
 """``schedctl apply`` with several files or a folder (a team's workspace): every file is
-validated before any is published, all are published in one transaction or none, and a
-spec already published as it is stays unchanged (both databases)."""
+validated, and everything the ledger would refuse asked, before any is published; then
+they are published in short batches, and a spec already published as it is stays
+unchanged, so that applying again completes a run cut short (both databases)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,13 @@ import yaml
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import Engine
 
-from core.ledger import open_ledger
+from core.clock import FixedClock
+from core.ledger import open_ledger, publish_many
 from core.ledger.models import Revision, Schedule
+from core.ledger.publish import publish
+from core.spec_validation import parse_spec
 
+from . import NOW
 from .test_cli_ledger import PY, Session, run
 
 __all__ = ["run"]  # the fixture, shared with the ledger commands' tests
@@ -191,23 +197,26 @@ def statements() -> Iterator[dict[str, int]]:
     event.remove(Engine, "commit", committed)
 
 
-def test_a_folder_of_500_specs_is_one_transaction(run: Session, tmp_path: Path, statements: dict[str, int]) -> None:
+def test_a_folder_of_500_specs_is_published_in_short_batches(
+    run: Session, tmp_path: Path, statements: dict[str, int]
+) -> None:
     """Counted against one spec applied the same way, in the same run: one write
-    transaction whatever the folder holds, and a handful of statements per spec."""
+    transaction per 25 specs, and a handful of statements per spec."""
     one = write_spec(tmp_path / "one", "first")
     team = tmp_path / "team"
     for i in range(500):
         write_spec(team / f"group-{i % 10}", f"s-{i:03d}")
     run.ok("apply", one)  # the ledger is made and migrated before counting
     statements.update(statements=0, commits=0)
-    run.ok("apply", one)
+    run.ok("apply", write_spec(tmp_path / "one", "second"))
     single = dict(statements)
     statements.update(statements=0, commits=0)
     out = run.ok("apply", str(team))
     assert out.splitlines()[-1] == "applied 500 of 500 specs; 0 unchanged"
-    assert statements["commits"] == single["commits"]
-    # its schedule, revision, cancellations and event: none that grows with the folder
-    assert statements["statements"] - single["statements"] <= 8 * 500, (statements, single)
+    batches = 500 // publish_many.BATCH
+    assert statements["commits"] - single["commits"] == batches - 1
+    # its schedule, revision, cancellations and event, and a few per batch: none that grows with the folder
+    assert statements["statements"] - single["statements"] <= 8 * 500 + 5 * batches, (statements, single)
     statements.update(statements=0, commits=0)
     again = run.ok("apply", str(team))
     assert again.splitlines()[-1] == "applied 0 of 500 specs; 500 unchanged"
@@ -215,7 +224,71 @@ def test_a_folder_of_500_specs_is_one_transaction(run: Session, tmp_path: Path, 
     ledger = open_ledger(run.url)
     try:
         with ledger.read() as session:
-            assert session.scalar(select(func.count()).select_from(Schedule)) == 501
-            assert session.scalar(select(func.count()).select_from(Revision)) == 501
+            assert session.scalar(select(func.count()).select_from(Schedule)) == 502
+            assert session.scalar(select(func.count()).select_from(Revision)) == 502
     finally:
         ledger.close()
+
+
+def test_a_crash_part_way_is_completed_by_applying_again(
+    run: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of two; the process dies while publishing the fourth spec: the first batch
+    stays, the second is rolled back, and the same command publishes the rest."""
+    team = tmp_path / "team"
+    for i in range(6):
+        write_spec(team, f"s-{i}")
+    monkeypatch.setattr(publish_many, "BATCH", 2)
+    real = publish_many.publish
+    calls = [0]
+
+    def dies_at_the_fourth(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 4:
+            raise SystemExit(137)  # as if killed: no line, no clean-up of ours
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(publish_many, "publish", dies_at_the_fourth)
+    with pytest.raises(SystemExit):
+        run("apply", str(team))
+    assert published(run.url) == {"s-0": [1], "s-1": [1]}
+    assert run.ok("apply", str(team)).splitlines()[1:] == [
+        "unchanged s-0 revision 1 (already published as it is)",
+        "unchanged s-1 revision 1 (already published as it is)",
+        *(f"applied s-{i} revision 1 (cutover 2026-03-01T12:00:00Z, tzdb 2026f); a new schedule" for i in range(2, 6)),
+        "applied 4 of 6 specs; 2 unchanged",
+    ]
+
+
+def test_another_publisher_in_between_stops_the_run_and_says_so(
+    run: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Revision 1 of s-3 is published by someone else after the check: the batch holding it
+    rolls back, what was published stays, and the refusal names the file."""
+    team = tmp_path / "team"
+    paths = [write_spec(team, f"s-{i}") for i in range(4)]
+    monkeypatch.setattr(publish_many, "BATCH", 2)
+    real = publish_many.writing
+    batches = [0]
+
+    @contextmanager
+    def someone_else_first(ledger: Any, actor: Any = None) -> Iterator[Any]:
+        batches[0] += 1
+        if batches[0] == 2:
+            with real(ledger) as session:
+                publish(session, parse_spec(yaml.safe_load(Path(paths[3]).read_text())), FixedClock(NOW))
+        with real(ledger, actor) as session:
+            yield session
+
+    monkeypatch.setattr(publish_many, "writing", someone_else_first)
+    status, out, err = run("apply", str(team))
+    assert status == 2
+    assert out.splitlines()[1:] == [
+        f"applied s-{i} revision 1 (cutover 2026-03-01T12:00:00Z, tzdb 2026f); a new schedule" for i in (0, 1)
+    ]
+    assert err.splitlines() == [
+        f"{paths[3]}: s-3 revision 1: revision 1 is already published; publish revision 2 or higher",
+        "published 2 of 4 specs, then stopped; apply them again once that is fixed (those published are then "
+        "unchanged)",
+    ]
+    assert published(run.url) == {"s-0": [1], "s-1": [1], "s-3": [1]}
