@@ -31,7 +31,6 @@ from sqlalchemy.orm import Session
 from core.actor import Actor
 from core.clock import Clock
 from core.errors import PublishError
-from core.ledger.access import writing
 from core.ledger.db import Ledger
 from core.ledger.models import Revision
 from core.ledger.publish import PublishResult, RevisionSource, publish, refuse_number, refuse_pin, refuse_task
@@ -134,7 +133,7 @@ def publish_all(
         batch = todo[start : start + BATCH]
         done: dict[int, PublishResult] = {}
         try:
-            with writing(ledger, actor) as session:
+            with ledger.write(actor) as session:
                 for index in batch:
                     item = items[index]
                     done[index] = publish(session, item.spec, clock, check_task=False, source=item.source)

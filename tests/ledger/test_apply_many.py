@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from core.clock import FixedClock
 from core.ledger import open_ledger, publish_many
+from core.ledger.db import Ledger
 from core.ledger.models import Revision, Schedule
 from core.ledger.publish import publish
 from core.spec_validation import parse_spec
@@ -268,11 +269,11 @@ def test_another_publisher_in_between_stops_the_run_and_says_so(
     team = tmp_path / "team"
     paths = [write_spec(team, f"s-{i}") for i in range(4)]
     monkeypatch.setattr(publish_many, "BATCH", 2)
-    real = publish_many.writing
+    real = Ledger.write
     batches = [0]
 
     @contextmanager
-    def someone_else_first(ledger: Any, actor: Any = None) -> Iterator[Any]:
+    def someone_else_first(ledger: Ledger, actor: Any = None) -> Iterator[Any]:
         batches[0] += 1
         if batches[0] == 2:
             with real(ledger) as session:
@@ -280,7 +281,7 @@ def test_another_publisher_in_between_stops_the_run_and_says_so(
         with real(ledger, actor) as session:
             yield session
 
-    monkeypatch.setattr(publish_many, "writing", someone_else_first)
+    monkeypatch.setattr(Ledger, "write", someone_else_first)
     status, out, err = run("apply", str(team))
     assert status == 2
     assert out.splitlines()[1:] == [
