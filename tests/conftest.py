@@ -1,11 +1,14 @@
-"""Fixtures shared by the core tests: the demo specs and spec files written on the fly."""
+"""Fixtures shared by the core tests: the demo specs, spec files written on the fly, and a
+count of the times dateutil produced."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from dateutil import rrule as du
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
 
@@ -35,3 +38,19 @@ def spec_file(tmp_path: Path) -> Callable[..., str]:
         return str(target)
 
     return write
+
+
+@pytest.fixture
+def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times dateutil produced, all rules together (one number, reset by hand):
+    the work of an expansion, counted instead of timed."""
+    seen = [0]
+    original = du.rrule._iter
+
+    def counting(self: du.rrule) -> Iterator[datetime]:
+        for when in original(self):
+            seen[0] += 1
+            yield when
+
+    monkeypatch.setattr(du.rrule, "_iter", counting)
+    return seen

@@ -1,4 +1,4 @@
-"""The ledger commands: apply, schedules, pause/resume/disable, ledger, attempts, db upgrade, drift and shadow.
+"""The ledger commands: schedules, pause/resume/disable, ledger, attempts, db upgrade, drift and shadow.
 
 Each does one unit of work on the ledger of --db (see :mod:`core.cli.ledger_access`).
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.cli.common import EXIT_OK, Invalid, UsageError, problem_lines, read_spec, warn_credentials
+from core.cli.common import EXIT_OK, Invalid, UsageError
 from core.cli.ledger_access import command_clock, open_command_ledger, upgrade_command_ledger
 from core.cli.output import out, plural, unicode_ok
 
@@ -17,34 +17,6 @@ if TYPE_CHECKING:
 #: Occurrences read per query when ``ledger`` lists without --limit.
 _PAGE = 1000
 _GATE_WORDS = {"pause": "paused", "resume": "resumed", "disable": "disabled"}
-
-
-def cmd_apply(args: argparse.Namespace) -> int:
-    """Validate a spec and publish it as its schedule's next revision."""
-    from core.errors import PublishError
-    from core.ledger.publish import RevisionSource, publish
-    from core.timefmt import fmt_utc
-
-    spec = read_spec(args.spec)
-    warn_credentials(args.spec, spec)
-    # The revision remembers its file (not standard input's), so the app can tell it from a namesake.
-    source = RevisionSource.of_file(args.spec) if args.spec != "-" else None
-    clock = command_clock(args, spec.time_zone)
-    with open_command_ledger(args, clock) as ledger:
-        try:
-            with ledger.write() as session:
-                result = publish(session, spec, clock, source=source)
-        except PublishError as exc:
-            raise Invalid(problem_lines(args.spec, exc)) from None
-    head = (
-        f"applied {result.schedule_id} revision {result.revision} "
-        f"(cutover {fmt_utc(result.cutover_at)}, tzdb {result.tzdb_version})"
-    )
-    if result.created:
-        out(f"{head}; a new schedule")
-    else:
-        out(f"{head}; cancelled {plural(len(result.cancelled), 'occurrence')} of earlier revisions")
-    return EXIT_OK
 
 
 def cmd_schedules(args: argparse.Namespace) -> int:

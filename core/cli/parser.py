@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.cli.apply_command import cmd_apply
 from core.cli.arguments import (
     Parser,
     day_count,
@@ -36,7 +37,6 @@ from core.cli.engine_commands import (
 from core.cli.export_crontab import cmd_export_crontab
 from core.cli.import_commands import cmd_import_crontab, cmd_import_systemd
 from core.cli.ledger_commands import (
-    cmd_apply,
     cmd_attempts,
     cmd_db_upgrade,
     cmd_drift,
@@ -301,11 +301,18 @@ _ENGINE = Command(
 _LEDGER_COMMANDS = (
     _ledger_command(
         "apply",
-        "publish a spec to the ledger",
+        "publish specs to the ledger",
         cmd_apply,
-        _SPEC,
-        description="Validate a spec and publish it as its schedule's next revision. Not-yet-started "
-        "occurrences of earlier revisions at or after its cutoverAt are cancelled.",
+        arg(
+            "specs",
+            nargs="+",
+            metavar="SPEC",
+            help="a YAML or JSON spec file (- for stdin), or a folder: its *.yaml and *.yml files below it",
+        ),
+        description="Validate every spec, then publish each as its schedule's next revision, all in one "
+        "transaction: when any spec is refused, nothing is published. A spec already published as it is "
+        "is left unchanged. Not-yet-started occurrences of earlier revisions at or after a new revision's "
+        "cutoverAt are cancelled.",
     ),
     _ledger_command("schedules", "list the ledger's schedules", cmd_schedules, _FORMAT),
     _gate("pause", "stop dispatching a schedule (occurrences are still materialized)"),

@@ -18,7 +18,7 @@ from enum import StrEnum
 from core.durations import format_duration
 from core.enums import Kind, MisfirePolicy
 from core.ledger.expired import ExpiryCut, fixed_offset
-from core.recurrence.compile import CompiledSchedule
+from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand
 
 
@@ -105,7 +105,9 @@ def plan_recovery(
 _FIRST_SPAN = timedelta(hours=1)
 
 
-def certain_expiry(compiled: CompiledSchedule, search_from: datetime, now: datetime) -> ExpiryCut | None:
+def certain_expiry(
+    compiled: CompiledSchedule, search_from: datetime, now: datetime, hint: CountHint | None = None
+) -> ExpiryCut | None:
     """The position before which every occurrence is certain to expire at ``now``,
     whatever is materialized: the rows :func:`plan_recovery` would expire anyway.
 
@@ -119,7 +121,10 @@ def certain_expiry(compiled: CompiledSchedule, search_from: datetime, now: datet
 
     CATCH_UP_ALL without catchUpWindow expires nothing for sure: None. The
     jitter margin keeps the cut exact although dispatch times move by up to
-    ``jitter`` from positions. Pure: no clock, no ledger.
+    ``jitter`` from positions. A rule with COUNT resumes its count at ``hint``
+    (a place in the count at or before ``search_from``: the one the ledger
+    stores for the schedule) instead of walking from DTSTART. Pure: no clock,
+    no ledger.
     """
     spec = compiled.spec
     jitter = spec.jitter or timedelta(0)
@@ -135,7 +140,7 @@ def certain_expiry(compiled: CompiledSchedule, search_from: datetime, now: datet
         why = f"missed by more than latenessWindow ({window}); misfirePolicy {policy.value} runs no missed occurrence"
         cuts.append(ExpiryCut(late_before, policy.value, why))
     elif policy is MisfirePolicy.CATCH_UP_BOUNDED and bound:
-        newest = _kth_newest_runnable(compiled, search_from, late_before, bound)
+        newest = _kth_newest_runnable(compiled, search_from, late_before, bound, hint)
         if newest is not None:
             why = (
                 f"missed by more than latenessWindow ({window}); "
@@ -147,13 +152,18 @@ def certain_expiry(compiled: CompiledSchedule, search_from: datetime, now: datet
     return max(cuts, key=lambda c: c.before)
 
 
-def _kth_newest_runnable(compiled: CompiledSchedule, lo: datetime, hi: datetime, k: int) -> datetime | None:
+def _kth_newest_runnable(
+    compiled: CompiledSchedule, lo: datetime, hi: datetime, k: int, hint: CountHint | None
+) -> datetime | None:
     """The position of the k-th newest runnable row in [lo, hi), looking back from
-    ``hi`` over doubling spans (never expanding from ``lo`` itself unless it must)."""
+    ``hi`` over doubling spans (never expanding from ``lo`` itself unless it must).
+    Nothing is expanded when the range is empty (the schedule is materialized past ``hi``)."""
+    if lo >= hi:
+        return None
     span = _FIRST_SPAN
     while True:
         start = max(lo, hi - span)
-        rows = _runnable_positions(compiled, start, hi)
+        rows = _runnable_positions(compiled, start, hi, hint)
         if len(rows) >= k:
             return rows[-k]
         if start <= lo:
@@ -161,14 +171,16 @@ def _kth_newest_runnable(compiled: CompiledSchedule, lo: datetime, hi: datetime,
         span *= 2
 
 
-def _runnable_positions(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> list[datetime]:
+def _runnable_positions(
+    compiled: CompiledSchedule, lo: datetime, hi: datetime, hint: CountHint | None
+) -> list[datetime]:
     """Positions of the runnable rows in [lo, hi), in order. Where the zone's offset
     is fixed and only the rule shapes the rows, straight from the rule's times."""
     offset = fixed_offset(compiled, lo, hi) if compiled.spec.kind is Kind.CALENDAR else None
     if offset is None or compiled.spec.start is None:
-        return [row.position for row in expand(compiled, lo, hi) if row.runnable]
+        return [row.position for row in expand(compiled, lo, hi, count_hint=hint) if row.runnable]
     out = []
-    for when, _moved in compiled.nominals((lo + offset).replace(tzinfo=None)):
+    for when, _moved in compiled.nominals((lo + offset).replace(tzinfo=None), hint=hint):
         position = (when - offset).replace(tzinfo=UTC)
         if position >= hi or (compiled.end_utc is not None and position > compiled.end_utc):
             break

@@ -101,8 +101,9 @@ class MaterializeResult:
 
 
 #: Where the occurrences certain to expire end: (active revision compiled, first
-#: position to look at, now) -> the cut, or None. See core.engine.misfire.certain_expiry.
-ExpiryRule = Callable[[CompiledSchedule, datetime, datetime], ExpiryCut | None]
+#: position to look at, now, the stored place in its count) -> the cut, or None.
+#: See core.engine.misfire.certain_expiry.
+ExpiryRule = Callable[[CompiledSchedule, datetime, datetime, CountHint | None], ExpiryCut | None]
 
 
 @dataclass(frozen=True)
@@ -359,19 +360,22 @@ def _expire_missed(
     now: datetime,
     expire: ExpiryRule,
     tzdb: str,
+    hint: tuple[int, CountHint] | None,
 ) -> tuple[datetime, int, int, list[events.OccurrencesExpired]]:
     """Record the certain-to-expire stretch from ``start`` as expired ranges when it
     is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
-    ranges and counted occurrences recorded, and the events to write."""
+    ranges and counted occurrences recorded, and the events to write. A rule with
+    COUNT is walked from ``hint``, the stored place in its count, not from DTSTART."""
     active = revisions[-1]
-    cut = expire(active.compiled(), max(start, active.cutover), now)
+    own = hint[1] if hint is not None and hint[0] == active.revision else None
+    cut = expire(active.compiled(), max(start, active.cutover), now, own)
     if cut is None or cut.before <= start:
         return start, 0, 0, []
     by_number = {r.revision: r for r in revisions}
     segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, cut.before)
     counts = [count_rows(by_number[number].compiled(), lo, hi) for number, lo, hi in segments]
     if None in counts:
-        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS)
+        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS, hint)
         many = stop < cut.before
     else:
         many = sum(c or 0 for c in counts) >= RANGE_MIN_ROWS
@@ -513,7 +517,7 @@ def materialize(
                 ranges, counted, expired = 0, 0, list[events.OccurrencesExpired]()
                 if expire is not None:
                     start, ranges, counted, expired = _expire_missed(
-                        session, schedule_id, revisions, start, now, expire, tzdb
+                        session, schedule_id, revisions, start, now, expire, tzdb, hint
                     )
                 by_number = {r.revision: r for r in revisions}
                 segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)

@@ -174,12 +174,7 @@ def publish(
     """
     sid, number = spec.schedule_id, spec.revision
     where = f"{sid} revision {number}"
-    if spec.task is None:
-        raise PublishError(f"{where}: task: required to publish to a ledger (validate and preview work without it)")
-    if check_task:
-        problems = check_programs(spec.task)
-        if problems:
-            raise PublishError("\n".join(f"{where}: {p}" for p in problems))
+    refuse_task(spec, check_task=check_task)
     lock_for_write(session)
     now = clock.now()
     canonical = canonical_dict(spec, cutover_at=now)
@@ -187,10 +182,7 @@ def publish(
     tzdb = str(canonical["tzdbVersion"])
     tzif = _pinned_rules(spec, tzdb, where)
     schedule = session.get(Schedule, sid, with_for_update=True)
-    latest = session.scalar(select(func.max(Revision.revision)).where(Revision.schedule_id == sid))
-    if latest is not None and number <= latest:
-        why = "is already published" if number == latest else f"is older than the published revision {latest}"
-        raise PublishError(f"{where}: revision {number} {why}; publish revision {latest + 1} or higher")
+    refuse_number(spec, session.scalar(select(func.max(Revision.revision)).where(Revision.schedule_id == sid)))
     created = schedule is None
     if schedule is None:
         schedule = Schedule(
@@ -231,7 +223,8 @@ def publish(
         )
     )
     session.flush()
-    cancelled = _cancel_superseded(session, sid, number, cutover, now)
+    # A new schedule has no earlier revision whose occurrences it would supersede.
+    cancelled = [] if created else _cancel_superseded(session, sid, number, cutover, now)
     carry_periods(session, sid, number, spec_json, cutover, cancelled, tzdb, now)
     events.append(
         session,
@@ -240,6 +233,33 @@ def publish(
         ),
     )
     return PublishResult(sid, number, cutover, tzdb, tuple(cancelled), created)
+
+
+def refuse_task(spec: ScheduleSpec, *, check_task: bool = True) -> None:
+    """:class:`PublishError` for a spec without ``task``, or (``check_task``) whose programs
+    or ``cwd`` are not here."""
+    where = f"{spec.schedule_id} revision {spec.revision}"
+    if spec.task is None:
+        raise PublishError(f"{where}: task: required to publish to a ledger (validate and preview work without it)")
+    if check_task:
+        problems = check_programs(spec.task)
+        if problems:
+            raise PublishError("\n".join(f"{where}: {p}" for p in problems))
+
+
+def refuse_number(spec: ScheduleSpec, latest: int | None) -> None:
+    """:class:`PublishError` when the spec's revision is not above ``latest``, the highest published."""
+    number = spec.revision
+    if latest is not None and number <= latest:
+        why = "is already published" if number == latest else f"is older than the published revision {latest}"
+        raise PublishError(
+            f"{spec.schedule_id} revision {number}: revision {number} {why}; publish revision {latest + 1} or higher"
+        )
+
+
+def refuse_pin(spec: ScheduleSpec) -> None:
+    """:class:`PublishError` for a PIN spec whose rules cannot be kept (see :func:`_pinned_rules`)."""
+    _pinned_rules(spec, spec.tzdb_version or tzdb_version(), f"{spec.schedule_id} revision {spec.revision}")
 
 
 def _pinned_rules(spec: ScheduleSpec, tzdb: str, where: str) -> bytes | None:

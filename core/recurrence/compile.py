@@ -106,9 +106,9 @@ class CompiledSchedule:
                 return
             yield CountHint(when, index)
 
-    def nearest_count(self, local: datetime) -> CountHint | None:
-        """The latest place in the count found so far at or before ``local``."""
-        before = [h for h in self.known_counts if h.nominal <= local]
+    def nearest_count(self, local: datetime, *, strictly: bool = False) -> CountHint | None:
+        """The latest place in the count found so far at or before ``local`` (``strictly``: before it)."""
+        before = [h for h in self.known_counts if h.nominal < local or (h.nominal == local and not strictly)]
         return max(before, key=lambda h: h.nominal) if before else None
 
     def count_position(self, local: datetime, hint: CountHint | None) -> CountHint | None:
@@ -116,9 +116,9 @@ class CompiledSchedule:
         from ``hint`` (or the nearest place found before; from DTSTART without one); None
         when no time comes before ``local``. What it finds is remembered for later walks."""
         assert self.spec.start is not None
-        if hint is None or hint.nominal > local:
-            hint = self.nearest_count(local)
-        if hint is None or hint.nominal > local:
+        if hint is None or hint.nominal >= local:  # a place at ``local`` itself says nothing of the one before
+            hint = self.nearest_count(local, strictly=True)
+        if hint is None or hint.nominal >= local:
             first = next(iter(self.rule), None) if self.rule is not None else None
             if first is None:
                 return None

@@ -388,11 +388,16 @@ def iter_rows(
 
 
 def expand(
-    compiled: CompiledSchedule, start: datetime, end: datetime, *, scan_limit: int = DEFAULT_SCAN_LIMIT
+    compiled: CompiledSchedule,
+    start: datetime,
+    end: datetime,
+    *,
+    scan_limit: int = DEFAULT_SCAN_LIMIT,
+    count_hint: CountHint | None = None,
 ) -> list[Occurrence]:
-    """Rows with ``start <= positionUtc < end``."""
+    """Rows with ``start <= positionUtc < end`` (``count_hint``: see :func:`iter_rows`)."""
     out = []
-    for row in iter_rows(compiled, start, scan_limit=scan_limit):
+    for row in iter_rows(compiled, start, scan_limit=scan_limit, count_hint=count_hint):
         if row.position >= end:
             break
         out.append(row)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.enums import MisfirePolicy
-from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.recurrence.compile import CompiledSchedule, CountHint, compile_schedule
 from core.recurrence.expand import expand
 from core.spec_validation import parse_spec
 
@@ -210,3 +210,34 @@ def test_the_cut_agrees_with_plan_recovery(zone: str, bound: int, hours: int) ->
         if position[d.occurrence_id] < cut.before:
             assert d.action is Action.EXPIRE, d
     assert sum(d.action is Action.CATCH_UP and position[d.occurrence_id] >= cut.before for d in decisions) == bound
+
+
+@pytest.mark.parametrize(
+    ("keys", "hours"),
+    [
+        pytest.param({"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 2}, 6, id="bound_fixed_offset"),
+        pytest.param({"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 2, "exclude": ["2026-03-09"]}, 6, id="bound"),
+        pytest.param({"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 2}, 0, id="nothing_late"),
+    ],
+)
+def test_a_count_rule_is_walked_from_its_known_place(walked: list[int], keys: dict[str, object], hours: int) -> None:
+    """Every minute since November, a billion times: given its place in the count two days
+    before the search, the cut is the one a walk from DTSTART finds, for a few thousand times."""
+    rule = {"rule": "FREQ=MINUTELY;COUNT=1000000000", "start": "2025-11-01T00:00:00", **keys}
+    search_from = NOW - timedelta(hours=hours)
+    place = datetime(2026, 3, 8, 12, 0) - timedelta(hours=hours)
+    index = int((place - datetime(2025, 11, 1)) / timedelta(minutes=1))
+    hinted = certain_expiry(_compiled(**rule), search_from, NOW, CountHint(place, index))
+    assert walked[0] < 4 * 24 * 60, walked[0]
+    assert hinted == certain_expiry(_compiled(**rule), search_from, NOW)
+    assert walked[0] > 180_000 or hinted is None  # the walk from DTSTART, for the reference
+
+
+def test_a_known_place_at_the_time_asked_is_not_the_place_before_it() -> None:
+    """The place in the count before ``local`` is found although the one at ``local`` is known."""
+    compiled = _compiled(rule="FREQ=HOURLY;COUNT=100", start="2026-01-01T00:00:00")
+    compiled.known_counts.append(CountHint(datetime(2026, 1, 2, 0, 0), 24))
+    assert compiled.count_position(datetime(2026, 1, 2, 0, 0), None) == CountHint(datetime(2026, 1, 1, 23, 0), 23)
+    assert compiled.count_position(datetime(2026, 1, 2, 0, 0), CountHint(datetime(2026, 1, 2), 24)) == CountHint(
+        datetime(2026, 1, 1, 23, 0), 23
+    )

@@ -275,7 +275,11 @@ def test_db_url_from_the_environment(run: Session, monkeypatch: pytest.MonkeyPat
 
 def test_the_revision_must_grow(run: Session) -> None:
     run.ok("apply", run.spec(2))
-    path = run.spec(2, name="again.yaml")
+    same = run.spec(2, name="same.yaml")
+    assert run.ok("apply", same, now="2026-03-02T12:00:00Z") == (
+        "unchanged daily-ops-summary revision 2 (already published as it is)\n"
+    )
+    path = run.spec(2, name="again.yaml", horizon="P4D")
     assert run.refused("apply", path) == (
         f"{path}: daily-ops-summary revision 2: revision 2 is already published; publish revision 3 or higher"
     )

@@ -102,7 +102,9 @@ def test_a_ledger_that_may_only_be_read_refuses_a_change_in_one_line(
 ) -> None:
     url, reader = reader_url
     before = _state(url, capsys)
-    argv = [str(tmp_path / "spec.yaml") if a == "SPEC" else a for a in CHANGES[command]]
+    revised = tmp_path / "spec-r2.yaml"  # a new revision: the published one is unchanged, and writes nothing
+    revised.write_text(yaml.safe_dump(SPEC | {"revision": 2}))
+    argv = [str(revised) if a == "SPEC" else a for a in CHANGES[command]]
     with pytest.MonkeyPatch.context() as patch:
         if reader == "QUERY_ONLY":
             reader = url

@@ -17,6 +17,7 @@ from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
+from core.ledger.expired import list_expired_ranges
 from core.ledger.materialize import materialize
 from core.ledger.models import Schedule
 from core.ledger.publish import publish
@@ -37,21 +38,6 @@ def _new_process() -> None:
     """Forget what this process kept of earlier expansions, as a fresh engine would."""
     materialize_module._RESUME.clear()
     compiled_revision.cache_clear()
-
-
-@pytest.fixture
-def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many times dateutil produced, all rules together (one number, reset by hand)."""
-    seen = [0]
-    original = du.rrule._iter
-
-    def counting(self: du.rrule) -> Iterator[datetime]:
-        for when in original(self):
-            seen[0] += 1
-            yield when
-
-    monkeypatch.setattr(du.rrule, "_iter", counting)
-    return seen
 
 
 def test_the_count_is_resumed_across_passes_and_ends_exactly(ledger: Ledger, clock: FixedClock) -> None:
@@ -141,3 +127,65 @@ def test_the_first_pass_walks_from_dtstart_outside_the_write_lock(
     assert rows and rows[0].nominal_local == f"{NOW:%Y-%m-%dT%H:%M:%S}"
     minutes = int((NOW + timedelta(hours=2) - datetime(2025, 9, 1, tzinfo=NOW.tzinfo)) / timedelta(minutes=1))
     assert index is not None and minutes - 2 * 24 * 60 - 2 <= index <= minutes
+
+
+def _two_passes(ledger: Ledger, clock: FixedClock, walked: list[int], rule: Any, outage: timedelta) -> None:
+    """Publish ``rule``, run one engine pass, then another in a new process after ``outage``;
+    ``walked`` counts the second pass only."""
+    with ledger.write() as session:
+        publish(session, rule, clock)
+    Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
+    _new_process()
+    walked[0] = 0
+    clock.advance(outage)
+    Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
+
+
+def test_the_misfire_step_of_a_pass_does_not_walk_from_dtstart(
+    ledger: Ledger, clock: FixedClock, walked: list[int]
+) -> None:
+    """Every minute since 2020, a billion times: the second pass of a new process walks
+    from the stored place in the count (two days before its cursor), not six years of
+    minutes from DTSTART (3.2 million times, 16 s, before)."""
+    rule = counted("FREQ=MINUTELY;COUNT=1000000000", "2020-01-01T00:00:00", horizon="PT1H", maxCatchUp=2)
+    _two_passes(ledger, clock, walked, rule, timedelta(minutes=1))
+    assert walked[0] < 2 * 24 * 60 + 200, walked[0]
+    with ledger.read() as session:
+        last = occurrences(session, SID)[-1]
+    assert last.nominal_local == f"{NOW + timedelta(minutes=60):%Y-%m-%dT%H:%M:%S}"
+
+
+H = timedelta(hours=1)
+BOUNDED = {"misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 2}
+
+
+@pytest.mark.parametrize(
+    ("misfire", "outage", "expired_until"),
+    [
+        pytest.param(BOUNDED, timedelta(minutes=1), None, id="bounded_1min"),
+        # the newest 2 late ones (17:43 and 17:44) are made up; every one before them expires
+        pytest.param(BOUNDED, 6 * H, NOW + timedelta(hours=5, minutes=43), id="bounded_6h"),
+        pytest.param({"misfirePolicy": "SKIP"}, 24 * H, NOW + timedelta(hours=23, minutes=45), id="skip_1d"),
+        pytest.param({"misfirePolicy": "CATCH_UP_ALL", "catchUpWindow": "PT1H"}, 6 * H, NOW + 5 * H, id="window_6h"),
+        pytest.param({"misfirePolicy": "CATCH_UP_ALL"}, 6 * H, None, id="catch_up_all_6h"),
+    ],
+)
+def test_after_an_outage_the_misfire_step_walks_from_the_stored_count(
+    ledger: Ledger,
+    clock: FixedClock,
+    walked: list[int],
+    misfire: dict[str, Any],
+    outage: timedelta,
+    expired_until: datetime | None,
+) -> None:
+    """Every minute since 2025-09-01 (260,000 times before now): the pass after an outage
+    walks the two days before its cursor and the outage a few times, whatever the policy."""
+    rule = counted("FREQ=MINUTELY;COUNT=1000000000", "2025-09-01T00:00:00", horizon="PT1H", **misfire)
+    _two_passes(ledger, clock, walked, rule, outage)
+    minutes = int((outage + timedelta(days=2, hours=1)) / timedelta(minutes=1))
+    assert walked[0] < 4 * minutes, walked[0]
+    with ledger.read() as session:
+        ranges = [(r.from_utc, r.to_utc) for r in list_expired_ranges(session, SID)]
+        last = occurrences(session, SID)[-1]
+    assert ranges == ([] if expired_until is None else [(NOW + H, expired_until)])
+    assert last.nominal_local == f"{NOW + outage + timedelta(minutes=59):%Y-%m-%dT%H:%M:%S}"
