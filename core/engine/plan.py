@@ -198,15 +198,20 @@ def materialize(
     if share is not None:
         share.refresh(ledger, now)
     with ledger.read() as session:
-        pending = deque(
-            sid
-            for sid, at in to_materialize(session, now, everything=everything)
+        selected = [
+            (sid, cursor)
+            for sid, at, cursor in to_materialize(session, now, everything=everything)
             if sid not in hold and (everything or share is None or share.takes(sid, at, now))
-        )
-        if pending:
+        ]
+        if selected:
             warm_counts(session, now)  # a new COUNT rule's first walk, outside the write lock
+    pending = deque(sid for sid, _ in selected)
+    cursors = dict(selected)
     left = fill_rows
     for _ in range(MATERIALIZE_ROUNDS):
+        if left <= 0:  # the fill is used: only those short of the next half hour, to the next hour
+            near = now + LEAD / 2
+            pending = deque(sid for sid in pending if (cursors.get(sid) or now) < near)
         if not pending:
             break
         with ledger.write() as session:

@@ -587,18 +587,22 @@ def _come_back(session: Session, schedule: Schedule, horizon: timedelta) -> None
         session.flush()
 
 
-def to_materialize(session: Session, now: datetime, *, everything: bool = False) -> list[tuple[str, datetime | None]]:
+def to_materialize(
+    session: Session, now: datetime, *, everything: bool = False
+) -> list[tuple[str, datetime | None, datetime | None]]:
     """The schedules not disabled that need materializing at ``now``, with their
-    ``materialize_at``: their cursor is within their horizon of now (``materialize_at`` has
+    ``materialize_at`` and cursor: their cursor is within their horizon of now (``materialize_at`` has
     come), or they were just published (None). One statement by
     ``ix_schedules_materialize_at``: a schedule materialized far enough ahead is never
     read. Those just published first, then the furthest behind. With ``everything``, every
     schedule not disabled, in the same order."""
-    stmt = select(Schedule.id, Schedule.materialize_at).where(Schedule.state != ScheduleState.DISABLED)
+    stmt = select(Schedule.id, Schedule.materialize_at, Schedule.cursor_utc).where(
+        Schedule.state != ScheduleState.DISABLED
+    )
     if not everything:
         stmt = stmt.where(_needs_materializing(now))
     rows = session.execute(stmt.order_by(Schedule.materialize_at.nulls_first(), Schedule.id))
-    return [(sid, at) for sid, at in rows]
+    return [(sid, at, cursor) for sid, at, cursor in rows]
 
 
 def revision_mark(session: Session) -> tuple[object, ...]:

@@ -153,7 +153,7 @@ def test_a_schedule_comes_back_once_per_chunk(ledger: Ledger, clock: FixedClock)
     now + horizon reaches its cursor; a new revision brings it back at once."""
     publish_many(ledger, clock, MINUTELY, ["minutely-0"])
     with ledger.read() as session:
-        assert to_materialize(session, clock.now()) == [("minutely-0", None)]
+        assert [(sid, at) for sid, at, _ in to_materialize(session, clock.now())] == [("minutely-0", None)]
     engine = Engine(ledger, clock, EngineOptions(max_workers=1))
     engine.run_once()
     start = clock.now()
@@ -168,10 +168,10 @@ def test_a_schedule_comes_back_once_per_chunk(ledger: Ledger, clock: FixedClock)
     cases = [(timedelta(minutes=59), []), (timedelta(hours=1), ["minutely-0"])]
     for ahead, expected in cases:
         with ledger.read() as session:
-            assert [sid for sid, _ in to_materialize(session, start + ahead)] == expected
+            assert [sid for sid, _, _ in to_materialize(session, start + ahead)] == expected
     publish_many(ledger, clock, {**MINUTELY, "revision": 2, "horizon": "PT2H"}, ["minutely-0"])
     with ledger.read() as session:
-        assert to_materialize(session, clock.now()) == [("minutely-0", None)]
+        assert [(sid, at) for sid, at, _ in to_materialize(session, clock.now())] == [("minutely-0", None)]
 
 
 def test_a_pause_goes_through_between_two_batches_of_a_pass(
