@@ -133,7 +133,7 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
             )
             beat = Heartbeat(ledger, clock, engine_id).start()
             try:
-                engine = Engine(ledger, clock, EngineOptions(), placement=placement)
+                engine = Engine(ledger, clock, EngineOptions(), placement=placement, engine_id=engine_id)
                 if stopping is None:
                     report = engine.run_once(wait=True)
                     out(pass_summary(report, clock.now()))

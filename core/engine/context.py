@@ -22,6 +22,7 @@ from core.engine.first_start import FirstStart
 from core.engine.leases import LeaseKeeper
 from core.engine.processes import ProcessIdentity
 from core.engine.runner import PreparedCommand, TaskIdentity
+from core.engine.share import Share
 from core.engine.specs import Specs
 from core.engine.statements import Held
 from core.placement import Placement
@@ -135,6 +136,8 @@ class Unreadable:
     """Schedules whose materialization failed (a revision read but not expanded: a business
     calendar with no business day within reach), with their active revision then and the
     problems: held, neither materialized nor promoted, until another revision is published."""
+    mark: tuple[object, ...] | None = None
+    """The ledger's revision mark when ``revisions`` was found (:func:`core.ledger.materialize.revision_mark`)."""
 
 
 @dataclass
@@ -147,6 +150,8 @@ class Refusals:
     """Schedules whose newest revision this engine does not run: neither materialized nor promoted here."""
     decided: dict[tuple[str, int], str | None] = field(default_factory=dict)
     """Every revision looked at (revisions never change: each is read once per engine)."""
+    mark: tuple[object, ...] | None = None
+    """The ledger's revision mark when ``revisions`` was found (:func:`core.ledger.materialize.revision_mark`)."""
 
 
 @dataclass
@@ -166,6 +171,10 @@ class Context:
     """This engine's labels and the publishers it trusts."""
     refusals: Refusals = field(default_factory=Refusals)
     """What this engine does not run (labels that do not match, publishers it does not trust)."""
+    share: Share = field(default_factory=Share)
+    """Which schedules this engine materializes when other engines share the ledger."""
+    swept: bool = False
+    """Whether this engine has looked at every schedule once (its first pass does)."""
     first_start: FirstStart = field(default_factory=FirstStart)
     """Whether this engine has compared its version with the ledger's, and what it found."""
     drift: DriftWatch = field(default_factory=DriftWatch)

@@ -54,11 +54,19 @@ class Engine:
     """Drives one ledger. ``run_once`` is a full pass; ``run_forever`` repeats it."""
 
     def __init__(
-        self, ledger: Ledger, clock: Clock, options: EngineOptions | None = None, *, placement: Placement | None = None
+        self,
+        ledger: Ledger,
+        clock: Clock,
+        options: EngineOptions | None = None,
+        *,
+        placement: Placement | None = None,
+        engine_id: str | None = None,
     ) -> None:
         """``placement``: the engine's labels and whom it trusts (default: this process's
         user and host, trusting only that user). It also trusts the database role it logs in
-        as (:meth:`core.placement.Placement.trusting_role`)."""
+        as (:meth:`core.placement.Placement.trusting_role`). ``engine_id``: the engine's
+        presence row (:func:`core.engine.presence.announce`); with it, engines sharing the
+        ledger split materialization between them (:mod:`core.engine.share`)."""
         self.ledger = ledger
         self.clock = clock
         self.options = options or EngineOptions()
@@ -76,6 +84,7 @@ class Engine:
         self.context = Context(clock, self.options, self.process, self.worker, keeper)
         self.context.placement = (placement or self.context.placement).trusting_role(ledger.role())
         """What the stages see of this engine (who it is, what it runs now)."""
+        self.context.share.engine_id = engine_id
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         self._futures: list[Future[None]] = []
         self._stop = threading.Event()
@@ -96,11 +105,20 @@ class Engine:
         hold = ctx.held_schedules
         first_start.shadow_new_version(self.ledger, self.clock, self.options.version, ctx.first_start)
         fill = self.options.fill_rows_per_pass
-        plan.materialize(self.ledger, self.clock, report, fill_rows=fill, hold=hold, unreadable=ctx.unreadable)
+        plan.materialize(
+            self.ledger,
+            self.clock,
+            report,
+            fill_rows=fill,
+            hold=hold,
+            unreadable=ctx.unreadable,
+            share=ctx.share,
+            everything=not ctx.swept,
+        )
+        ctx.swept = True
         hold = ctx.held_schedules  # with those whose materialization failed
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
-        with self.ledger.write() as session:
-            promote.promote(session, self.clock.now(), report, hold=hold)
+        promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)
         return self.activity.tell(report)

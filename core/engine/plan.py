@@ -9,30 +9,46 @@ short transaction of its own, so the functions take the ledger.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections import deque
+from collections.abc import Callable, Collection
 from datetime import timedelta
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from core.clock import Clock
 from core.engine.context import PassReport, Refusals, Unreadable
 from core.engine.misfire import certain_expiry
+from core.engine.share import Share
 from core.ledger import events
 from core.ledger.db import Ledger
-from core.ledger.materialize import MaterializeResult, materialize_all, unreadable_revisions, warm_counts
+from core.ledger.materialize import (
+    MaterializeResult,
+    materialize_one,
+    revision_mark,
+    to_materialize,
+    unreadable_revisions,
+    warm_counts,
+)
 from core.ledger.models import Event, Revision, Schedule
 from core.ledger.publishers import wants_columns, wants_of
 from core.ledger.states import ScheduleState
 from core.placement import Placement, refusal
 
-#: Materialization calls per pass at most (each inserts up to its max_rows).
-MATERIALIZE_ROUNDS = 1000
-#: The first materialization of a pass reaches this far ahead (or the horizon, if
-#: nearer): everything that can come due before the next pass.
+#: Write transactions of materialization per pass at most.
+MATERIALIZE_ROUNDS = 10_000
+#: Once a pass has materialized its ``fill_rows``, the others reach only this far ahead
+#: (or the horizon, if nearer): everything that can come due before the next pass.
 LEAD = timedelta(hours=1)
-#: Rows per transaction when filling the horizon, so that workers recording
-#: outcomes never wait long for the write lock.
-FILL_CHUNK = 10_000
+#: A schedule is materialized this far beyond its horizon (at most the horizon again),
+#: so that it comes back into the sweep once per chunk, not once per pass.
+CHUNK_AHEAD = timedelta(days=1)
+#: Rows per write transaction at most (about 50 ms of the write lock), so that workers
+#: recording outcomes, the window and schedctl never wait long behind a pass.
+BATCH_ROWS = 2000
+#: Schedules per write transaction at most (each costs a few statements even when it
+#: inserts little).
+BATCH_SCHEDULES = 16
 
 _log = logging.getLogger(__name__)
 
@@ -48,11 +64,18 @@ def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report
 
     ``unreadable`` is updated in place: it carries what was read and said across passes."""
     with ledger.read() as session:
-        unreadable.revisions = unreadable_revisions(session, unreadable.readable)
+        mark = revision_mark(session)
+        if mark != unreadable.mark:  # read again only when a revision or a gate moved
+            unreadable.revisions = unreadable_revisions(session, unreadable.readable)
+            unreadable.mark = mark
         active = {
             sid: number
-            for sid, number in session.execute(
-                select(Schedule.id, Schedule.active_revision).where(Schedule.id.in_(unreadable.failing))
+            for sid, number in (
+                session.execute(
+                    select(Schedule.id, Schedule.active_revision).where(Schedule.id.in_(unreadable.failing))
+                )
+                if unreadable.failing
+                else ()
             )
         }
     unreadable.failing = {
@@ -103,19 +126,29 @@ def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, repor
     neither materialized nor promoted here either, so its misfire policy is applied by
     the engine that finally runs it, not by this one.
 
-    ``refusals`` is updated in place: each revision is read once per engine."""
+    ``refusals`` is updated in place: each revision is read once per engine, and the
+    revisions are listed again only when a revision or a gate moved (:func:`revision_mark`)."""
     with ledger.read() as session:
-        pairs = session.execute(
-            select(Revision.schedule_id, Revision.revision)
-            .join(Schedule, Schedule.id == Revision.schedule_id)
-            .where(Schedule.state != ScheduleState.DISABLED)
-        ).all()
-        for sid, number in pairs:
-            if (sid, number) not in refusals.decided:
-                row = session.execute(
-                    select(*wants_columns(session)).where(Revision.schedule_id == sid, Revision.revision == number)
-                ).one()
-                refusals.decided[(sid, number)] = refusal(placement, wants_of(session, *row))
+        mark = revision_mark(session)
+        if mark != refusals.mark:
+            _decide_refusals(session, placement, refusals)
+            refusals.mark = mark
+    for (sid, number), why in sorted(refusals.revisions.items(), key=lambda item: (item[0][0], -item[0][1])):
+        report.refused.setdefault(sid, f"revision {number} {why}")  # the newest the engine refuses
+
+
+def _decide_refusals(session: Session, placement: Placement, refusals: Refusals) -> None:
+    pairs = session.execute(
+        select(Revision.schedule_id, Revision.revision)
+        .join(Schedule, Schedule.id == Revision.schedule_id)
+        .where(Schedule.state != ScheduleState.DISABLED)
+    ).all()
+    for sid, number in pairs:
+        if (sid, number) not in refusals.decided:
+            row = session.execute(
+                select(*wants_columns(session)).where(Revision.schedule_id == sid, Revision.revision == number)
+            ).one()
+            refusals.decided[(sid, number)] = refusal(placement, wants_of(session, *row))
     newest: dict[str, int] = {}
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))
@@ -124,7 +157,6 @@ def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, repor
         why = refusals.decided[(sid, number)]
         if why is not None:
             refusals.revisions[(sid, number)] = why
-            report.refused.setdefault(sid, f"revision {number} {why}")
     refusals.schedules = {sid for (sid, number) in refusals.revisions if newest[sid] == number}
 
 
@@ -136,47 +168,93 @@ def materialize(
     fill_rows: int,
     hold: Collection[str] = (),
     unreadable: Unreadable | None = None,
+    share: Share | None = None,
+    between: Callable[[], None] | None = None,
+    everything: bool = False,
 ) -> None:
-    """First everything up to the next hour, recording long stretches of missed
-    occurrences that are certain to expire as expired ranges; then at most
-    ``fill_rows`` rows toward each horizon. Each call is bounded (max_rows), so a
-    long outage never holds the write lock for long. Schedules in ``hold`` are
-    left alone (their newest revision cannot be read).
+    """One sweep over the schedules that need materializing (:func:`to_materialize`:
+    one indexed statement; a schedule materialized far enough ahead is not read). Each
+    goes to now + its horizon + :data:`CHUNK_AHEAD`, so it comes back once per chunk;
+    a long stretch of missed occurrences certain to expire is recorded as expired
+    ranges. Beyond ``fill_rows`` rows in a pass, the others go only to the next hour
+    (:data:`LEAD`): what can come due before the next pass, and the rest at later
+    passes. Schedules in ``hold`` are left alone (their newest revision cannot be
+    read), and with ``share`` so are those another engine materializes.
+
+    With ``everything`` (an engine's first pass) every schedule not disabled is looked
+    at, whatever its ``materialize_at`` and share: one this Tidemark cannot expand
+    (a revision an older one let through) is found and held at once, not when it next
+    comes into the sweep.
+
+    Each write transaction materializes at most :data:`BATCH_SCHEDULES` schedules and
+    about :data:`BATCH_ROWS` rows and commits, so another writer (a pause, the window)
+    gets in between two; ``between`` is called after each commit.
 
     A schedule that fails (its revision cannot be read or expanded) is left out of
     the rest of the pass and, with ``unreadable``, held from then on, said once
     (:func:`hold_unreadable`); every other schedule goes on."""
     hold = set(hold)
+    now = clock.now()
+    if share is not None:
+        share.refresh(ledger, now)
     with ledger.read() as session:
-        warm_counts(session)  # a new COUNT rule's first walk, outside the write lock
-    for _ in range(MATERIALIZE_ROUNDS):
-        with ledger.write() as session:
-            results = materialize_all(
-                session,
-                clock,
-                max_rows=FILL_CHUNK,
-                lead=LEAD,
-                expire=certain_expiry,
-                hold=hold,
-            )
-        _failed(ledger, clock, report, results, hold, unreadable)
-        report.materialized += sum(r.inserted for r in results)
-        report.expired_ranges += sum(r.expired_ranges for r in results)
-        report.expired += sum(r.expired_in_ranges for r in results)
-        if not any(r.more for r in results):
-            break
+        selected = [
+            (sid, cursor)
+            for sid, at, cursor in to_materialize(session, now, everything=everything)
+            if sid not in hold and (everything or share is None or share.takes(sid, at, now))
+        ]
+        if selected:
+            warm_counts(session, now)  # a new COUNT rule's first walk, outside the write lock
+    pending = deque(sid for sid, _ in selected)
+    cursors = dict(selected)
     left = fill_rows
     for _ in range(MATERIALIZE_ROUNDS):
-        if left <= 0:
+        if left <= 0:  # the fill is used: only those short of the next half hour, to the next hour
+            near = now + LEAD / 2
+            pending = deque(sid for sid in pending if (cursors.get(sid) or now) < near)
+        if not pending:
             break
         with ledger.write() as session:
-            results = materialize_all(session, clock, max_rows=min(left, FILL_CHUNK), hold=hold)
+            results = _batch(session, clock, pending, hold, lead=LEAD if left <= 0 else None)
         _failed(ledger, clock, report, results, hold, unreadable)
         inserted = sum(r.inserted for r in results)
         report.materialized += inserted
-        left -= max(inserted, 1)
-        if not any(r.more for r in results):
+        report.expired_ranges += sum(r.expired_ranges for r in results)
+        report.expired += sum(r.expired_in_ranges for r in results)
+        left -= inserted
+        if between is not None:
+            between()
+        if pending:
+            ledger.make_way()
+
+
+def _batch(
+    session: Session, clock: Clock, pending: deque[str], hold: set[str], *, lead: timedelta | None
+) -> list[MaterializeResult]:
+    """Materialize schedules from the front of ``pending`` in one transaction, up to
+    :data:`BATCH_SCHEDULES` of them and about :data:`BATCH_ROWS` rows. One cut short by the
+    rows goes back to the front, to go on in the next transaction."""
+    results: list[MaterializeResult] = []
+    rows = 0
+    while pending and rows < BATCH_ROWS and len(results) < BATCH_SCHEDULES:
+        sid = pending.popleft()
+        if sid in hold:
+            continue  # failed earlier in this pass
+        result = materialize_one(
+            session,
+            sid,
+            clock,
+            max_rows=BATCH_ROWS - rows,
+            lead=lead,
+            expire=certain_expiry,
+            chunk=None if lead is not None else CHUNK_AHEAD,
+        )
+        results.append(result)
+        rows += result.inserted + 1
+        if result.more:
+            pending.appendleft(sid)
             break
+    return results
 
 
 def _failed(

@@ -8,13 +8,14 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator
 from datetime import datetime
 
-from sqlalchemy import String, literal_column, select, type_coerce, update
+from sqlalchemy import String, func, literal_column, select, type_coerce, update
 from sqlalchemy.orm import Session
 
 from core.engine.context import PassReport
 from core.engine.misfire import Action, Due, plan_recovery
 from core.engine.specs import active_spec
 from core.ledger import events
+from core.ledger.db import Ledger
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState
 
@@ -25,21 +26,60 @@ _BULK = 2000
 _STILL_PLANNED = type_coerce(Occurrence.state, String).concat(literal_column("''")) == literal_column("'PLANNED'")
 
 
-def promote(session: Session, now: datetime, report: PassReport, *, hold: Collection[str] = ()) -> None:
+def promote_due(ledger: Ledger, now: datetime, report: PassReport, *, hold: Collection[str] = ()) -> None:
+    """:func:`promote` in write transactions of about :data:`_BULK` rows each, a few
+    schedules at a time (one schedule's rows are decided together, whatever their
+    number: its misfire policy looks at all of them). Which schedules have rows to
+    promote is read first, by the state index, outside the write lock; with none
+    nothing is written."""
+    with ledger.read() as session:
+        counts = session.execute(
+            select(Occurrence.schedule_id, func.count())
+            .where(Occurrence.state == _S.PLANNED, Occurrence.due_at <= now)
+            .group_by(Occurrence.schedule_id)
+            .order_by(Occurrence.schedule_id)
+        ).all()
+    batch: list[str] = []
+    rows = 0
+    for sid, count in counts:
+        if sid in hold:
+            continue
+        if batch and rows + count > _BULK:
+            with ledger.write() as session:
+                promote(session, now, report, hold=hold, schedules=batch)
+            ledger.make_way()
+            batch, rows = [], 0
+        batch.append(sid)
+        rows += count
+    if batch:
+        with ledger.write() as session:
+            promote(session, now, report, hold=hold, schedules=batch)
+
+
+def promote(
+    session: Session,
+    now: datetime,
+    report: PassReport,
+    *,
+    hold: Collection[str] = (),
+    schedules: Collection[str] | None = None,
+) -> None:
     """PLANNED occurrences whose time has come become DUE, or, when they come
     due later than their lateness window (the engine was not running), go
     through the misfire policy: made up late, or MISFIRE_EXPIRED. Schedules in
-    ``hold`` are left alone (their newest revision cannot be read).
+    ``hold`` are left alone (their newest revision cannot be read); with
+    ``schedules``, only those are looked at.
 
     Done in bulk: after a long outage this can be hundreds of thousands of
     rows, so states change by one UPDATE per reason and chunk, and their
     events go in by one INSERT per chunk, all in the caller's transaction.
     """
-    rows = session.execute(
-        select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.due_at)
-        .where(Occurrence.state == _S.PLANNED, Occurrence.due_at <= now)
-        .order_by(Occurrence.schedule_id, Occurrence.due_at)
-    ).all()
+    stmt = select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.due_at).where(
+        Occurrence.state == _S.PLANNED, Occurrence.due_at <= now
+    )
+    if schedules is not None:
+        stmt = stmt.where(Occurrence.schedule_id.in_(schedules))
+    rows = session.execute(stmt.order_by(Occurrence.schedule_id, Occurrence.due_at)).all()
     by_schedule: dict[str, list[Due]] = defaultdict(list)
     for sid, occ_id, due_at in rows:
         assert due_at is not None

@@ -35,14 +35,20 @@ def revision_problems(exc: Exception) -> list[str]:
     return exc.lines() if isinstance(exc, SpecError) else [first_line(exc)]
 
 
-@lru_cache(maxsize=256)
+#: Revisions kept compiled at most: far above any catalogue a ledger holds (each costs a
+#: few KiB: docs/benchmarks.md), so that a pass over every live schedule never misses,
+#: while a process that reads revision after revision still has a bound.
+CACHED_REVISIONS = 65_536
+
+
+@lru_cache(maxsize=CACHED_REVISIONS)
 def stored_spec(spec_json: str) -> ScheduleSpec:
     """A published revision's spec, parsed once per process (cached: revisions never change),
     however many readers ask (the engine's stages, the queries, compiling it)."""
     return parse_spec(json.loads(spec_json), check_rule=False)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=CACHED_REVISIONS)
 def compiled_revision(spec_json: str, tzif: bytes | None = None) -> CompiledSchedule:
     """The compiled form of a stored revision, in its pinned zone when ``tzif`` is given (cached)."""
     spec = stored_spec(spec_json)

@@ -28,6 +28,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, closing, contextmanager
@@ -235,11 +236,38 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
         # A writer takes the write lock up front. A deferred transaction that
         # read first could not upgrade to a writer once another one committed.
         # On the driver's connection: a begin is no statement SQLAlchemy needs to see.
-        conn.connection.driver_connection.execute(  # type: ignore[union-attr]
-            "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE_OPTION) else "BEGIN"
-        )
+        driver = conn.connection.driver_connection
+        if conn.get_execution_options().get(_WRITE_OPTION):
+            _begin_immediate(driver, busy_timeout)
+        else:
+            driver.execute("BEGIN")  # type: ignore[union-attr]
 
     return engine
+
+
+#: How long one try for SQLite's write lock waits (milliseconds) before the next.
+_LOCK_POLL_MS = 2
+
+
+def _begin_immediate(driver: Any, busy_timeout: float) -> None:
+    """BEGIN IMMEDIATE, trying every few milliseconds for ``busy_timeout`` seconds.
+
+    SQLite's own busy handler sleeps longer and longer between tries (100 ms at
+    last), so a writer that commits and begins again at once (an engine pass's
+    batches) would keep the lock from it for good; tried this often, the waiter
+    gets in at the next gap between two transactions."""
+    deadline = time.monotonic() + busy_timeout
+    driver.execute(f"PRAGMA busy_timeout = {_LOCK_POLL_MS}")
+    try:
+        while True:
+            try:
+                driver.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                    raise
+    finally:
+        driver.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
 
 
 # --- schema versions ---------------------------------------------------------------------
@@ -507,6 +535,13 @@ class Ledger:
             session.info[_ACTOR] = self._actor(session, actor)
             yield session
             flush_events(session)
+
+    def make_way(self) -> None:
+        """Between two write transactions of a long job (an engine pass's batches): on SQLite,
+        stay out of the write lock long enough for another process trying for it to get in
+        (it tries every few milliseconds). PostgreSQL queues lock waiters itself."""
+        if self.dialect == "sqlite":
+            time.sleep(2 * _LOCK_POLL_MS / 1000)
 
     @contextmanager
     def writer(self, *, serialize: bool = True) -> Iterator[Callable[[], AbstractContextManager[Session]]]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -324,7 +324,10 @@ def _advance(
     new: datetime,
     now: datetime,
     hint: tuple[int, CountHint] | None = None,
+    horizon: timedelta | None = None,
 ) -> None:
+    """Move the cursor from ``old`` to ``new`` (compare-and-set on it and the gate), with the
+    count position and, given the active revision's ``horizon``, when to come back."""
     where: ColumnElement[bool] = Schedule.cursor_utc.is_(None) if old is None else Schedule.cursor_utc == old
     number, at = hint if hint is not None else (None, None)
     stmt = (
@@ -332,6 +335,7 @@ def _advance(
         .where(Schedule.id == sid, Schedule.gate_version == gate, where)
         .values(
             cursor_utc=new,
+            materialize_at=shifted(new, -horizon) if horizon is not None else None,
             updated_at=now,
             count_revision=number,
             count_nominal=at.nominal.isoformat() if at is not None else None,
@@ -343,13 +347,26 @@ def _advance(
         raise _CursorMoved
 
 
-def until_or_horizon(until: datetime | None, now: datetime, active: _Gov, lead: timedelta | None = None) -> datetime:
+def until_or_horizon(
+    until: datetime | None,
+    now: datetime,
+    active: _Gov,
+    lead: timedelta | None = None,
+    chunk: timedelta | None = None,
+) -> datetime:
     """Where a run stops: ``until`` when given, else now + the active revision's
-    horizon (or ``lead``, when that is shorter)."""
+    horizon (or ``lead``, when that is shorter), and with ``chunk`` that much further
+    (at most the horizon again: see :func:`chunk_ahead`)."""
     if until is not None:
         return until
     ahead = active.compiled().spec.horizon
-    return now + (ahead if lead is None else min(ahead, lead))
+    if lead is not None:
+        return now + min(ahead, lead)
+    return shifted(now, ahead + (min(chunk, ahead) if chunk is not None else timedelta(0)))
+
+
+def _horizon(active: _Gov) -> timedelta:
+    return active.compiled().spec.horizon
 
 
 def _expire_missed(
@@ -477,6 +494,7 @@ def materialize(
     max_rows: int = MAX_ROWS,
     lead: timedelta | None = None,
     expire: ExpiryRule | None = None,
+    chunk: timedelta | None = None,
 ) -> MaterializeResult:
     """Materialize ``schedule_id`` from its cursor to ``until`` (default: now + the active revision's horizon).
 
@@ -487,8 +505,11 @@ def materialize(
     hold the write lock for minutes; ``result.more`` says to call again. With
     ``lead`` it stops at now + lead when that comes before the horizon. With
     ``expire``, a long stretch of missed occurrences certain to expire is
-    recorded as expired ranges first. The caller commits (``with
-    ledger.write() as session``).
+    recorded as expired ranges first. With ``chunk`` (and no ``until`` nor
+    ``lead``) it goes that much beyond the horizon (at most the horizon again), so
+    the schedule comes back only once per chunk: the cursor minus the horizon is
+    recorded as the schedule's ``materialize_at`` (:func:`to_materialize`). The
+    caller commits (``with ledger.write() as session``).
     """
     if until is not None and until.tzinfo is None:
         raise ValueError("until must be an aware datetime")
@@ -507,9 +528,10 @@ def materialize(
         ]
         active = revisions[-1]
         now = clock.now()
-        end = until_or_horizon(until, now, active, lead)
+        end = until_or_horizon(until, now, active, lead, chunk)
         start = cursor if cursor is not None else min(r.cutover for r in revisions)
         if start >= end:
+            _come_back(session, schedule, _horizon(active))
             return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="already materialized that far")
         tzdb = tzdb_version()
         try:
@@ -522,7 +544,7 @@ def materialize(
                 by_number = {r.revision: r for r in revisions}
                 segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
                 expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint)
-                more = until_or_horizon(until, now, active, lead) > end
+                more = until_or_horizon(until, now, active, lead, chunk) > end
                 rows: list[dict[str, Any]] = []
                 for number, batch in expanded:
                     gov = by_number[number]
@@ -530,7 +552,8 @@ def materialize(
                 used = [number for number, _ in expanded]
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
-                _advance(session, schedule_id, gate, cursor, end, now, _next_hint(revisions, end, hint))
+                hint = _next_hint(revisions, end, hint)
+                _advance(session, schedule_id, gate, cursor, end, now, hint, _horizon(active))
                 if expired:
                     events.append_many(session, expired)
                 if inserted:
@@ -555,6 +578,56 @@ def materialize(
             schedule_id, start, end, inserted, end, more=more, expired_ranges=ranges, expired_in_ranges=counted
         )
     raise LedgerError(f"{schedule_id}: other engines kept moving the schedule while materializing it; try again")
+
+
+def _come_back(session: Session, schedule: Schedule, horizon: timedelta) -> None:
+    """Record when ``schedule`` (materialized far enough) needs materializing again, when that changed
+    (a new revision's horizon, a ledger materialized before 0012)."""
+    if schedule.cursor_utc is None:
+        return
+    at = shifted(schedule.cursor_utc, -horizon)
+    if schedule.materialize_at != at:
+        schedule.materialize_at = at
+        session.flush()
+
+
+def to_materialize(
+    session: Session, now: datetime, *, everything: bool = False
+) -> list[tuple[str, datetime | None, datetime | None]]:
+    """The schedules not disabled that need materializing at ``now``, with their
+    ``materialize_at`` and cursor: their cursor is within their horizon of now (``materialize_at`` has
+    come), or they were just published (None). One statement by
+    ``ix_schedules_materialize_at``: a schedule materialized far enough ahead is never
+    read. Those just published first, then the furthest behind. With ``everything``, every
+    schedule not disabled, in the same order."""
+    stmt = select(Schedule.id, Schedule.materialize_at, Schedule.cursor_utc).where(
+        Schedule.state != ScheduleState.DISABLED
+    )
+    if not everything:
+        stmt = stmt.where(_needs_materializing(now))
+    rows = session.execute(stmt.order_by(Schedule.materialize_at.nulls_first(), Schedule.id))
+    return [(sid, at, cursor) for sid, at, cursor in rows]
+
+
+def revision_mark(session: Session) -> tuple[object, ...]:
+    """What changes whenever the set of published revisions of schedules not disabled can
+    change: the revisions' count and newest publication, the schedules' count and the sum
+    of their gates (a publish, pause, resume or disable bumps one). One statement of
+    aggregates: a stage that reads every revision does so again only when it moved."""
+    return tuple(
+        session.execute(
+            select(
+                select(func.count()).select_from(Revision).scalar_subquery(),
+                select(func.max(Revision.published_at)).scalar_subquery(),
+                select(func.count()).select_from(Schedule).scalar_subquery(),
+                select(func.coalesce(func.sum(Schedule.gate_version), 0)).scalar_subquery(),
+            )
+        ).one()
+    )
+
+
+def _needs_materializing(now: datetime) -> ColumnElement[bool]:
+    return or_(Schedule.materialize_at.is_(None), Schedule.materialize_at <= now)
 
 
 def materialize_all(
@@ -584,33 +657,50 @@ def materialize_all(
         if left <= 0:
             results.append(MaterializeResult(sid, None, None, 0, None, skipped="row budget used", more=True))
             continue
-        try:
-            with session.begin_nested():
-                result = materialize(session, sid, clock, max_rows=left, lead=lead, expire=expire)
-        except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
-            problems = revision_problems(exc)
-            active = session.scalar(select(Schedule.active_revision).where(Schedule.id == sid))
-            skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
-            results.append(MaterializeResult(sid, None, None, 0, None, skipped=skipped, failed=(active or 0, problems)))
-            continue
+        result = materialize_one(session, sid, clock, max_rows=left, lead=lead, expire=expire)
         left -= result.inserted
         results.append(result)
     return results
 
 
-def warm_counts(session: Session) -> int:
+def materialize_one(
+    session: Session,
+    schedule_id: str,
+    clock: Clock,
+    *,
+    max_rows: int = MAX_ROWS,
+    lead: timedelta | None = None,
+    expire: ExpiryRule | None = None,
+    chunk: timedelta | None = None,
+) -> MaterializeResult:
+    """:func:`materialize` in a savepoint of its own: a schedule whose revision cannot be read
+    or expanded (:data:`~core.ledger.compiled.REVISION_ERRORS`) is reported ``failed``, with
+    nothing of it written, and the caller's transaction goes on with the others."""
+    try:
+        with session.begin_nested():
+            return materialize(session, schedule_id, clock, max_rows=max_rows, lead=lead, expire=expire, chunk=chunk)
+    except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
+        problems = revision_problems(exc)
+        active = session.scalar(select(Schedule.active_revision).where(Schedule.id == schedule_id))
+        skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
+        return MaterializeResult(schedule_id, None, None, 0, None, skipped=skipped, failed=(active or 0, problems))
+
+
+def warm_counts(session: Session, now: datetime | None = None) -> int:
     """Find, before any write, where the count of each COUNT rule stands at the point
     its schedule's materialization resumes, when the ledger does not store it yet
     (a schedule just published): that first walk from DTSTART can take seconds, and
     the compiled revision remembers its result, so the write that follows starts
     near it instead of holding the write lock through the walk. Returns how many
-    schedules were warmed."""
+    schedules were warmed. With ``now``, only the schedules to materialize at ``now`` are
+    looked at (:func:`to_materialize`)."""
     # One statement a pass: every schedule without a stored place, with its newest revision.
-    rows = session.execute(
+    stmt = (
         select(Schedule.cursor_utc, Revision.cutover_at, Revision.spec_json, Revision.tzif)
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .where(Schedule.state != ScheduleState.DISABLED, Schedule.count_index.is_(None))
-    ).all()
+    )
+    rows = session.execute(stmt if now is None else stmt.where(_needs_materializing(now))).all()
     warmed = 0
     for cursor, cutover, spec_json, tzif in rows:
         try:

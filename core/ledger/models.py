@@ -141,6 +141,8 @@ class Schedule(Base):
     """One schedule: its gate, the revision in force and how far it is materialized."""
 
     __tablename__ = "schedules"
+    # A pass selects the schedules to materialize by it (see ``materialize_at``).
+    __table_args__ = (Index("ix_schedules_materialize_at", "materialize_at"),)
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     state: Mapped[ScheduleState] = mapped_column(EnumText(ScheduleState, 16))
@@ -159,6 +161,10 @@ class Schedule(Base):
     count_revision: Mapped[int | None]
     count_nominal: Mapped[str | None] = mapped_column(String(32))
     count_index: Mapped[int | None] = mapped_column(BigInteger)
+    #: When the schedule needs materializing again (0012): its cursor minus the active
+    #: revision's horizon, the instant from which now + horizon passes the cursor.
+    #: None: at once (just published, or not materialized since 0012).
+    materialize_at: Mapped[datetime | None]
     #: The note of the latest pause, resume or disable.
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]

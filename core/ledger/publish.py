@@ -203,6 +203,7 @@ def publish(
         # owns whatever lies between a lagging cursor and the cutover.
         if schedule.cursor_utc is None or schedule.cursor_utc > cutover:
             schedule.cursor_utc = cutover
+        schedule.materialize_at = None  # materialized at the next pass, to the new revision's horizon
         schedule.updated_at = now
     session.flush()
     spec_json = json.dumps(canonical, sort_keys=False)

@@ -74,7 +74,14 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
         # materializing moves a schedule's cursor and its place in a COUNT, nothing else of it:
         # an engine cannot publish, pause, resume or disable
         "schedules": Rights(
-            update_columns=("cursor_utc", "count_revision", "count_nominal", "count_index", "updated_at")
+            update_columns=(
+                "cursor_utc",
+                "count_revision",
+                "count_nominal",
+                "count_index",
+                "materialize_at",
+                "updated_at",
+            )
         ),
         "occurrences": _WRITE,
         "attempts": _WRITE,

@@ -154,6 +154,8 @@ class _Loop(QThread):
             except EngineRunningError as exc:
                 return exc.other
             self.heartbeat = Heartbeat(ledger, clock, self.engine_id).start()
+            if self.engine is not None:  # engines sharing the ledger split materialization
+                self.engine.context.share.engine_id = self.engine_id
             return None
         if self.force:
             return None

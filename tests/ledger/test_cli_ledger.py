@@ -146,12 +146,12 @@ def test_a_whole_session(run: Session) -> None:
         "applied daily-ops-summary revision 1 (cutover 2026-03-01T12:00:00Z, tzdb 2026f); a new schedule\n"
     )
     assert run.ok("engine", "run", "--once", now="2026-03-02T07:30:10Z") == (
-        "pass at 2026-03-02T07:30:10Z: materialized 4, promoted 1, expired 0, recovered 0, "
+        "pass at 2026-03-02T07:30:10Z: materialized 5, promoted 1, expired 0, recovered 0, "
         "started 1 (daily-ops-summary), skipped for overlap 0; outcomes: SUCCEEDED 1 (daily-ops-summary)\n"
     )
 
     rows = run.rows()
-    assert [list(r)[: len(ROW_KEYS)] for r in rows] == [ROW_KEYS] * 4
+    assert [list(r)[: len(ROW_KEYS)] for r in rows] == [ROW_KEYS] * 5  # the horizon, 3 days, and a chunk of 1
     first = rows[0]
     assert {k: first[k] for k in ROW_KEYS if k not in ("occurrenceId", "logicalSlotId")} == {
         "scheduleId": SID,
@@ -164,7 +164,7 @@ def test_a_whole_session(run: Session) -> None:
         "attempts": 1,
     }
     assert first["occurrenceId"].startswith("occ-") and first["logicalSlotId"].startswith("slot-")
-    assert [r["state"] for r in rows[1:]] == ["PLANNED"] * 3
+    assert [r["state"] for r in rows[1:]] == ["PLANNED"] * 4
 
     attempts = json.loads(run.ok("attempts", first["occurrenceId"], "--format", "json"))
     assert (attempts["occurrenceId"], attempts["state"]) == (first["occurrenceId"], "SUCCEEDED")
@@ -193,7 +193,7 @@ def test_a_whole_session(run: Session) -> None:
                 "kind": "calendar",
                 "nextDueLocal": "2026-03-03T02:30:00-05:00",
                 "nextDueUtc": "2026-03-03T07:30:00Z",
-                "counts": {"PLANNED": 3, "SUCCEEDED": 1},
+                "counts": {"PLANNED": 4, "SUCCEEDED": 1},
                 "uncountedRanges": 0,
                 "note": None,
                 "waiting": None,
@@ -204,16 +204,16 @@ def test_a_whole_session(run: Session) -> None:
     assert run.ok("schedules").splitlines() == [
         "Schedule           State   Rev  Zone              Next due (local)         Next due (UTC)        Occurrences",
         "daily-ops-summary  active  1    America/New_York  2026-03-03 02:30:00 EST  2026-03-03 07:30:00Z  "
-        "PLANNED 3 · SUCCEEDED 1",
+        "PLANNED 4 · SUCCEEDED 1",
     ]
 
     # Revision 2 kills itself: a non-idempotent task whose outcome is lost.
     assert run.ok("apply", run.spec(2, KILL_SELF), now="2026-03-02T12:00:00Z") == (
         "applied daily-ops-summary revision 2 (cutover 2026-03-02T12:00:00Z, tzdb 2026f); "
-        "cancelled 3 occurrences of earlier revisions\n"
+        "cancelled 4 occurrences of earlier revisions\n"
     )
     assert run.ok("engine", "run", "--once", now="2026-03-03T07:30:05Z") == (
-        "pass at 2026-03-03T07:30:05Z: materialized 4, promoted 1, expired 0, recovered 0, "
+        "pass at 2026-03-03T07:30:05Z: materialized 5, promoted 1, expired 0, recovered 0, "
         "started 1 (daily-ops-summary), skipped for overlap 0; outcomes: UNKNOWN_EFFECT 1 (daily-ops-summary)\n"
     )
     (unknown,) = run.rows("--state", "UNKNOWN_EFFECT")
@@ -221,7 +221,7 @@ def test_a_whole_session(run: Session) -> None:
     assert unknown["reason"] == (
         "the attempt was killed by a signal; the task is non_idempotent and has no verify probe: a person must decide"
     )
-    assert len(run.rows("--state", "cancelled")) == 3
+    assert len(run.rows("--state", "cancelled")) == 4
 
     table = run.ok("attempts", unknown["occurrenceId"]).splitlines()
     assert table[0] == f"{unknown['occurrenceId']} · {SID} revision 2 · 2026-03-03T02:30:00 · UNKNOWN_EFFECT"
@@ -251,12 +251,13 @@ def test_ledger_table_in_position_order_with_a_limit(run: Session) -> None:
         ["2026-03-02", "02:30:00", "2026-03-02", "07:30:00Z", "SUCCEEDED"],
         ["2026-03-03", "02:30:00", "2026-03-03", "07:30:00Z", "PLANNED"],
     ]
-    assert lines[3:] == ["… the first 2 of 4 in position order; raise --limit to see more"]
+    assert lines[3:] == ["… the first 2 of 5 in position order; raise --limit to see more"]
     assert [r["nominalLocal"] for r in run.rows("--state", "planned,succeeded")] == [
         "2026-03-02T02:30:00",
         "2026-03-03T02:30:00",
         "2026-03-04T02:30:00",
         "2026-03-05T02:30:00",
+        "2026-03-06T02:30:00",
     ]
     assert run.rows("--state", "FAILED") == []
     assert run.ok("ledger", "--state", "FAILED") == "No occurrences match.\n"
@@ -386,6 +387,7 @@ def test_backfill_runs_what_never_ran(run: Session) -> None:
         "2026-03-06T02:30:00": "PLANNED",
         "2026-03-07T02:30:00": "PLANNED",
         "2026-03-08T02:30:00": "SKIPPED_GAP",
+        "2026-03-09T02:30:00": "PLANNED",  # the horizon (3 days) and a chunk beyond it (1 day)
     }
     by_id = {r["nominalLocal"]: r["occurrenceId"] for r in run.rows() if r["kind"] == "scheduled"}
     out = run.ok(
@@ -442,7 +444,7 @@ def test_fence_bumps_the_epoch(run: Session) -> None:
 
 
 def test_db_upgrade(run: Session) -> None:
-    expected = "ledger schema at revision 0011 (the newest this Tidemark knows)\n"
+    expected = "ledger schema at revision 0012 (the newest this Tidemark knows)\n"
     assert run.ok("db", "upgrade") == expected
     assert run.ok("db", "upgrade") == expected
 

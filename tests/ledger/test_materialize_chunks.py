@@ -67,7 +67,7 @@ def test_a_long_backlog_is_written_in_bounded_transactions(
         Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
     finally:
         other.close()
-    chunk = plan.FILL_CHUNK
+    chunk = plan.BATCH_ROWS
     writes = [n for n in per_transaction if n]
     assert sum(writes) >= 30 * 24 * 60
     assert max(writes) <= chunk and len(writes) >= 5

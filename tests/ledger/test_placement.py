@@ -200,10 +200,9 @@ def publish_unrecorded(ledger: Ledger, ledger_url: str, clock: FixedClock) -> No
         with ledger.write() as session:
             session.execute(update(Revision).values(publisher_user=None, publisher_host=None, publisher_role=None))
         return
-    with ledger.engine.begin() as conn:
-        command.downgrade(alembic_config(conn), "0010")
     put(ledger, clock, by=ALPHA, runsOn={"any": True})
-    with ledger.engine.begin() as conn:
+    with ledger.engine.begin() as conn:  # as if published before 0011: its upgrade clears the role
+        command.downgrade(alembic_config(conn), "0010")
         command.upgrade(alembic_config(conn), "head")
 
 

@@ -1,0 +1,221 @@
+"""An engine pass costs what is due, not the size of the catalogue (both databases).
+
+The statements a pass sends, the rows it writes and the schedules it materializes are
+counted, never timed: an idle pass and a pass with the same few schedules due cost the
+same at 10 published schedules and at 2,000. A long first materialization commits in
+batches, and a ``schedctl pause`` run as its own process in the middle of it goes
+through between two of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session
+
+from core.clock import FixedClock
+from core.engine import plan
+from core.engine.engine import Engine, EngineOptions, PassReport
+from core.ledger.db import Ledger
+from core.ledger.materialize import to_materialize
+from core.ledger.models import Schedule
+from core.ledger.publish import publish
+from core.ledger.states import ScheduleState
+from core.spec_validation import parse_spec
+
+from . import DAILY
+
+#: Schedules due every minute in both catalogues.
+DUE = 3
+#: A filler: daily at 06:00 UTC, never due during the test (it starts at 12:00 UTC).
+FILLER: dict[str, Any] = {
+    **DAILY,
+    "timeZone": "UTC",
+    "rule": "FREQ=DAILY;BYHOUR=6;BYMINUTE=0",
+    "horizon": "P1D",
+}
+MINUTELY: dict[str, Any] = {
+    "schema": "scheduleSpec.v1",
+    "scheduleId": "minutely",
+    "revision": 1,
+    "timeZone": "UTC",
+    "kind": "interval",
+    "every": "PT1M",
+    "anchor": "2026-01-01T00:00:00Z",
+    "horizon": "PT1H",
+    "task": {"argv": ["/bin/true"]},
+}
+
+
+def publish_many(ledger: Ledger, clock: FixedClock, base: dict[str, Any], ids: list[str]) -> None:
+    """Publish one schedule per id, all in one transaction."""
+    with ledger.write() as session:
+        for sid in ids:
+            publish(session, parse_spec({**base, "scheduleId": sid}), clock)
+
+
+@dataclass
+class Cost:
+    """What one pass sent to the database."""
+
+    statements: int = 0
+    written: int = 0
+    materialized: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
+    """Count the statements sent, the rows written and the schedules materialized meanwhile."""
+    cost = Cost()
+    lock = threading.Lock()
+    bind = ledger.engine
+
+    def before(*_args: Any) -> None:
+        with lock:
+            cost.statements += 1
+
+    def after(_conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")) and cursor.rowcount > 0:
+            with lock:
+                cost.written += cursor.rowcount
+
+    real = plan.materialize_one
+
+    def spied(session: Session, schedule_id: str, *args: Any, **kwargs: Any) -> Any:
+        cost.materialized.append(schedule_id)
+        return real(session, schedule_id, *args, **kwargs)
+
+    monkeypatch.setattr(plan, "materialize_one", spied)
+    event.listen(bind, "before_cursor_execute", before)
+    event.listen(bind, "after_cursor_execute", after)
+    try:
+        yield cost
+    finally:
+        event.remove(bind, "before_cursor_execute", before)
+        event.remove(bind, "after_cursor_execute", after)
+        monkeypatch.setattr(plan, "materialize_one", real)
+
+
+def measure(engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> tuple[Cost, Cost]:
+    """An idle pass (this minute's runs are done), then a pass at the next minute (DUE due)."""
+    clock.advance(timedelta(seconds=20))
+    with counted(engine.ledger, monkeypatch) as idle:
+        report = engine.run_once()
+    assert (report.started, report.materialized, report.promoted) == (0, 0, 0)
+    clock.advance(timedelta(seconds=40))
+    with counted(engine.ledger, monkeypatch) as due:
+        report = engine.run_once()
+    assert (report.started, report.materialized, report.promoted) == (DUE, 0, DUE)
+    return idle, due
+
+
+def warm_up(engine: Engine, clock: FixedClock) -> PassReport:
+    """A pass that materializes what was just published and runs this minute's runs."""
+    clock.advance(timedelta(seconds=5))
+    return engine.run_once()
+
+
+def test_a_pass_touches_only_what_is_due_whatever_the_catalogue(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a task still running after an hour is recorded RUNNING: here every outcome comes with its RUNNING
+    engine = Engine(ledger, clock, EngineOptions(max_workers=DUE, running_after=timedelta(hours=1)))
+    publish_many(ledger, clock, MINUTELY, [f"minutely-{i}" for i in range(DUE)])
+    publish_many(ledger, clock, FILLER, [f"filler-{i:04d}" for i in range(10 - DUE)])
+    assert warm_up(engine, clock).materialized > 0
+    small = measure(engine, clock, monkeypatch)
+
+    publish_many(ledger, clock, FILLER, [f"filler-{i:04d}" for i in range(10 - DUE, 2000 - DUE)])
+    assert warm_up(engine, clock).materialized >= 2 * (2000 - 10)
+    large = measure(engine, clock, monkeypatch)
+
+    with ledger.read() as session:
+        assert session.scalar(select(func.count()).select_from(Schedule)) == 2000
+    (idle10, due10), (idle2000, due2000) = small, large
+    assert idle10.materialized == idle2000.materialized == []
+    assert due10.materialized == due2000.materialized == []
+    assert idle10.written == idle2000.written == 0  # an idle pass writes nothing at all
+    assert due10.written == due2000.written > 0
+    assert (idle2000.statements, due2000.statements) == (idle10.statements, due10.statements)
+
+
+def test_a_schedule_comes_back_once_per_chunk(ledger: Ledger, clock: FixedClock) -> None:
+    """A schedule is materialized beyond its horizon by a chunk, and read again only when
+    now + horizon reaches its cursor; a new revision brings it back at once."""
+    publish_many(ledger, clock, MINUTELY, ["minutely-0"])
+    with ledger.read() as session:
+        assert [(sid, at) for sid, at, _ in to_materialize(session, clock.now())] == [("minutely-0", None)]
+    engine = Engine(ledger, clock, EngineOptions(max_workers=1))
+    engine.run_once()
+    start = clock.now()
+    with ledger.read() as session:
+        schedule = session.get(Schedule, "minutely-0")
+        assert schedule is not None
+        # the horizon (PT1H) and a chunk (at most the horizon again)
+        assert (schedule.cursor_utc, schedule.materialize_at) == (
+            start + timedelta(hours=2),
+            start + timedelta(hours=1),
+        )
+    cases = [(timedelta(minutes=59), []), (timedelta(hours=1), ["minutely-0"])]
+    for ahead, expected in cases:
+        with ledger.read() as session:
+            assert [sid for sid, _, _ in to_materialize(session, start + ahead)] == expected
+    publish_many(ledger, clock, {**MINUTELY, "revision": 2, "horizon": "PT2H"}, ["minutely-0"])
+    with ledger.read() as session:
+        assert [(sid, at) for sid, at, _ in to_materialize(session, clock.now())] == [("minutely-0", None)]
+
+
+def test_a_pause_goes_through_between_two_batches_of_a_pass(
+    ledger: Ledger, ledger_url: str, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``schedctl pause``, a process of its own, runs while a pass materializes a new catalogue
+    of 100 schedules: it completes between two of the pass's write transactions, with
+    schedules still left to materialize after it."""
+    ids = [f"filler-{i:04d}" for i in range(100)]
+    publish_many(ledger, clock, FILLER, ids)
+    published = clock.now()
+    write = ledger.write
+    seen: list[tuple[int, int]] = []
+
+    def left_and_done() -> tuple[int, int]:
+        with ledger.read() as session:
+            cursors = list(session.scalars(select(Schedule.cursor_utc)))
+        return sum(c == published for c in cursors), sum(c != published for c in cursors)
+
+    @contextlib.contextmanager
+    def then_pause() -> Iterator[Session]:
+        with write() as session:
+            yield session
+        left, done = left_and_done()
+        if seen or not done:
+            return
+        paused = subprocess.run(
+            [sys.executable, "-m", "core.cli", "pause", ids[-1], "--db", ledger_url, "--now", "2026-03-01T12:00:00Z"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (paused.returncode, paused.stderr) == (0, "")
+        seen.append((left, done))
+
+    monkeypatch.setattr(ledger, "write", then_pause)
+    clock.advance(timedelta(seconds=1))
+    report = Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
+    assert len(seen) == 1
+    left, done = seen[0]
+    assert left > 0 and done >= plan.BATCH_SCHEDULES // 2  # the pause came in the middle of the sweep
+    assert left_and_done() == (0, 100)
+    assert report.materialized == 100 * 2  # 06:00 tomorrow and the day after
+    with ledger.read() as session:
+        schedule = session.get(Schedule, ids[-1])
+        assert schedule is not None and schedule.state is ScheduleState.PAUSED
