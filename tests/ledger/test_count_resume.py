@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
+from core.engine.plan import CHUNK_AHEAD
 from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
 from core.ledger.expired import list_expired_ranges
@@ -152,7 +153,8 @@ def test_the_misfire_step_of_a_pass_does_not_walk_from_dtstart(
     assert walked[0] < 2 * 24 * 60 + 200, walked[0]
     with ledger.read() as session:
         last = occurrences(session, SID)[-1]
-    assert last.nominal_local == f"{NOW + timedelta(minutes=60):%Y-%m-%dT%H:%M:%S}"
+    # the first pass reached its horizon and a chunk beyond it (at most the horizon again)
+    assert last.nominal_local == f"{NOW + H + min(CHUNK_AHEAD, H):%Y-%m-%dT%H:%M:%S}"
 
 
 H = timedelta(hours=1)
@@ -187,5 +189,8 @@ def test_after_an_outage_the_misfire_step_walks_from_the_stored_count(
     with ledger.read() as session:
         ranges = [(r.from_utc, r.to_utc) for r in list_expired_ranges(session, SID)]
         last = occurrences(session, SID)[-1]
-    assert ranges == ([] if expired_until is None else [(NOW + H, expired_until)])
-    assert last.nominal_local == f"{NOW + outage + timedelta(minutes=59):%Y-%m-%dT%H:%M:%S}"
+    # A pass materializes its horizon and a chunk beyond it, at most the horizon again: the
+    # first pass's rows reach NOW + 2 h, where what the outage missed begins.
+    ahead = H + min(CHUNK_AHEAD, H)
+    assert ranges == ([] if expired_until is None else [(NOW + ahead, expired_until)])
+    assert last.nominal_local == f"{NOW + outage + ahead - timedelta(minutes=1):%Y-%m-%dT%H:%M:%S}"
