@@ -46,6 +46,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/recovery_bench.py --days 1
 	$(BIN)/python bench/scale_bench.py --sizes 10,100,1000
+	$(BIN)/python bench/pass_bench.py 10 100 1000
+	$(BIN)/python bench/count_bench.py
+	$(BIN)/python bench/apply_bench.py
 
 bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py

@@ -8,11 +8,12 @@ the same folder again (every spec unchanged). Baseline in the same run: one
 ``apply FILE`` per file into another fresh ledger, as a workspace had to be
 published before.
 
-Run by hand: ``.venv/bin/python bench/apply_bench.py [N ...]`` (default 500 2000).
+Run by hand: ``.venv/bin/python bench/apply_bench.py [N ...] [--quick]`` (default 500 2000).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import sys
@@ -107,8 +108,12 @@ def run(n: int) -> None:
         )
 
 
-def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [500, 2000]
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sizes", nargs="*", type=int, default=[500, 2000], help="specs per folder (default 500 2000)")
+    parser.add_argument("--quick", action="store_true", help="a folder of 10 specs: checks the bench works")
+    args = parser.parse_args(argv)
+    sizes = [10] if args.quick else args.sizes
     event.listen(Engine, "before_cursor_execute", _statement)
     with _timed_writes():
         for n in sizes:

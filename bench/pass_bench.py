@@ -150,7 +150,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[10, 100, 1000, 10_000])
     parser.add_argument("--pg", metavar="URL", help="a PostgreSQL database to use (its public schema is replaced)")
+    parser.add_argument("--quick", action="store_true", help="10 schedules only: checks the bench works")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes = [10]
     with tempfile.TemporaryDirectory() as tmp:
         base: dict[str, float] | None = None
         print("N       publish/sched  first pass  idle pass (x N=10)  due pass (x N=10)  pause waits  peak RSS/sched")

@@ -16,12 +16,17 @@ from sqlalchemy.exc import SQLAlchemyError
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
-SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if p.name != "benchkit.py")
+#: Modules the benches import, not benches themselves (team_bench runs under engine_bench.py --pg).
+HELPERS = {"benchkit.py", "team_bench.py"}
+SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if p.name not in HELPERS)
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 #: Each bench at a tiny size, and a line its output must hold. bench/window_stress.py runs in
 #: tests/gui/test_window_stress.py (a few seconds of the whole window), not again here.
 TINY: dict[str, tuple[list[str], str]] = {
+    "apply_bench.py": (["--quick"], "one apply per file"),
+    "count_bench.py": (["--quick"], "one minute later"),
+    "pass_bench.py": (["--quick"], "KiB"),
     "engine_bench.py": (["--quick"], "ratio engine `true` / direct spawn"),
     "gui_bench.py": (["--quick"], "launch → first shown window"),
     "materialize_bench.py": (["--quick"], "ratio materialize / baseline"),
