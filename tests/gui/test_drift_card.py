@@ -23,7 +23,8 @@ SID = "nightly-report"
 
 
 def _daily(schedule_id: str = SID) -> dict:
-    """Every day at 02:30 in New York: 2027's spring change (03-14) lies in its 14-day horizon."""
+    """Every day at 02:30 in New York: 2027's spring change (03-14) lies in its 14-day horizon
+    and the day materialized beyond it."""
     return {
         "schema": "scheduleSpec.v1",
         "scheduleId": schedule_id,
@@ -85,7 +86,7 @@ def test_a_person_keeps_the_runs_as_materialized(qtbot, drifted: AppContext, cap
     card = _card(view, SID)
     what = _named(card, QLabel, "What the new time zone data changes")
     assert what.text() == (
-        f"tzdata {NEW_RELEASE} moves 2 future runs by up to 1 h; republish to follow. "
+        f"tzdata {NEW_RELEASE} moves 3 future runs by up to 1 h; republish to follow. "
         "The runs keep the instants they were planned at (tzdata 2026f) until you decide."
     )
     for control in [*card.findChildren(QPushButton), *card.findChildren(QLineEdit)]:
@@ -94,7 +95,7 @@ def test_a_person_keeps_the_runs_as_materialized(qtbot, drifted: AppContext, cap
     qtbot.keyClicks(_named(card, QLineEdit, "Note for the decision"), "the new law is not in force yet")
     with qtbot.waitSignal(view.decisionRecorded, timeout=30_000) as recorded:
         _click(qtbot, _named(card, QPushButton, "Keep as materialized"))
-    assert recorded.args == [f"{SID} (tz drift)", f"{SID}: kept 2 drifted runs as materialized"]
+    assert recorded.args == [f"{SID} (tz drift)", f"{SID}: kept 3 drifted runs as materialized"]
     qtbot.waitUntil(lambda: view.count == 1, timeout=20_000)
     assert [c.item.schedule_id for c in view.drift_cards.values()] == ["other-report"]
     capsys.readouterr()

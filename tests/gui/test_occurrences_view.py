@@ -77,8 +77,9 @@ def test_filter_bar_and_selection(qtbot, ctx: AppContext) -> None:
     qtbot.addWidget(view)
     qtbot.waitUntil(lambda: view.model.ready, timeout=20_000)
     everything = view.model.rowCount()
-    assert everything == 25  # hourly from 12:05 to the horizon, a day after 12:05:30
-    assert view.count_label.text() == "25 occurrences · 24 after now"  # 12:05 ran; 13:05 on are planned
+    # hourly from 12:05 to the horizon (a day after 12:05:30) and the chunk materialized beyond it
+    assert everything == 49
+    assert view.count_label.text() == "49 occurrences · 48 after now"  # 12:05 ran; 13:05 on are planned
     with qtbot.waitSignal(view.model.loaded, timeout=20_000):
         view.state_box.setCurrentIndex(view.state_box.findText("Needs attention"))
     assert view.model.rowCount() == 1
@@ -217,10 +218,10 @@ def _shown(qtbot, ctx: AppContext) -> OccurrencesView:
 def test_the_table_opens_at_now_with_the_next_due_and_the_latest_runs(qtbot, six_runs: AppContext) -> None:
     view = _shown(qtbot, six_runs)
     model = view.model
-    assert (model.rowCount(), model.now_row) == (30, 24)  # newest first: 24 planned rows lie after now
+    assert (model.rowCount(), model.now_row) == (49, 43)  # newest first: 43 planned rows lie after now
     seen = _visible_rows(view)
     assert len(seen) <= 9  # a short window: the opening is not just the end of the table
-    assert seen.start == 21  # three upcoming rows above the line at now, not the furthest planned one
+    assert seen.start == 40  # three upcoming rows above the line at now, not the furthest planned one
     qtbot.waitUntil(lambda: all(model.row_at(r, fetch=False) is not None for r in seen), timeout=20_000)
     local = [model.index(r, 2).data() for r in seen]
     states = [model.index(r, 0).data() for r in seen]
@@ -234,14 +235,14 @@ def test_the_table_opens_at_now_with_the_next_due_and_the_latest_runs(qtbot, six
     ]
     assert states[:6] == ["○ planned"] * 3 + ["✖ failed"] * 3
     # A line marks now: on top of the latest run.
-    assert [r for r in seen if model.index(r, 1).data(NowEdgeRole)] == [24]
-    assert model.index(24, 1).data(NowEdgeRole) == "top"
-    assert view.count_label.text() == "30 occurrences · 24 after now"
+    assert [r for r in seen if model.index(r, 1).data(NowEdgeRole)] == [43]
+    assert model.index(43, 1).data(NowEdgeRole) == "top"
+    assert view.count_label.text() == "49 occurrences · 43 after now"
     # Scrolled away, Now brings the same rows back.
     view.table.scrollToTop()
     assert _visible_rows(view).start == 0
     qtbot.mouseClick(view.now_button, Qt.MouseButton.LeftButton)
-    assert _visible_rows(view).start == 21
+    assert _visible_rows(view).start == 40
     assert view.grab().save(str(six_runs.workspace / "occurrences-at-now.png"))
 
 
