@@ -104,16 +104,16 @@ def test_drift_waits_for_a_decision_then_keep_or_republish(
     install_tzdata(monkeypatch, request, {"America/New_York": new_york_a_week_late()})
     cli.ok("engine", "run", "--once", now="2026-03-01T12:00:05Z")  # the engine's drift check records it
     listed = cli.ok("drift", now="2026-03-01T12:01:00Z").splitlines()
-    assert listed[0] == "12 future occurrences would move under the installed tzdb 2099a:"
+    assert listed[0] == "13 future occurrences would move under the installed tzdb 2099a:"
     assert listed[-3:] == [
         "publish a new revision to adopt them; materialized instants are never rewritten",
-        "daily-ops-summary waits for a decision: tzdata 2099a moves 4 future runs by up to 1 h; republish to follow "
+        "daily-ops-summary waits for a decision: tzdata 2099a moves 5 future runs by up to 1 h; republish to follow "
         "(schedctl drift --keep daily-ops-summary, or --republish daily-ops-summary)",
         "other waits for a decision: tzdata 2099a moves 8 future runs by up to 1 h; republish to follow "
         "(schedctl drift --keep other, or --republish other)",
     ]
     assert cli.ok("drift", "--keep", SID, "--note", "not in force yet", now="2026-03-01T12:02:00Z") == (
-        "kept 4 drifted runs of daily-ops-summary as materialized (tzdb 2099a would move them)\n"
+        "kept 5 drifted runs of daily-ops-summary as materialized (tzdb 2099a would move them)\n"
     )
     assert cli.refused("drift", "--keep", SID) == (
         "schedctl drift: daily-ops-summary: no drift waits for a decision (see schedctl drift)"
@@ -121,7 +121,7 @@ def test_drift_waits_for_a_decision_then_keep_or_republish(
     said = cli.ok("drift", "--republish", "other", now="2026-03-01T12:03:00Z")
     assert said == (
         "republished other as revision 2 under tzdb 2099a (cutover 2026-03-01T12:03:00Z): 6 runs move, 1 appear, "
-        "1 vanish; cancelled 13 occurrences to be planned again\n"
+        "1 vanish; cancelled 14 occurrences to be planned again\n"
     )
     events = json.loads(cli.ok("events", "--kind", "schedule.drift_found,schedule.drift_kept", "--format", "json"))
     assert [e["kind"] for e in events["events"]] == [
