@@ -305,8 +305,8 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         finally:
             pauser.process.kill()  # when something above failed; a no-op after stop()
         out |= {
-            "pause_ms": max(paused["waits"]) * 1000,
-            "pause_base_ms": max(pauser.baseline) * 1000,
+            "pause_ms": max(paused["waits"], default=0.0) * 1000,  # none: the passes ended before a pause came
+            "pause_base_ms": max(pauser.baseline, default=0.0) * 1000,
             "pauses": len(paused["waits"]),
             "refused": paused["refused"],
             "kib": (_peak_kib() - base_kib) / case["n"],
