@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from core.clock import Clock, FixedClock, SystemClock
     from core.ledger.db import Ledger
 
-#: Seconds to wait for another program's lock on a SQLite ledger before giving up.
+#: Seconds to wait for another program's lock on the ledger before giving up (on
+#: PostgreSQL, for the write lock of a command other than ``engine run``).
 #: Read when a command runs, so that a test can shorten it.
 LOCK_WAIT_SECONDS = 5.0
 
@@ -78,9 +79,11 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
 
     from core.errors import LedgerError, LedgerUnavailable
     from core.ledger.access import NO_RIGHT, disk_full, unavailable
-    from core.ledger.db import open_ledger
+    from core.ledger.db import LOCK_NOT_AVAILABLE, open_ledger
 
     ledger = open_ledger(db_url(args), clock, busy_timeout=LOCK_WAIT_SECONDS, create=create)
+    if (args.command, getattr(args, "engine_command", None)) != ("engine", "run"):
+        ledger.lock_wait = LOCK_WAIT_SECONDS  # an engine waits its turn; a command says the ledger is busy
     try:
         yield ledger
     except LedgerUnavailable as exc:  # a core call that words the database's failure itself
@@ -100,7 +103,11 @@ def open_command_ledger(args: argparse.Namespace, clock: Clock, *, create: bool 
             raise LedgerError(f"{ledger.where}: {refused} ({said}); nothing was changed") from None
         if not isinstance(exc, OperationalError | sqlite3.OperationalError):
             raise
-        if "locked" in said.lower() or "busy" in said.lower():
+        if (
+            "locked" in said.lower()
+            or "busy" in said.lower()
+            or getattr(original, "sqlstate", None) == LOCK_NOT_AVAILABLE
+        ):
             raise LedgerError(
                 f"{ledger.where}: the ledger is locked by another program ({said}); try again when it has finished"
             ) from None

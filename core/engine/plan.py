@@ -21,7 +21,7 @@ from core.engine.context import PassReport, Refusals, Unreadable
 from core.engine.misfire import certain_expiry
 from core.engine.share import Share
 from core.ledger import events
-from core.ledger.db import Ledger
+from core.ledger.db import Ledger, lock_schedules
 from core.ledger.materialize import (
     MaterializeResult,
     materialize_one,
@@ -188,7 +188,10 @@ def materialize(
 
     Each write transaction materializes at most :data:`BATCH_SCHEDULES` schedules and
     about :data:`BATCH_ROWS` rows and commits, so another writer (a pause, the window)
-    gets in between two; ``between`` is called after each commit.
+    gets in between two; ``between`` is called after each commit. On PostgreSQL these
+    transactions run beside other engines' (``write(serialize=False)``): each holds the
+    rows of the schedules it materializes, and a schedule another engine holds right
+    now is passed over, to that engine.
 
     A schedule that fails (its revision cannot be read or expanded) is left out of
     the rest of the pass and, with ``unreadable``, held from then on, said once
@@ -214,7 +217,7 @@ def materialize(
             pending = deque(sid for sid in pending if (cursors.get(sid) or now) < near)
         if not pending:
             break
-        with ledger.write() as session:
+        with ledger.write(serialize=False) as session:
             results = _batch(session, clock, pending, hold, lead=LEAD if left <= 0 else None)
         _failed(ledger, clock, report, results, hold, unreadable)
         inserted = sum(r.inserted for r in results)
@@ -240,6 +243,8 @@ def _batch(
         sid = pending.popleft()
         if sid in hold:
             continue  # failed earlier in this pass
+        if not lock_schedules(session, [sid], skip_locked=True):
+            continue  # another engine is on it right now (PostgreSQL): it materializes it
         result = materialize_one(
             session,
             sid,

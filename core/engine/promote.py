@@ -15,7 +15,7 @@ from core.engine.context import PassReport
 from core.engine.misfire import Action, Due, plan_recovery
 from core.engine.specs import active_spec
 from core.ledger import events
-from core.ledger.db import Ledger
+from core.ledger.db import Ledger, lock_schedules
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState
 
@@ -31,7 +31,8 @@ def promote_due(ledger: Ledger, now: datetime, report: PassReport, *, hold: Coll
     schedules at a time (one schedule's rows are decided together, whatever their
     number: its misfire policy looks at all of them). Which schedules have rows to
     promote is read first, by the state index, outside the write lock; with none
-    nothing is written."""
+    nothing is written. On PostgreSQL the transactions run beside other engines'
+    (``write(serialize=False)``), each on the schedules whose rows it holds."""
     with ledger.read() as session:
         counts = session.execute(
             select(Occurrence.schedule_id, func.count())
@@ -45,14 +46,14 @@ def promote_due(ledger: Ledger, now: datetime, report: PassReport, *, hold: Coll
         if sid in hold:
             continue
         if batch and rows + count > _BULK:
-            with ledger.write() as session:
+            with ledger.write(serialize=False) as session:
                 promote(session, now, report, hold=hold, schedules=batch)
             ledger.make_way()
             batch, rows = [], 0
         batch.append(sid)
         rows += count
     if batch:
-        with ledger.write() as session:
+        with ledger.write(serialize=False) as session:
             promote(session, now, report, hold=hold, schedules=batch)
 
 
@@ -78,6 +79,9 @@ def promote(
         Occurrence.state == _S.PLANNED, Occurrence.due_at <= now
     )
     if schedules is not None:
+        # Beside other engines (PostgreSQL): only the schedules this transaction holds; one
+        # another engine holds right now is promoted by that engine, or by this one next pass.
+        schedules = lock_schedules(session, schedules, skip_locked=True)
         stmt = stmt.where(Occurrence.schedule_id.in_(schedules))
     rows = session.execute(stmt.order_by(Occurrence.schedule_id, Occurrence.due_at)).all()
     by_schedule: dict[str, list[Due]] = defaultdict(list)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from core.actor import Actor
 from core.errors import LedgerUnavailable, first_line
-from core.ledger.db import Ledger
+from core.ledger.db import LOCK_NOT_AVAILABLE, Ledger
 from core.ledger.role_kinds import refused_line
 
 #: SQLSTATE insufficient_privilege: the database role lacks a right the work needs.
@@ -38,7 +38,9 @@ def unavailable(exc: SQLAlchemyError | sqlite3.Error, role: str | None = None) -
     if getattr(original, "sqlstate", None) == NO_RIGHT:
         # The window's decisions and schedctl's (apply, pause, reconcile...) all need a publisher.
         refused = refused_line(role, detail, "publish")
-    busy = full is None and ("locked" in low or "busy" in low)
+    busy = full is None and (
+        "locked" in low or "busy" in low or getattr(original, "sqlstate", None) == LOCK_NOT_AVAILABLE
+    )
     return LedgerUnavailable(detail, busy=busy, refused=refused, full=full is not None)
 
 

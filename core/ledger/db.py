@@ -12,11 +12,11 @@ IMMEDIATE``, PostgreSQL by a transaction-level advisory lock (:func:`lock_for_wr
 That keeps event ids in commit order, so a reader following "events after id N"
 never skips one that commits late.
 
-On PostgreSQL an engine's claims and outcomes are the exception
-(``write(serialize=False)``): they hold the same lock in its shared mode, so that
-engines claim side by side while every serialized writer (publishing, pausing,
-fencing, materializing) still runs alone. Such a transaction keeps the
-schedule's gate by locking its schedule's row (:func:`lock_schedules`), and
+On PostgreSQL an engine's materialization, promotion, claims and outcomes are the
+exception (``write(serialize=False)``): they hold the same lock in its shared mode, so
+that engines work side by side while every serialized writer (publishing, pausing,
+fencing, recovering) still runs alone. Such a transaction keeps what it decided on a
+schedule by locking its schedule's row (:func:`lock_schedules`), and
 writes its events last, under a lock of their own held until commit
 (:func:`flush_events`): event ids still become visible in commit order.
 """
@@ -55,6 +55,8 @@ from core.version import is_newer, tidemark_version
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_BUSY_TIMEOUT = 5.0
+#: SQLSTATE lock_not_available: PostgreSQL gave up waiting for a lock (``lock_timeout``).
+LOCK_NOT_AVAILABLE = "55P03"
 #: The key of PostgreSQL's write lock: a fixed number derived from a fixed name.
 WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger write").digest()[:8], "big", signed=True)
 #: The key of PostgreSQL's lock on the event log, taken last by a transaction that shares the write lock.
@@ -487,6 +489,11 @@ class Ledger:
         # (which backs off up to 100 ms per try). Reentrant, so that a nested write
         # behaves as it would without it. PostgreSQL's advisory lock wakes waiters itself.
         self._writers = threading.RLock() if engine.dialect.name == "sqlite" else None
+        #: PostgreSQL: how long a serialized write waits for the write lock before it fails
+        #: (None: as long as it takes). SQLite's wait is the ``busy_timeout`` it was opened with.
+        #: A command sets it, so that a pause behind a stuck writer is refused, not left hanging;
+        #: an engine leaves it unset (a failed write would end its pass).
+        self.lock_wait: float | None = None
 
     @property
     def dialect(self) -> str:
@@ -517,6 +524,8 @@ class Ledger:
     def _begin_write(self, session: Session, serialize: bool) -> None:
         session.connection()  # begin now, so that the write lock is taken first
         if serialize or self.dialect != "postgresql":
+            if self.lock_wait is not None and self.dialect == "postgresql":
+                session.execute(text(f"SET LOCAL lock_timeout = {max(1, round(self.lock_wait * 1000))}"))
             lock_for_write(session)
         else:
             _share_write(session)
@@ -629,12 +638,29 @@ def _make_engine(url: URL, path: Path | None, busy_timeout: float, create: bool 
 _MIGRATING = threading.Lock()
 
 
-def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True) -> None:
+def _current(connection: Connection) -> bool:
+    """Whether the ledger is at the newest schema with its ``ledger_meta`` row: nothing to migrate."""
+    if schema_revision(connection) != head_revision():
+        return False
+    return connection.scalar(select(LedgerMeta.id)) is not None
+
+
+def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True, lock_wait: float | None = None) -> None:
+    """Bring the schema to head under the write lock. On PostgreSQL a ledger already at head is
+    only read (opening it never waits behind a writer), and the lock is waited for at most
+    ``lock_wait`` seconds."""
     try:
         with _MIGRATING, engine.connect() as connection:
+            if engine.dialect.name == "postgresql":
+                current = _current(connection)
+                connection.rollback()
+                if current:
+                    return
             options = connection.execution_options(**{_WRITE_OPTION: True})
             with options.begin():
                 if engine.dialect.name == "postgresql":
+                    if lock_wait is not None:
+                        options.execute(text(f"SET LOCAL lock_timeout = {max(1, round(lock_wait * 1000))}"))
                     options.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
                 _upgrade(options, where, clock, create)
     except LedgerError:
@@ -650,6 +676,11 @@ def _migrate(engine: Engine, where: str, clock: Clock, create: bool = True) -> N
             from core.ledger.role_kinds import unopened_line
 
             raise LedgerError(f"{where}: {unopened_line(engine.url.username, first_line)}") from None
+        if getattr(original, "sqlstate", None) == LOCK_NOT_AVAILABLE:  # lock_wait ran out
+            raise LedgerError(
+                f"{where}: the ledger is locked by another program ({first_line}); "
+                "try again when it has finished, or stop the other engine"
+            ) from None
         raise LedgerError(f"{where}: the ledger cannot be used ({first_line})") from None
     except SQLAlchemyError as exc:
         raise LedgerError(f"{where}: the ledger cannot be used ({exc})") from None
@@ -680,7 +711,7 @@ def open_ledger(
     engine = _make_engine(target, path, busy_timeout, create)
     try:
         if migrate:
-            _migrate(engine, where, clock, create)
+            _migrate(engine, where, clock, create, busy_timeout)
         else:
             _require_head(engine, where)
     except BaseException:

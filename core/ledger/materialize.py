@@ -47,7 +47,7 @@ from core.enums import Status
 from core.errors import LedgerError
 from core.ledger import events
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
-from core.ledger.db import lock_for_write
+from core.ledger.db import lock_for_write, shared_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.period_carry import taken_periods
@@ -513,7 +513,10 @@ def materialize(
     """
     if until is not None and until.tzinfo is None:
         raise ValueError("until must be an aware datetime")
-    lock_for_write(session)
+    if shared_write(session) is None:
+        lock_for_write(session)
+    # else an engine's pass beside others (PostgreSQL): the schedule's row, locked below until
+    # commit, keeps a second engine off this schedule; publishing and pausing wait for the commit.
     for _ in range(MAX_ROUNDS):
         schedule = get_schedule(session, schedule_id, for_update=True)
         state, gate, cursor = schedule.state, schedule.gate_version, schedule.cursor_utc

@@ -18,15 +18,17 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import create_engine, select, update
+from sqlalchemy import create_engine, select, text, update
 
 from core import cli
 from core.ledger import open_ledger
-from core.ledger.models import Occurrence, Revision
+from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.publish import publish
 from core.ledger.queries import list_schedules
+from core.ledger.states import ScheduleState
 from core.render import ledger_table
 
-from . import utc
+from . import spec, utc
 
 PY = sys.executable
 SECRET = "tok-s3cret-9f2c"
@@ -571,6 +573,33 @@ def test_a_locked_sqlite_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[st
         f"schedctl schedules: {path}: the ledger is locked by another program (database is locked); "
         "try again when it has finished, or stop the other engine"
     ]
+
+
+@pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
+def test_a_pause_behind_a_stuck_writer_on_postgresql_is_refused_not_left_hanging(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """Another client holds the ledger's write lock in an open transaction (a program stopped
+    mid-write): the pause waits its lock wait, says so in one line and changes nothing."""
+    from core.ledger.db import WRITE_LOCK_KEY
+
+    with open_ledger(ledger_url) as ledger, ledger.write() as session:
+        publish(session, spec(), ledger.clock)
+    monkeypatch.setattr(cli.ledger_access, "LOCK_WAIT_SECONDS", 0.2)
+    holder = create_engine(ledger_url)
+    try:
+        with holder.connect() as connection, connection.begin():
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+            status = cli.main(["pause", "daily-ops-summary", "--db", ledger_url])
+    finally:
+        holder.dispose()
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    [line] = err.splitlines()
+    assert line.startswith("schedctl pause: ") and "the ledger is locked by another program (" in line
+    assert "lock timeout" in line
+    with open_ledger(ledger_url) as ledger, ledger.read() as session:
+        assert session.scalar(select(Schedule.state).where(Schedule.id == "daily-ops-summary")) is ScheduleState.ACTIVE
 
 
 # --- the engine as a service ----------------------------------------------------------

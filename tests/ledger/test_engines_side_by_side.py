@@ -261,9 +261,9 @@ def test_four_engines_at_once_run_every_occurrence_once(ledger_url: str, ledger:
     assert sorted(occ for occ, _ in ran) == sorted(states), "each occurrence's task ran once"
     assert {attempts[attempt] for _, attempt in ran} == set(states)
     assert set(per_occurrence.values()) == {1}
-    with ledger.read() as session:
-        claimants = set(session.scalars(select(Attempt.worker_pid)))
-    assert len(claimants) >= 2, "the work was shared"
+    # Which engine ran how much is left to the machine's timing: one that starts first
+    # may finish everything before the others begin. How materialization is split is
+    # tested without timing in test_materialize_shared.py.
 
 
 def _kill_round(url: str, tmp: Path, rng: random.Random, start: datetime) -> None:

@@ -48,8 +48,8 @@ def test_a_long_backlog_is_written_in_bounded_transactions(
     write = ledger.write
 
     @contextlib.contextmanager
-    def counting() -> Iterator[Any]:
-        with write() as session:
+    def counting(**kwargs: Any) -> Iterator[Any]:
+        with write(**kwargs) as session:
             count = session.scalar(select(func.count()).select_from(Occurrence)) or 0
             yield session
             per_transaction.append((session.scalar(select(func.count()).select_from(Occurrence)) or 0) - count)

@@ -192,8 +192,8 @@ def test_a_pause_goes_through_between_two_batches_of_a_pass(
         return sum(c == published for c in cursors), sum(c != published for c in cursors)
 
     @contextlib.contextmanager
-    def then_pause() -> Iterator[Session]:
-        with write() as session:
+    def then_pause(**kwargs: Any) -> Iterator[Session]:
+        with write(**kwargs) as session:
             yield session
         left, done = left_and_done()
         if seen or not done:
