@@ -98,6 +98,7 @@ class Command:
 
 # --- help texts and arguments shared by several commands ------------------------------
 
+
 def _spec_times(*flags: str) -> str:
     """The footer of a spec command that takes ``flags``: how their times are read."""
     return f"""\
