@@ -541,14 +541,16 @@ _IMPORT = Command(
             description="Read a user crontab (the text of crontab -l) and write one spec file per job into --out, "
             "named after its scheduleId; a job that runs on either its day of the month or its day of the week "
             "becomes two. Prints, line by line, what each line became, what could not be imported and why, and "
-            "for each job its runs at the zone's next clock change: cron's and the spec's, side by side. A "
-            "crontab that cannot be read, or a file in the way, writes nothing (exit 2).",
+            "for each job its runs at the zone's next gap and next fold: cron's and the spec's, side by side. "
+            "Each line that cannot be read is named with its line number and the others are imported (exit 2); "
+            "text that is no crontab, or a file in the way, writes nothing (exit 2).",
             args=(
                 arg("file", nargs="?", default="-", metavar="FILE", help="the crontab (default: - for stdin)"),
                 arg(
                     "--zone",
                     metavar="ZONE",
-                    help="the zone cron ran in, for jobs with no CRON_TZ= or TZ= line above them",
+                    help="the zone cron ran in, for jobs with no CRON_TZ= or TZ= line above them "
+                    "(default: this machine's zone)",
                 ),
                 *_WRITE_FILES,
             ),
@@ -562,14 +564,15 @@ _IMPORT = Command(
             "the timer's name), and write one spec file per timer into --out (one per OnCalendar= where no one "
             "rule holds them all, and one per OnUnitActiveSec=/OnUnitInactiveSec=). Prints, timer by timer, what "
             "each setting became, what could not be imported and why, and for each calendar spec its runs at the "
-            "zone's next clock change: systemd's and the spec's, side by side. A timer that cannot be read, or a "
+            "zone's next gap and next fold: systemd's and the spec's, side by side. A timer that cannot be read, or a "
             "file in the way, writes nothing (exit 2).",
             args=(
                 arg("timers", nargs="+", metavar="TIMER", help="the .timer files"),
                 arg(
                     "--zone",
                     metavar="ZONE",
-                    help="the zone of the machine the timers ran on, for OnCalendar= naming no zone",
+                    help="the zone of the machine the timers ran on, for OnCalendar= naming no zone "
+                    "(default: this machine's zone)",
                 ),
                 *_WRITE_FILES,
             ),
