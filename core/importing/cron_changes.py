@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from core.importing.cron_expr import CronExpr
 from core.preview import build_preview
 from core.spec import ScheduleSpec
+from core.timefmt import fmt_clock
 from core.zones import Transition, get_zone, next_transition, transitions
 
 _MINUTE = timedelta(minutes=1)
@@ -62,26 +63,21 @@ def cron_runs(expr: CronExpr, zone: ZoneInfo, lo: datetime, hi: datetime) -> lis
         if expr.matches(_wall(at, zone)) and (expr.wildcard or not _second_reading(at, zone)):
             runs.append(at)
         at += _MINUTE
-    if not expr.wildcard:
-        for change in transitions(zone, lo, hi):
-            if change.kind != "gap" or change.delta >= timedelta(hours=3):
-                continue
-            wall = change.local_before
-            while wall < change.local_after:
-                if expr.matches(wall):
-                    runs.append(change.utc)
-                wall += _MINUTE
+    for change in transitions(zone, lo, hi):
+        runs += [change.utc] * _skipped_runs(expr, change)
     return sorted(runs)
 
 
-def _skips(expr: CronExpr, change: Transition) -> bool:
-    """Whether a fixed-time job has a time in the wall-clock hour a gap skips (cron runs it at the change)."""
-    wall = change.local_before
+def _skipped_runs(expr: CronExpr, change: Transition) -> int:
+    """How many times a fixed-time job whose times a gap skips runs right after it (once per time);
+    0 for a wildcard job, a fold, or a change of three hours or more (cron takes it for a clock set by hand)."""
+    if expr.wildcard or change.kind != "gap" or change.delta >= timedelta(hours=3):
+        return 0
+    count, wall = 0, change.local_before
     while wall < change.local_after:
-        if expr.matches(wall):
-            return True
+        count += expr.matches(wall)
         wall += _MINUTE
-    return False
+    return count
 
 
 def spec_runs(specs: Sequence[ScheduleSpec], lo: datetime, hi: datetime) -> list[datetime]:
@@ -124,7 +120,7 @@ def side_by_sides(expr: CronExpr, specs: Sequence[ScheduleSpec], zone_name: str,
     views = []
     for change in next_changes(zone, after):
         lo, hi = change_window(change)
-        moved = change.kind == "gap" and not expr.wildcard and _skips(expr, change)
+        moved = _skipped_runs(expr, change) > 0
         views.append(
             SideBySide(
                 change,
@@ -140,11 +136,14 @@ def side_by_sides(expr: CronExpr, specs: Sequence[ScheduleSpec], zone_name: str,
 
 def _local(instant: datetime, zone: ZoneInfo) -> str:
     local = instant.astimezone(zone)
-    return f"{local:%H:%M} {local.tzname()}"
+    return f"{fmt_clock(local)} {local.tzname()}"
 
 
 def _every(step: timedelta) -> str:
-    minutes = int(step.total_seconds() // 60)
+    seconds = int(step.total_seconds())
+    if seconds % 60:
+        return f"every {seconds} seconds"
+    minutes = seconds // 60
     if minutes % 60 == 0:
         hours = minutes // 60
         return "every hour" if hours == 1 else f"every {hours} hours"

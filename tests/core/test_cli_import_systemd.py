@@ -252,3 +252,21 @@ def test_not_a_timer_file(run: Run, tmp_path: Path) -> None:
         "",
         f"{tmp_path / 'x.service'}: not a .timer file\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("calendar", "runs"),
+    [
+        ("*:0/15", "01:00 EST, 01:15 EST, 01:30 EST, 01:45 EST, 03:00 EDT, 03:15 EDT, 03:30 EDT, 03:45 EDT"),
+        ("minutely", "01:00 EST to 01:59 EST every minute, 03:00 EDT to 03:59 EDT every minute"),
+        ("*:*:0/10", "01:00 EST to 01:59:50 EST every 10 seconds, 03:00 EDT to 03:59:50 EDT every 10 seconds"),
+    ],
+    ids=["quarters", "every_minute", "every_ten_seconds"],
+)
+def test_every_run_at_the_change_is_named_none_left_out(run: Run, tmp_path: Path, calendar: str, runs: str) -> None:
+    _units(tmp_path, t_timer=f"[Timer]\nOnCalendar={calendar}\n", t_service="[Service]\nExecStart=/bin/true\n")
+    status, stdout, _ = run(
+        "import", "systemd", str(tmp_path / "t.timer"), "--zone", "America/New_York", "--out", str(tmp_path / "s"), *NOW
+    )
+    assert status == 0 and "more" not in stdout
+    assert f"    systemd ran:    {runs}\n    this spec runs: {runs}\n" in stdout
