@@ -70,6 +70,40 @@ CRON_TZ=America/New_York
 @reboot /usr/bin/warm-cache
 """
 BACKUP_SERVICE = '[Service]\nType=oneshot\nEnvironment="MODE=full"\nExecStart=/usr/bin/backup --mode ${MODE}\n'
+_SPEC_HEAD = "schema: scheduleSpec.v1\nrevision: 1\nstart: 2026-01-05T00:00:00\nfoldPolicy: FIRST_ONLY\n"
+WEEKLY_REPORT = (
+    _SPEC_HEAD
+    + """\
+scheduleId: weekly-report
+timeZone: Europe/Berlin
+rule: FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=0
+gapPolicy: SHIFT_FORWARD
+misfirePolicy: CATCH_UP_BOUNDED
+maxCatchUp: 1
+retry: {maxAttempts: 3}
+task: {argv: [/usr/bin/report]}
+"""
+)
+MONTHLY_FIRST_MONDAY = (
+    _SPEC_HEAD
+    + """\
+scheduleId: monthly-first-monday
+timeZone: Europe/Berlin
+rule: FREQ=MONTHLY;BYDAY=1MO;BYHOUR=9;BYMINUTE=0
+gapPolicy: SKIP
+task: {argv: [/usr/bin/report]}
+"""
+)
+BACKUP = (
+    _SPEC_HEAD
+    + """\
+scheduleId: backup
+timeZone: America/New_York
+rule: FREQ=DAILY;BYHOUR=2;BYMINUTE=30
+gapPolicy: SHIFT_FORWARD
+task: {argv: [/usr/local/bin/backup]}
+"""
+)
 EXAMPLES = [
     Example("README.md", "schedctl preview resources/demo/daily-ops-summary.yaml"),
     Example("README.md", "schedctl preview resources/demo/hourly-fallback.yaml"),
@@ -91,6 +125,19 @@ EXAMPLES = [
         },
     ),
     Example("docs/cli.md", "schedctl db upgrade"),
+    Example(
+        "docs/cli.md",
+        "schedctl export systemd weekly-report.yaml",
+        {"weekly-report.yaml": WEEKLY_REPORT, "monthly-first-monday.yaml": MONTHLY_FIRST_MONDAY},
+    ),
+    Example(
+        "docs/cli.md",
+        "schedctl export crontab backup.yaml",
+        {
+            "backup.yaml": BACKUP,
+            "last-day.yaml": BACKUP.replace("backup", "last-day").replace("DAILY;", "MONTHLY;BYMONTHDAY=-1;"),
+        },
+    ),
 ]
 
 
@@ -123,8 +170,9 @@ def test_the_example_prints_what_the_page_says(example: Example, tmp_path: Path)
         "LANG": "C.UTF-8",
     }
     for command, expected in _example(example):
-        if command.startswith("cat "):
-            (work / command.split()[1]).write_text(expected, encoding="utf-8")
+        shown = work / command.split()[-1]
+        if command.startswith("cat ") and not shown.exists():  # the page shows a file it then uses
+            shown.write_text(expected, encoding="utf-8")
             continue
         done = subprocess.run(
             ["/bin/sh", "-c", f"{command} 2>&1"],
