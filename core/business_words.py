@@ -1,5 +1,5 @@
-"""A business calendar in words: what the holiday policy does, and the next holiday
-or closed date it touches ("Next: Thu 2027-11-25, Thanksgiving Day: runs Fri
+"""A business calendar in words: what the holiday policy does, and the next holiday,
+closed date or weekend day it touches ("Next: Thu 2027-11-25, Thanksgiving Day: runs Fri
 2027-11-26 09:00 instead"). ``schedctl explain``, the summary and the designer
 say it with :func:`policy_line`; the words come from the rows the preview shows.
 """
@@ -48,13 +48,14 @@ def policy_words(calendar: BusinessCalendar, policy: HolidayPolicy) -> str:
 
 
 def _holiday_name(days: BusinessDays, day: date) -> str | None:
-    """The holiday's or closed date's name on ``day``; None for a plain weekend or a business day."""
+    """What closes ``day``: the holiday's name, ``a closed date`` or ``a weekend day``; None for a
+    business day."""
     if days.is_business_day(day):
         return None
     named = days.holidays_on(day)
     if named:
         return join_words(list(dict.fromkeys(name for _, name in named)))
-    return "a closed date" if day in days.calendar.closed else None
+    return "a closed date" if day in days.calendar.closed else "a weekend day"
 
 
 def _outcome(row: Occurrence, days: BusinessDays) -> str:
@@ -68,8 +69,9 @@ def _outcome(row: Occurrence, days: BusinessDays) -> str:
 
 
 def next_touch(spec: ScheduleSpec, now: datetime) -> str | None:
-    """``Next: Thu 2027-11-25, Thanksgiving Day: runs Fri 2027-11-26 09:00 instead``, or None
-    when no holiday or closed date touches the schedule within about a year of ``now``."""
+    """``Next: Thu 2027-11-25, Thanksgiving Day: runs Fri 2027-11-26 09:00 instead``: the next
+    run the calendar moves or skips, on a holiday, a closed date or a weekend day alike; None when
+    none is touched within about a year of ``now``."""
     compiled = compile_schedule(spec)
     days = compiled.business_days
     if days is None:
@@ -93,5 +95,5 @@ def policy_line(spec: ScheduleSpec, now: datetime) -> str | None:
     if calendar is None or policy is None or spec.kind is not Kind.CALENDAR:
         return None
     touch = next_touch(spec, now)
-    ahead = f" {touch}." if touch else " No holiday or closed date touches it in the next year."
+    ahead = f" {touch}." if touch else " No holiday, closed date or weekend day touches it in the next year."
     return policy_words(calendar, policy) + ahead

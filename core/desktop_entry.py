@@ -27,6 +27,9 @@ from pathlib import Path
 
 #: Reverse-DNS id: the .desktop file's name, the icon's name, the AppStream id, the Wayland app id.
 APP_ID = "io.github.tidemark.Tidemark"
+#: The class of the window's WM_CLASS on X11: Qt names it after the application's name
+#: (``QCoreApplication.applicationName()``, which the window sets to this), the instance after the program.
+WM_CLASS = "Tidemark"
 #: The hicolor sizes a PNG is written for (the SVG covers the rest).
 PNG_SIZES = (16, 32, 48, 64, 128, 256)
 #: The flag the session's autostart entry starts the window with.
@@ -121,7 +124,7 @@ def desktop_text(program: Path, *, extra_args: tuple[str, ...] = (), autostart: 
         "Categories=Office;ProjectManagement;",
         "Keywords=schedule;cron;timer;calendar;jobs;tasks;",
         "StartupNotify=true",
-        f"StartupWMClass={APP_ID}",
+        f"StartupWMClass={WM_CLASS}",
     ]
     if autostart:
         lines.append("X-GNOME-Autostart-enabled=true")

@@ -376,6 +376,11 @@ def cmd_install_service(args: argparse.Namespace) -> int:
     from core.service import install_service, service_problem
     from core.service_command import pinned_db
 
+    if args.now is not None:
+        raise UsageError(
+            "--now is not taken here: the service is always enabled and started at once "
+            "(as systemctl enable --now does); nothing was installed"
+        )
     db, options = db_url(args), team_options(args)
     problem = service_problem(pinned_db(db), options, "--db" if args.db else DB_ENV)
     if problem is not None:

@@ -90,15 +90,22 @@ def cmd_import_crontab(args: argparse.Namespace) -> int:
     from core.zones import get_zone
 
     name = "<stdin>" if args.file == "-" else args.file
-    _zone_option(args.zone)
+    zone, zone_from = _zone_option(args.zone)
     now = current_time(args, get_zone("UTC"))
     out_dir = _out_dir(args.out)
     try:
-        result = import_crontab(crontab_text(_crontab_bytes(args.file)), zone=args.zone, now=now)
+        text = crontab_text(_crontab_bytes(args.file))
+        result = import_crontab(text, zone=zone, now=now, zone_from=zone_from)
     except CrontabError as exc:
         raise Invalid([f"{name}: {exc}"]) from None
+    refused = [f"{name}: {exc}" for exc in result.refused]
     files = [(out_dir / s.file_name, s.text) for job in result.jobs for s in job.specs]
-    return write_and_report(files, out_dir, report_lines(result, now), overwrite=args.overwrite)
+    if refused and not files:
+        raise Invalid(refused)
+    status = write_and_report(files, out_dir, report_lines(result, now), overwrite=args.overwrite)
+    if refused:  # the good lines are written; the others are named, each on its line, and the status says so
+        raise Invalid(refused)
+    return status
 
 
 def write_and_report(files: list[tuple[Path, str]], out_dir: Path, report: list[str], *, overwrite: bool) -> int:
@@ -161,15 +168,20 @@ def _service_text(timer: str, name: str) -> str | None:
     return _unit_text(str(path)) if path.is_file() else None
 
 
-def _zone_option(zone: str | None) -> None:
+def _zone_option(zone: str | None) -> tuple[str, str]:
+    """The zone of the jobs whose file names none, and where it came from: --zone, else the
+    machine's zone (the one the old scheduler ran them in)."""
     from core.errors import ZoneError
+    from core.importing.cron import ZONE_GIVEN, ZONE_MACHINE
+    from core.zone_info import system_zone_name
     from core.zones import check_zone_name
 
-    if zone is not None:
-        try:
-            check_zone_name(zone)
-        except ZoneError as exc:
-            raise UsageError(f"--zone: {exc}") from None
+    if zone is None:
+        return system_zone_name(), ZONE_MACHINE
+    try:
+        return check_zone_name(zone), ZONE_GIVEN
+    except ZoneError as exc:
+        raise UsageError(f"--zone: {exc}") from None
 
 
 def cmd_import_systemd(args: argparse.Namespace) -> int:
@@ -178,7 +190,7 @@ def cmd_import_systemd(args: argparse.Namespace) -> int:
     from core.importing.systemd_report import report_lines
     from core.zones import get_zone
 
-    _zone_option(args.zone)
+    zone, zone_from = _zone_option(args.zone)
     now = current_time(args, get_zone("UTC"))
     out_dir = _out_dir(args.out)
     for name in args.timers:
@@ -186,7 +198,7 @@ def cmd_import_systemd(args: argparse.Namespace) -> int:
             raise Invalid([f"{name}: not a .timer file"])
     timers = [(name, _unit_text(name)) for name in args.timers]
     try:
-        result = import_timers(timers, zone=args.zone, now=now, service_text=_service_text)
+        result = import_timers(timers, zone=zone, now=now, service_text=_service_text, zone_from=zone_from)
     except TimerError as exc:
         raise Invalid([str(exc)]) from None
     files = [(out_dir / m.imported.file_name, m.imported.text) for timer in result.timers for m in timer.specs]

@@ -74,7 +74,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
     states = _states(args.state) if args.state is not None else None
     where = OccurrenceFilter(schedule_id=args.schedule, states=states)
-    with open_command_ledger(args, command_clock(args), create=False) as ledger, ledger.read() as session:
+    clock = command_clock(args)
+    with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
         if args.schedule is not None:
             get_schedule(session, args.schedule)
         ranges: list[Any] = []
@@ -92,13 +93,20 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                 if page.next_key is None:
                     break
                 key = page.next_key
+        # The schedule asked about; with --state, those of the rows shown; else every schedule (one
+        # that waits for an engine often has no occurrence yet).
+        about = {args.schedule} if args.schedule else {r.schedule_id for r in rows} if states is not None else None
+        waiting = _who_waits(session, clock.now(), about)
     if args.format == "json":
         text = occurrences_json(rows)
-        if ranges:
+        if ranges or waiting:
             import json
 
             document = json.loads(text)
-            document["expiredRanges"] = [r.to_json() for r in ranges]
+            if ranges:
+                document["expiredRanges"] = [r.to_json() for r in ranges]
+            if waiting:
+                document["waiting"] = waiting
             text = json.dumps(document, indent=2, ensure_ascii=False)
         out(text)
     else:
@@ -106,8 +114,26 @@ def cmd_ledger(args: argparse.Namespace) -> int:
         if ranges:
             heading = f"\n{plural(len(ranges), 'expired range')} (missed occurrences recorded as one entry each):"
             text = text.rstrip("\n") + "\n" + "\n".join([heading, *(f"  {r.summary()}" for r in ranges)])
+        if waiting:
+            text = text.rstrip("\n") + "\n" + "\n".join(f"{sid}: {why}" for sid, why in waiting.items()) + "\n"
         out(text)
     return EXIT_OK
+
+
+def _who_waits(session: Any, now: Any, schedule_ids: set[str] | None) -> dict[str, str]:
+    """Why each of ``schedule_ids`` (None: every schedule) waits, for an engine with its labels or one
+    that trusts its publisher, or is held, as ``schedctl schedules`` says it; the others are left out."""
+    from core.engine.presence import STALE_AFTER
+    from core.ledger.queries import list_schedules
+
+    if schedule_ids is not None and not schedule_ids:
+        return {}
+    said = {}
+    for s in list_schedules(session, now=now, stale_after=STALE_AFTER):
+        why = s.waiting or s.held
+        if why and (schedule_ids is None or s.schedule_id in schedule_ids):
+            said[s.schedule_id] = why
+    return said
 
 
 def cmd_attempts(args: argparse.Namespace) -> int:
@@ -273,8 +299,8 @@ def cmd_events(args: argparse.Namespace) -> int:
 
     from core.cli.arguments import parse_time
     from core.cli.output import terminal_safe_stream
-    from core.ledger.audit_queries import AuditFilter, audit_events, check_filter
-    from core.render.events_table import write_events_json, write_events_table
+    from core.ledger.audit_queries import AuditFilter, audit_events, check_filter, widest
+    from core.render.events_table import column_widths, write_events_json, write_events_table
     from core.zones import get_zone
 
     since = parse_time(args.since, "--since", get_zone("UTC")).astimezone(UTC) if args.since is not None else None
@@ -287,5 +313,6 @@ def cmd_events(args: argparse.Namespace) -> int:
         if args.format == "json":
             write_events_json(found, stream)
         else:
-            write_events_table(found, stream, unicode=unicode_ok())
+            widths = column_widths(*widest(session, where, limit=args.limit))
+            write_events_table(found, stream, unicode=unicode_ok(), widths=widths)
     return EXIT_OK

@@ -98,22 +98,33 @@ class Command:
 
 # --- help texts and arguments shared by several commands ------------------------------
 
-_TIME_HELP = """\
-Times (--from, --until, --now) are either an instant with Z or an offset
+
+def _spec_times(*flags: str) -> str:
+    """The footer of a spec command that takes ``flags``: how their times are read."""
+    return f"""\
+Times ({", ".join(flags)}) are either an instant with Z or an offset
 (2026-03-08T07:00:00Z, 2026-03-08T02:00:00-05:00), or a local date-time or
 date (2026-03-08T02:30, 2026-03-08) read on the wall clock of the schedule's
 timeZone. A local time that happens twice means its first reading; one that
 does not exist (clocks jump over it) means the moment the clocks jump.
 """
-_LEDGER_TIME_HELP = (
-    "Times (--now, --from, --to) are an instant with Z or an offset (2026-03-08T07:00:00Z), or a local "
-    "date-time or date (2026-03-08T02:30, 2026-03-08) read on the wall clock of the schedule the command is "
-    "about (apply: the spec's timeZone; backfill: the schedule's), else in UTC. The ledger is --db, else "
-    f"${DB_ENV}, else ledger.db in your data directory."
-)
+
+
+def _ledger_times(flags: str, where: str) -> str:
+    """The footer of a ledger command that takes time flags besides ``--now``: how they are read."""
+    return (
+        f"Times ({flags}) are an instant with Z or an offset (2026-03-08T07:00:00Z), or a local date-time or "
+        f"date (2026-03-08T02:30, 2026-03-08) read {where}."
+    )
+
 
 _SPEC = arg("spec", metavar="SPEC", help="a YAML or JSON spec file (- for stdin)")
-_NOW = arg("--now", type=time_text, metavar="TIME", help="freeze the current time (tests, simulation)")
+_NOW = arg(
+    "--now",
+    type=time_text,
+    metavar="TIME",
+    help="freeze the current time (tests, simulation), an instant such as 2026-03-08T07:00:00Z",
+)
 #: --db and --now, first among the options of every command that opens the ledger.
 _LEDGER = (
     arg(
@@ -137,9 +148,10 @@ def _ledger_command(
     run: Run,
     *args: Arg | OneOf,
     description: str | None = None,
-    epilog: str | None = _LEDGER_TIME_HELP,
+    epilog: str | None = None,
 ) -> Command:
-    """A command on the ledger: --db and --now, the times help, errors that name the command."""
+    """A command on the ledger: --db and --now, errors that name the command; ``epilog`` says how its
+    time flags are read, for a command that takes any besides --now."""
     return Command(name, help, run, description=description, epilog=epilog, args=(*_LEDGER, *args), names_itself=True)
 
 
@@ -170,7 +182,7 @@ _SPEC_COMMANDS = (
         cmd_preview,
         description="List the rows with positionUtc >= --from: the first --count (default 10), "
         "or those before --until.",
-        epilog=_TIME_HELP,
+        epilog=_spec_times("--from", "--until", "--now"),
         keeps_lines=True,
         args=(
             _SPEC,
@@ -195,7 +207,7 @@ _SPEC_COMMANDS = (
         "describe a spec in plain words",
         cmd_explain,
         description="One paragraph: the rule, the zone, and what each policy does at the next gap and fold.",
-        epilog=_TIME_HELP,
+        epilog=_spec_times("--from", "--now"),
         keeps_lines=True,
         args=(
             _SPEC,
@@ -271,13 +283,25 @@ _ENGINE = Command(
             description="Bump the ledger's execution epoch: claims made under an earlier epoch can no longer "
             "record outcomes, and the next pass settles their attempts as lost.",
         ),
-        _ledger_command(
+        Command(
             "install-service",
             "keep the engine running as a systemd user service",
             cmd_install_service,
-            _METRICS_PORT,
-            *_TEAM_ENGINE,
-            _NO_NOTIFY,
+            args=(
+                _LEDGER[0],
+                # systemctl's --now would be ignored here: refused, in one line that says why.
+                arg(
+                    "--now",
+                    nargs="?",
+                    const="",
+                    metavar="TIME",
+                    help="refused: the service is always enabled and started at once",
+                ),
+                _METRICS_PORT,
+                *_TEAM_ENGINE,
+                _NO_NOTIFY,
+            ),
+            names_itself=True,
             description="Write ~/.config/systemd/user/tidemark-engine.service (ExecStart: this installation's "
             "schedctl engine run with the ledger in its environment, and --metrics-port, --allow-second, "
             "--label, --trust and --no-notify when given, "
@@ -333,6 +357,7 @@ _LEDGER_COMMANDS = (
         description="Run, oldest first, each occurrence with a position in [--from, --to) that never ran: one not "
         "run yet is made due now under its own id, one that expired, was skipped or failed gets a backfill "
         "occurrence; ones that succeeded, are live or wait for a person are left alone.",
+        epilog=_ledger_times("--from, --to, --now", "on the wall clock of the schedule's timeZone"),
     ),
     _ledger_command(
         "ledger",
@@ -358,6 +383,7 @@ _LEDGER_COMMANDS = (
         description="The ledger's events, oldest first: the time (UTC), who acted (user@host, with the database "
         "role where it is not the user's name; - for events from before actors were recorded), what happened "
         "and the note. Written as it is read, so a long log can be piped.",
+        epilog=_ledger_times("--since, --now", "in UTC"),
     ),
     _ledger_command(
         "reconcile",
@@ -384,7 +410,7 @@ _LEDGER_COMMANDS = (
         "look after the ledger's database",
         names_itself=True,
         subcommands=(
-            _ledger_command("upgrade", "migrate the ledger's schema to the newest", cmd_db_upgrade, epilog=None),
+            _ledger_command("upgrade", "migrate the ledger's schema to the newest", cmd_db_upgrade),
             Command(
                 "grant",
                 "give a PostgreSQL role exactly the rights of a viewer, a publisher or an engine",
@@ -515,14 +541,16 @@ _IMPORT = Command(
             description="Read a user crontab (the text of crontab -l) and write one spec file per job into --out, "
             "named after its scheduleId; a job that runs on either its day of the month or its day of the week "
             "becomes two. Prints, line by line, what each line became, what could not be imported and why, and "
-            "for each job its runs at the zone's next clock change: cron's and the spec's, side by side. A "
-            "crontab that cannot be read, or a file in the way, writes nothing (exit 2).",
+            "for each job its runs at the zone's next gap and next fold: cron's and the spec's, side by side. "
+            "Each line that cannot be read is named with its line number and the others are imported (exit 2); "
+            "text that is no crontab, or a file in the way, writes nothing (exit 2).",
             args=(
                 arg("file", nargs="?", default="-", metavar="FILE", help="the crontab (default: - for stdin)"),
                 arg(
                     "--zone",
                     metavar="ZONE",
-                    help="the zone cron ran in, for jobs with no CRON_TZ= or TZ= line above them",
+                    help="the zone cron ran in, for jobs with no CRON_TZ= or TZ= line above them "
+                    "(default: this machine's zone)",
                 ),
                 *_WRITE_FILES,
             ),
@@ -536,14 +564,15 @@ _IMPORT = Command(
             "the timer's name), and write one spec file per timer into --out (one per OnCalendar= where no one "
             "rule holds them all, and one per OnUnitActiveSec=/OnUnitInactiveSec=). Prints, timer by timer, what "
             "each setting became, what could not be imported and why, and for each calendar spec its runs at the "
-            "zone's next clock change: systemd's and the spec's, side by side. A timer that cannot be read, or a "
+            "zone's next gap and next fold: systemd's and the spec's, side by side. A timer that cannot be read, or a "
             "file in the way, writes nothing (exit 2).",
             args=(
                 arg("timers", nargs="+", metavar="TIMER", help="the .timer files"),
                 arg(
                     "--zone",
                     metavar="ZONE",
-                    help="the zone of the machine the timers ran on, for OnCalendar= naming no zone",
+                    help="the zone of the machine the timers ran on, for OnCalendar= naming no zone "
+                    "(default: this machine's zone)",
                 ),
                 *_WRITE_FILES,
             ),
@@ -598,8 +627,22 @@ COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _I
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``schedctl`` (standard library only), built from :data:`COMMANDS`."""
     parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action=_Version, help="print schedctl's version and exit")
     _add_commands(parser, "command", COMMANDS, PROG)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed Tidemark's version (package metadata is read only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from core.version import tidemark_version
+
+        print(f"{PROG} (Tidemark) {tidemark_version()}")
+        parser.exit()
 
 
 def _add_commands(parser: argparse.ArgumentParser, dest: str, commands: Sequence[Command], prog: str) -> None:
@@ -610,7 +653,7 @@ def _add_commands(parser: argparse.ArgumentParser, dest: str, commands: Sequence
         sub = subparsers.add_parser(
             command.name,
             help=command.help,
-            description=command.description,
+            description=command.description or f"{command.help[0].upper()}{command.help[1:]}.",
             epilog=command.epilog,
             formatter_class=formatter,
         )

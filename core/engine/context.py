@@ -152,6 +152,8 @@ class Refusals:
     """Every revision looked at (revisions never change: each is read once per engine)."""
     mark: tuple[object, ...] | None = None
     """The ledger's revision mark when ``revisions`` was found (:func:`core.ledger.materialize.revision_mark`)."""
+    cutovers: dict[tuple[str, int], datetime] = field(default_factory=dict)
+    """(schedule, revision) -> its cutover, for every revision looked at: which one governs now."""
 
 
 @dataclass

@@ -101,7 +101,7 @@ class Engine:
         ctx = self.context
         ctx.base_env = dict(os.environ)  # read once a pass: tasks of this pass see the same environment
         plan.hold_unreadable(self.ledger, self.clock, ctx.unreadable, report)
-        plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report)
+        plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report, now=self.clock.now())
         hold = ctx.held_schedules
         first_start.shadow_new_version(self.ledger, self.clock, self.options.version, ctx.first_start)
         fill = self.options.fill_rows_per_pass

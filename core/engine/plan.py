@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Collection
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -34,6 +34,7 @@ from core.ledger.models import Event, Revision, Schedule
 from core.ledger.publishers import wants_columns, wants_of
 from core.ledger.states import ScheduleState
 from core.placement import Placement, refusal
+from core.timefmt import fmt_utc
 
 #: Write transactions of materialization per pass at most.
 MATERIALIZE_ROUNDS = 10_000
@@ -119,7 +120,9 @@ def _tell(
         )
 
 
-def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, report: PassReport) -> None:
+def hold_refused(
+    ledger: Ledger, placement: Placement, refusals: Refusals, report: PassReport, now: datetime | None = None
+) -> None:
     """Find the revisions this engine does not run: their ``runsOn`` asks for labels it
     lacks, or it does not trust their publisher (:mod:`core.placement`). Their
     occurrences are never claimed here, and a schedule whose newest revision it is is
@@ -127,22 +130,47 @@ def hold_refused(ledger: Ledger, placement: Placement, refusals: Refusals, repor
     the engine that finally runs it, not by this one.
 
     ``refusals`` is updated in place: each revision is read once per engine, and the
-    revisions are listed again only when a revision or a gate moved (:func:`revision_mark`)."""
+    revisions are listed again only when a revision or a gate moved (:func:`revision_mark`).
+
+    The report names, for each schedule, the revision that governs at ``now`` (the newest whose
+    cutover has come) when this engine refuses it, else the next one it refuses and when that
+    one takes over; without ``now``, the newest it refuses."""
     with ledger.read() as session:
         mark = revision_mark(session)
         if mark != refusals.mark:
             _decide_refusals(session, placement, refusals)
             refusals.mark = mark
+    if now is not None:
+        report.refused.update(_governing_refusals(refusals, now))
+        return
     for (sid, number), why in sorted(refusals.revisions.items(), key=lambda item: (item[0][0], -item[0][1])):
         report.refused.setdefault(sid, f"revision {number} {why}")  # the newest the engine refuses
 
 
+def _governing_refusals(refusals: Refusals, now: datetime) -> dict[str, str]:
+    """For each schedule with a refused revision: the refused revision that governs at ``now``,
+    else the first refused one still to come, with its cutover."""
+    governing: dict[str, int] = {}
+    for (sid, number), cutover in refusals.cutovers.items():
+        if cutover <= now and number > governing.get(sid, 0):
+            governing[sid] = number
+    said: dict[str, str] = {}
+    for (sid, number), why in sorted(refusals.revisions.items()):
+        if number == governing.get(sid):
+            said[sid] = f"revision {number} {why}"
+        elif number > governing.get(sid, 0) and sid not in said:
+            said[sid] = f"revision {number}, in force from {fmt_utc(refusals.cutovers[(sid, number)])}, {why}"
+    return said
+
+
 def _decide_refusals(session: Session, placement: Placement, refusals: Refusals) -> None:
-    pairs = session.execute(
-        select(Revision.schedule_id, Revision.revision)
+    rows = session.execute(
+        select(Revision.schedule_id, Revision.revision, Revision.cutover_at)
         .join(Schedule, Schedule.id == Revision.schedule_id)
         .where(Schedule.state != ScheduleState.DISABLED)
     ).all()
+    refusals.cutovers = {(sid, number): cutover for sid, number, cutover in rows}
+    pairs = [(sid, number) for sid, number, _ in rows]
     for sid, number in pairs:
         if (sid, number) not in refusals.decided:
             row = session.execute(

@@ -42,6 +42,8 @@ ZONE_VARIABLES = ("CRON_TZ", "TZ")
 MAIL_VARIABLES = ("MAILTO", "MAILFROM")
 #: :attr:`ImportedJob.zone_from` of a job whose zone was given to the import (no ``CRON_TZ``/``TZ`` above it).
 ZONE_GIVEN = "from --zone"
+#: :attr:`ImportedJob.zone_from` of a job that runs in the machine's zone, no zone being given.
+ZONE_MACHINE = "the machine's zone; --zone chooses another"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TITLE_WIDTH = 60
 _ID_WIDTH = 48
@@ -98,11 +100,13 @@ class Unimported:
 
 @dataclass
 class CrontabImport:
-    """What a crontab became: the jobs imported, and every line that was not (or not all of it)."""
+    """What a crontab became: the jobs imported, every line that was not (or not all of it), and
+    every line refused as a mistake (``refused``: each message starts with its line)."""
 
     jobs: list[ImportedJob] = field(default_factory=list)
     unimported: list[Unimported] = field(default_factory=list)
     env_lines: list[Assignment] = field(default_factory=list)
+    refused: list[CrontabError] = field(default_factory=list)
 
 
 def _slug(text: str) -> str:
@@ -211,8 +215,9 @@ def _spec(document: dict[str, Any], job: JobLine, command: CronCommand, part: st
 class _Reader:
     """The state of a crontab read top to bottom: the zone and variables in force."""
 
-    def __init__(self, zone: str | None, now: datetime, taken: Iterable[str]) -> None:
+    def __init__(self, zone: str | None, zone_from: str, now: datetime, taken: Iterable[str]) -> None:
         self.zone_given = zone
+        self.zone_from = zone_from
         self.zone_line: dict[str, Assignment] = {}
         self.env: dict[str, str] = {}
         self.now = now
@@ -222,8 +227,8 @@ class _Reader:
 
     def assignment(self, item: Assignment) -> None:
         if item.name in ZONE_VARIABLES:
-            _zone_of(item)
             self.zone_line[item.name] = item
+            _zone_of(item)
             if item.name == "TZ":
                 self.env[item.name] = item.value  # cron also hands TZ to the job
             return
@@ -242,13 +247,18 @@ class _Reader:
         for name in ZONE_VARIABLES:
             if name in self.zone_line:
                 line = self.zone_line[name]
-                return _zone_of(line), f"{name}, line {line.line}"
+                try:
+                    return _zone_of(line), f"{name}, line {line.line}"
+                except CrontabError:
+                    raise CrontabError(
+                        f"line {job.line}: runs in {name}={line.value} of line {line.line}, which is not a zone"
+                    ) from None
         if self.zone_given is None:
             raise CrontabError(
                 f"line {job.line}: no CRON_TZ= or TZ= line above this job; "
                 "give --zone ZONE, the zone the machine's cron ran in (e.g. --zone Europe/Berlin)"
             )
-        return self.zone_given, ZONE_GIVEN
+        return self.zone_given, self.zone_from
 
     def job(self, job: JobLine) -> None:
         if job.nickname == REBOOT:
@@ -276,22 +286,35 @@ class _Reader:
         self.result.jobs.append(ImportedJob(job.line, job.text, expr, tuple(specs), command, zone, zone_from))
 
 
-def import_crontab(text: str, *, zone: str | None, now: datetime, taken: Iterable[str] = ()) -> CrontabImport:
-    """Read a crontab and translate every job; ``zone`` serves jobs with no ``CRON_TZ``/``TZ`` above them.
-    The ids (and so the file names) avoid ``taken``: the ids already in use where the specs go.
+def import_crontab(
+    text: str, *, zone: str | None, now: datetime, taken: Iterable[str] = (), zone_from: str = ZONE_GIVEN
+) -> CrontabImport:
+    """Read a crontab and translate every job; ``zone`` serves jobs with no ``CRON_TZ``/``TZ`` above them
+    (``zone_from`` says where it came from). The ids (and so the file names) avoid ``taken``: the ids
+    already in use where the specs go.
 
-    Each spec starts at the local midnight of ``now``'s date in its zone. Raises :class:`CrontabError`
-    naming the line for a crontab that cannot be read, and nothing is imported then.
+    Each spec starts at the local midnight of ``now``'s date in its zone. A line that cannot be read
+    is refused (:attr:`CrontabImport.refused`, its message naming it) and the others are imported;
+    a text that is no crontab, or too big a one, raises :class:`CrontabError` and nothing is imported.
     """
-    reader = _Reader(check_zone_name(zone) if zone is not None else None, now, taken)
+    reader = _Reader(check_zone_name(zone) if zone is not None else None, zone_from, now, taken)
     for item in read_crontab(text):
-        if isinstance(item, Assignment):
-            reader.assignment(item)
-        else:
-            try:
-                reader.job(item)
-            except UserError as exc:
-                if isinstance(exc, CrontabError):
-                    raise
-                raise CrontabError(f"line {item.line}: {str(exc).splitlines()[0]}") from None
+        try:
+            if isinstance(item, CrontabError):
+                raise item
+            if isinstance(item, Assignment):
+                reader.assignment(item)
+            else:
+                _job(reader, item)
+        except CrontabError as exc:
+            reader.result.refused.append(exc)
     return reader.result
+
+
+def _job(reader: _Reader, item: JobLine) -> None:
+    try:
+        reader.job(item)
+    except UserError as exc:
+        if isinstance(exc, CrontabError):
+            raise
+        raise CrontabError(f"line {item.line}: {str(exc).splitlines()[0]}") from None

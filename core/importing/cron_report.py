@@ -1,12 +1,12 @@
 """The report of a crontab import: for each line, in the crontab's order, what it became and why,
-and for each job its runs at the next clock change, cron's and the spec's side by side."""
+and for each job its runs at the zone's next gap and next fold, cron's and the spec's side by side."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from core.importing.cron import CrontabImport, ImportedJob
-from core.importing.cron_changes import change_lines, side_by_side
+from core.importing.cron_changes import change_lines, side_by_sides
 
 
 def _job_lines(job: ImportedJob, now: datetime) -> list[str]:
@@ -26,10 +26,10 @@ def _job_lines(job: ImportedJob, now: datetime) -> list[str]:
         lines.append(f"  runs through {job.command.argv[0]} -c: it has {', '.join(job.command.why_shell)}")
     if job.command.stdin is not None:
         lines.append("  the text after % is its standard input, each further % a line break, as in cron")
-    view = side_by_side(job.expr, [s.spec for s in job.specs], job.zone, now)
-    if view is None:
+    views = side_by_sides(job.expr, [s.spec for s in job.specs], job.zone, now)
+    if not views:
         lines.append(f"  {job.zone} has no clock change in the next ten years")
-    else:
+    for view in views:
         lines += ["  " + line for line in change_lines(view)]
     return lines
 
@@ -49,5 +49,6 @@ def report_lines(result: CrontabImport, now: datetime) -> list[str]:
         f"{len(result.jobs)} job{'s' if len(result.jobs) != 1 else ''} imported into {files} "
         f"file{'s' if files != 1 else ''}; {len(result.unimported)} line"
         f"{'s' if len(result.unimported) != 1 else ''} not imported"
+        + (f"; {len(result.refused)} line{'s' if len(result.refused) != 1 else ''} refused" if result.refused else "")
     )
     return lines

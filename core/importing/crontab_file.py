@@ -5,7 +5,7 @@ The reading follows Debian's cron (``load_entry``/``load_env``): a line whose fi
 ``NAME=`` or ``NAME =`` sets a variable for the jobs below it; any other line that is not a
 comment is a job, five time fields and a command, or an ``@nickname`` and a command. What the
 fields mean is :mod:`core.importing.cron_expr`'s. A mistake is one :class:`CrontabError` naming
-its line.
+its line; the other lines are still read.
 """
 
 from __future__ import annotations
@@ -106,10 +106,12 @@ def _job(number: int, text: str) -> JobLine:
     return JobLine(number, text.strip(BLANKS), tuple(found.group(i) for i in range(1, 6)), None, found.group(6) or "")
 
 
-def read_crontab(text: str) -> list[Assignment | JobLine]:
-    """The assignments and jobs of a crontab, in order; comments and blank lines are left out.
-    Lines end at ``\n`` only, as cron's do (:func:`~core.importing.input_text.crontab_lines`)."""
-    entries: list[Assignment | JobLine] = []
+def read_crontab(text: str) -> list[Assignment | JobLine | CrontabError]:
+    """The assignments and jobs of a crontab, in order; comments and blank lines are left out, and a
+    line that is neither is its :class:`CrontabError`, in its place. Lines end at ``\n`` only, as
+    cron's do (:func:`~core.importing.input_text.crontab_lines`). What says the text is no crontab
+    (a control character) or too big a one raises instead."""
+    entries: list[Assignment | JobLine | CrontabError] = []
     jobs = variables = 0
     for number, raw in enumerate(crontab_lines(text), start=1):
         bad = _control(raw)
@@ -131,5 +133,8 @@ def read_crontab(text: str) -> list[Assignment | JobLine]:
         jobs += 1
         if jobs > MAX_JOBS:
             raise CrontabError(f"line {number}: more than {MAX_JOBS:,} jobs; import at most {MAX_JOBS:,} at a time")
-        entries.append(_job(number, raw))
+        try:
+            entries.append(_job(number, raw))
+        except CrontabError as exc:
+            entries.append(exc)
     return entries

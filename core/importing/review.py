@@ -19,7 +19,7 @@ from pathlib import Path
 
 from core.change_words import day_label, jump_words, zone_word
 from core.importing.cron import ImportedSpec
-from core.importing.cron_changes import SideBySide
+from core.importing.cron_changes import SideBySide, run_words
 from core.occurrence import Occurrence
 from core.preview import build_preview
 from core.recurrence.compile import compile_schedule
@@ -29,8 +29,6 @@ from core.zones import get_zone
 
 #: Next runs shown under each spec.
 PREVIEW_ROWS = 3
-#: Runs listed on one side of the side-by-side line; more are shortened to the first and last few.
-_LISTED = 6
 #: Files named ``<id>-2.yaml``, ``<id>-3.yaml``… at most, when the name is taken meanwhile.
 _MOST_NAMES = 1_000
 
@@ -76,6 +74,8 @@ class ReviewJob:
     specs: tuple[ReviewSpec, ...]
     change: ChangeWords | None
     notes: tuple[str, ...] = ()
+    #: The side-by-side at the zone's next gap and next fold, in the order they come (``change`` is the first).
+    changes: tuple[ChangeWords, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,22 +116,21 @@ def review_spec(imported: ImportedSpec, now: datetime, rows: int = PREVIEW_ROWS)
     return ReviewSpec(imported, words, tuple(preview.rows))
 
 
-def _at(instant: datetime, view: SideBySide) -> str:
+def _at(instant: datetime, view: SideBySide, moved: bool = False) -> str:
     local = instant.astimezone(get_zone(view.zone))
     offset = local.utcoffset() or timedelta(0)
     text = f"{fmt_clock(local)} {zone_word(local.tzname() or '', offset, '')}"
-    if instant == view.change.utc and view.change.kind == "gap":
+    if moved and instant == view.change.utc:
         text += " right after the change"
     return text
 
 
-def _runs(runs: Sequence[datetime], view: SideBySide) -> str:
+def _runs(runs: Sequence[datetime], view: SideBySide, moved: bool) -> str:
+    """Every run, none left out (a long stretch a step apart is one item); "right after the change"
+    only where the run stands for a skipped time (cron's fixed-time jobs, ``SHIFT_FORWARD``)."""
     if not runs:
         return "no run"
-    words = [_at(r, view) for r in runs]
-    if len(words) > _LISTED:
-        words = [*words[:3], f"… {len(words) - 5} more …", *words[-2:]]
-    return "runs at " + ", ".join(words)
+    return "runs at " + ", ".join(run_words(runs, get_zone(view.zone), lambda run: _at(run, view, moved)))
 
 
 def change_words(view: SideBySide, source: str) -> ChangeWords:
@@ -144,7 +143,7 @@ def change_words(view: SideBySide, source: str) -> ChangeWords:
         f"Next clock change, {day_label(day)}: {jump_words(change, day)} ({hours:g} h); "
         f"runs from {_at(change.utc - change.delta, view)} to {_at(change.utc + change.delta, view)}"
     )
-    line = f"{source}: {_runs(view.cron, view)} · Tidemark: {_runs(view.spec, view)}"
+    line = f"{source}: {_runs(view.cron, view, view.cron_moved)} · Tidemark: {_runs(view.spec, view, view.spec_moved)}"
     line += " · the same" if view.same else " · they differ"
     return ChangeWords(heading, line, view.same, view)
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from core.errors import UserError
 from core.importing.cron import ZONE_GIVEN, CrontabImport, ImportedJob, import_crontab
-from core.importing.cron_changes import side_by_side
+from core.importing.cron_changes import side_by_sides
 from core.importing.crontab_file import MAX_CRONTAB_BYTES, CrontabError, crontab_text
+from core.importing.input_text import BLANKS, crontab_lines
 from core.importing.review import Review, ReviewJob, ReviewProblem, change_words, review_spec
 
 Reader = Callable[[Sequence[Path], str, datetime, Set[str]], Review]
@@ -71,13 +72,28 @@ def review_crontab(paths: Sequence[Path], zone: str, now: datetime, taken: Set[s
     except CrontabError as exc:
         raise ImportFileError(f"{path.name}: {exc}") from None
     jobs = tuple(_cron_job(job, now) for job in result.jobs)
-    problems = tuple(ReviewProblem(f"line {u.line}", u.source, u.reason) for u in result.unimported)
-    return Review("cron", (path.name,), zone, jobs, problems, _env_notes(result))
+    problems = [(u.line, ReviewProblem(f"line {u.line}", u.source, u.reason)) for u in result.unimported]
+    problems += _refused(result, text)
+    ordered = tuple(problem for _, problem in sorted(problems, key=lambda pair: pair[0]))
+    return Review("cron", (path.name,), zone, jobs, ordered, _env_notes(result))
+
+
+def _refused(result: CrontabImport, text: str) -> list[tuple[int, ReviewProblem]]:
+    """The lines refused as mistakes, each with its text and why (``line 4: minute 61 is out of range``)."""
+    lines = crontab_lines(text)
+    found = []
+    for exc in result.refused:
+        where, _, reason = str(exc).partition(": ")
+        number = int(where.removeprefix("line "))
+        found.append((number, ReviewProblem(where, lines[number - 1].strip(BLANKS), reason)))
+    return found
 
 
 def _cron_job(job: ImportedJob, now: datetime) -> ReviewJob:
     specs = tuple(review_spec(s, now) for s in job.specs)
-    view = side_by_side(job.expr, [s.spec for s in job.specs], job.zone, now)
+    changes = tuple(
+        change_words(view, "cron") for view in side_by_sides(job.expr, [s.spec for s in job.specs], job.zone, now)
+    )
     notes: list[str] = []
     if len(job.specs) > 1:
         notes.append(
@@ -97,8 +113,9 @@ def _cron_job(job: ImportedJob, now: datetime) -> ReviewJob:
         job.zone,
         job.zone_from == ZONE_GIVEN,
         specs,
-        change_words(view, "cron") if view is not None else None,
+        changes[0] if changes else None,
         tuple(notes),
+        changes,
     )
 
 
@@ -110,7 +127,7 @@ def review_timers(paths: Sequence[Path], zone: str, now: datetime, taken: Set[st
     """The review of systemd timer files, each read with the service it starts from its own folder
     (as ``schedctl import systemd`` does). ``taken`` is not needed: a timer's id is its name."""
     from core.importing.systemd import TimerError, import_timers
-    from core.importing.systemd_report import systemd_side_by_side
+    from core.importing.systemd_report import systemd_side_by_sides
     from core.importing.systemd_unit import MAX_UNIT_BYTES, UnitError, unit_text
 
     def text_of(path: Path) -> str:
@@ -132,7 +149,7 @@ def review_timers(paths: Sequence[Path], zone: str, now: datetime, taken: Set[st
     jobs = []
     for timer in result.timers:
         first = timer.specs[0]
-        view = systemd_side_by_side(first, now)
+        changes = tuple(change_words(view, "systemd") for view in systemd_side_by_sides(first, now))
         jobs.append(
             ReviewJob(
                 timer.file,
@@ -141,10 +158,11 @@ def review_timers(paths: Sequence[Path], zone: str, now: datetime, taken: Set[st
                 first.imported.spec.time_zone,
                 first.zone_from == "from --zone",
                 tuple(review_spec(made.imported, now) for made in timer.specs),
-                change_words(view, "systemd") if view is not None else None,
+                changes[0] if changes else None,
                 (f"{len(timer.specs)} schedules: its triggers need more than one rule",)
                 if len(timer.specs) > 1
                 else (),
+                changes,
             )
         )
     problems = tuple(ReviewProblem(f"{n.file} line {n.line}", n.text, n.said) for n in result.notes if not n.imported)

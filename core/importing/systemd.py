@@ -179,8 +179,11 @@ class _Timer:
 
 
 class _Importer:
-    def __init__(self, zone: str | None, now: datetime, service_text: Callable[[str, str], str | None]) -> None:
+    def __init__(
+        self, zone: str | None, now: datetime, service_text: Callable[[str, str], str | None], zone_from: str
+    ) -> None:
         self.zone_given = zone
+        self.zone_from = zone_from
         self.now = now
         self.service_text = service_text
         self.taken: set[str] = set()
@@ -334,7 +337,7 @@ class _Importer:
         if calendar is not None and calendar.zone is not None:
             return calendar.zone, "from OnCalendar="
         if self.zone_given is not None:
-            return self.zone_given, "from --zone"
+            return self.zone_given, self.zone_from
         if calendar is None:
             return "UTC", "elapsed time: its zone changes nothing"
         setting = next(s for s, c in timer.calendars if c.zone is None)
@@ -524,11 +527,13 @@ def import_timers(
     zone: str | None,
     now: datetime,
     service_text: Callable[[str, str], str | None],
+    zone_from: str = "from --zone",
 ) -> SystemdImport:
     """Read each ``(file name, text)`` timer with its service (``service_text(timer file, service
-    name)``, None when there is none) and translate it. Raises :class:`TimerError` naming the file and line for a
+    name)``, None when there is none) and translate it; ``zone`` serves expressions naming none
+    (``zone_from`` says where it came from). Raises :class:`TimerError` naming the file and line for a
     timer that cannot be read; nothing is imported then."""
-    importer = _Importer(zone, now, service_text)
+    importer = _Importer(zone, now, service_text, zone_from)
     for file, text in timers:
         importer.timer(file, text)
     return importer.result

@@ -66,6 +66,8 @@ class Component:
 
     values: frozenset[int] | None
     text: str
+    #: Seconds with a fraction (``1.5``): systemd reads them, no rule holds them (``values`` floored).
+    fraction: bool = False
 
     def has(self, value: int) -> bool:
         return self.values is None or value in self.values
@@ -170,7 +172,7 @@ def _weekdays(token: str, text: str) -> frozenset[int]:
 def _number(word: str, what: tuple[str, int, int], text: str) -> int:
     name, low, high = what
     if "." in word:
-        raise CalendarError(f"{name} {word!r}: fractions of a second cannot be scheduled (to the second)")
+        raise CalendarError(f"{name} {word!r}: only seconds can have a fraction")
     if not _NUMBER.match(word):
         raise CalendarError(f"{name} {word!r} is not a number")
     value = int(word)
@@ -181,12 +183,30 @@ def _number(word: str, what: tuple[str, int, int], text: str) -> int:
     return value
 
 
+def _fraction(word: str, text: str) -> Component:
+    """Seconds written with a fraction (``1.5``, ``0..1.5``): read as systemd reads them and written as it
+    prints them (``01.500000``), so that the report can name them; :func:`calendar_rule` refuses them."""
+
+    def number(part: str) -> str:
+        whole, _, fraction = part.partition(".")
+        if not _NUMBER.match(whole) or (fraction and not _NUMBER.match(fraction)) or int(whole) > 59:
+            raise CalendarError(f"second {word!r} is not a number of seconds")
+        return f"{int(whole):02d}" + (f".{fraction[:6]:0<6}" if fraction else "")
+
+    items = [re.split(r"(\.\.|/)", item) for item in word.split(",")]
+    shown = ",".join("".join(part if part in ("..", "/") else number(part) for part in item) for item in items)
+    floors = {int(float(part)) for item in items for part in item if part not in ("..", "/")}
+    return Component(frozenset(floors), shown, fraction=True)
+
+
 def _pad(value: int, name: str) -> str:
     return str(value) if name == "year" else f"{value:02d}"
 
 
 def _item_text(item: tuple[int, int | None, int | None], name: str) -> str:
     first, last, step = item
+    if last is not None and step is not None:
+        last = first + (last - first) // step * step  # systemd names the last value the range reaches
     text = _pad(first, name)
     if last is not None and last != first:
         text += f"..{_pad(last, name)}"
@@ -246,6 +266,8 @@ def _time(token: str, text: str) -> tuple[Component, Component, Component]:
     if len(parts) not in (2, 3):
         raise CalendarError(f"the time {token!r} is not HH:MM or HH:MM:SS")
     seconds = parts[2] if len(parts) == 3 else "00"
+    if "." in seconds:
+        return _component(parts[0], _HOUR, text), _component(parts[1], _MINUTE, text), _fraction(seconds, text)
     return _component(parts[0], _HOUR, text), _component(parts[1], _MINUTE, text), _component(seconds, _SECOND, text)
 
 
@@ -330,8 +352,10 @@ def _join(values: frozenset[int], negative: bool = False) -> str:
 def calendar_rule(spec: CalendarSpec) -> CalendarRule:
     """The RFC 5545 rule that runs at exactly the expression's wall-clock times; refused with the
     reason where none does (a :class:`CalendarError`)."""
+    if spec.seconds.fraction:
+        raise CalendarError(f"runs at fractions of a second ({spec.seconds.text}); Tidemark runs on whole seconds")
     if spec.seconds.values is None or len(spec.seconds.values) == 60:
-        raise CalendarError("runs every second; Tidemark's finest step is a minute")
+        raise CalendarError("runs every second; Tidemark runs a schedule at most once a minute")
     first_year = last_year = None
     if spec.years.values is not None:
         years = sorted(spec.years.values)

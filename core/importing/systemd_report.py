@@ -1,5 +1,5 @@
 """The report of a timer import: for each timer what it became and why, each setting that needed
-a word (in its file's line order), and each calendar spec's runs at the zone's next clock change,
+a word (in its file's line order), and each calendar spec's runs at the zone's next gap and next fold,
 systemd's and the spec's side by side.
 systemd's side is :func:`core.importing.systemd_calendar.elapses`.
 """
@@ -8,23 +8,25 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.importing.cron_changes import SideBySide, change_lines, spec_runs
+from core.importing.cron_changes import SideBySide, change_lines, change_window, next_changes, spec_moved, spec_runs
 from core.importing.systemd import ImportedTimer, Note, SystemdImport, TimerSpec
 from core.importing.systemd_calendar import elapses
-from core.zones import get_zone, next_transition
+from core.zones import get_zone
 
 
-def systemd_side_by_side(made: TimerSpec, after: datetime) -> SideBySide | None:
-    """The spec's runs and systemd's around the zone's next clock change after ``after``."""
+def systemd_side_by_sides(made: TimerSpec, after: datetime) -> list[SideBySide]:
+    """The spec's runs and systemd's around the zone's next gap and next fold after ``after``.
+    systemd never moves a run to a change: the wall times the clocks skip do not run."""
     spec = made.imported.spec
     assert made.calendar is not None
     zone = get_zone(spec.time_zone)
-    change = next_transition(zone, after)
-    if change is None:
-        return None
-    lo = (change.utc - change.delta).replace(second=0, microsecond=0)
-    hi = change.utc + change.delta
-    return SideBySide(change, spec.time_zone, elapses(made.calendar, zone, lo, hi), spec_runs([spec], lo, hi))
+    views = []
+    for change in next_changes(zone, after):
+        lo, hi = change_window(change)
+        runs = spec_runs([spec], lo, hi)
+        moved = change.kind == "gap" and spec_moved([spec], change)
+        views.append(SideBySide(change, spec.time_zone, elapses(made.calendar, zone, lo, hi), runs, spec_moved=moved))
+    return views
 
 
 def _note_line(note: Note) -> str:
@@ -43,10 +45,10 @@ def _spec_lines(made: TimerSpec, now: datetime) -> list[str]:
         f"  {spec.time_zone} ({made.zone_from}): gap {spec.effective_gap_policy.value}, "
         f"fold {spec.effective_fold_policy.value}, misfire {spec.misfire_policy.value}",
     ]
-    view = systemd_side_by_side(made, now)
-    if view is None:
+    views = systemd_side_by_sides(made, now)
+    if not views:
         lines.append(f"  {spec.time_zone} has no clock change in the next ten years")
-    else:
+    for view in views:
         lines += ["  " + line for line in change_lines(view, "systemd")]
     return lines
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from core.errors import UserError
@@ -61,6 +61,25 @@ def _first_of_newest(session: Session, where: AuditFilter, limit: int) -> int:
     """The id of the oldest of the newest ``limit`` matching events (0 when fewer match)."""
     stmt = _filtered(where).with_only_columns(Event.id).order_by(Event.id.desc()).offset(limit - 1).limit(1)
     return int(session.scalar(stmt) or 0)
+
+
+def widest(session: Session, where: AuditFilter, *, limit: int | None = None) -> tuple[int, int, int, int]:
+    """The longest ``user@host``, role, schedule id and occurrence id among the events
+    :func:`audit_events` would give (0 for a column none of them fills): one aggregate read,
+    so that a table written as the events stream in can still align its columns."""
+    after = _first_of_newest(session, where, limit) - 1 if limit is not None else 0
+    found = session.execute(
+        _filtered(where)
+        .where(Event.id > after)
+        .with_only_columns(
+            func.max(func.length(Event.actor_user) + func.length(Event.actor_host) + 1),
+            func.max(func.length(Event.actor_role)),
+            func.max(func.length(Event.schedule_id)),
+            func.max(func.length(Event.occurrence_id)),
+        )
+    ).one()
+    claimed, role, schedule, occurrence = (int(value or 0) for value in found)
+    return claimed, role, schedule, occurrence
 
 
 def audit_events(

@@ -72,6 +72,10 @@ class ScheduleSummary:
     #: Why the engines hold the schedule (its active revision cannot be read or expanded:
     #: :func:`held_by_engines`), in one line; None when they do not.
     held: str | None = None
+    #: The tz database release and the Tidemark version that published the active revision
+    #: (None: a ledger from before the version was recorded).
+    tzdb_version: str | None = None
+    engine_version: str | None = None
 
     def count_text(self, state: OccurrenceState) -> str:
         """``4,321`` or, with an uncounted expired range, ``12 + a range`` (``+ 2 ranges``)."""
@@ -217,13 +221,16 @@ def list_schedules(
             Revision.source_host,
             trusted_publisher(session),
             Revision.publisher_host,
+            Revision.tzdb_version,
+            Revision.engine_version,
         )
         .join(Revision, (Revision.schedule_id == Schedule.id) & (Revision.revision == Schedule.active_revision))
         .order_by(Schedule.id)
     )
     out = []
     held = held_by_engines(session)
-    for schedule, spec_json, tzif, cutover, source_path, source_host, publisher, host in session.execute(stmt):
+    for row in session.execute(stmt):
+        schedule, spec_json, tzif, cutover, source_path, source_host, publisher, host, tzdb, version = row
         spec = json.loads(spec_json)
         due = next_due.get(schedule.id)
         expected = due is None and now is not None
@@ -255,6 +262,8 @@ def list_schedules(
                 expected and due is not None,
                 waiting,
                 held.get(schedule.id),
+                tzdb,
+                version,
             )
         )
     return out
@@ -350,6 +359,8 @@ class OccurrenceView:
     tzdb_version: str
     attempts: int
     updated_at: datetime
+    #: The Tidemark version that computed the row (None: written before versions were recorded).
+    engine_version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``ledger --format json`` row: the contract's keys first, then the rest."""
@@ -369,6 +380,7 @@ class OccurrenceView:
             "dueUtc": fmt_utc(self.due_at) if self.due_at else None,
             "businessPeriod": self.business_period,
             "tzdbVersion": self.tzdb_version,
+            "engineVersion": self.engine_version,
         }
 
 
@@ -468,6 +480,7 @@ def _view(o: Occurrence) -> OccurrenceView:
         o.tzdb_version,
         o.attempt_count,
         o.updated_at,
+        o.engine_version,
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import make_url
 
@@ -202,6 +203,24 @@ def _is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.Error | DBAPIError)
 
 
+def _may_create_roles(driver: Any, role: str) -> None:
+    """Refuse, saying exactly what to run, when the role running ``db grant`` may not create ``role``:
+    a ledger's owner made as in docs/ledger.md's first step needs CREATEROLE for that."""
+    from psycopg import sql
+
+    me, able = driver.execute(
+        "SELECT rolname, rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = current_user"
+    ).fetchone() or ("", False)
+    if able:
+        return
+    raise LedgerError(
+        f"role {role!r} does not exist and {me!r} may not create roles; as a superuser, run "
+        f"{sql.SQL('ALTER ROLE {} CREATEROLE').format(sql.Identifier(me)).as_string(driver)} "
+        f"(or create it: {sql.SQL('CREATE ROLE {} LOGIN').format(sql.Identifier(role)).as_string(driver)}), "
+        "then db grant again; nothing was changed"
+    )
+
+
 def _grant(driver: object, role: str, kind: RoleKind) -> bool:
     """Revoke everything ``role`` holds on the ledger's tables and sequences, then grant ``kind``'s rights."""
     import psycopg
@@ -221,6 +240,7 @@ def _grant(driver: object, role: str, kind: RoleKind) -> bool:
                 "it has every right on it; grant another role"
             )
     if not exists:
+        _may_create_roles(driver, role)
         driver.execute(sql.SQL("CREATE ROLE {} LOGIN").format(who))
     schema, database = driver.execute("SELECT current_schema(), current_database()").fetchone() or ("", "")
     driver.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(database), who))

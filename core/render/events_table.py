@@ -23,9 +23,12 @@ _ASCII = str.maketrans({"—": "-", "→": "->", "·": "|"})
 #: Who acted is two columns: the user@host the writing client claimed, and the role the
 #: database recorded (PostgreSQL; ``—`` on SQLite).
 HEADERS = ("Time (UTC)", "Claimed by", "Database role", "Schedule", "Occurrence", "What", "Note")
-#: Each column's width but the last: a stream cannot measure the rows to come, so the
-#: columns are as wide as their usual values (a longer one pushes the rest of its line).
+#: Each column's width but the last, at least: a stream cannot measure the rows to come, so the
+#: columns are as wide as their usual values, or as the widest actor, role, schedule and
+#: occurrence the ledger holds for them (:func:`core.ledger.audit_queries.widest`), up to
+#: :data:`_MOST`; a longer value (a What) pushes the rest of its line.
 _WIDTHS = (20, 22, 16, 24, 36, 28)
+_MOST = 64
 
 
 def event_cells(e: EventView) -> tuple[str, ...]:
@@ -42,19 +45,28 @@ def event_cells(e: EventView) -> tuple[str, ...]:
     )
 
 
-def _line(cells: Iterable[str], unicode: bool) -> str:
+def column_widths(claimed: int = 0, role: int = 0, schedule: int = 0, occurrence: int = 0) -> tuple[int, ...]:
+    """The table's column widths for values up to these lengths (each at least its usual width)."""
+    wider = (0, claimed, role, schedule, occurrence, 0)
+    return tuple(max(usual, min(value, _MOST)) for usual, value in zip(_WIDTHS, wider, strict=True))
+
+
+def _line(cells: Iterable[str], unicode: bool, widths: tuple[int, ...] = _WIDTHS) -> str:
     cells = [" ".join(terminal_safe(c).split()) for c in cells]  # one line per event, whatever a note holds
-    text = "  ".join([*(c.ljust(w) for c, w in zip(cells, _WIDTHS, strict=False)), *cells[len(_WIDTHS) :]])
+    text = "  ".join([*(c.ljust(w) for c, w in zip(cells, widths, strict=False)), *cells[len(widths) :]])
     text = text.rstrip() + "\n"
     return text if unicode else text.translate(_ASCII)
 
 
-def write_events_table(events: Iterable[EventView], file: TextIO, *, unicode: bool = True) -> int:
-    """A header and one line per event; a line saying so when there is none. Returns how many."""
-    file.write(_line(HEADERS, unicode))
+def write_events_table(
+    events: Iterable[EventView], file: TextIO, *, unicode: bool = True, widths: tuple[int, ...] = _WIDTHS
+) -> int:
+    """A header and one line per event (``widths``: :func:`column_widths`); a line saying so when
+    there is none. Returns how many."""
+    file.write(_line(HEADERS, unicode, widths))
     count = 0
     for e in events:
-        file.write(_line(event_cells(e), unicode))
+        file.write(_line(event_cells(e), unicode, widths))
         count += 1
     if count == 0:
         file.write("(no events)\n")

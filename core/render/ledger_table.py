@@ -139,6 +139,8 @@ def schedule_json(s: ScheduleSummary) -> dict[str, Any]:
         "note": s.note,
         "waiting": s.waiting,
         "held": s.held,
+        "tzdbVersion": s.tzdb_version,
+        "engineVersion": s.engine_version,
     }
 
 

@@ -4,6 +4,8 @@ refused in one line naming the line, exit 2, nothing written."""
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,10 +25,16 @@ CRON_TZ=America/New_York
 0 9 1,15 * mon /usr/bin/report
 @reboot /usr/bin/warm-cache
 """
-_NY_SPRING = "  next clock change: Sun 2026-03-08 02:00 EST → 03:00 EDT, forward 1 hour; runs 01:00 EST-04:00 EDT:"
+_NY_SPRING = "  next gap: Sun 2026-03-08 02:00 EST → 03:00 EDT, forward 1 hour; runs 01:00 EST-04:00 EDT:"
+_NY_FALL = "  next fold: Sun 2026-11-01 02:00 EDT → 01:00 EST, back 1 hour; runs 01:00 EDT-02:00 EST:"
 _FIXED = "  America/New_York (CRON_TZ, line 3); fixed-time job: gap SHIFT_FORWARD, fold FIRST_ONLY, misfire SKIP"
 _QUARTERS = "01:00 EST, 01:15 EST, 01:30 EST, 01:45 EST, 03:00 EDT, 03:15 EDT, 03:30 EDT, 03:45 EDT"
+# The repeated hour, both readings: a */15 job's fold is its point, so every run is named.
+_TWICE = "01:00 EDT, 01:15 EDT, 01:30 EDT, 01:45 EDT, 01:00 EST, 01:15 EST, 01:30 EST, 01:45 EST"
 _OTHER_DAYS = ",".join(str(d) for d in range(2, 32) if d != 15)
+_NO_RUN = """\
+    cron ran:       no run
+    this spec runs: no run"""
 REPORT = f"""\
 line 2: MAILTO=ops@example.com: not imported: cron mails output; Tidemark keeps it with the run (schedctl attempts)
 line 4: 30 2 * * * /usr/local/bin/backup.sh --full > /var/log/backup.log 2>&1
@@ -34,14 +42,19 @@ line 4: 30 2 * * * /usr/local/bin/backup.sh --full > /var/log/backup.log 2>&1
 {_FIXED}
   runs through /bin/sh -c: it has a redirection (>), & or &&
 {_NY_SPRING}
-    cron ran:       03:00 EDT
-    this spec runs: 03:00 EDT
+    cron ran:       03:00 EDT (for a skipped time)
+    this spec runs: 03:00 EDT (for a skipped time)
+{_NY_FALL}
+{_NO_RUN}
 line 5: */15 * * * * /usr/bin/poll
   wrote poll.yaml: FREQ=HOURLY;BYMINUTE=0,15,30,45
   America/New_York (CRON_TZ, line 3); wildcard job (minute or hour *): gap SKIP, fold BOTH, misfire SKIP
 {_NY_SPRING}
     cron ran:       {_QUARTERS}
     this spec runs: {_QUARTERS}
+{_NY_FALL}
+    cron ran:       {_TWICE}
+    this spec runs: {_TWICE}
 line 6: 0 9 1,15 * mon /usr/bin/report
   cron runs it on its days of the month OR its days of the week; one rule cannot say that:
   two schedules, together exactly cron's days, no day twice
@@ -49,8 +62,9 @@ line 6: 0 9 1,15 * mon /usr/bin/report
   wrote report-weekdays.yaml: FREQ=DAILY;BYMONTHDAY={_OTHER_DAYS};BYDAY=MO;BYHOUR=9;BYMINUTE=0
 {_FIXED}
 {_NY_SPRING}
-    cron ran:       no run
-    this spec runs: no run
+{_NO_RUN}
+{_NY_FALL}
+{_NO_RUN}
 line 7: @reboot /usr/bin/warm-cache: not imported: runs at boot; Tidemark schedules by the clock
 3 jobs imported into 4 files; 2 lines not imported
 """
@@ -111,7 +125,6 @@ BAD = [
     ("minute_61", b"# first\n61 * * * * x\n", "crontab.txt: line 2: minute 61 is out of range 0-59"),
     ("binary", b"0 0 * * * x\n\x7fELF\x00\x00", "crontab.txt: line 2: a NUL byte; this is binary data, not a crontab"),
     ("huge", b"#" * 1_000_001, "crontab.txt: more than 1,000,000 bytes; a crontab is at most 1,000,000"),
-    ("no_zone", b"0 0 * * * x\n", "crontab.txt: line 1: no CRON_TZ= or TZ= line above this job; give --zone ZONE"),
 ]
 
 
@@ -148,3 +161,75 @@ def test_a_missing_file(run: Run, tmp_path: Path) -> None:
         "",
         f"{tmp_path / 'nope'}: no such file\n",
     )
+
+
+def _schedctl(home: Path, *argv: str, machine_zone: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """schedctl as a person runs it, from a fresh HOME, on a machine set to ``machine_zone``."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "TZ": machine_zone}
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "zone", "said", "gap"),
+    [
+        (
+            [],
+            "America/Chicago",
+            "America/Chicago (the machine's zone; --zone chooses another)",
+            "next gap: Sun 2026-03-08 02:00 CST → 03:00 CDT",
+        ),
+        (
+            ["--zone", "Europe/Berlin"],
+            "Europe/Berlin",
+            "Europe/Berlin (from --zone)",
+            "next gap: Sun 2026-03-29 02:00 CET → 03:00 CEST",
+        ),
+    ],
+    ids=["machine_zone", "another_chosen"],
+)
+def test_jobs_without_cron_tz_run_in_the_machine_s_zone_unless_another_is_chosen(
+    tmp_path: Path, argv: list[str], zone: str, said: str, gap: str
+) -> None:
+    done = _schedctl(
+        tmp_path,
+        "import",
+        "crontab",
+        "--out",
+        "specs",
+        *NOW,
+        *argv,
+        machine_zone="America/Chicago",  # the machine this runs on, whatever the test host's zone
+        stdin="30 2 * * * /usr/bin/nightly\n",
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert f"  {said}; fixed-time job" in done.stdout
+    assert f"  {gap}" in done.stdout  # the side-by-side is the chosen zone's
+    assert load_spec(tmp_path / "specs" / "nightly.yaml").time_zone == zone
+
+
+def test_a_crontab_with_bad_lines_imports_the_good_ones_and_names_every_bad_one(tmp_path: Path) -> None:
+    crontab = tmp_path / "crontab.txt"
+    crontab.write_text(
+        "CRON_TZ=UTC\n61 * * * * /usr/bin/a\n0 4 * * * /usr/bin/good\n@fortnightly /usr/bin/b\n* * * *\n",
+        encoding="utf-8",
+    )
+    done = _schedctl(tmp_path, "import", "crontab", str(crontab), "--out", "specs", *NOW, machine_zone="UTC")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"{crontab}: line 2: minute 61 is out of range 0-59",
+        f"{crontab}: line 4: @fortnightly is not a nickname; use one of @yearly, @annually, @monthly, @weekly, "
+        "@daily, @midnight, @hourly",
+        f"{crontab}: line 5: 4 fields; a job is five time fields (minute hour day-of-month month day-of-week) "
+        "and a command",
+    ]
+    assert "1 job imported into 1 file; 0 lines not imported; 3 lines refused" in done.stdout
+    assert [p.name for p in (tmp_path / "specs").iterdir()] == ["good.yaml"]

@@ -35,7 +35,8 @@ Environment="MODE=full" LEVEL=3
 WorkingDirectory=/srv
 ExecStart=/usr/bin/backup --mode ${MODE} $LEVEL
 """
-_SPRING = "  next clock change: Sun 2026-03-29 02:00 CET → 03:00 CEST, forward 1 hour; runs 01:00 CET-04:00 CEST:"
+_SPRING = "  next gap: Sun 2026-03-29 02:00 CET → 03:00 CEST, forward 1 hour; runs 01:00 CET-04:00 CEST:"
+_FALL = "  next fold: Sun 2026-10-25 03:00 CEST → 02:00 CET, back 1 hour; runs 02:00 CEST-03:00 CET:"
 REPORT = f"""\
 backup.timer (runs backup.service):
   OnCalendar=*-*-* 02:30: systemd reads *-*-* 02:30:00
@@ -44,6 +45,9 @@ backup.timer (runs backup.service):
 {_SPRING}
     systemd ran:    no run
     this spec runs: no run
+{_FALL}
+    systemd ran:    02:30 CEST
+    this spec runs: 02:30 CEST
   backup.timer line 6: Persistent=true: misfirePolicy CATCH_UP_BOUNDED, maxCatchUp 1: a run missed while the \
 machine was off runs once
   backup.timer line 7: RandomizedDelaySec=5min: jitter PT5M
@@ -198,13 +202,47 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
     assert not out.exists()
 
 
-def test_an_expression_with_no_zone_needs_zone(run: Run, backup: Path, tmp_path: Path) -> None:
-    status, _, stderr = run("import", "systemd", str(backup), "--out", str(tmp_path / "specs"), *NOW)
-    assert status == 2
-    assert stderr == (
-        f"{backup}: line 5: OnCalendar=*-*-* 02:30 names no zone; give --zone ZONE, the zone of the machine "
-        "the timer ran on (e.g. --zone Europe/Berlin)\n"
+def test_an_expression_with_no_zone_runs_in_the_machine_s_zone(
+    run: Run, backup: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "America/Chicago")
+    status, stdout, stderr = run("import", "systemd", str(backup), "--out", str(tmp_path / "specs"), *NOW)
+    assert (status, stderr) == (0, "")
+    assert "  America/Chicago (the machine's zone; --zone chooses another): gap SKIP" in stdout
+    assert "  next gap: Sun 2026-03-08 02:00 CST → 03:00 CDT" in stdout
+    assert load_spec(tmp_path / "specs" / "backup.yaml").time_zone == "America/Chicago"
+
+
+def _report_of(run: Run, folder: Path, calendar: str) -> tuple[int, str, str]:
+    _units(folder, t_timer=f"[Timer]\nOnCalendar={calendar}\n", t_service="[Service]\nExecStart=/bin/true\n")
+    return run("import", "systemd", str(folder / "t.timer"), "--zone", "UTC", "--out", str(folder / "specs"), *NOW)
+
+
+@pytest.mark.parametrize(
+    ("calendar", "why"),
+    [
+        ("*:*:*", "runs every second; Tidemark runs a schedule at most once a minute"),
+        ("*:0:1.5", "runs at fractions of a second (01.500000); Tidemark runs on whole seconds"),
+        ("*-*-* 00:00:00.25", "runs at fractions of a second (00.250000); Tidemark runs on whole seconds"),
+    ],
+    ids=["every_second", "fraction", "fraction_with_date"],
+)
+def test_what_no_rule_holds_is_not_imported_the_same_way(run: Run, tmp_path: Path, calendar: str, why: str) -> None:
+    status, stdout, stderr = _report_of(run, tmp_path, calendar)
+    assert (status, stderr) == (0, "")
+    assert f"  {tmp_path / 't.timer'} line 2: OnCalendar={calendar}: not imported: {why}\n" in stdout
+    assert not (tmp_path / "specs").exists()
+
+
+def test_systemd_s_runs_are_never_said_to_stand_for_a_skipped_time(run: Run, tmp_path: Path) -> None:
+    """systemd skips a wall time the clocks jump over: its run at 03:00 is 03:00's own, never a moved one."""
+    _units(tmp_path, t_timer="[Timer]\nOnCalendar=*:0/15\n", t_service="[Service]\nExecStart=/bin/true\n")
+    status, stdout, _ = run(
+        "import", "systemd", str(tmp_path / "t.timer"), "--zone", "America/New_York", "--out", str(tmp_path / "s"), *NOW
     )
+    assert status == 0
+    assert "skipped" not in stdout
+    assert "    systemd ran:    01:00 EST, 01:15 EST, 01:30 EST, 01:45 EST, 03:00 EDT, 03:15 EDT" in stdout
 
 
 def test_not_a_timer_file(run: Run, tmp_path: Path) -> None:
@@ -214,3 +252,21 @@ def test_not_a_timer_file(run: Run, tmp_path: Path) -> None:
         "",
         f"{tmp_path / 'x.service'}: not a .timer file\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("calendar", "runs"),
+    [
+        ("*:0/15", "01:00 EST, 01:15 EST, 01:30 EST, 01:45 EST, 03:00 EDT, 03:15 EDT, 03:30 EDT, 03:45 EDT"),
+        ("minutely", "01:00 EST to 01:59 EST every minute, 03:00 EDT to 03:59 EDT every minute"),
+        ("*:*:0/10", "01:00 EST to 01:59:50 EST every 10 seconds, 03:00 EDT to 03:59:50 EDT every 10 seconds"),
+    ],
+    ids=["quarters", "every_minute", "every_ten_seconds"],
+)
+def test_every_run_at_the_change_is_named_none_left_out(run: Run, tmp_path: Path, calendar: str, runs: str) -> None:
+    _units(tmp_path, t_timer=f"[Timer]\nOnCalendar={calendar}\n", t_service="[Service]\nExecStart=/bin/true\n")
+    status, stdout, _ = run(
+        "import", "systemd", str(tmp_path / "t.timer"), "--zone", "America/New_York", "--out", str(tmp_path / "s"), *NOW
+    )
+    assert status == 0 and "more" not in stdout
+    assert f"    systemd ran:    {runs}\n    this spec runs: {runs}\n" in stdout

@@ -4,7 +4,11 @@ runs what the table says, every argument explains itself, and no two arguments c
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +116,48 @@ def test_commands_are_listed_in_a_few_words_and_described_in_sentences(prog: str
 def test_every_command_that_opens_the_ledger_names_itself() -> None:
     taking_db = {prog for prog, parser in PARSERS.items() if any("--db" in a.option_strings for a in parser._actions)}
     assert taking_db and all(TABLE[prog].names_itself for prog in taking_db)
+
+
+_TIME_FLAGS = ("--from", "--to", "--until", "--since")
+
+
+def _time_flags(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for a in parser._actions for name in a.option_strings if name in _TIME_FLAGS]
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_each_command_says_what_it_does_and_explains_only_the_times_it_takes(prog: str) -> None:
+    parser = PARSERS[prog]
+    assert parser.description and parser.description.strip().endswith("."), prog
+    flags = _time_flags(parser)
+    footer = parser.epilog or ""
+    if not flags:
+        assert "Times (" not in footer, prog
+        return
+    named = footer.split("Times (", 1)[1].split(")", 1)[0].split(", ")
+    assert set(flags) <= set(named) <= {*flags, "--now"}, prog
+
+
+def _schedctl(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *argv], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def test_version_prints_the_installed_tidemark(tmp_path: Path) -> None:
+    from core.version import tidemark_version
+
+    done = _schedctl(tmp_path, "--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"schedctl (Tidemark) {tidemark_version()}\n", "")
+
+
+@pytest.mark.parametrize("given", [["--now"], ["--now", "2026-03-08T07:00:00Z"]], ids=["bare", "with_time"])
+def test_install_service_refuses_now_instead_of_ignoring_it(tmp_path: Path, given: list[str]) -> None:
+    done = _schedctl(tmp_path, "engine", "install-service", "--db", str(tmp_path / "t.db"), *given)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "schedctl engine install-service: --now is not taken here: the service is always enabled and started "
+        "at once (as systemctl enable --now does); nothing was installed"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

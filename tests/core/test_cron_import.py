@@ -348,14 +348,45 @@ BAD = [
     ("unknown_name", "0 0 * foo * x\n", "line 1: month 'foo' is not a number or a name (jan-dec)"),
     ("unknown_nickname", "@fortnightly x\n", "line 1: @fortnightly is not a nickname"),
     ("nickname_alone", "@daily\n", "line 1: no command after @daily"),
-    ("unknown_zone", "CRON_TZ=Mars/Olympus\n0 0 * * * x\n", "line 1: CRON_TZ=Mars/Olympus:"),
+    ("unknown_zone", "CRON_TZ=Mars/Olympus\n", "line 1: CRON_TZ=Mars/Olympus:"),
+]
+#: Text that says it is no crontab, or too big a one: refused whole.
+NOT_A_CRONTAB = [
     ("control_character", "0 0 * * * x\x1b[2J\n", "line 1: a control character (U+001B)"),
     ("too_many_jobs", "# many\n" + "0 0 * * * x\n" * 1001, "line 1002: more than 1,000 jobs"),
 ]
 
 
 @pytest.mark.parametrize(("text", "message"), [(t, m) for _, t, m in BAD], ids=[i for i, _, _ in BAD])
-def test_bad_lines(text: str, message: str) -> None:
+def test_a_bad_line_is_refused_in_one_line_and_the_good_ones_are_imported(text: str, message: str) -> None:
+    good = "CRON_TZ=UTC\n15 4 * * * /usr/bin/good\n"
+    result = import_crontab(crontab_text((text + good).encode()), zone="UTC", now=NOW)
+    (refused,) = result.refused
+    assert str(refused).startswith(message), str(refused)
+    assert "\n" not in str(refused)
+    assert [job.source for job in result.jobs] == ["15 4 * * * /usr/bin/good"]
+
+
+def test_every_bad_line_is_named_in_one_run_in_the_crontab_s_order() -> None:
+    text = "".join(t for _, t, _ in BAD) + "CRON_TZ=UTC\n15 4 * * * /usr/bin/good\n"
+    result = import_crontab(crontab_text(text.encode()), zone="UTC", now=NOW)
+    numbers = [int(str(exc).split(":")[0].removeprefix("line ")) for exc in result.refused]
+    assert len(numbers) == len(BAD) and numbers == sorted(numbers)
+    assert [job.source for job in result.jobs] == ["15 4 * * * /usr/bin/good"]
+
+
+def test_the_jobs_below_a_bad_zone_are_refused_with_it() -> None:
+    text = "CRON_TZ=Mars/Olympus\n0 1 * * * /a\nCRON_TZ=Europe/Berlin\n0 2 * * * /b\n"
+    result = import_crontab(text, zone="UTC", now=NOW)
+    assert [str(exc).split(":")[0] for exc in result.refused] == ["line 1", "line 2"]
+    assert str(result.refused[1]) == "line 2: runs in CRON_TZ=Mars/Olympus of line 1, which is not a zone"
+    assert [(job.line, job.zone) for job in result.jobs] == [(4, "Europe/Berlin")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [(t, m) for _, t, m in NOT_A_CRONTAB], ids=[i for i, _, _ in NOT_A_CRONTAB]
+)
+def test_text_that_is_no_crontab_is_refused_whole(text: str, message: str) -> None:
     with pytest.raises(CrontabError) as raised:
         import_crontab(crontab_text(text.encode()), zone="UTC", now=NOW)
     assert str(raised.value).startswith(message), str(raised.value)
@@ -378,9 +409,8 @@ def test_bad_bytes(data: bytes, message: str) -> None:
 
 
 def test_no_zone_anywhere_is_one_line_asking_for_it() -> None:
-    with pytest.raises(CrontabError) as raised:
-        import_crontab("# x\n0 0 * * * x\n", zone=None, now=NOW)
-    assert str(raised.value) == (
+    (refused,) = import_crontab("# x\n0 0 * * * x\n", zone=None, now=NOW).refused
+    assert str(refused) == (
         "line 2: no CRON_TZ= or TZ= line above this job; give --zone ZONE, the zone the machine's cron ran in "
         "(e.g. --zone Europe/Berlin)"
     )

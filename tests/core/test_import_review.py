@@ -81,9 +81,8 @@ def test_ids_avoid_those_taken(tmp_path: Path) -> None:
     ("data", "message"),
     [
         (b"\x7fELF\x00\x01", "crontab: line 1: a NUL byte; this is binary data, not a crontab"),
-        (b"61 * * * * x\n", "crontab: line 1: minute 61"),
     ],
-    ids=["binary", "out_of_range"],
+    ids=["binary"],
 )
 def test_a_bad_file_is_one_line_naming_it(tmp_path: Path, data: bytes, message: str) -> None:
     with pytest.raises(ImportFileError) as raised:
@@ -151,3 +150,31 @@ def test_save_into_never_replaces_a_file(tmp_path: Path) -> None:
     assert (folder / "backup-full.yaml").read_text() == "mine\n"
     assert load_spec(written[0]).schedule_id == "backup-full"
     assert sorted(p.name for p in folder.iterdir()) == sorted(["backup-full.yaml", *(p.name for p in written)])
+
+
+def test_the_next_gap_and_fold_are_both_shown_with_every_run(tmp_path: Path) -> None:
+    found = review(tmp_path, "*/15 * * * * /usr/bin/poll\n")
+    (poll,) = found.jobs
+    gap, fold = poll.changes
+    assert poll.change == gap
+    assert gap.heading.startswith("Next clock change, Sun 2027-03-14: clocks jump")
+    assert fold.heading.startswith("Next clock change, Sun 2027-11-07: clocks fall back")
+    # A */15 job's fold is its point: every run of the repeated hour, both readings, none hidden.
+    runs = "runs at 01:00 EDT, 01:15 EDT, 01:30 EDT, 01:45 EDT, 01:00 EST, 01:15 EST, 01:30 EST, 01:45 EST"
+    assert fold.line == f"cron: {runs} · Tidemark: {runs} · the same"
+    # 03:00 is the job's own time: neither side runs it "right after the change".
+    assert "right after" not in gap.line and "more" not in gap.line
+
+
+def test_a_crontab_with_bad_lines_is_reviewed_with_them_as_problems(tmp_path: Path) -> None:
+    found = review(tmp_path, "61 * * * * /usr/bin/a\n0 4 * * * /usr/bin/good\n@reboot /usr/bin/b\n* * * *\n")
+    assert [job.where for job in found.jobs] == ["line 2"]
+    assert [(p.where, p.source, p.reason) for p in found.problems] == [
+        ("line 1", "61 * * * * /usr/bin/a", "minute 61 is out of range 0-59"),
+        ("line 3", "@reboot /usr/bin/b", "runs at boot; Tidemark schedules by the clock"),
+        (
+            "line 4",
+            "* * * *",
+            "4 fields; a job is five time fields (minute hour day-of-month month day-of-week) and a command",
+        ),
+    ]

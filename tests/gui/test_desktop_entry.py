@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction, QImage
 from PySide6.QtWidgets import QMenu
 from shell_fixtures import window_fixture  # noqa: F401
 
-from core.desktop_entry import APP_ID, PNG_SIZES, EntryFiles, desktop_text, exec_argument
+from core.desktop_entry import APP_ID, PNG_SIZES, WM_CLASS, EntryFiles, desktop_text, exec_argument
 from scheduler_gui.app import main
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
@@ -44,7 +44,7 @@ def test_install_writes_launcher_icons_and_metainfo(data_home: Path, capsys: pyt
     program = Path(keys["TryExec"])
     assert program.is_absolute() and program.name == "scheduler-gui"
     assert keys["Exec"] == keys["TryExec"]
-    assert keys["Icon"] == APP_ID and keys["StartupWMClass"] == APP_ID
+    assert keys["Icon"] == APP_ID and keys["StartupWMClass"] == WM_CLASS
     assert keys["Categories"] == "Office;ProjectManagement;" and "schedule;" in keys["Keywords"]
     assert files.svg.read_bytes().startswith(b"<svg")
     for size in PNG_SIZES:
@@ -220,3 +220,15 @@ def test_minimized_flag_is_parsed_and_refused_with_screenshot(tmp_path: Path) ->
     assert not parse_args([]).minimized
     with pytest.raises(UsageError, match="--minimized does not go with --screenshot"):
         parse_args(["--minimized", "--screenshot", str(tmp_path / "x.png")])
+
+
+def test_startup_wm_class_is_the_class_qt_gives_the_window() -> None:
+    """Qt's xcb plugin writes WM_CLASS as (the program's name, QCoreApplication.applicationName()):
+    the launcher's StartupWMClass must be the second, or the dock shows the window as another program."""
+    from PySide6.QtCore import QCoreApplication
+
+    from scheduler_gui.app import build_application
+
+    build_application()
+    keys = dict(line.split("=", 1) for line in desktop_text(Path("/usr/bin/scheduler-gui")).splitlines()[1:])
+    assert keys["StartupWMClass"] == QCoreApplication.applicationName() == WM_CLASS

@@ -5,6 +5,8 @@ process's own, whatever LOGNAME and USER say."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,17 @@ NOW = "2026-03-01T12:00:00Z"
 #: The keys of one event in ``--format json``, in order: programs rely on them.
 JSON_KEYS = ["id", "at", "kind", "actor", "scheduleId", "occurrenceId", "what", "note", "data"]
 ME = os_user()
+DAILY_SPEC = {
+    "schema": "scheduleSpec.v1",
+    "scheduleId": SID,
+    "revision": 1,
+    "timeZone": "America/New_York",
+    "rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30",
+    "start": "2026-01-01T00:00:00",
+    "gapPolicy": "SKIP",
+    "foldPolicy": "FIRST_ONLY",
+    "task": {"argv": ["/bin/true"]},
+}
 
 
 class Schedctl:
@@ -68,18 +81,7 @@ def schedctl(
     monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
     run = Schedctl(ledger_url, capsys)
     path = tmp_path / "daily.yaml"
-    data = {
-        "schema": "scheduleSpec.v1",
-        "scheduleId": SID,
-        "revision": 1,
-        "timeZone": "America/New_York",
-        "rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30",
-        "start": "2026-01-01T00:00:00",
-        "gapPolicy": "SKIP",
-        "foldPolicy": "FIRST_ONLY",
-        "task": {"argv": ["/bin/true"]},
-    }
-    path.write_text(yaml.safe_dump(data))
+    path.write_text(yaml.safe_dump(DAILY_SPEC))
     run.ok("apply", str(path))
     run.ok("pause", SID, "--note", "disk full", now="2026-03-01T12:05:00Z")
     run.ok("resume", SID, now="2026-03-01T12:10:00Z")
@@ -211,3 +213,34 @@ def test_a_long_log_is_read_a_page_at_a_time(ledger: Ledger, clock: FixedClock) 
             assert len(list(found)) == 25 and len(rows_read) == 3  # pages of 10, 10 and 6
     finally:
         event.remove(ledger.engine, "after_cursor_execute", count)
+
+
+def test_the_columns_stay_aligned_whatever_the_actor_and_role(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A long host, and on PostgreSQL a role longer than the column's usual width: every line's
+    cells start under their headings."""
+    from .pg_roles import as_role, granted
+
+    monkeypatch.setenv("TIDEMARK_HOSTNAME", "build-server-17.example.org")
+    path = tmp_path / "daily.yaml"
+    path.write_text(yaml.safe_dump(DAILY_SPEC))
+    kinds = ("publisher",) if ledger_url.startswith("postgresql") else ()
+    with granted(ledger_url, *kinds, prefix="a_rather_long_team_role") if kinds else _no_roles() as roles:
+        url = as_role(ledger_url, roles[0]) if roles else ledger_url
+        Schedctl(url, capsys).ok("apply", str(path))
+        Schedctl(ledger_url, capsys).ok("pause", SID, "--note", "disk full", now="2026-03-01T12:05:00Z")
+        lines = Schedctl(ledger_url, capsys).ok("events").splitlines()
+    header, published, paused = lines
+    for heading, published_cell, paused_cell in [
+        ("Database role", roles[0] if roles else "—", role(ledger_url) or "—"),
+        ("Schedule", SID, SID),
+        ("What", "published revision 1", "paused"),
+    ]:
+        at = header.index(heading)
+        assert published[at:].startswith(published_cell) and paused[at:].startswith(paused_cell), heading
+
+
+@contextmanager
+def _no_roles() -> Iterator[list[str]]:
+    yield []

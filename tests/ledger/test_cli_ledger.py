@@ -27,6 +27,8 @@ from core.ledger.publish import publish
 from core.ledger.queries import list_schedules
 from core.ledger.states import ScheduleState
 from core.render import ledger_table
+from core.version import tidemark_version
+from core.zones import tzdb_version
 
 from . import spec, utc
 
@@ -200,6 +202,8 @@ def test_a_whole_session(run: Session) -> None:
                 "note": None,
                 "waiting": None,
                 "held": None,
+                "tzdbVersion": tzdb_version(),
+                "engineVersion": tidemark_version(),
             }
         ]
     }
@@ -328,6 +332,16 @@ def test_schedules_shows_the_next_run_before_any_engine_pass(run: Session) -> No
     run.ok("apply", run.spec(), now="2026-03-02T08:00:00Z")
     [row] = json.loads(run.ok("schedules", "--format", "json", now="2026-03-02T08:00:00Z"))["schedules"]
     assert (row["nextDueUtc"], row["counts"]) == ("2026-03-03T07:30:00Z", {})
+
+
+def test_json_names_the_tidemark_that_computed_each_row_beside_its_tzdb(run: Session) -> None:
+    run.ok("apply", run.spec(), now="2026-03-01T12:00:00Z")
+    run.ok("engine", "run", "--once", now="2026-03-01T12:00:00Z")
+    [schedule] = json.loads(run.ok("schedules", "--format", "json", now="2026-03-01T12:00:00Z"))["schedules"]
+    rows = run.rows()
+    assert rows and {(r["tzdbVersion"], r["engineVersion"]) for r in rows} == {(tzdb_version(), tidemark_version())}
+    assert (schedule["tzdbVersion"], schedule["engineVersion"]) == (tzdb_version(), tidemark_version())
+    assert list(rows[0])[-2:] == ["tzdbVersion", "engineVersion"]
 
 
 # --- gates ----------------------------------------------------------------------------

@@ -137,3 +137,28 @@ def test_the_parser_reads_the_subset() -> None:
         " / time() - max(other)"
     )
     assert metrics == {"m_bucket", "other"} and variables == {"schedule"}
+
+
+METRICS_DOC = DASHBOARD.parents[2] / "docs" / "metrics.md"
+_DOC_ROW = re.compile(r"^\| `(?P<name>tidemark_[a-z_]+)` \| (?P<kind>[a-z]+)(?: \((?P<suffixes>[^)]*)\))? \|", re.M)
+
+
+def documented() -> set[str]:
+    """Every sample name docs/metrics.md's table promises: a counter's ``_total``, the suffixes it lists."""
+    names: set[str] = set()
+    for row in _DOC_ROW.finditer(METRICS_DOC.read_text(encoding="utf-8")):
+        suffixes = re.findall(r"`(_[a-z]+)", row["suffixes"] or "")
+        if row["kind"] == "counter":
+            names.add(row["name"] if row["name"].endswith("_total") else row["name"] + "_total")
+        elif suffixes:
+            names.update(row["name"] + suffix for suffix in suffixes)
+        else:
+            names.add(row["name"])
+    return names
+
+
+def test_metrics_md_lists_exactly_the_samples_served(ledger: Ledger, clock: FixedClock) -> None:
+    names = set(served(ledger, clock))
+    assert not {name for name in names if name.endswith("_created")}
+    assert documented() == names
+    assert "_created" not in METRICS_DOC.read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ database role, granted and logged in as (the database records the role)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -290,4 +291,53 @@ def test_the_engines_view_names_an_untrusted_publisher(ledger: Ledger, clock: Fi
     assert view.engine_id == mine and view.trusts == tuple(sorted({ME, *({ledger.role()} - {None})}))
     assert view.refuses == (
         ("daily-ops-summary", f"published by {named}, whom this engine does not trust (schedctl engine run --trust)"),
+    )
+
+
+def test_schedules_and_ledger_say_who_waits_and_why_on_either_backend(
+    ledger: Ledger, clock: FixedClock, ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A schedule of someone no live engine trusts, one for a host no engine has: ``schedules`` and
+    ``ledger`` (table and JSON) say what each waits for, with the labels and the publisher."""
+    with someone_else(ledger, ledger_url, clock) as (theirs, _, named):
+        with theirs.write() as session:
+            publish(session, spec(), clock)
+        put(ledger, clock, by=ALPHA, scheduleId="on-gamma", runsOn={"host": "gamma"})
+        announce(ledger, clock, EngineKind.HEADLESS, placement=Placement.of(ALPHA))
+        now = ["--db", ledger_url, "--now", "2026-03-01T12:00:00Z"]
+        expected = {
+            "daily-ops-summary": f"waiting for an engine with host=alpha; publisher {named} is not trusted by the "
+            "live engines",
+            "on-gamma": "waiting for an engine with host=gamma; none seen on this ledger",
+        }
+        said = [f"{sid}: {why}" for sid, why in expected.items()]
+        assert cli.main(["schedules", *now]) == 0
+        assert capsys.readouterr().out.splitlines()[-2:] == said
+        assert cli.main(["ledger", *now]) == 0
+        assert capsys.readouterr().out.splitlines() == ["No occurrences match.", *said]
+        assert cli.main(["ledger", *now, "--schedule", "on-gamma", "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out) == {"occurrences": [], "waiting": {"on-gamma": expected["on-gamma"]}}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "line"),
+    [
+        # The one in force runs here; the next is another host's from its cutover on.
+        ({}, {"host": "alpha"}, "revision 2, in force from 2026-03-04T00:00:00Z, runs on an engine with host=alpha"),
+        # Both are another host's: the one in force now is named.
+        ({"host": "alpha"}, {"host": "gamma"}, "revision 1 runs on an engine with host=alpha"),
+        # The one in force runs here, and so does the next: nothing waits.
+        ({}, {}, None),
+    ],
+    ids=["next_one_refused", "both_refused", "neither"],
+)
+def test_the_waiting_line_names_the_revision_that_governs_now(
+    ledger: Ledger, clock: FixedClock, first: dict[str, str], second: dict[str, str], line: str | None
+) -> None:
+    put(ledger, clock, by=BETA, runsOn=first or None)
+    put(ledger, clock, by=BETA, revision=2, cutoverAt="2026-03-04T00:00:00Z", runsOn=second or None)
+    report = pass_at(clock, FIRST_DUE, engine(ledger, clock, BETA))[0]
+    assert report.refused == ({"daily-ops-summary": line} if line else {})
+    assert cli.pass_summary(report, clock.now()).splitlines()[1:] == (
+        [f"schedule daily-ops-summary waits for another engine: {line}"] if line else []
     )
