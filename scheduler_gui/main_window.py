@@ -485,6 +485,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._link(stack.undoTextChanged, self._on_undo_text)
         self._link(stack.redoTextChanged, self._on_redo_text)
         self._link(doc.dirtyChanged, self._on_dirty)
+        self._link(doc.changed, self._update_title)  # a new schedule's name is its id, which follows the title
         self._link(doc.pathChanged, self._on_path)
         self._link(doc.problemsChanged, self._update_save)
         self.acts.undo.setEnabled(stack.canUndo())

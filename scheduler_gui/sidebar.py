@@ -107,8 +107,9 @@ class ScheduleRow:
 
 
 def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary]) -> list[ScheduleRow]:
-    """The sidebar rows: each spec file, joined with the ledger's summary of its schedule when the
-    ledger's active revision was published from that file (or did not record its file)."""
+    """The sidebar rows, in the order of their titles (as a person reads them, not the files' names): each
+    spec file, joined with the ledger's summary of its schedule when the ledger's active revision was
+    published from that file (or did not record its file)."""
     from core.ledger.states import OccurrenceState  # loaded already when there are summaries to show
 
     rows = []
@@ -149,7 +150,7 @@ def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, Schedule
             later = " (from the published rule: not materialized yet)" if summary.next_due_expected else ""
             tip.append(f"Next run {fmt_next(summary.next_due_at, summary.time_zone)}{later}")
         rows.append(ScheduleRow(entry.path, label, kind, look, attention, next_run, "\n".join(tip), None))
-    return rows
+    return sorted(rows, key=lambda row: (row.label.casefold(), row.path.name))
 
 
 class ScheduleListModel(QAbstractListModel):
