@@ -496,7 +496,7 @@ class PreviewPanel(QWidget):
         self.table.clearSpans()
         columns = self.model.columnCount()
         if columns > 1:
-            for row in self.model.separator_rows():
+            for row in self.model.spanned_rows():
                 self.table.setSpan(row, 0, 1, columns)
 
     def _size_columns(self) -> None:
