@@ -71,6 +71,8 @@ class PreviewService(QObject):
     busyChanged = Signal(bool)
     startChanged = Signal()
     """:attr:`start` moved (From changed, or "now" was read again): what is seen from it must follow."""
+    outdated = Signal()
+    """The document or the start changed: the rows shown are of what was there before, until :attr:`ready`."""
 
     def __init__(self, document: SpecDocument, clock: Clock, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -126,6 +128,7 @@ class PreviewService(QObject):
         if start is None:
             self._now = self._clock.now()
         self.startChanged.emit()
+        self.outdated.emit()
         self.schedule_refresh()
 
     @property
@@ -163,6 +166,7 @@ class PreviewService(QObject):
     def _on_edit(self) -> None:
         self._reach_after = None
         self._read_now()
+        self.outdated.emit()
 
     @property
     def busy(self) -> bool:

@@ -28,7 +28,7 @@ from core.recurrence.invalid_dates import MissingDate, missing_dates
 from core.render.table import transition_line
 from core.zones import Transition, get_zone
 from scheduler_gui.preview import text
-from scheduler_gui.status_style import BLUE, Look, look
+from scheduler_gui.status_style import BLUE, GREY, Look, look
 
 #: The Occurrence or Transition object behind a row.
 ItemRole = Qt.ItemDataRole.UserRole + 1
@@ -137,6 +137,7 @@ class PreviewModel(QAbstractTableModel):
         self._preview: Preview | None = None
         self._items: list[Occurrence | _Separator | _Note] = []
         self._second: ZoneInfo | None = None
+        self._stale = False
         self._columns: list[Column] = [c for c in Column if c is not Column.SECOND]
         self._font = text.tabular_font()
         self._bold = QFont()
@@ -151,6 +152,7 @@ class PreviewModel(QAbstractTableModel):
         """Show ``preview`` (None: no rows)."""
         self.beginResetModel()
         self._preview = preview
+        self._stale = False
         self._items = []
         if preview is not None:
             self._items = [
@@ -158,6 +160,19 @@ class PreviewModel(QAbstractTableModel):
                 for item in _with_notes(merge_rows(preview), omitted_dates(preview), get_zone(preview.spec.time_zone))
             ]
         self.endResetModel()
+
+    @property
+    def stale(self) -> bool:
+        """True while the rows are of the document before its last change (drawn grey)."""
+        return self._stale
+
+    def set_stale(self, stale: bool) -> None:
+        """Grey every row (``stale``) until the rows of the document as it is now arrive."""
+        if stale != self._stale:
+            self._stale = stale
+            if self._items:
+                last = self.index(len(self._items) - 1, len(self._columns) - 1)
+                self.dataChanged.emit(self.index(0, 0), last, [Qt.ItemDataRole.ForegroundRole])
 
     @property
     def second_zone(self) -> str | None:
@@ -276,6 +291,8 @@ class PreviewModel(QAbstractTableModel):
                 value = row.logical_slot_id or "none"
             return f"{self.headerData(self._columns.index(column), Qt.Orientation.Horizontal)}: {value}"
         if role == Qt.ItemDataRole.ForegroundRole:
+            if self._stale:
+                return QBrush(QColor(GREY))
             shade = row_look(row)
             if column is Column.STATUS or not row.runnable:
                 colour = shade.qcolor()

@@ -184,6 +184,11 @@ class PreviewPanel(QWidget):
         self.busy.setSizePolicy(policy)
         self.busy.setVisible(False)
         accessible(self.busy, "Building preview", "The preview is being built")
+        self.stale_note = QLabel("Updating: the grey rows are from before the last change.")
+        self.stale_note.setWordWrap(True)
+        self.stale_note.setStyleSheet("color: palette(placeholder-text);")
+        accessible(self.stale_note, "Preview out of date", "The rows shown are replaced when the new ones are ready")
+        self.stale_note.setVisible(False)
 
     def _toolbar(self) -> QHBoxLayout:
         """The controls in a row, each after its caption."""
@@ -267,6 +272,7 @@ class PreviewPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addWidget(self.busy)
+        layout.addWidget(self.stale_note)
         layout.addWidget(self.zone_error)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.notice)
@@ -288,11 +294,19 @@ class PreviewPanel(QWidget):
         service.ready.connect(self.show_preview)
         service.failed.connect(self.show_failure)
         service.busyChanged.connect(self.busy.setVisible)
+        service.outdated.connect(self._outdated)
 
     # --- service results --------------------------------------------------------------------
+    def _outdated(self) -> None:
+        """The document changed: its rows shown now are of the one before, grey until the new ones come."""
+        if self.model.rowCount():
+            self.model.set_stale(True)
+            self.stale_note.setVisible(True)
+
     def show_preview(self, preview: Preview) -> None:
         """Show ``preview``: at its first row, or, when it was built for "Next transition",
         at the clock change it reached for."""
+        self.stale_note.setVisible(False)
         self.model.set_preview(preview)
         if preview.rows:
             self.stack.setCurrentWidget(self.table)
@@ -315,6 +329,7 @@ class PreviewPanel(QWidget):
 
     def show_failure(self, message: str) -> None:
         """The spec's problem, in place of the table (rows of an invalid spec would mislead)."""
+        self.stale_note.setVisible(False)
         self.model.set_preview(None)
         self._show_message(f"⚠ The preview cannot be shown until this is fixed:\n{message}")
 

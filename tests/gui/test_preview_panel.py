@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from consequence_support import click, open_designer, settle, widget_named
 from PySide6.QtCore import QLocale, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtTest import QTest
 from shell_fixtures import window_fixture  # noqa: F401
 
 from core.clock import FixedClock
@@ -461,3 +462,28 @@ def test_omit_gives_each_missing_date_a_row(window: MainWindow, ctx: AppContext,
     assert all(panel.table.columnSpan(r, 0) == panel.model.columnCount() for r in notes)
     assert panel.model.separator_rows()[0] == 2  # Next transition stops at clock changes only
     assert panel.model.occurrence_count() == panel.count_spin.value()  # a note is not an occurrence
+
+
+def test_rows_of_the_document_before_an_edit_are_grey_at_once(window: MainWindow, qtbot) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from scheduler_gui.status_style import GREY
+
+    panel = window.designer.preview
+    service = window.designer.service
+    qtbot.waitUntil(lambda: panel.model.occurrence_count() > 0 and not service.pending, timeout=10_000)
+    window.show()
+    qtbot.waitExposed(window)
+    status = panel.model.column_of(Column.STATUS)
+    assert not panel.model.stale and not panel.stale_note.isVisible()
+    rule = next(w for w in window.designer.findChildren(QWidget) if w.accessibleName() == "Hours")
+    rule.setFocus()
+    rule.selectAll()
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        QTest.keyClicks(rule, "7")
+        # Before the new rows are built, the old ones are grey and said to be out of date.
+        assert panel.model.stale and panel.stale_note.isVisible()
+        colours = {panel.model.index(r, status).data(Qt.ItemDataRole.ForegroundRole).color().name() for r in (0, 1)}
+        assert colours == {QColor(GREY).name()}
+    assert not panel.model.stale and not panel.stale_note.isVisible()
+    assert panel.model.index(0, status).data(Qt.ItemDataRole.ForegroundRole) is None  # ✓ scheduled again
