@@ -189,6 +189,14 @@ class PreviewPanel(QWidget):
         self.stale_note.setStyleSheet("color: palette(placeholder-text);")
         accessible(self.stale_note, "Preview out of date", "The rows shown are replaced when the new ones are ready")
         self.stale_note.setVisible(False)
+        self.calendar_note = QLabel()
+        self.calendar_note.setWordWrap(True)
+        accessible(
+            self.calendar_note,
+            "Preview without the business calendar",
+            "The business calendar is not complete yet: the rows are shown without it until it is",
+        )
+        self.calendar_note.setVisible(False)
 
     def _toolbar(self) -> QHBoxLayout:
         """The controls in a row, each after its caption."""
@@ -273,6 +281,7 @@ class PreviewPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.busy)
         layout.addWidget(self.stale_note)
+        layout.addWidget(self.calendar_note)
         layout.addWidget(self.zone_error)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.notice)
@@ -308,6 +317,10 @@ class PreviewPanel(QWidget):
         at the clock change it reached for."""
         self.stale_note.setVisible(False)
         self.model.set_preview(preview)
+        answer = self._service.answer
+        missing = answer.without_calendar if answer is not None and answer.preview is preview else ""
+        self.calendar_note.setText(f"⚠ Shown without the business calendar until it is complete: {missing}")
+        self.calendar_note.setVisible(bool(missing))
         if preview.rows:
             self.stack.setCurrentWidget(self.table)
         else:
@@ -330,6 +343,7 @@ class PreviewPanel(QWidget):
     def show_failure(self, message: str) -> None:
         """The spec's problem, in place of the table (rows of an invalid spec would mislead)."""
         self.stale_note.setVisible(False)
+        self.calendar_note.setVisible(False)
         self.model.set_preview(None)
         self._show_message(f"⚠ The preview cannot be shown until this is fixed:\n{message}")
 
