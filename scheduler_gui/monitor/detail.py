@@ -217,7 +217,7 @@ class OccurrenceDetail(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.error_label)
         layout.addWidget(self.browser, 1)
-        self.setMinimumWidth(320)
+        self.setMinimumWidth(240)  # beside the occurrences in a 1024 px window
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setFocusProxy(self.browser)
 

@@ -21,6 +21,7 @@ from PySide6.QtCore import QDateTime, QItemSelectionModel, Qt, QTimeZone, Signal
 from PySide6.QtGui import QAction, QFontMetrics, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QComboBox,
     QDateTimeEdit,
     QFileDialog,
@@ -47,6 +48,7 @@ from scheduler_gui.preview.model import Column, CopyRole, PreviewModel, transiti
 from scheduler_gui.preview.text import tabular_font
 from scheduler_gui.preview.zone_choice import ZoneChoice
 from scheduler_gui.preview_service import MAX_ROWS, REACH_LIMIT, Answer, PreviewService
+from scheduler_gui.reflow import Reflow, widths
 
 MIN_ROWS = 10
 #: Columns shown only when asked for from the header's menu.
@@ -198,9 +200,9 @@ class PreviewPanel(QWidget):
         )
         self.calendar_note.setVisible(False)
 
-    def _toolbar(self) -> QHBoxLayout:
-        """The controls in a row, each after its caption."""
-        bar = QHBoxLayout()
+    def _toolbar(self) -> QBoxLayout:
+        """The controls in a row, each after its caption; in two rows where one does not fit."""
+        rows = QHBoxLayout(), QHBoxLayout()
         captions: tuple[tuple[str | None, QWidget], ...] = (
             ("From", self.from_choice),
             (None, self.from_edit),
@@ -208,12 +210,17 @@ class PreviewPanel(QWidget):
         )
         for title, widget in captions:
             if title:
-                bar.addWidget(buddy(QLabel(title), widget))
-            bar.addWidget(widget)
-        bar.addWidget(self.next_button)
-        bar.addWidget(buddy(QLabel("Also in"), self.zone_choice))
-        bar.addWidget(self.zone_choice, 1)
-        bar.addWidget(self.export_button)
+                rows[0].addWidget(buddy(QLabel(title), widget))
+            rows[0].addWidget(widget)
+        rows[0].addWidget(self.next_button)
+        rows[0].addStretch(1)
+        rows[1].addWidget(buddy(QLabel("Also in"), self.zone_choice))
+        rows[1].addWidget(self.zone_choice, 1)
+        rows[1].addWidget(self.export_button)
+        bar = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        bar.addLayout(rows[0])
+        bar.addLayout(rows[1], 1)
+        self.toolbar_rows = Reflow(self, bar, widths(*rows))
         return bar
 
     def _build_table(self) -> None:
@@ -273,7 +280,7 @@ class PreviewPanel(QWidget):
         self.notice.setAccessibleName("Preview notice")
         self.notice.setVisible(False)
 
-    def _lay_out(self, bar: QHBoxLayout) -> None:
+    def _lay_out(self, bar: QBoxLayout) -> None:
         """The toolbar over the busy bar, the zone's problem, the table (or its message) and the notice;
         Tab goes along the toolbar, then into the table."""
         layout = QVBoxLayout(self)
