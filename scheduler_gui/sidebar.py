@@ -145,7 +145,7 @@ def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, Schedule
         if not published.source_known:
             tip.append("The ledger did not record which file it was published from")
         if attention:
-            tip.append(f"{attention} occurrence(s) need attention")
+            tip.append(f"{attention:,} occurrence(s) need attention")
         if summary.next_due_at:
             later = " (from the published rule: not materialized yet)" if summary.next_due_expected else ""
             tip.append(f"Next run {fmt_next(summary.next_due_at, summary.time_zone)}{later}")
@@ -186,7 +186,7 @@ class ScheduleListModel(QAbstractListModel):
             return None
         row = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            badge = f" ({row.attention})" if row.attention else ""
+            badge = f" ({row.attention:,})" if row.attention else ""
             lines = [f"{row.look.glyph} {row.label}{badge}", f"  {row.second_line}"]
             if row.third_line:
                 lines.append(f"  {row.third_line}")
@@ -249,7 +249,7 @@ class ScheduleDelegate(QStyledItemDelegate):
         painter.setFont(bold)
         painter.setPen(text)
         gx = x + metrics.horizontalAdvance(glyph)
-        badge = f" ({row.attention})" if row.attention else ""
+        badge = f" ({row.attention:,})" if row.attention else ""
         painter.drawText(gx, y, QFontMetrics(bold).elidedText(row.label + badge, Qt.TextElideMode.ElideRight, width))
         painter.setFont(opt.font)
         painter.setPen(muted)
@@ -307,9 +307,9 @@ class MonitorListModel(QAbstractListModel):
         item = MONITOR_ITEMS[index.row()]
         badge = item.key == "attention" and self._attention > 0
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{item.label}  ⚠ {self._attention}" if badge else item.label
+            return f"{item.label}  ⚠ {self._attention:,}" if badge else item.label
         if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleTextRole):
-            extra = f" ({self._attention} waiting)" if item.key == "attention" else ""
+            extra = f" ({self._attention:,} waiting)" if item.key == "attention" else ""
             return f"{item.label}: {item.tooltip}{extra}"
         if role == Qt.ItemDataRole.ForegroundRole and badge:
             return QColor(status_style.REDDISH_PURPLE)

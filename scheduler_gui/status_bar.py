@@ -205,4 +205,4 @@ class StatusLine:
         if hub.state is not HubState.OPEN:
             self.counts_label.setText("")
             return
-        self.counts_label.setText(f"{hub.count('DUE')} due · {hub.attention} need attention")
+        self.counts_label.setText(f"{hub.count('DUE'):,} due · {hub.attention:,} need attention")

@@ -145,7 +145,7 @@ def decisions_text(item: AttentionItem) -> str:
     lines = ["Earlier decisions:"]
     if item.older_decisions:
         n = item.older_decisions
-        lines.append(f"{n} older decision{'s' if n != 1 else ''} (the History of its detail lists them all)")
+        lines.append(f"{n:,} older decision{'s' if n != 1 else ''} (the History of its detail lists them all)")
     lines.extend(decision_text(d) for d in item.decisions)
     return "\n".join(lines)
 
@@ -472,7 +472,7 @@ class AttentionView(QWidget):
         for position, widget in enumerate(shown):
             self._list_layout.insertWidget(position, widget)
         n = self.count
-        self.heading.setText(f"Needs attention ({n})" if n else "Needs attention")
+        self.heading.setText(f"Needs attention ({n:,})" if n else "Needs attention")
         self.empty_label.setVisible(n == 0)
         self.scroll_area.setVisible(n > 0)
         if n != before:

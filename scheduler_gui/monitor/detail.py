@@ -111,7 +111,7 @@ def render_html(d: OccurrenceDetails) -> str:
         out.append(f"<h4>Decisions ({len(decided)})</h4><ul>")
         out.extend(f"<li>{escape(text)}</li>" for text in decided)
         out.append("</ul>")
-    out.append(f"<h4>History ({len(d.events)} events)</h4><table>")
+    out.append(f"<h4>History ({len(d.events):,} events)</h4><table>")
     for e in d.events:
         out.append(_event_html(e))
     out.append("</table>")

@@ -507,7 +507,7 @@ class PreviewPanel(QWidget):
         except OSError as exc:
             self._notify(f"Export: {target} cannot be written ({exc.strerror or exc}).")
             return None
-        self._notify(f"Exported {len(preview.rows)} rows to {target}.")
+        self._notify(f"Exported {len(preview.rows):,} rows to {target}.")
         return target
 
     def _notify(self, text: str, *, reach: bool = False) -> None:
