@@ -268,6 +268,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._update_schedule_actions()
         self._update_publish()
         self._update_engine()
+        self.refresh_sidebar()
 
     def _on_ledger_failed(self, message: str) -> None:
         self.status.show_ledger_failed(message)
@@ -400,7 +401,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def refresh_sidebar(self) -> None:
         summaries = {s.schedule_id: s for s in self.hub.summaries}
-        rows = schedule_rows(list_specs(self.ctx.workspace), summaries)
+        rows = schedule_rows(list_specs(self.ctx.workspace), summaries, refusal(self.ctx.rights, "publish"))
         self.sidebar.set_rows(rows, self.document.path if self.document and self.current_view() == "designer" else None)
 
     # --- status --------------------------------------------------------------

@@ -106,7 +106,9 @@ class ScheduleRow:
         return f"next {self.next_run}" if self.next_run else None
 
 
-def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary]) -> list[ScheduleRow]:
+def schedule_rows(
+    entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary], unpublishable: str | None = None
+) -> list[ScheduleRow]:
     """The sidebar rows, in the order of their titles (as a person reads them, not the files' names): each
     spec file, joined with the ledger's summary of its schedule when the ledger's active revision was
     published from that file (or did not record its file)."""
@@ -130,7 +132,12 @@ def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, Schedule
             rows.append(ScheduleRow(entry.path, label, kind, NOT_PUBLISHED, 0, None, "\n".join(tip), None))
             continue
         published = Published.of(summary)
-        if not published.came_from(entry.path):
+        if unpublishable is not None and not published.came_from(entry.path):
+            # A window that cannot publish shows the file as the ledger's schedule of its id, saying where
+            # that was published from: there is no replacement to warn of.
+            tip.append(f"Published from {published.where()}; this file may differ from it")
+            tip.append(f"This window cannot publish: {unpublishable}")
+        elif not published.came_from(entry.path):
             tip.append(
                 f"Not published: the ledger's {summary.schedule_id} (revision {summary.active_revision}) was "
                 f"published from {published.where()}, not from this file. Publishing this file would replace it."
