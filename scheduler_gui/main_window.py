@@ -41,6 +41,7 @@ from scheduler_gui.designer.panel import DesignerPanel
 from scheduler_gui.desktop_install import follow_session_start
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
+from scheduler_gui.first_run_card import FirstRunCard
 from scheduler_gui.icons import app_icon
 from scheduler_gui.monitor import hide_to_tray
 from scheduler_gui.monitor.states import EngineState, HubState, ShutdownMode
@@ -97,6 +98,8 @@ class MainWindow(FilesMixin, QMainWindow):
         add_tool_action(self.toolbar, self.acts.engine_toggle)
 
         self.sidebar = Sidebar(self)
+        self.first_run_card = FirstRunCard(ctx.settings, self.sidebar)
+        self.sidebar.add_card(self.first_run_card)
         self.stack = QStackedWidget(self)
         self.stack.setAccessibleName("Current view")
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)

@@ -397,12 +397,17 @@ class Sidebar(QWidget):
         layout.addWidget(_heading("SCHEDULES"))
         layout.addWidget(self.schedule_view, 1)
         layout.addWidget(self.empty, 1)
+        self._layout = layout
         layout.addWidget(_heading("MONITOR"))
         layout.addWidget(self.monitor_view)
         self._fit_monitor()
         self._update_empty()
         self.schedules.modelReset.connect(self._update_empty)
         self.setMinimumWidth(200)
+
+    def add_card(self, card: QWidget) -> None:
+        """Put ``card`` under the schedules, above MONITOR (the first-run card)."""
+        self._layout.insertWidget(self._layout.indexOf(self.empty) + 1, card)
 
     def sizeHint(self) -> QSize:
         return QSize(290, 600)
