@@ -20,11 +20,19 @@ Direction = QBoxLayout.Direction
 class Reflow(QObject):
     """Lays ``box`` left to right while ``host`` is at least ``needed()`` wide, else top to bottom."""
 
-    def __init__(self, host: QWidget, box: QBoxLayout, needed: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        host: QWidget,
+        box: QBoxLayout,
+        needed: Callable[[], int],
+        turned: Callable[[bool], None] | None = None,
+    ) -> None:
+        """``turned(stacked)`` is called whenever the direction changes."""
         super().__init__(host)
         self._host = host
         self._box = box
         self._needed = needed
+        self._turned = turned
         host.installEventFilter(self)
 
     @property
@@ -36,6 +44,8 @@ class Reflow(QObject):
         wanted = Direction.LeftToRight if self._host.width() >= self._needed() else Direction.TopToBottom
         if self._box.direction() is not wanted:
             self._box.setDirection(wanted)
+            if self._turned is not None:
+                self._turned(self.stacked)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._host and event.type() == QEvent.Type.Resize:

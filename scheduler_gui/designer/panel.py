@@ -309,8 +309,12 @@ class DesignerPanel(QWidget):
                 self._page_layout.insertWidget(i, widget)
 
     def _place(self, section: FoldSection) -> None:
-        """A section's content, just built (it joined the end of Qt's order), is read after its heading."""
+        """A section's content, just built (it joined the end of Qt's order), is read after its heading;
+        one that lays itself out by the room there is (the business days) is told where that room is."""
         move_after(section.button, section.content)
+        reflow_in = getattr(section.content, "reflow_in", None)
+        if callable(reflow_in):
+            reflow_in(self.settings_area.viewport())
 
     def order_tabs(self) -> None:
         """Tab in reading order: the title and id, the "When" box top to bottom, the clock changes,

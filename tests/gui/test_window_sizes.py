@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 from shell_fixtures import window_fixture  # noqa: F401
 
@@ -83,3 +84,29 @@ def test_the_monitor_fits_1024_and_the_status_bar_keeps_whole_words(window: Main
 def test_whole_words(room: int, expected: str) -> None:
     text = "Next backup: Wed 2027-03-03 09:00 −03:00 · 12:00Z"
     assert whole_words(text, room, len) == expected
+
+
+@pytest.mark.parametrize(("width", "stacked"), [(1024, True), (1280, False)], ids=["1024x640", "1280x800"])
+def test_the_business_days_and_the_holiday_matches_are_not_cut_off(
+    window: MainWindow, qtbot: Any, width: int, stacked: bool
+) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QCheckBox, QLineEdit
+
+    window.open_path(window.ctx.workspace / "invoice-month-end.yaml", ask=False)
+    _at(window, qtbot, width, 640 if stacked else 800)
+    designer = window.designer
+    qtbot.mouseClick(designer.business_section.button, Qt.MouseButton.LeftButton)
+    box = designer.business_days
+    use = next(w for w in box.findChildren(QCheckBox) if w.accessibleName() == "Use a business calendar")
+    use.click()
+    search = next(w for w in box.findChildren(QLineEdit) if w.accessibleName() == "Public holidays: search")
+    search.setFocus()
+    QTest.keyClicks(search, "united")
+    QApplication.processEvents()
+    matches = box.picker.matches
+    assert matches.isVisible() and matches.count() > 5
+    assert box.columns is not None and box.columns.stacked is stacked
+    assert designer.settings_area.horizontalScrollBar().maximum() == 0  # nothing cut off at the right
+    room = matches.viewport().width()
+    assert all(matches.fontMetrics().horizontalAdvance(matches.item(i).text()) < room for i in range(matches.count()))
