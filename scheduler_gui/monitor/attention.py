@@ -41,6 +41,7 @@ from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
 from core.ledger.drift_attention import DriftAttention, attention_key
 from core.ledger.event_types import EventKind
+from core.ledger.monitor_queries import AttemptView
 from core.ledger.monitor_reads import AttentionQueue, attention_queue, republish_preview
 from core.ledger.queries import EventView
 from core.ledger.states import OccurrenceState
@@ -66,6 +67,17 @@ EMPTY_TEXT = (
     "task that must not run twice lost its outcome and nobody can tell whether it happened; you then "
     "decide what to record. To see every run, open Occurrences (View ▸ Occurrences, Ctrl+2)."
 )
+
+
+def no_output_text(attempt: AttemptView) -> str:
+    """What an attempt without output says: that it printed nothing, only when that is known. A lost
+    attempt's output was with the engine that stopped, so nobody can say what it printed."""
+    if attempt.error_class == "lost":
+        return (
+            "Its output was not kept: the engine running it stopped before the task ended, "
+            "so what it printed is not known."
+        )
+    return "It printed nothing."
 
 
 class Action(StrEnum):
@@ -216,7 +228,7 @@ class AttentionCard(QFrame):
                 accessible(box, "Output of the last attempt", "The end of what the last attempt printed")
                 layout.addWidget(box)
             else:
-                layout.addWidget(QLabel("It printed nothing."))
+                layout.addWidget(QLabel(no_output_text(a)))
 
         self.history: QLabel | None = None
         if item.decisions:
