@@ -274,9 +274,10 @@ class MonitorHub(QObject):
         page.addWidget(detail)
         page.view = view  # type: ignore[attr-defined]
         page.detail = detail  # type: ignore[attr-defined]
-        page.setStretchFactor(0, 3)
+        # The table first: its Attempts and Last outcome columns are what a person scrolls to otherwise.
+        page.setStretchFactor(0, 5)
         page.setStretchFactor(1, 2)
-        page.setSizes([600, 400])
+        page.setSizes([700, 280])
         view.occurrenceSelected.connect(detail.show_occurrence)
         return page
 
