@@ -98,8 +98,7 @@ class MainWindow(FilesMixin, QMainWindow):
         add_tool_action(self.toolbar, self.acts.engine_toggle)
 
         self.sidebar = Sidebar(self)
-        self.first_run_card = FirstRunCard(ctx.settings, self.sidebar)
-        self.sidebar.add_card(self.first_run_card)
+        self.first_run_card = self.sidebar.add_card(FirstRunCard(ctx.settings, self.sidebar))
         self.stack = QStackedWidget(self)
         self.stack.setAccessibleName("Current view")
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QPainter
@@ -337,6 +337,9 @@ def _heading(text: str) -> QLabel:
     return label
 
 
+_Card = TypeVar("_Card", bound=QWidget)
+
+
 class Sidebar(QWidget):
     """SCHEDULES above MONITOR; Enter or a click opens the item."""
 
@@ -405,9 +408,10 @@ class Sidebar(QWidget):
         self.schedules.modelReset.connect(self._update_empty)
         self.setMinimumWidth(200)
 
-    def add_card(self, card: QWidget) -> None:
-        """Put ``card`` under the schedules, above MONITOR (the first-run card)."""
+    def add_card(self, card: _Card) -> _Card:
+        """Put ``card`` under the schedules, above MONITOR (the first-run card); returns it."""
         self._layout.insertWidget(self._layout.indexOf(self.empty) + 1, card)
+        return card
 
     def sizeHint(self) -> QSize:
         return QSize(290, 600)
