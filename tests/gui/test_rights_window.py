@@ -362,6 +362,7 @@ DECISION_POINTS = {
     ("scheduler_gui/monitor/first_run.py", "publish_new"): "the demo is seeded only when the role may publish",
     ("scheduler_gui/monitor/demo_ledger.py", "publish_new"): "a demo ledger of its own, made by this process",
     ("scheduler_gui/monitor/schedule_actions.py", "change_gate"): "the pause, resume and disable actions",
+    ("scheduler_gui/monitor_hub.py", "change_gate"): "the breaking demos are paused only when the role may (Act.GATE)",
     ("scheduler_gui/monitor/schedule_actions.py", "run_now"): "the run now action",
     ("scheduler_gui/monitor/schedule_actions.py", "backfill"): "the backfill action",
     ("scheduler_gui/monitor/attention.py", "reconcile"): "the attention cards' buttons (Act.DECIDE)",
