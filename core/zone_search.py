@@ -12,7 +12,14 @@ The answer is ranked by how exactly the query names a zone:
    Europe/Busingen for Büsingen, which keeps Swiss time);
 4. an abbreviation ("EST", "IST"): the zones using it at the instant ``now``,
    then those using it at another time in the year from ``now``'s day;
-5. every word of the query found in a zone's name, country or comment.
+5. an offset from UTC ("UTC+2", "GMT+1", "+02:00", "UTC−5:30"): the zones at
+   that offset at ``now``. "GMT+1" is one hour *ahead* of UTC, as people write
+   it (the tz database's own ``Etc/GMT+1`` is behind, and is not offered);
+6. every word of the query found in a zone's name, country or comment.
+
+Within an abbreviation, an offset or words, the zones serving the most people
+come first (:data:`MOST_PEOPLE`: "EST" and "Eastern" list America/New_York
+first, "IST" Asia/Kolkata), then the others by name.
 
 :attr:`ZoneSearch.pick` is the zone Enter takes: only an exact name, or the
 one zone of the best rank. Everything is read from the ``tzdata`` package,
@@ -21,6 +28,7 @@ never the operating system; the tables are read once.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,7 +38,7 @@ from functools import lru_cache
 from importlib import resources
 
 from core.zone_info import ZoneChoice, country_names, zone_choices, zone_tab, zone_table
-from core.zones import get_zone, transitions
+from core.zones import format_offset, get_zone, transitions
 
 #: Areas whose names are places; links elsewhere (``US/Eastern``, ``EST``, ``Japan``) are not offered.
 _PLACE_AREAS = frozenset(
@@ -39,6 +47,67 @@ _PLACE_AREAS = frozenset(
 _UTC_NAMES = frozenset(("utc", "etc/utc"))
 #: How many countries an abbreviation's note names before "and N more".
 _NOTE_PLACES = 3
+#: Zones in the order of roughly how many people live on their clocks (from national and regional
+#: censuses, rounded): enough to put an abbreviation's or an offset's main zone first. Zones not
+#: listed follow, by name.
+MOST_PEOPLE = (
+    "Asia/Shanghai",
+    "Asia/Kolkata",
+    "America/New_York",
+    "Asia/Jakarta",
+    "America/Chicago",
+    "Asia/Karachi",
+    "Africa/Lagos",
+    "America/Sao_Paulo",
+    "Asia/Dhaka",
+    "Europe/Moscow",
+    "America/Mexico_City",
+    "Asia/Tokyo",
+    "Africa/Cairo",
+    "Asia/Manila",
+    "Africa/Addis_Ababa",
+    "Asia/Ho_Chi_Minh",
+    "Asia/Tehran",
+    "Europe/Istanbul",
+    "Europe/Berlin",
+    "America/Los_Angeles",
+    "Asia/Bangkok",
+    "Europe/Paris",
+    "Europe/London",
+    "Africa/Johannesburg",
+    "Africa/Kinshasa",
+    "Europe/Rome",
+    "Africa/Nairobi",
+    "Asia/Seoul",
+    "America/Bogota",
+    "Europe/Madrid",
+    "America/Argentina/Buenos_Aires",
+    "Africa/Algiers",
+    "Asia/Baghdad",
+    "America/Denver",
+    "Europe/Kyiv",
+    "America/Toronto",
+    "Europe/Warsaw",
+    "Asia/Riyadh",
+    "America/Lima",
+    "Africa/Casablanca",
+    "Asia/Kuala_Lumpur",
+    "Asia/Taipei",
+    "Australia/Sydney",
+    "America/Phoenix",
+    "Europe/Bucharest",
+    "Europe/Amsterdam",
+    "Asia/Jerusalem",
+    "Europe/Athens",
+    "Europe/Dublin",
+    "Pacific/Auckland",
+    "America/Halifax",
+    "America/Anchorage",
+    "Pacific/Honolulu",
+)
+_PEOPLE = {name: i for i, name in enumerate(MOST_PEOPLE)}
+#: "UTC+2", "GMT+1", "+02:00", "utc-5:30", "UTC −03" (a typographic minus too).
+_OFFSET = re.compile(r"^(?:utc|gmt)?\s*([+\-−])\s*(\d{1,2})(?::?(\d{2}))?$")
 
 
 class Rank(IntEnum):
@@ -48,7 +117,8 @@ class Rank(IntEnum):
     CITY = 1
     COUNTRY = 2
     ABBREVIATION = 3
-    WORDS = 4
+    OFFSET = 4
+    WORDS = 5
 
 
 @dataclass(frozen=True)
@@ -234,6 +304,23 @@ def _looks_like_abbreviation(query: str) -> bool:
     return 2 <= len(query) <= 6 and query.isascii() and query.isalpha()
 
 
+def _by_people(names: Iterable[str]) -> list[str]:
+    """``names`` with the zones serving the most people first, then the others by name."""
+    return sorted(names, key=lambda n: (_PEOPLE.get(n, len(_PEOPLE)), n))
+
+
+def offset_query(text: str) -> timedelta | None:
+    """The offset from UTC a case-folded query names ("utc+2", "gmt+1", "+02:00"), else None."""
+    m = _OFFSET.match(text.replace(" ", ""))
+    if m is None:
+        return None
+    hours, minutes = int(m.group(2)), int(m.group(3) or 0)
+    if hours > 14 or minutes >= 60:
+        return None
+    size = timedelta(hours=hours, minutes=minutes)
+    return -size if m.group(1) != "+" else size
+
+
 # --- the search ------------------------------------------------------------------------------
 
 
@@ -268,16 +355,41 @@ def search_zones(query: str, now: datetime) -> ZoneSearch:
         spelling, users = _abbreviations(now.astimezone(UTC).date()).get(folded, ("", frozenset()))
         if spelling:
             abbreviation = spelling
-            add(Rank.ABBREVIATION, ((n, "") for n in sorted(users) if choices[n].abbreviation == spelling))
-            add(Rank.ABBREVIATION, ((n, f"{spelling} part of the year") for n in sorted(users)))
+            ordered = _by_people(users)
+            add(Rank.ABBREVIATION, ((n, "") for n in ordered if choices[n].abbreviation == spelling))
+            add(Rank.ABBREVIATION, ((n, f"{spelling} part of the year") for n in ordered))
+    offset = offset_query(text.casefold())
+    if offset is not None:
+        add(Rank.OFFSET, ((n, "") for n in _by_people(n for n, c in choices.items() if c.offset == offset)))
     words = folded.replace("/", " ").split()
     phrase = " ".join(words)
     rest = [n for n, hay in tables.words.items() if n not in found and all(w in hay for w in words)]
-    rest.sort(key=lambda n: (not _city(n).startswith(phrase), phrase not in fold(n.replace("/", " ")), n))
+    rest.sort(
+        key=lambda n: (
+            not _city(n).startswith(phrase),
+            phrase not in fold(n.replace("/", " ")),
+            _PEOPLE.get(n, len(_PEOPLE)),
+            n,
+        )
+    )
     add(Rank.WORDS, ((n, "") for n in rest))
     matches = tuple(found.values())
-    note = _abbreviation_note(abbreviation, matches) if abbreviation else ""
+    if abbreviation:
+        note = _abbreviation_note(abbreviation, matches)
+    elif offset is not None:
+        note = _offset_note(offset, now, matches)
+    else:
+        note = ""
     return ZoneSearch(query, matches, abbreviation, note)
+
+
+def _offset_note(offset: timedelta, now: datetime, matches: tuple[ZoneMatch, ...]) -> str:
+    """``Zones at UTC+02:00 on 2027-01-15: pick a place (an offset changes with the seasons, a place keeps its
+    rules)``, or that none is at that offset then."""
+    when = f"UTC{format_offset(offset, '−')} on {now.astimezone(UTC):%Y-%m-%d}"
+    if not any(m.rank == Rank.OFFSET for m in matches):
+        return f"No zone is at {when}"
+    return f"Zones at {when}: pick a place (a place keeps its own clock changes; an offset does not)"
 
 
 def _abbreviation_note(abbreviation: str, matches: tuple[ZoneMatch, ...]) -> str:

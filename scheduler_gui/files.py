@@ -287,18 +287,23 @@ class FilesMixin:
         )
         if not name:
             return False
-        store = TrustStore(self.ctx.settings)
-        trusted = not store.needs_trust(doc)  # a copy of a task nobody trusted is not trusted either
+        trusted = not TrustStore(self.ctx.settings).needs_trust(doc)  # a copy of an untrusted task is untrusted
         new = SpecDocument(data)
-        if not self._write(new, _with_suffix(Path(name))):
+        if not self._write(new, _with_suffix(Path(name)), trusted=trusted):
             new.deleteLater()
             return False
-        if trusted and new.path is not None:
-            store.trust_file(new.path)
         self._set_document(new)
         return True
 
-    def _write(self, doc: SpecDocument, path: Path) -> bool:
+    def _write(self, doc: SpecDocument, path: Path, *, trusted: bool | None = None) -> bool:
+        """Save ``doc`` to ``path``. What the person made or trusted here stays trusted once written
+        (``trusted``: whether it is, when the document cannot say), so publishing right after the save
+        never asks about the window's own file; a document from an untrusted file stays untrusted."""
+        from scheduler_gui.designer.trust import TrustStore
+
+        store = TrustStore(self.ctx.settings)
+        if trusted is None:
+            trusted = store.document_trusted(doc)
         steps = doc.undo_stack.index()
         if not self._name_is_free(doc, path):
             return False
@@ -314,6 +319,8 @@ class FilesMixin:
                 doc.undo_stack.undo()
             self._warn("Cannot save the schedule", str(exc))
             return False
+        if trusted:
+            store.trust_file(saved)
         self.recent.add(saved)
         self.ctx.settings.setValue("files/last", str(saved))
         self.autosaver.clear()

@@ -41,6 +41,7 @@ from scheduler_gui.designer.panel import DesignerPanel
 from scheduler_gui.desktop_install import follow_session_start
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
+from scheduler_gui.first_run_card import FirstRunCard
 from scheduler_gui.icons import app_icon
 from scheduler_gui.monitor import hide_to_tray
 from scheduler_gui.monitor.states import EngineState, HubState, ShutdownMode
@@ -97,6 +98,7 @@ class MainWindow(FilesMixin, QMainWindow):
         add_tool_action(self.toolbar, self.acts.engine_toggle)
 
         self.sidebar = Sidebar(self)
+        self.first_run_card = self.sidebar.add_card(FirstRunCard(ctx.settings, self.sidebar))
         self.stack = QStackedWidget(self)
         self.stack.setAccessibleName("Current view")
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -268,6 +270,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._update_schedule_actions()
         self._update_publish()
         self._update_engine()
+        self.refresh_sidebar()
 
     def _on_ledger_failed(self, message: str) -> None:
         self.status.show_ledger_failed(message)
@@ -400,7 +403,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def refresh_sidebar(self) -> None:
         summaries = {s.schedule_id: s for s in self.hub.summaries}
-        rows = schedule_rows(list_specs(self.ctx.workspace), summaries)
+        rows = schedule_rows(list_specs(self.ctx.workspace), summaries, refusal(self.ctx.rights, "publish"))
         self.sidebar.set_rows(rows, self.document.path if self.document and self.current_view() == "designer" else None)
 
     # --- status --------------------------------------------------------------
@@ -485,6 +488,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._link(stack.undoTextChanged, self._on_undo_text)
         self._link(stack.redoTextChanged, self._on_redo_text)
         self._link(doc.dirtyChanged, self._on_dirty)
+        self._link(doc.changed, self._update_title)  # a new schedule's name is its id, which follows the title
         self._link(doc.pathChanged, self._on_path)
         self._link(doc.problemsChanged, self._update_save)
         self.acts.undo.setEnabled(stack.canUndo())

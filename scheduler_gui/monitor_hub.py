@@ -61,6 +61,9 @@ class MonitorHub(QObject):
         self._reader.failed.connect(lambda _message: self._summaries_done())
         self._rights = LatestOnly(self)
         self._rights.done.connect(self._on_rights)
+        self._pauser = LatestOnly(self)
+        self._pauser.done.connect(self._on_demos_paused)
+        self._pauser.failed.connect(self.message)
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.setInterval(SUMMARY_DEBOUNCE_MS)
@@ -86,7 +89,7 @@ class MonitorHub(QObject):
 
     def wait(self, msecs: int = 60_000) -> bool:
         """Block until the ledger work in flight is done (screenshots and tests)."""
-        return self._opener.wait(msecs) and self._reader.wait(msecs) and self._rights.wait(msecs)
+        return all(w.wait(msecs) for w in (self._opener, self._reader, self._rights, self._pauser))
 
     def refresh_rights(self) -> None:
         """Ask the ledger again what this window may do (F5: a grant may have changed), off the GUI thread."""
@@ -191,6 +194,40 @@ class MonitorHub(QObject):
         if self.watcher is None:
             self._set_attention(self.count("UNKNOWN_EFFECT", "FAILED"))
         self.summariesChanged.emit(self.summaries)
+        self._pause_breaking_demos()
+
+    def _pause_breaking_demos(self) -> None:
+        """Pause the demos that break on purpose once each has a run waiting for a person
+        (:mod:`scheduler_gui.monitor.demo_pause`), where this window may pause schedules."""
+        from core.ledger.rights import Act
+        from scheduler_gui.monitor.demo_pause import demos_to_pause, pause_note, remember_paused
+
+        rights = self.ctx.rights
+        if self.state is not HubState.OPEN or rights is None or not rights.may(Act.GATE) or self._pauser.busy:
+            return
+        due = demos_to_pause(self.summaries, self.ctx.settings)
+        if not due:
+            return
+        remember_paused(self.ctx.settings, due)  # once: a person who resumes one keeps it running
+        ledger, clock = self.ctx.ledger, self.ctx.clock
+
+        def work() -> list[str]:
+            from core.ledger.publish import Gate, change_gate
+
+            for sid in due:
+                change_gate(ledger, sid, Gate.PAUSE, clock, pause_note(sid))
+            return due
+
+        self._pauser.submit(work)
+
+    def _on_demos_paused(self, paused: list[str]) -> None:
+        names = " and ".join(paused)
+        they = "they break" if len(paused) > 1 else "it breaks"
+        self.message.emit(
+            f"Paused the demo {names} after a first run that needs attention: {they} on purpose "
+            "(Schedule ▸ Resume brings it back)."
+        )
+        self.refresh_summaries()
 
     def _set_attention(self, count: int) -> None:
         self.attention = int(count)
@@ -237,9 +274,10 @@ class MonitorHub(QObject):
         page.addWidget(detail)
         page.view = view  # type: ignore[attr-defined]
         page.detail = detail  # type: ignore[attr-defined]
-        page.setStretchFactor(0, 3)
+        # The table first: its Attempts and Last outcome columns are what a person scrolls to otherwise.
+        page.setStretchFactor(0, 5)
         page.setStretchFactor(1, 2)
-        page.setSizes([600, 400])
+        page.setSizes([700, 280])
         view.occurrenceSelected.connect(detail.show_occurrence)
         return page
 

@@ -18,6 +18,7 @@ after the last row shown, up to :data:`MAX_ROWS`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -25,11 +26,15 @@ from functools import partial
 from PySide6.QtCore import QObject, Signal
 
 from core.clock import Clock
+from core.errors import UserError
 from core.preview import Preview, Reach, build_preview_to_change
 from core.spec import ScheduleSpec
+from core.spec_validation import parse_spec
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.spec_follower import SpecFollower
 
+#: The keys of the business calendar: rows are shown without them while they are being filled in.
+_CALENDAR_KEYS = frozenset(("businessCalendar", "holidayPolicy"))
 #: Milliseconds of quiet after the last edit before a preview is built.
 DEBOUNCE_MS = 120
 DEFAULT_COUNT = 50
@@ -46,6 +51,12 @@ class Answer:
     preview: Preview
     reach: Reach
     asked: bool  # built for :meth:`PreviewService.reach_next_change`
+    #: Not empty when the rows are of the spec without its business calendar, whose problem this names.
+    without_calendar: str = ""
+
+
+def _without_calendar(problem: str, build: partial[Answer]) -> Answer:
+    return dataclasses.replace(build(), without_calendar=problem)
 
 
 def _build(spec: ScheduleSpec, start: datetime, count: int, after: datetime | None) -> Answer:
@@ -71,6 +82,8 @@ class PreviewService(QObject):
     busyChanged = Signal(bool)
     startChanged = Signal()
     """:attr:`start` moved (From changed, or "now" was read again): what is seen from it must follow."""
+    outdated = Signal()
+    """The document or the start changed: the rows shown are of what was there before, until :attr:`ready`."""
 
     def __init__(self, document: SpecDocument, clock: Clock, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -82,7 +95,7 @@ class PreviewService(QObject):
         self._latest: Preview | None = None
         self._answer: Answer | None = None
         self._reach_after: datetime | None = None
-        self._follow = SpecFollower(document, self._work_for, DEBOUNCE_MS, self)
+        self._follow = SpecFollower(document, self._work_for, DEBOUNCE_MS, self, stand_in=self._stand_in)
         self._follow.busyChanged.connect(self.busyChanged)
         self._follow.done.connect(self._on_done)
         self._follow.failed.connect(self.failed)
@@ -94,6 +107,20 @@ class PreviewService(QObject):
 
     def _work_for(self, spec: ScheduleSpec) -> partial[Answer]:
         return partial(_build, spec, self.start, self._count, self._reach_after)
+
+    def _stand_in(self) -> partial[Answer] | None:
+        """While the only problems are in the business calendar (just turned on, its policy not chosen yet),
+        the rows without it, with the calendar's first problem to say what is missing."""
+        problems = self._doc.problems
+        if not problems or not all(p.key.split(".")[0] in _CALENDAR_KEYS for p in problems):
+            return None
+        data = {k: v for k, v in self._doc.data.items() if k not in _CALENDAR_KEYS}
+        try:
+            spec = parse_spec(data)
+        except UserError:
+            return None
+        first = problems[0]
+        return partial(_without_calendar, f"{first.key}: {first.message}", self._work_for(spec))
 
     @property
     def clock(self) -> Clock:
@@ -126,6 +153,7 @@ class PreviewService(QObject):
         if start is None:
             self._now = self._clock.now()
         self.startChanged.emit()
+        self.outdated.emit()
         self.schedule_refresh()
 
     @property
@@ -163,6 +191,7 @@ class PreviewService(QObject):
     def _on_edit(self) -> None:
         self._reach_after = None
         self._read_now()
+        self.outdated.emit()
 
     @property
     def busy(self) -> bool:

@@ -138,13 +138,18 @@ def id_format_problem(text: str) -> str | None:
     )
 
 
-def check_id(text: str, *, own: Path | None, on_disk: str | None, names: NamesInUse) -> IdCheck:
+def check_id(
+    text: str, *, own: Path | None, on_disk: str | None, names: NamesInUse, unpublishable: str | None = None
+) -> IdCheck:
     """Whether the file ``own`` (None: not saved yet) may have the id ``text``.
 
     ``on_disk`` is the id the file holds on disk now. Another workspace file
     with the same id is a problem; so is an id published from another file,
     unless it is the one the file already holds on disk: publishing that file
     is then a replacement the person confirms at Publish (a note says so here).
+    ``unpublishable`` is why this window cannot publish (a viewer's): the note
+    then says which file the schedule was published from, and nothing of a
+    replacement nobody here can make.
     """
     problem = id_format_problem(text)
     if problem is not None:
@@ -159,6 +164,9 @@ def check_id(text: str, *, own: Path | None, on_disk: str | None, names: NamesIn
         return IdCheck()
     if published.came_from(own) and (published.source_known or text == on_disk):
         return IdCheck(published=published, locked=True)
+    if text == on_disk and unpublishable is not None:
+        where = published.where()
+        return IdCheck(note=f"“{text}” is published from {where}. This window cannot publish: {unpublishable}.")
     if text == on_disk:
         return IdCheck(
             note=(

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QPainter
@@ -106,9 +106,12 @@ class ScheduleRow:
         return f"next {self.next_run}" if self.next_run else None
 
 
-def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary]) -> list[ScheduleRow]:
-    """The sidebar rows: each spec file, joined with the ledger's summary of its schedule when the
-    ledger's active revision was published from that file (or did not record its file)."""
+def schedule_rows(
+    entries: Sequence[SpecEntry], summaries: Mapping[str, ScheduleSummary], unpublishable: str | None = None
+) -> list[ScheduleRow]:
+    """The sidebar rows, in the order of their titles (as a person reads them, not the files' names): each
+    spec file, joined with the ledger's summary of its schedule when the ledger's active revision was
+    published from that file (or did not record its file)."""
     from core.ledger.states import OccurrenceState  # loaded already when there are summaries to show
 
     rows = []
@@ -129,7 +132,12 @@ def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, Schedule
             rows.append(ScheduleRow(entry.path, label, kind, NOT_PUBLISHED, 0, None, "\n".join(tip), None))
             continue
         published = Published.of(summary)
-        if not published.came_from(entry.path):
+        if unpublishable is not None and not published.came_from(entry.path):
+            # A window that cannot publish shows the file as the ledger's schedule of its id, saying where
+            # that was published from: there is no replacement to warn of.
+            tip.append(f"Published from {published.where()}; this file may differ from it")
+            tip.append(f"This window cannot publish: {unpublishable}")
+        elif not published.came_from(entry.path):
             tip.append(
                 f"Not published: the ledger's {summary.schedule_id} (revision {summary.active_revision}) was "
                 f"published from {published.where()}, not from this file. Publishing this file would replace it."
@@ -144,12 +152,12 @@ def schedule_rows(entries: Sequence[SpecEntry], summaries: Mapping[str, Schedule
         if not published.source_known:
             tip.append("The ledger did not record which file it was published from")
         if attention:
-            tip.append(f"{attention} occurrence(s) need attention")
+            tip.append(f"{attention:,} occurrence(s) need attention")
         if summary.next_due_at:
             later = " (from the published rule: not materialized yet)" if summary.next_due_expected else ""
             tip.append(f"Next run {fmt_next(summary.next_due_at, summary.time_zone)}{later}")
         rows.append(ScheduleRow(entry.path, label, kind, look, attention, next_run, "\n".join(tip), None))
-    return rows
+    return sorted(rows, key=lambda row: (row.label.casefold(), row.path.name))
 
 
 class ScheduleListModel(QAbstractListModel):
@@ -185,7 +193,7 @@ class ScheduleListModel(QAbstractListModel):
             return None
         row = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            badge = f" ({row.attention})" if row.attention else ""
+            badge = f" ({row.attention:,})" if row.attention else ""
             lines = [f"{row.look.glyph} {row.label}{badge}", f"  {row.second_line}"]
             if row.third_line:
                 lines.append(f"  {row.third_line}")
@@ -248,7 +256,7 @@ class ScheduleDelegate(QStyledItemDelegate):
         painter.setFont(bold)
         painter.setPen(text)
         gx = x + metrics.horizontalAdvance(glyph)
-        badge = f" ({row.attention})" if row.attention else ""
+        badge = f" ({row.attention:,})" if row.attention else ""
         painter.drawText(gx, y, QFontMetrics(bold).elidedText(row.label + badge, Qt.TextElideMode.ElideRight, width))
         painter.setFont(opt.font)
         painter.setPen(muted)
@@ -306,9 +314,9 @@ class MonitorListModel(QAbstractListModel):
         item = MONITOR_ITEMS[index.row()]
         badge = item.key == "attention" and self._attention > 0
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{item.label}  ⚠ {self._attention}" if badge else item.label
+            return f"{item.label}  ⚠ {self._attention:,}" if badge else item.label
         if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleTextRole):
-            extra = f" ({self._attention} waiting)" if item.key == "attention" else ""
+            extra = f" ({self._attention:,} waiting)" if item.key == "attention" else ""
             return f"{item.label}: {item.tooltip}{extra}"
         if role == Qt.ItemDataRole.ForegroundRole and badge:
             return QColor(status_style.REDDISH_PURPLE)
@@ -327,6 +335,9 @@ def _heading(text: str) -> QLabel:
     label.setForegroundRole(label.foregroundRole())
     label.setContentsMargins(6, 8, 6, 2)
     return label
+
+
+_Card = TypeVar("_Card", bound=QWidget)
 
 
 class Sidebar(QWidget):
@@ -389,12 +400,18 @@ class Sidebar(QWidget):
         layout.addWidget(_heading("SCHEDULES"))
         layout.addWidget(self.schedule_view, 1)
         layout.addWidget(self.empty, 1)
+        self._layout = layout
         layout.addWidget(_heading("MONITOR"))
         layout.addWidget(self.monitor_view)
         self._fit_monitor()
         self._update_empty()
         self.schedules.modelReset.connect(self._update_empty)
         self.setMinimumWidth(200)
+
+    def add_card(self, card: _Card) -> _Card:
+        """Put ``card`` under the schedules, above MONITOR (the first-run card); returns it."""
+        self._layout.insertWidget(self._layout.indexOf(self.empty) + 1, card)
+        return card
 
     def sizeHint(self) -> QSize:
         return QSize(290, 600)

@@ -39,10 +39,14 @@ class SpecFollower(QObject):
         work_for: Callable[[ScheduleSpec], Callable[[], object]],
         debounce_ms: int,
         parent: QObject | None = None,
+        stand_in: Callable[[], Callable[[], object] | None] | None = None,
     ) -> None:
+        """``stand_in``, when given, is asked for work to run instead while the spec is not valid
+        (None: there is none, and :attr:`incomplete` says why)."""
         super().__init__(parent)
         self._doc = document
         self._work_for = work_for
+        self._stand_in = stand_in
         self._worker = LatestOnly(self)
         self._worker.done.connect(self.done)
         self._worker.failed.connect(self.failed)
@@ -71,6 +75,10 @@ class SpecFollower(QObject):
         """Work it out for the document as it is now."""
         self._timer.stop()
         spec = self._doc.spec
+        instead = self._stand_in() if spec is None and self._stand_in is not None else None
+        if instead is not None:
+            self._worker.submit(instead)
+            return
         if spec is None:
             self._worker.cancel()
             problems = self._doc.problems

@@ -4,12 +4,14 @@ occurrence, the ledger's location, the tzdata version and the counts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction, QFontDatabase
-from PySide6.QtWidgets import QLabel, QMainWindow, QToolBar
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QAction, QFontDatabase, QResizeEvent
+from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy, QToolBar
 
 from core.zones import tzdb_version
 from scheduler_gui.a11y import accessible, explain
@@ -33,21 +35,69 @@ ENGINE_WORDS = {
 }
 
 
+def whole_words(text: str, room: int, advance: Callable[[str], int]) -> str:
+    """``text`` if it fits in ``room`` pixels, else as many of its first words as fit with "…" after
+    them (never a word cut in two): "Next inbox-sync: Wed 2027-03-03…"."""
+    if advance(text) <= room:
+        return text
+    words = text.split(" ")
+    for end in range(len(words) - 1, 0, -1):
+        shown = " ".join(words[:end]).rstrip(" ·:") + "…"
+        if advance(shown) <= room:
+            return shown
+    return words[0] + "…"
+
+
 class StatusLabel(QLabel):
     """A label in tabular digits whose accessible name is what it shows ("Engine ● running · next …"),
-    or ``title`` while it shows nothing: a screen reader reads the state, not a fixed caption."""
+    or ``title`` while it shows nothing: a screen reader reads the state, not a fixed caption.
+
+    In a narrow window it gives up room down to its first word: it then shows the words that fit and
+    "…" (whole words only); :meth:`text` and the accessible name stay the whole text."""
 
     def __init__(self, name: str, title: str, tip: str) -> None:
         super().__init__()
         self.setObjectName(name)
         self._title = title
+        self._full = ""
         accessible(self, title, tip)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setContentsMargins(6, 0, 6, 0)
 
     def setText(self, text: str) -> None:
-        super().setText(text)
+        self._full = text
         self.setAccessibleName(text or self._title)
+        self._fit()
+        self.updateGeometry()
+
+    def text(self) -> str:
+        """The whole text, also while fewer words are shown."""
+        return self._full
+
+    def shown_text(self) -> str:
+        """What the label shows now: the whole text, or its first words and "…"."""
+        return super().text()
+
+    def _width(self, text: str) -> int:
+        margins = self.contentsMargins()
+        return self.fontMetrics().horizontalAdvance(text) + margins.left() + margins.right() + 2
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._width(self._full), super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        first = self._full.split(" ", 1)[0]
+        return QSize(self._width(f"{first}…" if first != self._full else first), super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        room = self.contentsRect().width() - 2
+        shown = whole_words(self._full, room, self.fontMetrics().horizontalAdvance)
+        if shown != super().text():
+            super().setText(shown)
 
 
 def status_label(name: str, title: str, tip: str) -> StatusLabel:
@@ -100,6 +150,8 @@ class StatusLine:
         self.show_opening()
         bar = window.statusBar()
         for label in (self.engine_status, self.next_label, self.ledger_label, self.tzdata_label, self.counts_label):
+            if label is not self.next_label:  # short: whole, always; the next run gives up words when narrow
+                label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
             bar.addPermanentWidget(label)
         bar.setAccessibleName("Status bar")
 
@@ -153,4 +205,4 @@ class StatusLine:
         if hub.state is not HubState.OPEN:
             self.counts_label.setText("")
             return
-        self.counts_label.setText(f"{hub.count('DUE')} due · {hub.attention} need attention")
+        self.counts_label.setText(f"{hub.count('DUE'):,} due · {hub.attention:,} need attention")

@@ -19,6 +19,8 @@ from sqlalchemy.orm import Session
 from core.engine import orphans, run, statements
 from core.engine.context import Context, PassReport
 from core.engine.outcomes import decide
+from core.engine.output_keep import forget_kept, read_kept
+from core.engine.processes import this_host
 from core.engine.settle import AttemptEnd, Settling, settle
 from core.engine.statements import IN_FLIGHT
 from core.ledger import events
@@ -112,9 +114,18 @@ def settle_lost(ledger: Ledger, ctx: Context, occurrence_id: str, now: datetime)
         occ = session.get(Occurrence, occurrence_id, populate_existing=True)
         if occ is None or occ.state not in IN_FLIGHT or occ.claim_generation != generation:
             return False  # someone settled it meanwhile
-        ended = AttemptEnd(attempt.attempt_id) if attempt is not None else None
+        ended = AttemptEnd(attempt.attempt_id, kept=_kept(attempt)) if attempt is not None else None
         settle(session, Settling(occ.schedule_id, occurrence_id, occ.state), outcome, now, spec, attempt=ended)
+    if attempt is not None:
+        forget_kept(attempt.attempt_id)
     return True
+
+
+def _kept(attempt: Attempt) -> tuple[str, str] | None:
+    """What the lost attempt had printed, kept on disk by its engine when it ran on this host."""
+    if attempt.worker_host != this_host():
+        return None
+    return read_kept(attempt.attempt_id)
 
 
 def watch(

@@ -23,6 +23,7 @@ from core.clock import Clock
 from core.engine import processes, statements
 from core.engine.context import Claim, Context, PassReport
 from core.engine.outcomes import Verdict, verdict_from_exit
+from core.engine.output_keep import OutputKeeper, kept_path
 from core.engine.runner import (
     KILL_GRACE_SECONDS,
     PreparedCommand,
@@ -121,6 +122,7 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
     if claim.unprepared is not None:
         return RunResult(start, ctx.clock.now(), None, None, "spawn_error", "", claim.unprepared)
     pids: list[int] = []
+    keeper = OutputKeeper(kept_path(claim.attempt_id))  # what it prints outlives a crash of this engine
     try:
         return run_command(
             claim.command,
@@ -128,6 +130,7 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
             ctx.clock,
             tail_bytes=ctx.options.tail_bytes,
             on_started=lambda pid: started(ctx, claim, pid, pids),
+            keeper=keeper,
         )
     except Exception as exc:
         why = describe_error(exc)
@@ -138,6 +141,7 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
             start, ctx.clock.now(), None, None, "lost", "", f"the engine lost track of it ({why})", pids[0]
         )
     finally:
+        keeper.forget()
         with ctx.lock:
             ctx.groups.pop(claim.occurrence_id, None)
         ctx.keeper.forget(claim)

@@ -28,6 +28,7 @@ from typing import Protocol
 import psutil
 
 from core.clock import Clock
+from core.engine.output_keep import OutputKeeper
 from core.secrets import SecretMask, reference_name, resolve
 from core.service_command import DB_VARIABLE
 from core.spec import SecretRef
@@ -239,6 +240,10 @@ class _Tail:
             cut = len(self.data) - self.limit
             self.dropped += cut
             del self.data[:cut]
+
+    def so_far(self) -> str:
+        """The tail as it stands, without ending the mask (bytes it still holds are not shown yet)."""
+        return bytes(self.data).decode("utf-8", errors="replace")
 
     def text(self) -> str:
         self._keep(self.mask.end())
@@ -480,6 +485,7 @@ def run_command(
     *,
     tail_bytes: int = TAIL_BYTES,
     on_started: Callable[[int], None] | None = None,
+    keeper: OutputKeeper | None = None,
 ) -> RunResult:
     """Run ``command`` to its end (or its timeout) and describe how it ended.
 
@@ -488,7 +494,8 @@ def run_command(
     the calling thread reads both pipes and notices the exit (a pidfd where
     the system has one), so a short task costs little more than its spawn
     (:func:`spawn`: ``posix_spawn`` where it can express the task).
-    The command's secrets are masked in both tails.
+    The command's secrets are masked in both tails. ``keeper`` keeps the tails
+    on disk as they grow, so that they outlive a crash of the engine.
     """
     started = clock.now()
     try:
@@ -501,7 +508,8 @@ def run_command(
     try:
         if on_started is not None:
             _tell_started(child, on_started)
-        timed_out = _collect(child, {stdout: out, stderr: err}, timeout)
+        grew = (lambda: keeper.keep(out.so_far(), err.so_far())) if keeper is not None else None
+        timed_out = _collect(child, {stdout: out, stderr: err}, timeout, grew)
     finally:
         for fd in (stdout, stderr):
             with contextlib.suppress(OSError):
@@ -518,7 +526,9 @@ def run_command(
     return RunResult(started, finished, code, None, None, out.text(), err.text(), child.pid)
 
 
-def _collect(proc: Child, tails: dict[int, _Tail], timeout: timedelta) -> bool:
+def _collect(
+    proc: Child, tails: dict[int, _Tail], timeout: timedelta, grew: Callable[[], float | None] | None = None
+) -> bool:
     """Read the pipes into their tails until the process has exited and its output
     is drained (at most DRAIN_SECONDS after the exit: a grandchild may hold a pipe).
     Applies the timeout; returns whether it struck. The process is reaped on return."""
@@ -535,8 +545,11 @@ def _collect(proc: Child, tails: dict[int, _Tail], timeout: timedelta) -> bool:
         kill_at: float | None = None  # SIGKILL time after a SIGTERM
         drained_by: float | None = None  # set once the process has exited
         timed_out = False
+        keep_at: float | None = None  # when output that came too soon after the last keeping is kept
         while True:
             now = time.monotonic()
+            if keep_at is not None and now >= keep_at and grew is not None:
+                keep_at = grew()
             if drained_by is None and (pidfd is None or not tails) and proc.poll() is not None:
                 if timed_out:
                     _kill_group(proc.pid, signal.SIGKILL)
@@ -550,7 +563,7 @@ def _collect(proc: Child, tails: dict[int, _Tail], timeout: timedelta) -> bool:
             if kill_at is not None and now >= kill_at:
                 _kill_group(proc.pid, signal.SIGKILL)
                 kill_at = None
-            wake = [t for t in (drained_by, kill_at, None if timed_out else deadline) if t is not None]
+            wake = [t for t in (drained_by, kill_at, None if timed_out else deadline, keep_at) if t is not None]
             wait = max(0.0, min(wake) - now) if wake else None
             if pidfd is None and drained_by is None:
                 wait = 0.05 if wait is None else min(wait, 0.05)  # no exit notification: poll for it
@@ -576,6 +589,8 @@ def _collect(proc: Child, tails: dict[int, _Tail], timeout: timedelta) -> bool:
                     chunk = b""
                 if chunk:
                     tails[fd].add(chunk)
+                    if grew is not None:
+                        keep_at = grew()
                 else:
                     poller.unregister(fd)
                     watched.discard(fd)

@@ -69,6 +69,8 @@ class AttemptEnd:
     running_since: datetime | None = None
     """When its task started, if it did: an occurrence still DISPATCHING has its
     RUNNING recorded first, with this time."""
+    kept: tuple[str, str] | None = None
+    """A lost attempt's stdout and stderr as kept on disk while it ran (:mod:`core.engine.output_keep`)."""
 
 
 def settle(
@@ -123,7 +125,7 @@ def settle(
     # beside it (PostgreSQL), the opposite order could wait on each other.
     if attempt is not None:
         if attempt.ended is None:
-            statements.finish_lost_attempt(session, attempt.attempt_id, now, outcome.state)
+            statements.finish_lost_attempt(session, attempt.attempt_id, now, outcome.state, attempt.kept)
         else:
             statements.finish_attempt(session, attempt.attempt_id, dict(attempt.ended) | {"outcome": outcome.state})
     recorded.append(

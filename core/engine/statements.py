@@ -324,14 +324,16 @@ def finish_attempt(session: Session, attempt_id: str, values: dict[str, Any]) ->
     _FINISH_ATTEMPT[decided].run(session, params)
 
 
-def finish_lost_attempt(session: Session, attempt_id: str, now: datetime, outcome: OccurrenceState) -> None:
+def finish_lost_attempt(
+    session: Session, attempt_id: str, now: datetime, outcome: OccurrenceState, kept: tuple[str, str] | None = None
+) -> None:
     """Store that an attempt's outcome was lost (found by recovery): what its row
-    lacks is filled in, its end (now, error class ``lost``) and the outcome it led to."""
-    session.execute(
-        update(_att)
-        .where(_att.c.attempt_id == attempt_id, _att.c.finished_at.is_(None))
-        .values(finished_at=now, error_class="lost")
-    )
+    lacks is filled in, its end (now, error class ``lost``), the output ``kept`` on
+    disk while it ran, and the outcome it led to."""
+    ended: dict[str, object] = {"finished_at": now, "error_class": "lost"}
+    if kept is not None:
+        ended |= {"stdout_tail": kept[0] or None, "stderr_tail": kept[1] or None}
+    session.execute(update(_att).where(_att.c.attempt_id == attempt_id, _att.c.finished_at.is_(None)).values(**ended))
     session.execute(
         update(_att).where(_att.c.attempt_id == attempt_id, _att.c.outcome.is_(None)).values(outcome=outcome)
     )

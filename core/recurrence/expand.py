@@ -284,11 +284,12 @@ def _resolved_wall_matches(row: Occurrence) -> bool:
     return local is not None and local == row.nominal
 
 
-def _duplicate(row: Occurrence, winner: Occurrence, why: str) -> None:
+def _duplicate(row: Occurrence, winner: Occurrence, why: str, taken: str) -> None:
+    """``row`` yields to ``winner``; a row moved there (a holiday, a missing date or time) says so first:
+    "2027-11-25 is Thanksgiving Day in US-NY: moved to …, Fri 2027-11-26, which already runs: …"."""
     row.status = Status.SKIPPED_DUPLICATE
-    row.reason = f"{why} as {winner.occurrence_id} (nominal {winner.nominal_local}), which keeps it" + (
-        f"; {row.reason}" if row.reason else ""
-    )
+    held = f"{why} as {winner.occurrence_id} (nominal {winner.nominal_local}), which keeps it"
+    row.reason = f"{row.reason}, {taken}: {held}" if row.reason else held
     row.resolved = None
     row.resolved_utc = None
     row.logical_slot_id = None
@@ -309,7 +310,7 @@ def _settle(rows: list[Occurrence]) -> list[Occurrence]:
         winner = _pick_winner(runnable)
         for r in runnable:
             if r is not winner:
-                _duplicate(r, winner, f"resolves to the same instant ({winner.resolved_utc})")
+                _duplicate(r, winner, f"resolves to the same instant ({winner.resolved_utc})", "which already runs")
     return rows
 
 
@@ -343,7 +344,7 @@ def _settle_period(held: list[Occurrence], period: str | None, winners: dict[str
     winners[period] = winner
     for r in group:
         if r is not winner:
-            _duplicate(r, winner, f"falls in the same business period ({period})")
+            _duplicate(r, winner, f"falls in the same business period ({period})", "whose period already has a run")
     return held
 
 

@@ -121,3 +121,41 @@ def expand_month_days(
                 return
             count_left -= 1
         yield when, note
+
+
+@dataclass(frozen=True)
+class MissingDate:
+    """A date a month-day rule names that its month lacks, which OMIT leaves without a run."""
+
+    #: ``2027-02-31``, as the rule names it.
+    text: str
+    #: The first wall moment after the month: where the date would sit among the rows.
+    after_month: datetime
+
+    @property
+    def line(self) -> str:
+        return f"{self.text} does not exist: no run (invalidDatePolicy OMIT)"
+
+
+#: The most months :func:`missing_dates` looks through (a century of a monthly rule).
+MISSING_SCAN_MONTHS = 1200
+
+
+def missing_dates(parsed: ParsedRule, start: datetime, first: datetime, last: datetime) -> list[MissingDate]:
+    """The dates the rule names that their month lacks, for the months it visits whose end lies in
+    ``(first, last]`` (wall times): the dates OMIT leaves out between rows at ``first`` and ``last``."""
+    plan = plan_for(parsed, start, InvalidDatePolicy.BACKWARD)  # None for rules that only name existing days
+    if plan is None or last <= first:
+        return []
+    one_time = {**plan.overrides, "BYHOUR": None, "BYMINUTE": None, "BYSECOND": None}
+    months = build_rrule(parsed, start.replace(day=1, hour=0, minute=0, second=0), until=None, overrides=one_time)
+    out: list[MissingDate] = []
+    for visited, month in enumerate(months.xafter(first.replace(day=1, hour=0, minute=0, second=0), inc=True)):
+        length = calendar.monthrange(month.year, month.month)[1]
+        after = datetime.combine(date(month.year, month.month, length) + timedelta(days=1), datetime.min.time())
+        if month > last or visited >= MISSING_SCAN_MONTHS:
+            break
+        if after <= first or after <= start or after > last:
+            continue
+        out.extend(MissingDate(_fake_date(month.year, month.month, d), after) for d in plan.days if d > length)
+    return out

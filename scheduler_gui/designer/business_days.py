@@ -15,7 +15,17 @@ from datetime import date, datetime
 from typing import Any
 
 from PySide6.QtCore import QLocale, Qt, QTimer
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.business_words import next_touch, policy_line
 from core.enums import HolidayPolicy, Kind
@@ -39,11 +49,12 @@ from scheduler_gui.designer.business_state import (
     weekend_of,
     with_list,
 )
-from scheduler_gui.designer.business_year import YearView
+from scheduler_gui.designer.business_year import MONTHS_PER_ROW, NARROW_MONTHS_PER_ROW, YearView
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.designer.when_fields import add_row, form_layout, stack
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.reflow import Reflow, widths
 
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 OFF_MEANING = (
@@ -95,6 +106,9 @@ def _code_row(code: str) -> tuple[str, str, str]:
 class BusinessDaysBox(QWidget):
     """Edits ``businessCalendar`` and ``holidayPolicy``; says what the chosen policy does."""
 
+    #: Lays the two columns side by side or one under the other (:meth:`reflow_in`).
+    columns: Reflow | None
+
     def __init__(
         self,
         document: SpecDocument,
@@ -135,6 +149,22 @@ class BusinessDaysBox(QWidget):
         self.sync()
         self.refresh_now()
 
+    def reflow_in(self, room: QWidget) -> None:
+        """Where the two columns do not fit side by side in ``room`` (the settings' scroll area, in a
+        1024 px window), the dates go under the holidays: neither the holiday matches nor the dates
+        are cut off at the right. (The section's own width cannot say: side by side, it is held wide.)"""
+        box, left, right = self._columns
+        margins = 40  # the section's indent and the scroll bar
+        grid = self.year_view.grid
+        reflow = Reflow(
+            room,
+            box,
+            widths(left, right, spacing=16 + margins),
+            lambda stacked: grid.set_per_row(NARROW_MONTHS_PER_ROW if stacked else MONTHS_PER_ROW),
+        )
+        reflow.apply()
+        self.columns = reflow
+
     def _follow_start(self) -> None:
         """The preview's From moved: the year view goes to its year (unless the person turned it)."""
         self.year_view.follow(self._now().year)
@@ -153,12 +183,14 @@ class BusinessDaysBox(QWidget):
         self._build_weekend(left_form)
         self._build_policy(left_form)
         self._build_dates(form_layout(right))
-        columns = QHBoxLayout()
+        columns = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         columns.setContentsMargins(0, 0, 0, 0)
         columns.setSpacing(16)
         # At the top of their column, at their own height: a list never takes the other column's room.
         columns.addWidget(left, 3, Qt.AlignmentFlag.AlignTop)
         columns.addWidget(right, 2, Qt.AlignmentFlag.AlignTop)
+        self._columns = (columns, left, right)
+        self.columns = None
         self.problem = problem_label(self.fields, "Business days: problem")
         self.year_view = YearView(self._now().year, self.fields)
         outer = QVBoxLayout(self.fields)

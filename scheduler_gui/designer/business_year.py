@@ -30,6 +30,8 @@ from scheduler_gui.status_style import BLUISH_GREEN, GREY, VERMILLION
 
 #: Months per row of the view, and the size of one day's cell.
 MONTHS_PER_ROW = 6
+#: Months to a row where the window is narrow (1024 px).
+NARROW_MONTHS_PER_ROW = 4
 CELL = QSize(20, 17)
 _MONTH_GAP = 14
 _HEADER_ROWS = 2  # the month's name, then the weekday letters
@@ -109,15 +111,24 @@ class MonthsGrid(QWidget):
         super().__init__(parent)
         self.year = date.today().year
         self.marks: dict[date, DayMark] = {}
+        self.per_row = MONTHS_PER_ROW
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.setFixedSize(self.sizeHint())
 
+    def set_per_row(self, per_row: int) -> None:
+        """Lay the months out ``per_row`` to a row (fewer in a narrow window)."""
+        if per_row != self.per_row:
+            self.per_row = per_row
+            self.setFixedSize(self.sizeHint())
+            self.update()
+
     def sizeHint(self) -> QSize:
         month = self._month_size()
-        rows = (12 + MONTHS_PER_ROW - 1) // MONTHS_PER_ROW
+        per_row = self.per_row
+        rows = (12 + per_row - 1) // per_row
         return QSize(
-            MONTHS_PER_ROW * month.width() + (MONTHS_PER_ROW - 1) * _MONTH_GAP,
+            per_row * month.width() + (per_row - 1) * _MONTH_GAP,
             rows * month.height() + (rows - 1) * _MONTH_GAP // 2,
         )
 
@@ -131,7 +142,7 @@ class MonthsGrid(QWidget):
 
     def _month_origin(self, month: int) -> QPoint:
         size = self._month_size()
-        col, row = (month - 1) % MONTHS_PER_ROW, (month - 1) // MONTHS_PER_ROW
+        col, row = (month - 1) % self.per_row, (month - 1) // self.per_row
         return QPoint(col * (size.width() + _MONTH_GAP), row * (size.height() + _MONTH_GAP // 2))
 
     def day_rect(self, day: date) -> QRect:

@@ -25,6 +25,7 @@ from scheduler_gui.designer.notes import meaning_label, problem_label
 from scheduler_gui.designer.zone_picker import fixed_font
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.monitor.states import HubState
+from scheduler_gui.rights_gate import refusal
 from scheduler_gui.schedule_names import IdCheck, NamesInUse, check_id, follows_title
 from scheduler_gui.workspace import read_entry
 
@@ -130,6 +131,7 @@ class IdentityFields(QWidget):
         hub.summariesChanged.connect(self._recheck_after)
         hub.ledgerReady.connect(self.recheck)
         hub.ledgerFailed.connect(self._recheck_after)
+        hub.rightsChanged.connect(self._recheck_after)
         self.recheck()
 
     def _recheck_after(self, _what: object = None) -> None:
@@ -152,7 +154,13 @@ class IdentityFields(QWidget):
     def check_now(self, text: str | None = None, *, own: Path | None = None) -> IdCheck:
         """The check of ``text`` (default: the field's) for the file ``own`` (default: the document's)."""
         own = own if own is not None else self._doc.path
-        return check_id(self.id_text if text is None else text, own=own, on_disk=self._on_disk(), names=self.names())
+        return check_id(
+            self.id_text if text is None else text,
+            own=own,
+            on_disk=self._on_disk(),
+            names=self.names(),
+            unpublishable=refusal(self._ctx.rights, "publish"),
+        )
 
     # --- the document ------------------------------------------------------------
     def sync(self) -> None:

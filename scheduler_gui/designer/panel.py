@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFrame,
-    QHBoxLayout,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -31,12 +32,16 @@ from scheduler_gui.designer.trust import TrustStore
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
 from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.reflow import Reflow, widths
 from scheduler_gui.tab_order import move_after, order_tabs
 
 if TYPE_CHECKING:  # loaded when the panel is made (the first window appears sooner)
     from scheduler_gui.designer.identity_fields import IdentityFields
 
 #: Tab keys, in order, with their titles and tooltips.
+#: Below this height (the page's, in pixels) the title, id and summary scroll with the settings.
+COMPACT_BELOW = 600
+
 TABS = (
     ("preview", "Preview", "The next occurrences, with every clock change as a separator row"),
     ("timeline", "Timeline", "The occurrences on a time axis with the zone's offset periods"),
@@ -244,7 +249,8 @@ class DesignerPanel(QWidget):
         forms = QWidget()
         forms_layout = QVBoxLayout(forms)
         forms_layout.setContentsMargins(0, 0, 4, 0)
-        side = QHBoxLayout()
+        self._forms_layout = forms_layout
+        side = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         side.addWidget(self.when_form, 3)
         side.addWidget(self.clock_changes, 2)
         forms_layout.addLayout(side)
@@ -261,6 +267,8 @@ class DesignerPanel(QWidget):
             self.settings_area, "Schedule settings", "When the schedule runs, its clock changes, task and recovery"
         )
         self.settings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        # "Clock changes" goes under "When" where the two do not fit side by side (a 1024 px window).
+        self.side_by_side = Reflow(self.settings_area, side, widths(self.when_form, self.clock_changes))
 
     def _lay_out(self) -> None:
         """The title and id, the summary, then the settings over the tabs (half and half at first)."""
@@ -278,10 +286,35 @@ class DesignerPanel(QWidget):
         layout.addWidget(self.identity)  # UI.md: the title, with its id beneath, above the summary
         layout.addWidget(self.summary)
         layout.addWidget(self.splitter, 1)
+        self._page_layout = layout
+        self.compact = False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """On a short page (a 640 px window) the title, id and summary scroll with the settings, so that
+        the preview keeps its share of the height; on a taller one they stay above them."""
+        compact = self.height() < COMPACT_BELOW
+        if compact == self.compact:
+            return
+        self.compact = compact
+        for i, widget in enumerate((self.identity, self.summary)):
+            if compact:
+                self._page_layout.removeWidget(widget)
+                self._forms_layout.insertWidget(i, widget)
+            else:
+                self._forms_layout.removeWidget(widget)
+                self._page_layout.insertWidget(i, widget)
 
     def _place(self, section: FoldSection) -> None:
-        """A section's content, just built (it joined the end of Qt's order), is read after its heading."""
+        """A section's content, just built (it joined the end of Qt's order), is read after its heading;
+        one that lays itself out by the room there is (the business days) is told where that room is."""
         move_after(section.button, section.content)
+        reflow_in = getattr(section.content, "reflow_in", None)
+        if callable(reflow_in):
+            reflow_in(self.settings_area.viewport())
 
     def order_tabs(self) -> None:
         """Tab in reading order: the title and id, the "When" box top to bottom, the clock changes,

@@ -41,6 +41,7 @@ from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
 from core.ledger.drift_attention import DriftAttention, attention_key
 from core.ledger.event_types import EventKind
+from core.ledger.monitor_queries import AttemptView
 from core.ledger.monitor_reads import AttentionQueue, attention_queue, republish_preview
 from core.ledger.queries import EventView
 from core.ledger.states import OccurrenceState
@@ -66,6 +67,17 @@ EMPTY_TEXT = (
     "task that must not run twice lost its outcome and nobody can tell whether it happened; you then "
     "decide what to record. To see every run, open Occurrences (View ▸ Occurrences, Ctrl+2)."
 )
+
+
+def no_output_text(attempt: AttemptView) -> str:
+    """What an attempt without output says: that it printed nothing, only when that is known. A lost
+    attempt's output was with the engine that stopped, so nobody can say what it printed."""
+    if attempt.error_class == "lost":
+        return (
+            "Its output was not kept: the engine running it stopped before the task ended, "
+            "so what it printed is not known."
+        )
+    return "It printed nothing."
 
 
 class Action(StrEnum):
@@ -145,7 +157,7 @@ def decisions_text(item: AttentionItem) -> str:
     lines = ["Earlier decisions:"]
     if item.older_decisions:
         n = item.older_decisions
-        lines.append(f"{n} older decision{'s' if n != 1 else ''} (the History of its detail lists them all)")
+        lines.append(f"{n:,} older decision{'s' if n != 1 else ''} (the History of its detail lists them all)")
     lines.extend(decision_text(d) for d in item.decisions)
     return "\n".join(lines)
 
@@ -216,7 +228,7 @@ class AttentionCard(QFrame):
                 accessible(box, "Output of the last attempt", "The end of what the last attempt printed")
                 layout.addWidget(box)
             else:
-                layout.addWidget(QLabel("It printed nothing."))
+                layout.addWidget(QLabel(no_output_text(a)))
 
         self.history: QLabel | None = None
         if item.decisions:
@@ -472,7 +484,7 @@ class AttentionView(QWidget):
         for position, widget in enumerate(shown):
             self._list_layout.insertWidget(position, widget)
         n = self.count
-        self.heading.setText(f"Needs attention ({n})" if n else "Needs attention")
+        self.heading.setText(f"Needs attention ({n:,})" if n else "Needs attention")
         self.empty_label.setVisible(n == 0)
         self.scroll_area.setVisible(n > 0)
         if n != before:

@@ -37,13 +37,22 @@ from scheduler_gui.session_guard import UncleanExit
 OccurrenceRole = Qt.ItemDataRole.UserRole + 1
 
 
-def headline(exits: Sequence[UncleanExit]) -> str:
-    """``Tidemark closed unexpectedly at about 14:07 (last seen running at 2027-03-01 12:07:00Z).``"""
+def headline(exits: Sequence[UncleanExit], found: Sequence[LeftAttempt] = ()) -> str:
+    """``Tidemark closed unexpectedly at about 14:07 (last seen running at 2027-03-01 12:07:00Z).``
+
+    The moment is the last one the window is known to have been alive: its last beat, or an attempt it
+    started after that beat (``found``), so it is never earlier than an event the report lists."""
     last = exits[-1]
-    local = last.last_seen.astimezone().strftime("%H:%M on %a %d %b")
+    alive, how = last.last_seen, "last seen running"
+    later = [f for f in found if f.attempt.started_at > alive]
+    if later:
+        newest = max(later, key=lambda f: f.attempt.started_at)
+        alive = newest.attempt.started_at
+        how = f"last known running when it started {newest.schedule_id}'s attempt {newest.attempt.attempt_number},"
+    local = alive.astimezone().strftime("%H:%M on %a %d %b")
     text = (
         f"Tidemark closed unexpectedly at about {local} "
-        f"(last seen running at {utc_seconds_text(last.last_seen)}; it had started at "
+        f"({how} at {utc_seconds_text(alive)}; it had started at "
         f"{utc_seconds_text(last.started_at)})."
     )
     if len(exits) > 1:
@@ -143,6 +152,7 @@ class CrashReportDialog(QDialog):
         if self.attempts.currentItem() is None and self.attempts.count():
             self.attempts.setCurrentRow(0)
         self.summary.setText(_summary(found))
+        self.headline.setText(headline(self.exits, found))
         self.attempts.setVisible(bool(found))
         self._update_show()
 

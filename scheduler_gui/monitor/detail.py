@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from core.durations import human_duration, parse_duration
 from core.ledger.event_words import actor_text, event_what
 from core.ledger.monitor_queries import AttemptView
 from core.ledger.monitor_reads import OccurrenceDetails, occurrence_detail
@@ -89,13 +90,13 @@ def render_html(d: OccurrenceDetails) -> str:
         out.append(_row("Business period", escape(o.business_period)))
     for key, value in d.origin.policies.items():
         words = _POLICY_WORDS.get(key, key)
-        out.append(_row(words, _mono(str(value) if not isinstance(value, dict) else _compact(value))))
+        out.append(_row(words, _mono(_words(value) if not isinstance(value, dict) else _compact(value))))
     task = d.origin.task
     if task:
         argv = " ".join(str(a) for a in task.get("argv", []))
         out.append(_row("Task", _mono(argv)))
         out.append(
-            _row("Effect", f"{escape(str(task.get('effect', '')))}, timeout {escape(str(task.get('timeout', '')))}")
+            _row("Effect", f"{escape(str(task.get('effect', '')))}, timeout {escape(_words(task.get('timeout', '')))}")
         )
     out.append("</table>")
     out.append(f"<h4>Attempts ({len(d.attempts)})</h4>")
@@ -110,7 +111,7 @@ def render_html(d: OccurrenceDetails) -> str:
         out.append(f"<h4>Decisions ({len(decided)})</h4><ul>")
         out.extend(f"<li>{escape(text)}</li>" for text in decided)
         out.append("</ul>")
-    out.append(f"<h4>History ({len(d.events)} events)</h4><table>")
+    out.append(f"<h4>History ({len(d.events):,} events)</h4><table>")
     for e in d.events:
         out.append(_event_html(e))
     out.append("</table>")
@@ -132,7 +133,18 @@ def _timeline(attempts: list[AttemptView]) -> str:
 
 
 def _compact(value: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in value.items())
+    return ", ".join(f"{k} {_words(v)}" for k, v in value.items())
+
+
+def _words(value: Any) -> str:
+    """A duration (``PT5M``) in words (``5 min``); any other value as it is."""
+    text = str(value)
+    if not text.upper().startswith("P"):
+        return text
+    try:
+        return human_duration(parse_duration(text))
+    except ValueError:
+        return text
 
 
 def _attempt_html(a: AttemptView, zone: str) -> str:
@@ -205,7 +217,7 @@ class OccurrenceDetail(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.error_label)
         layout.addWidget(self.browser, 1)
-        self.setMinimumWidth(320)
+        self.setMinimumWidth(240)  # beside the occurrences in a 1024 px window
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setFocusProxy(self.browser)
 

@@ -71,7 +71,7 @@ def outlook_text(diff: FutureDiff) -> str:
             f"{utc_text(move.before.resolved_utc)} → {utc_text(move.after.resolved_utc)}{by}"
         )
     if len(diff.moves) > MOVES_SHOWN:
-        lines.append(f"  … and {len(diff.moves) - MOVES_SHOWN} more")
+        lines.append(f"  … and {len(diff.moves) - MOVES_SHOWN:,} more")
     lines += [f"  appears: {nominal_text(r.nominal_local, r.fold_ordinal)}" for r in diff.appear[:MOVES_SHOWN]]
     lines += [f"  vanishes: {nominal_text(r.nominal_local, r.fold_ordinal)}" for r in diff.vanish[:MOVES_SHOWN]]
     return "\n".join(lines)

@@ -14,8 +14,8 @@ events arrive, on F5 and every :data:`REFRESH_EVERY_MS` while the view is shown
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -115,9 +115,16 @@ def refuses_text(view: EngineView) -> str:
     return "\n".join(f"Refuses {schedule}: {why}" for schedule, why in view.refuses)
 
 
-def detail_text(view: EngineView) -> str:
-    """The line beneath an engine's row: what it runs now, then what it refuses, one line each."""
-    return f"{running_text(view)}\n{refuses_text(view)}"
+def detail_text(view: EngineView, earlier: Sequence[EngineView] = ()) -> str:
+    """The line beneath an engine's row: what it runs now, then what it refuses, one line each; then the
+    earlier engines of the same window it took over from."""
+    text = f"{running_text(view)}\n{refuses_text(view)}"
+    if earlier:
+        last = max(earlier, key=lambda v: v.last_seen)
+        count = f"{len(earlier):,} earlier engines" if len(earlier) > 1 else "an earlier engine"
+        how = "stopped beating" if last.state is not EnginePresence.RETIRED else "stopped"
+        text += f"\nTook over from {count} of this window (the last {how} at {utc_seconds_text(last.last_seen)})"
+    return text
 
 
 def seen_text(view: EngineView, now: datetime) -> str:
@@ -131,6 +138,27 @@ class EnginesRead:
 
     now: datetime
     engines: tuple[EngineView, ...]
+    #: By engine id: the earlier engines of the same window (host and OS user) it took over from.
+    earlier: Mapping[str, tuple[EngineView, ...]] = field(default_factory=dict)
+
+
+def fold_windows(engines: Sequence[EngineView]) -> tuple[tuple[EngineView, ...], dict[str, tuple[EngineView, ...]]]:
+    """A window's engine once: an earlier engine of a window on the same host and OS user that is not
+    live any more (closed unexpectedly, or quit) folds under the newest one, which says so. Engines of
+    ``schedctl`` are never folded: two of them on one host may be two services."""
+    newest: dict[tuple[str, str | None], EngineView] = {}
+    for view in sorted(engines, key=lambda v: v.last_seen, reverse=True):
+        if view.kind is EngineKind.APP:
+            newest.setdefault((view.host, view.os_user), view)
+    kept: list[EngineView] = []
+    earlier: dict[str, list[EngineView]] = {}
+    for view in engines:
+        head = newest.get((view.host, view.os_user)) if view.kind is EngineKind.APP else None
+        if head is not None and head is not view and not view.live:
+            earlier.setdefault(head.engine_id, []).append(view)
+        else:
+            kept.append(view)
+    return tuple(kept), {key: tuple(views) for key, views in earlier.items()}
 
 
 class EnginesModel(LedgerTableModel):
@@ -151,7 +179,8 @@ class EnginesModel(LedgerTableModel):
 
         def work() -> EnginesRead:
             now = ctx.clock.now()
-            return EnginesRead(now, tuple(engines_seen(ctx.ledger, now, STALE_AFTER)))
+            engines, earlier = fold_windows(engines_seen(ctx.ledger, now, STALE_AFTER))
+            return EnginesRead(now, engines, earlier)
 
         return work
 
@@ -206,10 +235,11 @@ class EnginesModel(LedgerTableModel):
     def _detail_data(self, view: EngineView, column: int, role: int) -> Any:
         if column != 0:
             return None
+        earlier = self._read.earlier.get(view.engine_id, ())
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            return detail_text(view)
+            return detail_text(view, earlier)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{view.host}: {detail_text(view)}".replace("\n", "; ")
+            return f"{view.host}: {detail_text(view, earlier)}".replace("\n", "; ")
         if role == EngineIdRole:
             return view.engine_id
         return None

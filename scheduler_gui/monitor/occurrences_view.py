@@ -217,11 +217,11 @@ class OccurrencesView(QWidget):
         self.error_label.hide()
 
         for box, chars in (
-            (self.schedule_box, 14),
-            (self.state_box, 14),
-            (self.time_box, 12),
-            (self.time_field_box, 12),
-            (self.kind_box, 12),
+            (self.schedule_box, 10),
+            (self.state_box, 10),
+            (self.time_box, 9),
+            (self.time_field_box, 9),
+            (self.kind_box, 9),
         ):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)

@@ -76,10 +76,10 @@ def shift_text(shift: timedelta | None) -> str:
 
 def counts_text(diff: FutureDiff) -> str:
     """``+1 appear · −0 vanish · ↷9 move · ▶2 running or waiting, left alone · 5 unchanged``."""
-    carried = f"⇥{len(diff.carried)} carried · " if diff.carried else ""
+    carried = f"⇥{len(diff.carried):,} carried · " if diff.carried else ""
     return (
-        f"+{len(diff.appear)} appear · −{len(diff.vanish)} vanish · ↷{len(diff.moves)} move · {carried}"
-        f"▶{len(diff.untouched)} running or waiting, left alone · {diff.unchanged} unchanged"
+        f"+{len(diff.appear):,} appear · −{len(diff.vanish):,} vanish · ↷{len(diff.moves):,} move · {carried}"
+        f"▶{len(diff.untouched):,} running or waiting, left alone · {diff.unchanged:,} unchanged"
     )
 
 
@@ -273,7 +273,7 @@ class PublishDialog(QDialog):
             rows: tuple[Any, ...] = getattr(diff, key)
             if key == "carried" and not rows:
                 continue  # shown only when a cutover would drop a business period
-            group = QTreeWidgetItem([f"{glyph} {len(rows)} {heading}", "", ""])
+            group = QTreeWidgetItem([f"{glyph} {len(rows):,} {heading}", "", ""])
             group.setFirstColumnSpanned(True)
             bold = group.font(0)
             bold.setBold(True)

@@ -78,7 +78,7 @@ def counts_text(summary: ScheduleSummary) -> str:
     ]
     others = sum(n for s, n in summary.counts.items() if s not in _COUNT_ORDER)
     if others:
-        parts.append(f"⊘ {others}")
+        parts.append(f"⊘ {others:,}")
     return " · ".join(parts) or "none yet"
 
 

@@ -1,5 +1,7 @@
 """The preview as a table model: one row per occurrence, and a separator row
-for each clock change, placed between the occurrences it falls between.
+for each clock change, placed between the occurrences it falls between; under
+invalidDatePolicy OMIT, a note row for each date the rule names that its month
+lacks ("2027-02-31 does not exist: no run"), where the date would have been.
 
 The model only adapts :class:`core.preview.Preview`; every time, status and
 reason comes from the core. Cells are computed when the view asks for them, so
@@ -18,13 +20,15 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.durations import human_duration
-from core.enums import Status
+from core.enums import InvalidDatePolicy, Kind, Status
 from core.occurrence import Occurrence
 from core.preview import Preview
+from core.recurrence.compile import compile_schedule
+from core.recurrence.invalid_dates import MissingDate, missing_dates
 from core.render.table import transition_line
 from core.zones import Transition, get_zone
 from scheduler_gui.preview import text
-from scheduler_gui.status_style import BLUE, Look, look
+from scheduler_gui.status_style import BLUE, GREY, Look, look
 
 #: The Occurrence or Transition object behind a row.
 ItemRole = Qt.ItemDataRole.UserRole + 1
@@ -69,6 +73,38 @@ class _Separator:
     line: str
 
 
+@dataclass(frozen=True)
+class _Note:
+    missing: MissingDate
+
+
+def omitted_dates(preview: Preview) -> list[MissingDate]:
+    """The dates an OMIT schedule's rule names that their months lack, between its first and last rows."""
+    spec = preview.spec
+    if spec.kind is not Kind.CALENDAR or spec.invalid_date_policy is not InvalidDatePolicy.OMIT or not preview.rows:
+        return []
+    compiled = compile_schedule(spec)
+    if compiled.parsed is None or spec.start is None:
+        return []
+    return missing_dates(compiled.parsed, spec.start, preview.rows[0].nominal, preview.rows[-1].nominal)
+
+
+def _with_notes(
+    items: list[Occurrence | Transition], notes: list[MissingDate], zone: ZoneInfo
+) -> list[Occurrence | Transition | _Note]:
+    """``items`` with each missing date just before the first row or clock change after its month."""
+    out: list[Occurrence | Transition | _Note] = []
+    at = [note.after_month.replace(tzinfo=zone).astimezone(UTC) for note in notes]
+    i = 0
+    for item in items:
+        when = item.position if isinstance(item, Occurrence) else item.utc
+        while i < len(notes) and at[i] <= when:
+            out.append(_Note(notes[i]))
+            i += 1
+        out.append(item)
+    return out
+
+
 def merge_rows(preview: Preview) -> list[Occurrence | Transition]:
     """Rows and transitions in time order: a change sits just before the first row at or after it."""
     out: list[Occurrence | Transition] = []
@@ -99,8 +135,9 @@ class PreviewModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._preview: Preview | None = None
-        self._items: list[Occurrence | _Separator] = []
+        self._items: list[Occurrence | _Separator | _Note] = []
         self._second: ZoneInfo | None = None
+        self._stale = False
         self._columns: list[Column] = [c for c in Column if c is not Column.SECOND]
         self._font = text.tabular_font()
         self._bold = QFont()
@@ -115,13 +152,27 @@ class PreviewModel(QAbstractTableModel):
         """Show ``preview`` (None: no rows)."""
         self.beginResetModel()
         self._preview = preview
+        self._stale = False
         self._items = []
         if preview is not None:
             self._items = [
-                item if isinstance(item, Occurrence) else _Separator(item, transition_line(item))
-                for item in merge_rows(preview)
+                _Separator(item, transition_line(item)) if isinstance(item, Transition) else item
+                for item in _with_notes(merge_rows(preview), omitted_dates(preview), get_zone(preview.spec.time_zone))
             ]
         self.endResetModel()
+
+    @property
+    def stale(self) -> bool:
+        """True while the rows are of the document before its last change (drawn grey)."""
+        return self._stale
+
+    def set_stale(self, stale: bool) -> None:
+        """Grey every row (``stale``) until the rows of the document as it is now arrive."""
+        if stale != self._stale:
+            self._stale = stale
+            if self._items:
+                last = self.index(len(self._items) - 1, len(self._columns) - 1)
+                self.dataChanged.emit(self.index(0, 0), last, [Qt.ItemDataRole.ForegroundRole])
 
     @property
     def second_zone(self) -> str | None:
@@ -143,20 +194,27 @@ class PreviewModel(QAbstractTableModel):
         return self._columns.index(column) if column in self._columns else -1
 
     def separator_rows(self) -> list[int]:
-        """Rows that are clock changes (the view spans them across all columns)."""
+        """Rows that are clock changes."""
         return [i for i, item in enumerate(self._items) if isinstance(item, _Separator)]
 
-    def is_separator(self, row: int) -> bool:
-        return 0 <= row < len(self._items) and isinstance(self._items[row], _Separator)
+    def spanned_rows(self) -> list[int]:
+        """Rows that are not occurrences, clock changes and missing dates (the view spans them across all columns)."""
+        return [i for i, item in enumerate(self._items) if not isinstance(item, Occurrence)]
 
-    def item(self, row: int) -> Occurrence | Transition | None:
+    def is_separator(self, row: int) -> bool:
+        """True for a row that is a clock change or a missing date, not an occurrence."""
+        return 0 <= row < len(self._items) and not isinstance(self._items[row], Occurrence)
+
+    def item(self, row: int) -> Occurrence | Transition | MissingDate | None:
         if not 0 <= row < len(self._items):
             return None
         found = self._items[row]
-        return found.transition if isinstance(found, _Separator) else found
+        if isinstance(found, _Separator):
+            return found.transition
+        return found.missing if isinstance(found, _Note) else found
 
     def occurrence_count(self) -> int:
-        return len(self._items) - len(self.separator_rows())
+        return len(self._items) - len(self.spanned_rows())
 
     # --- Qt model -------------------------------------------------------------------------
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
@@ -189,9 +247,11 @@ class PreviewModel(QAbstractTableModel):
             return None
         item = self._items[index.row()]
         if role == ItemRole:
-            return item.transition if isinstance(item, _Separator) else item
+            return self.item(index.row())
         if isinstance(item, _Separator):
             return self._separator_data(item, index.column(), role)
+        if isinstance(item, _Note):
+            return _note_data(item.missing, index.column(), role)
         return self._row_data(item, self._columns[index.column()], role)
 
     def _separator_data(self, sep: _Separator, column: int, role: int) -> Any:
@@ -231,6 +291,8 @@ class PreviewModel(QAbstractTableModel):
                 value = row.logical_slot_id or "none"
             return f"{self.headerData(self._columns.index(column), Qt.Orientation.Horizontal)}: {value}"
         if role == Qt.ItemDataRole.ForegroundRole:
+            if self._stale:
+                return QBrush(QColor(GREY))
             shade = row_look(row)
             if column is Column.STATUS or not row.runnable:
                 colour = shade.qcolor()
@@ -279,6 +341,18 @@ class PreviewModel(QAbstractTableModel):
         if column is Column.SLOT_ID:
             return row.logical_slot_id or "No slot: this row runs at no instant"
         return row_tooltip(row)
+
+
+def _note_data(missing: MissingDate, column: int, role: int) -> Any:
+    """A missing date's row: its one line in the first column, greyed like a skipped row."""
+    if role in (Qt.ItemDataRole.DisplayRole, CopyRole):
+        return f"⊘ {missing.line}" if column == 0 else ""
+    if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleTextRole):
+        return f"Missing date: {missing.line}; the rule's next date runs as usual"
+    if role == Qt.ItemDataRole.ForegroundRole:
+        colour = look(Status.EXCLUDED.value).qcolor()
+        return QBrush(colour) if colour is not None else None
+    return None
 
 
 def row_tooltip(row: Occurrence) -> str:

@@ -21,6 +21,7 @@ from PySide6.QtCore import QDateTime, QItemSelectionModel, Qt, QTimeZone, Signal
 from PySide6.QtGui import QAction, QFontMetrics, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QComboBox,
     QDateTimeEdit,
     QFileDialog,
@@ -47,6 +48,7 @@ from scheduler_gui.preview.model import Column, CopyRole, PreviewModel, transiti
 from scheduler_gui.preview.text import tabular_font
 from scheduler_gui.preview.zone_choice import ZoneChoice
 from scheduler_gui.preview_service import MAX_ROWS, REACH_LIMIT, Answer, PreviewService
+from scheduler_gui.reflow import Reflow, widths
 
 MIN_ROWS = 10
 #: Columns shown only when asked for from the header's menu.
@@ -184,10 +186,23 @@ class PreviewPanel(QWidget):
         self.busy.setSizePolicy(policy)
         self.busy.setVisible(False)
         accessible(self.busy, "Building preview", "The preview is being built")
+        self.stale_note = QLabel("Updating: the grey rows are from before the last change.")
+        self.stale_note.setWordWrap(True)
+        self.stale_note.setStyleSheet("color: palette(placeholder-text);")
+        accessible(self.stale_note, "Preview out of date", "The rows shown are replaced when the new ones are ready")
+        self.stale_note.setVisible(False)
+        self.calendar_note = QLabel()
+        self.calendar_note.setWordWrap(True)
+        accessible(
+            self.calendar_note,
+            "Preview without the business calendar",
+            "The business calendar is not complete yet: the rows are shown without it until it is",
+        )
+        self.calendar_note.setVisible(False)
 
-    def _toolbar(self) -> QHBoxLayout:
-        """The controls in a row, each after its caption."""
-        bar = QHBoxLayout()
+    def _toolbar(self) -> QBoxLayout:
+        """The controls in a row, each after its caption; in two rows where one does not fit."""
+        rows = QHBoxLayout(), QHBoxLayout()
         captions: tuple[tuple[str | None, QWidget], ...] = (
             ("From", self.from_choice),
             (None, self.from_edit),
@@ -195,12 +210,17 @@ class PreviewPanel(QWidget):
         )
         for title, widget in captions:
             if title:
-                bar.addWidget(buddy(QLabel(title), widget))
-            bar.addWidget(widget)
-        bar.addWidget(self.next_button)
-        bar.addWidget(buddy(QLabel("Also in"), self.zone_choice))
-        bar.addWidget(self.zone_choice, 1)
-        bar.addWidget(self.export_button)
+                rows[0].addWidget(buddy(QLabel(title), widget))
+            rows[0].addWidget(widget)
+        rows[0].addWidget(self.next_button)
+        rows[0].addStretch(1)
+        rows[1].addWidget(buddy(QLabel("Also in"), self.zone_choice))
+        rows[1].addWidget(self.zone_choice, 1)
+        rows[1].addWidget(self.export_button)
+        bar = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        bar.addLayout(rows[0])
+        bar.addLayout(rows[1], 1)
+        self.toolbar_rows = Reflow(self, bar, widths(*rows))
         return bar
 
     def _build_table(self) -> None:
@@ -260,13 +280,15 @@ class PreviewPanel(QWidget):
         self.notice.setAccessibleName("Preview notice")
         self.notice.setVisible(False)
 
-    def _lay_out(self, bar: QHBoxLayout) -> None:
+    def _lay_out(self, bar: QBoxLayout) -> None:
         """The toolbar over the busy bar, the zone's problem, the table (or its message) and the notice;
         Tab goes along the toolbar, then into the table."""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addWidget(self.busy)
+        layout.addWidget(self.stale_note)
+        layout.addWidget(self.calendar_note)
         layout.addWidget(self.zone_error)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.notice)
@@ -288,12 +310,24 @@ class PreviewPanel(QWidget):
         service.ready.connect(self.show_preview)
         service.failed.connect(self.show_failure)
         service.busyChanged.connect(self.busy.setVisible)
+        service.outdated.connect(self._outdated)
 
     # --- service results --------------------------------------------------------------------
+    def _outdated(self) -> None:
+        """The document changed: its rows shown now are of the one before, grey until the new ones come."""
+        if self.model.rowCount():
+            self.model.set_stale(True)
+            self.stale_note.setVisible(True)
+
     def show_preview(self, preview: Preview) -> None:
         """Show ``preview``: at its first row, or, when it was built for "Next transition",
         at the clock change it reached for."""
+        self.stale_note.setVisible(False)
         self.model.set_preview(preview)
+        answer = self._service.answer
+        missing = answer.without_calendar if answer is not None and answer.preview is preview else ""
+        self.calendar_note.setText(f"⚠ Shown without the business calendar until it is complete: {missing}")
+        self.calendar_note.setVisible(bool(missing))
         if preview.rows:
             self.stack.setCurrentWidget(self.table)
         else:
@@ -315,6 +349,8 @@ class PreviewPanel(QWidget):
 
     def show_failure(self, message: str) -> None:
         """The spec's problem, in place of the table (rows of an invalid spec would mislead)."""
+        self.stale_note.setVisible(False)
+        self.calendar_note.setVisible(False)
         self.model.set_preview(None)
         self._show_message(f"⚠ The preview cannot be shown until this is fixed:\n{message}")
 
@@ -471,7 +507,7 @@ class PreviewPanel(QWidget):
         except OSError as exc:
             self._notify(f"Export: {target} cannot be written ({exc.strerror or exc}).")
             return None
-        self._notify(f"Exported {len(preview.rows)} rows to {target}.")
+        self._notify(f"Exported {len(preview.rows):,} rows to {target}.")
         return target
 
     def _notify(self, text: str, *, reach: bool = False) -> None:
@@ -496,7 +532,7 @@ class PreviewPanel(QWidget):
         self.table.clearSpans()
         columns = self.model.columnCount()
         if columns > 1:
-            for row in self.model.separator_rows():
+            for row in self.model.spanned_rows():
                 self.table.setSpan(row, 0, 1, columns)
 
     def _size_columns(self) -> None:

@@ -76,11 +76,20 @@ def test_tables_are_read_from_tzdata() -> None:
         # Abbreviations.
         pytest.param("JST", "Asia/Tokyo", "Asia/Tokyo", id="abbreviation_used_by_one_zone"),
         pytest.param("AEST", "Australia/Brisbane", None, id="abbreviation_of_one_country_several_zones"),
-        pytest.param("IST", "Asia/Jerusalem", None, id="abbreviation_ist"),
+        pytest.param("IST", "Asia/Kolkata", None, id="abbreviation_ist_most_people_first"),
+        pytest.param("EST", "America/New_York", None, id="abbreviation_est_most_people_first"),
+        # Offsets from UTC, as people write them.
+        pytest.param("UTC+2", "Africa/Cairo", None, id="offset_utc_plus_2"),
+        pytest.param("GMT+1", "Africa/Lagos", None, id="offset_gmt_plus_1_is_ahead_of_utc"),
+        pytest.param("+02:00", "Africa/Cairo", None, id="offset_iso"),
+        pytest.param("utc-5", "America/New_York", None, id="offset_lower_case_minus"),
+        pytest.param("UTC −03:00", "America/Sao_Paulo", None, id="offset_typographic_minus"),
+        pytest.param("+05:45", "Asia/Kathmandu", "Asia/Kathmandu", id="offset_of_one_zone"),
         # Words anywhere in name, country or comment.
         pytest.param("melb", "Australia/Melbourne", "Australia/Melbourne", id="only_remaining_match"),
         pytest.param("america/new", "America/New_York", None, id="words_with_slash"),
         pytest.param("indiana", "America/Indiana/Indianapolis", None, id="region_in_the_middle"),
+        pytest.param("Eastern", "America/New_York", None, id="word_eastern_most_people_first"),
     ],
 )
 def test_search_finds_and_enter_picks(query: str, first: str, pick: str | None) -> None:
@@ -90,7 +99,7 @@ def test_search_finds_and_enter_picks(query: str, first: str, pick: str | None) 
     assert found.ambiguous == (pick is None)
 
 
-@pytest.mark.parametrize("query", ["zzz", "atlantis", "Nowhere/Else", "+05:30"])
+@pytest.mark.parametrize("query", ["zzz", "atlantis", "Nowhere/Else", "+25:00", "UTC+5:75"])
 def test_nothing_matches(query: str) -> None:
     found = search_zones(query, JANUARY)
     assert found.matches == () and found.pick is None and not found.ambiguous and found.note == ""
@@ -137,7 +146,8 @@ def test_est_in_january_lists_the_zones_on_est_and_says_it_is_ambiguous() -> Non
     assert {"America/New_York", "America/Toronto", "America/Panama", "America/Jamaica", "America/Cancun"} <= set(zones)
     assert "America/Creston" not in zones  # MST all year
     assert all(m.choice.abbreviation == "EST" for m in found.matches if m.rank == Rank.ABBREVIATION)
-    assert found.matches[0].label == "America/Atikokan — EST −05:00"
+    assert found.matches[0].label == "America/New_York — EST −05:00"  # the most people first
+    assert found.names[1] == "America/Toronto"
     assert found.abbreviation == "EST" and found.pick is None and found.ambiguous
     assert (
         found.note == "EST is an ambiguous abbreviation, used in United States, Canada, Mexico and 6 more: pick a place"
@@ -160,7 +170,7 @@ def test_est_in_july_lists_zones_on_est_now_then_those_on_it_in_winter() -> None
     [
         # Ireland's tz rules have negative DST: IST (+01:00) is its standard
         # time in summer, GMT its winter time.
-        pytest.param(JANUARY, ["Asia/Jerusalem", "Asia/Kolkata"], ["Europe/Dublin"], id="january_dublin_on_gmt"),
+        pytest.param(JANUARY, ["Asia/Kolkata", "Asia/Jerusalem"], ["Europe/Dublin"], id="january_dublin_on_gmt"),
         pytest.param(JULY, ["Asia/Kolkata", "Europe/Dublin"], ["Asia/Jerusalem"], id="july_jerusalem_on_idt"),
     ],
 )
@@ -175,6 +185,29 @@ def test_ist_is_india_ireland_and_israel(now: datetime, using_now: list[str], pa
     assert (dublin.abbreviation, dublin.offset) == (
         ("GMT", timedelta(0)) if now == JANUARY else ("IST", timedelta(hours=1))
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "now", "offset", "members", "absent"),
+    [
+        pytest.param("UTC+2", JANUARY, "+02:00", {"Europe/Kyiv", "Africa/Cairo"}, {"Europe/Berlin"}, id="utc_plus_2"),
+        pytest.param("UTC+2", JULY, "+02:00", {"Europe/Berlin", "Europe/Paris"}, {"Europe/Kyiv"}, id="summer"),
+        pytest.param("GMT+1", JANUARY, "+01:00", {"Europe/Berlin"}, {"America/Scoresbysund"}, id="gmt_plus_1"),
+        pytest.param("+05:30", JANUARY, "+05:30", {"Asia/Kolkata", "Asia/Colombo"}, set(), id="half_hour"),
+    ],
+)
+def test_an_offset_lists_the_zones_at_it_now(query: str, now: datetime, offset: str, members, absent) -> None:
+    found = search_zones(query, now)
+    zones = ranked(found, Rank.OFFSET)
+    assert members <= set(zones) and not absent & set(zones)
+    assert all(m.choice.label.split(" ")[-1] == offset for m in found.matches if m.rank == Rank.OFFSET)
+    assert found.note.startswith(f"Zones at UTC{offset} on {now:%Y-%m-%d}: pick a place")
+    assert found.abbreviation == ""
+
+
+def test_an_offset_no_zone_is_at_says_so() -> None:
+    found = search_zones("UTC+13:13", JANUARY)
+    assert found.matches == () and found.note == "No zone is at UTC+13:13 on 2027-01-15"
 
 
 def test_aest_lists_brisbane_on_it_now_and_sydney_in_its_winter() -> None:

@@ -290,3 +290,25 @@ def test_a_card_says_who_decided_and_who_holds_the_schedule(qtbot, hung, tmp_pat
     assert [
         label for label in view.cards[occ_id].findChildren(QLabel) if label.accessibleName() == "Schedule held"
     ] == []
+
+
+@pytest.mark.parametrize(
+    ("error_class", "said"),
+    [
+        pytest.param("lost", "Its output was not kept: the engine running it stopped", id="lost_is_not_said_silent"),
+        pytest.param("timeout", "It printed nothing.", id="a_silent_task_printed_nothing"),
+    ],
+)
+def test_a_card_without_output_says_only_what_is_known(qtbot, hung, error_class: str, said: str) -> None:
+    """The hung task printed nothing before its timeout; had its engine died instead (a lost attempt),
+    what it printed went with that engine, and the card must not claim it printed nothing."""
+    from sqlalchemy import update
+
+    ctx, _watcher, occ_id = hung
+    with ctx.ledger.write() as session:
+        session.execute(update(Attempt).where(Attempt.occurrence_id == occ_id).values(error_class=error_class))
+    view = _view(qtbot, ctx)
+    _reloaded(qtbot, view)
+    texts = [label.text() for label in view.cards[occ_id].findChildren(QLabel)]
+    assert any(text.startswith(said) for text in texts), texts
+    assert ("It printed nothing." in texts) is (error_class != "lost")

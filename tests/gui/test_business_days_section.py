@@ -493,3 +493,27 @@ def test_the_year_view_follows_the_previews_from_until_a_person_turns_the_year(s
     click(qtbot, window, "Year view: previous year")
     window.designer.service.set_start(datetime(2030, 6, 1, tzinfo=UTC))
     assert view.year == 2028  # the person chose the year shown
+
+
+def test_ticking_the_calendar_keeps_the_preview_and_says_what_is_missing(shown: MainWindow, qtbot: Any) -> None:
+    window = shown
+    panel = window.designer.preview
+    qtbot.waitUntil(lambda: panel.model.occurrence_count() > 0 and not window.designer.service.pending)
+    before = [panel.model.item(r).nominal_local for r in range(3)]
+    open_section(qtbot, window)
+    click(qtbot, window, "Use a business calendar")
+    note = named(window, "Preview without the business calendar")
+    qtbot.waitUntil(lambda: note.isVisible() and not window.designer.service.pending, timeout=10_000)
+    # The rows are still there (without the calendar), and the line above them says what is missing.
+    assert panel.stack.currentWidget() is panel.table
+    assert [panel.model.item(r).nominal_local for r in range(3)] == before
+    assert note.text().startswith("⚠ Shown without the business calendar until it is complete: holidayPolicy: ")
+    assert "choose SKIP, NEXT_BUSINESS_DAY or PREVIOUS_BUSINESS_DAY" in note.text()
+    # With a policy chosen, the calendar applies and the line goes.
+    policy = named(window, "On a closed day")
+    assert isinstance(policy, QComboBox)
+    policy.setFocus()
+    QTest.keyClick(policy, Qt.Key.Key_Down)
+    qtbot.waitUntil(lambda: "holidayPolicy" in window.document.data, timeout=5000)
+    qtbot.waitUntil(lambda: not note.isVisible() and not window.designer.service.pending, timeout=10_000)
+    assert panel.stack.currentWidget() is panel.table

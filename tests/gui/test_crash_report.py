@@ -40,8 +40,9 @@ def _exit(tmp_path: Path, crash_text: str | None) -> UncleanExit:
     return UncleanExit(this_host(), PID, STARTED, LAST_SEEN, log)
 
 
-def _left_behind(ctx: AppContext) -> list[str]:
-    """Two occurrences the crashed window's engine was running: one already settled as lost, one not."""
+def _left_behind(ctx: AppContext, last_started: timedelta = timedelta(minutes=-1)) -> list[str]:
+    """Two occurrences the crashed window's engine was running: one already settled as lost, one not
+    (started ``last_started`` after the window's last beat)."""
     put(ctx, interval_spec("nightly-backup", {"argv": ["/bin/true"], "effect": "idempotent"}))
     put(ctx, interval_spec("invoice-run", {"argv": ["/bin/true"], "effect": "non_idempotent"}))
     ids = []
@@ -53,7 +54,7 @@ def _left_behind(ctx: AppContext) -> list[str]:
                 select(Occurrence).where(Occurrence.schedule_id == sid).order_by(Occurrence.position_utc)
             ).first()
             assert occ is not None
-            started = LAST_SEEN - timedelta(minutes=2 - n)
+            started = LAST_SEEN + (last_started if n else timedelta(minutes=-2))
             events.transition(session, occ, S.DUE, started)
             events.transition(session, occ, S.DISPATCHING, started)
             lost = n == 0
@@ -131,6 +132,30 @@ def test_the_report_lists_what_recovery_did_and_opens_an_attempt_with_enter(
     qtbot.mouseClick(listed.viewport(), Qt.MouseButton.LeftButton, pos=listed.visualItemRect(listed.item(0)).center())
     qtbot.mouseClick(_named(dialog, QPushButton, "Show in Monitor"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.text_edit.text() == backup and view.table.currentIndex().isValid(), timeout=30_000)
+
+
+@pytest.mark.parametrize(
+    ("last_started", "said"),
+    [
+        pytest.param(
+            timedelta(minutes=-1),
+            "at about 11:50 on Mon 01 Mar (last seen running at 2027-03-01 11:50:00Z;",
+            id="beat_after_the_attempts",
+        ),
+        pytest.param(
+            timedelta(seconds=21),  # within a beat of the last one: the window was alive then
+            "at about 11:50 on Mon 01 Mar (last known running when it started invoice-run's attempt 1, "
+            "at 2027-03-01 11:50:21Z;",
+            id="attempt_after_the_last_beat",
+        ),
+    ],
+)
+def test_the_time_said_is_never_before_an_attempt_listed(
+    ctx: AppContext, window: MainWindow, qtbot, tmp_path: Path, last_started: timedelta, said: str
+) -> None:
+    _left_behind(ctx, last_started)
+    dialog = _open(ctx, window, _exit(tmp_path, None), qtbot)
+    assert said in _named(dialog, QLabel, "What happened").text()
 
 
 def test_the_list_follows_recovery_while_the_dialog_is_open(

@@ -47,6 +47,9 @@ def test_a_failing_task_shows_its_attempts_and_stderr(qtbot, ctx: AppContext, tm
     # its history
     assert "History (7 events)" in text
     assert "○ planned → ◔ due" in text and "▶ running → ✖ failed" in text
+    # durations in words, not ISO 8601
+    assert "maxAttempts 2, initialBackoff 30 s" in text and "PT30S" not in text
+    assert ", timeout 10 min" in text and "PT10M" not in text
     detail.resize(700, 900)
     assert detail.grab().save(str(tmp_path / "detail.png"))
 

@@ -195,3 +195,34 @@ def test_an_empty_ledger_says_how_to_get_an_engine(ctx: AppContext, qtbot) -> No
     qtbot.waitUntil(lambda: view.empty_label.isVisible(), timeout=20_000)
     assert "schedctl engine run" in view.empty_label.text()
     assert not view.table.isVisible()
+
+
+@pytest.mark.parametrize(
+    ("kind", "shown", "beneath"),
+    [
+        pytest.param(
+            EngineKind.APP,
+            ["delta · window"],
+            "Took over from an earlier engine of this window (the last stopped beating at 2027-03-01 12:00:00Z)",
+            id="a_window_that_crashed_and_came_back_is_one_engine",
+        ),
+        pytest.param(EngineKind.HEADLESS, ["delta · schedctl", "delta · schedctl"], None, id="two_services_stay_two"),
+    ],
+)
+def test_a_window_that_crashed_shows_its_engine_once(
+    ctx: AppContext, qtbot, kind: EngineKind, shown: list[str], beneath: str | None
+) -> None:
+    """A window killed at noon and opened again five minutes later: its first engine stopped beating
+    without retiring, and its second one is live on the same host for the same person."""
+    clock = ctx.clock
+    assert isinstance(clock, FixedClock)
+    engine(ctx, ProcessIdentity("delta", 4400, None, None), kind)
+    clock.set(NOW + timedelta(minutes=5))
+    engine(ctx, ProcessIdentity("delta", 4401, None, None), kind)
+    model = EnginesModel(ctx)
+    with qtbot.waitSignal(model.loaded, timeout=20_000):
+        model.reload()
+    assert [cells(model, e)["Engine"] for e in range(model.engine_count)] == shown
+    assert cells(model, 0)["Status"] == "● live"
+    lines = cells(model, 0)["Beneath"].split("\n")
+    assert (lines[-1] if beneath else None) == beneath

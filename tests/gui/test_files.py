@@ -51,6 +51,30 @@ def test_new_is_a_valid_daily_schedule_with_policies_chosen(window: MainWindow, 
     assert window.sidebar.schedule_view.selectionModel().selectedIndexes() == []
 
 
+def test_the_window_title_follows_a_new_schedules_id_as_its_title_is_typed(window: MainWindow) -> None:
+    window.new_document()
+    title = next(w for w in window.designer.findChildren(QWidget) if w.accessibleName() == "Title")
+    title.setFocus()
+    title.selectAll()
+    QTest.keyClicks(title, "Morning summary")
+    assert window.document.value("scheduleId") == "morning-summary"
+    assert window.windowTitle() == "Tidemark — morning-summary.yaml ●"
+
+
+def test_the_sidebar_lists_schedules_by_title_not_by_file_name(window: MainWindow, ctx: AppContext) -> None:
+    (ctx.workspace / "aaa.yaml").write_text(
+        (ctx.workspace / "mel-sync.yaml")
+        .read_text(encoding="utf-8")
+        .replace("Melbourne weekly sync", "Zulu report")
+        .replace("scheduleId: mel-sync", "scheduleId: zulu-report"),
+        encoding="utf-8",
+    )
+    window.refresh_sidebar()
+    labels = [row.label for row in window.sidebar.schedules.rows()]
+    assert labels == sorted(labels, key=str.casefold)
+    assert labels[-1] == "Zulu report" and labels[0] == "Backup (always fails)"
+
+
 def test_blank_spec_in_a_zone_where_it_is_already_tomorrow(tmp_path: Path) -> None:
     # 2027-03-01 12:00Z is already 2027-03-02 in Kiritimati (UTC+14).
     from datetime import UTC, datetime

@@ -8,8 +8,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from gui_support import DEMO, NOW
+from shell_fixtures import window_fixture  # noqa: F401
 from sqlalchemy import select
 
 from core.clock import FixedClock
@@ -105,3 +107,96 @@ def test_the_broken_demos_need_attention(ctx: AppContext, clock: FixedClock, qtb
         ).all()
     assert [t.strip() for t in tails] == ["backup target unreachable"] * 2
     assert errors == ["timeout"]
+
+
+# --- the broken demos stop after their first attention --------------------------------------------
+
+
+def _needs_attention(ctx: AppContext, sid: str, state: str) -> None:
+    """The demo's first occurrence ends as the engine would leave it (FAILED, UNKNOWN_EFFECT)."""
+    from sqlalchemy import update
+
+    from core.ledger.materialize import materialize_all
+    from core.ledger.states import OccurrenceState
+
+    with ctx.ledger.write() as session:
+        materialize_all(session, ctx.clock)
+    with ctx.ledger.write() as session:
+        first = session.scalars(
+            select(Occurrence.occurrence_id).where(Occurrence.schedule_id == sid).order_by(Occurrence.position_utc)
+        ).first()
+        session.execute(
+            update(Occurrence).where(Occurrence.occurrence_id == first).values(state=OccurrenceState(state))
+        )
+
+
+def _states(window: Any) -> dict[str, str]:
+    return {s.schedule_id: str(s.state) for s in window.hub.summaries}
+
+
+@pytest.mark.parametrize(
+    ("source", "paused"),
+    [
+        pytest.param("nightly-backup.yaml", True, id="the_demo_pauses_once"),
+        pytest.param("my-backup.yaml", False, id="the_same_id_from_another_file_is_not_the_demo"),
+    ],
+)
+def test_the_broken_demos_pause_after_their_first_attention(
+    window: Any, ctx: AppContext, qtbot: Any, monkeypatch: pytest.MonkeyPatch, source: str, paused: bool
+) -> None:
+    from core.ledger.publish import Gate, change_gate
+    from core.ledger.states import ScheduleState
+    from scheduler_gui.monitor.demo_pause import pause_note
+
+    first_run.seed_demo_ledger(ctx)
+    if source != "nightly-backup.yaml":  # the person's own schedule took the id over, as revision 2
+        from core.ledger.publish import RevisionSource, publish_to
+        from core.specfile import load_spec
+
+        mine = ctx.workspace / source
+        mine.write_text(
+            (ctx.workspace / "nightly-backup.yaml").read_text(encoding="utf-8").replace("revision: 1", "revision: 2")
+        )
+        publish_to(ctx.ledger, load_spec(str(mine)), ctx.clock, source=RevisionSource.of_file(mine))
+    _needs_attention(ctx, "nightly-backup", "FAILED")
+    _needs_attention(ctx, "inbox-sync", "UNKNOWN_EFFECT")
+    with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
+        window.start_monitor()
+    expected = {"inbox-sync": "paused", "nightly-backup": "paused" if paused else "active"}
+    qtbot.waitUntil(lambda: {k: _states(window)[k] for k in expected} == expected, timeout=20_000)
+    from core.ledger.models import Event
+
+    with ctx.ledger.read() as session:
+        notes = [e.data.get("note") for e in session.scalars(select(Event).where(Event.kind == "schedule.paused"))]
+    assert pause_note("inbox-sync") in notes
+    assert (pause_note("nightly-backup") in notes) is paused
+    assert "always hangs" in pause_note("inbox-sync") and "Resume it to watch it again" in pause_note("inbox-sync")
+    # A person resumes it: it is not paused again, however many attentions it adds.
+    change_gate(ctx.ledger, "inbox-sync", Gate.RESUME, ctx.clock)
+    window.hub.refresh_summaries()
+    qtbot.waitUntil(lambda: _states(window)["inbox-sync"] == str(ScheduleState.ACTIVE), timeout=20_000)
+    window.hub.refresh_summaries()
+    window.hub.wait()
+    qtbot.wait(200)
+    assert _states(window)["inbox-sync"] == str(ScheduleState.ACTIVE)
+
+
+def test_the_first_window_says_where_to_start_until_closed(window: Any, ctx: AppContext, qtbot: Any) -> None:
+    from PySide6.QtCore import Qt
+    from typing_support import named
+
+    from scheduler_gui.main_window import MainWindow
+
+    window.show()
+    qtbot.waitExposed(window)
+    card = named(window, "Start here")
+    assert card.isVisible()
+    text = named(window, "Start here: what to do first").text()
+    assert "Pick a schedule" in text and "Publish" in text and "Monitor" in text and "fail on purpose" in text
+    qtbot.mouseClick(named(card, "Got it"), Qt.MouseButton.LeftButton)
+    assert not card.isVisible()
+    again = MainWindow(ctx)  # the next start, on the same settings
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert not again.first_run_card.isVisible()

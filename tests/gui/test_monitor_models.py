@@ -197,6 +197,7 @@ def _summary(counts: dict[S, int], uncounted: int) -> ScheduleSummary:
         pytest.param({S.SUCCEEDED: 3, S.MISFIRE_EXPIRED: 8772}, 0, "✔ 3 · ⊘ 8,772", id="counted_range_in_count"),
         pytest.param({S.SUCCEEDED: 3}, 1, "✔ 3 · ⊘ 0 + a range", id="uncounted_range"),
         pytest.param({S.MISFIRE_EXPIRED: 2}, 2, "⊘ 2 + 2 ranges", id="two_uncounted_ranges"),
+        pytest.param({S.SUCCEEDED: 1, S.CANCELLED: 12345}, 0, "✔ 1 · ⊘ 12,345", id="others_with_thousands"),
     ],
 )
 def test_schedule_counts_say_a_range(counts: dict[S, int], uncounted: int, text: str) -> None:
@@ -234,3 +235,33 @@ def test_a_schedule_no_live_engine_runs_says_it_waits(
         model.reload()
     assert model.index(0, 1).data() == "● active"
     model.wait()
+
+
+def test_counts_in_the_window_have_thousands_separators(qtbot) -> None:
+    """A busy ledger's counts read as people write them: 12,345, not 12345."""
+    from PySide6.QtWidgets import QMainWindow, QToolBar
+
+    from scheduler_gui.monitor.states import HubState
+    from scheduler_gui.sidebar import MonitorListModel
+    from scheduler_gui.status_bar import StatusLine
+
+    monitor = MonitorListModel()
+    monitor.set_attention(12345)
+    attention = next(
+        monitor.index(r, 0) for r in range(monitor.rowCount()) if "Attention" in monitor.index(r, 0).data()
+    )
+    assert attention.data() == "Attention  ⚠ 12,345"
+    assert attention.data(Qt.ItemDataRole.ToolTipRole).endswith("(12,345 waiting)")
+
+    class Hub:
+        state = HubState.OPEN
+        attention = 12345
+
+        def count(self, state: str) -> int:
+            return 1234567
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    line = StatusLine(window, QToolBar(window))
+    line.show_counts(Hub())  # type: ignore[arg-type]
+    assert line.counts_label.text() == "1,234,567 due · 12,345 need attention"

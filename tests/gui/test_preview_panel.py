@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from consequence_support import click, open_designer, settle, widget_named
 from PySide6.QtCore import QLocale, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtTest import QTest
 from shell_fixtures import window_fixture  # noqa: F401
 
 from core.clock import FixedClock
@@ -389,3 +390,100 @@ def test_why_and_export_are_not_clipped_at_the_default_size(window: MainWindow, 
     )
     reason = panel.model.item(skipped).reason  # type: ignore[union-attr]
     assert reason and reason in panel.model.index(skipped, why).data(Qt.ItemDataRole.ToolTipRole)
+
+
+# --- rows that say what a date does ---------------------------------------------------------------
+
+_SPEC = """\
+schema: scheduleSpec.v1
+scheduleId: {sid}
+revision: 1
+timeZone: America/New_York
+kind: calendar
+rule: {rule}
+start: 2027-01-01T00:00:00
+gapPolicy: SHIFT_FORWARD
+foldPolicy: FIRST_ONLY
+"""
+_THANKSGIVING = "businessCalendar:\n  holidays: [US-NY]\nholidayPolicy: NEXT_BUSINESS_DAY\n"
+
+
+def _opened(window: MainWindow, qtbot, path: Path, text: str, start: datetime, first: str) -> PreviewPanel:
+    """``text`` saved to ``path`` and opened, its preview from ``start``, whose first row is on ``first``."""
+    path.write_text(text, encoding="utf-8")
+    window.open_path(path, ask=False)
+    panel = window.designer.preview
+    panel.set_start_time(start)
+
+    def arrived() -> bool:
+        row = panel.model.item(0)
+        return isinstance(row, Occurrence) and row.nominal_local.startswith(first)
+
+    qtbot.waitUntil(arrived, timeout=10_000)
+    return panel
+
+
+def _texts(panel: PreviewPanel, column: Column) -> list[str]:
+    at = panel.model.column_of(column)
+    return [
+        panel.model.index(r, at if not panel.model.is_separator(r) else 0).data() for r in range(panel.model.rowCount())
+    ]
+
+
+def test_a_holiday_moved_onto_a_run_leads_with_the_holiday(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    text = _SPEC.format(sid="weekdays-ny", rule="FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=0") + _THANKSGIVING
+    panel = _opened(
+        window, qtbot, ctx.workspace / "weekdays-ny.yaml", text, datetime(2027, 11, 22, tzinfo=UTC), "2027-11-22"
+    )
+    why = _texts(panel, Column.WHY)
+    statuses = _texts(panel, Column.STATUS)
+    thursday = statuses.index("⊘ skipped: duplicate")
+    assert why[thursday].startswith(
+        "2027-11-25 is Thanksgiving Day in US-NY: moved to the next business day, Fri 2027-11-26, which already runs"
+    )
+
+
+def test_omit_gives_each_missing_date_a_row(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    text = _SPEC.format(sid="monthly-31", rule="FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=9;BYMINUTE=0")
+    panel = _opened(
+        window, qtbot, ctx.workspace / "monthly-31.yaml", text, datetime(2027, 1, 1, tzinfo=UTC), "2027-01-31"
+    )
+    assert _texts(panel, Column.LOCAL)[:8] == [
+        "Sun 2027-01-31 09:00 EST",
+        "⊘ 2027-02-31 does not exist: no run (invalidDatePolicy OMIT)",
+        "── clocks jump forward 1 h · 2027-03-14 07:00Z · EST→EDT ──",
+        "Wed 2027-03-31 09:00 EDT",
+        "⊘ 2027-04-31 does not exist: no run (invalidDatePolicy OMIT)",
+        "Mon 2027-05-31 09:00 EDT",
+        "⊘ 2027-06-31 does not exist: no run (invalidDatePolicy OMIT)",
+        "Sat 2027-07-31 09:00 EDT",
+    ]
+    notes = [r for r in range(panel.model.rowCount()) if panel.model.item(r).__class__.__name__ == "MissingDate"]
+    assert all(panel.table.columnSpan(r, 0) == panel.model.columnCount() for r in notes)
+    assert panel.model.separator_rows()[0] == 2  # Next transition stops at clock changes only
+    assert panel.model.occurrence_count() == panel.count_spin.value()  # a note is not an occurrence
+
+
+def test_rows_of_the_document_before_an_edit_are_grey_at_once(window: MainWindow, qtbot) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from scheduler_gui.status_style import GREY
+
+    panel = window.designer.preview
+    service = window.designer.service
+    qtbot.waitUntil(lambda: panel.model.occurrence_count() > 0 and not service.pending, timeout=10_000)
+    window.show()
+    qtbot.waitExposed(window)
+    status = panel.model.column_of(Column.STATUS)
+    assert not panel.model.stale and not panel.stale_note.isVisible()
+    rule = next(w for w in window.designer.findChildren(QWidget) if w.accessibleName() == "Hours")
+    rule.setFocus()
+    rule.selectAll()
+    with qtbot.waitSignal(service.ready, timeout=10_000):
+        QTest.keyClicks(rule, "7")
+        # Before the new rows are built, the old ones are grey and said to be out of date.
+        assert panel.model.stale and panel.stale_note.isVisible()
+        colours = {panel.model.index(r, status).data(Qt.ItemDataRole.ForegroundRole).color().name() for r in (0, 1)}
+        assert colours == {QColor(GREY).name()}
+    assert not panel.model.stale and not panel.stale_note.isVisible()
+    assert panel.model.index(0, status).data(Qt.ItemDataRole.ForegroundRole) is None  # ✓ scheduled again

@@ -187,6 +187,46 @@ def test_a_viewer_sees_everything_and_every_action_says_why_it_is_off(
         window.grab().save(os.environ["TIDEMARK_SHOTS"] + "/viewer-window.png")
 
 
+@pytest.mark.parametrize(
+    ("role", "note", "row"),
+    [
+        pytest.param(
+            "viewer",
+            "“daily-ops-summary” is published from daily-ops-summary.yaml on host alice-laptop. "
+            "This window cannot publish: read-only: the database role",
+            "needs attention",
+            id="viewer",
+        ),
+        pytest.param(
+            "publisher",
+            "“daily-ops-summary” is also published, from daily-ops-summary.yaml on host alice-laptop: "
+            "publishing this file replaces that schedule (you are asked first).",
+            "not published · id in use",
+            id="publisher_is_warned_of_the_replacement",
+        ),
+    ],
+    indirect=["role"],
+)
+def test_a_copy_of_the_published_file_is_not_said_to_clash_in_a_viewers_window(
+    window: MainWindow, qtbot: Any, role: str, team: str, note: str, row: str
+) -> None:
+    """The team published the schedule from alice's laptop; this person opens their own copy of the file."""
+    _owner(
+        team,
+        "UPDATE revisions SET source_path = '/home/alice/ops/daily-ops-summary.yaml', source_host = 'alice-laptop'",
+    )
+    opened(window, qtbot)
+    shown = window.designer.identity.note
+    qtbot.waitUntil(lambda: shown.text().startswith(note), timeout=10_000)
+    assert shown.isVisible()
+    viewer = role.endswith("_viewer")
+    if viewer:
+        assert "replace" not in shown.text()
+    (mine,) = [r for r in window.sidebar.schedules.rows() if r.label == "Operating summary"]
+    assert mine.second_line.endswith(row)
+    assert ("Publishing this file would replace it" in mine.tooltip) is not viewer
+
+
 # --- a publisher -------------------------------------------------------------------------
 
 
@@ -322,6 +362,7 @@ DECISION_POINTS = {
     ("scheduler_gui/monitor/first_run.py", "publish_new"): "the demo is seeded only when the role may publish",
     ("scheduler_gui/monitor/demo_ledger.py", "publish_new"): "a demo ledger of its own, made by this process",
     ("scheduler_gui/monitor/schedule_actions.py", "change_gate"): "the pause, resume and disable actions",
+    ("scheduler_gui/monitor_hub.py", "change_gate"): "the breaking demos are paused only when the role may (Act.GATE)",
     ("scheduler_gui/monitor/schedule_actions.py", "run_now"): "the run now action",
     ("scheduler_gui/monitor/schedule_actions.py", "backfill"): "the backfill action",
     ("scheduler_gui/monitor/attention.py", "reconcile"): "the attention cards' buttons (Act.DECIDE)",

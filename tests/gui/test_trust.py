@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 from gui_support import DEMO, demo_mapping
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit
+from shell_fixtures import window_fixture  # noqa: F401
 
 from core.specfile import dump_yaml
 from scheduler_gui.context import AppContext
@@ -170,3 +174,91 @@ def test_the_publish_check_leaves_nothing_behind(ctx: AppContext, qtbot, qapp) -
     doc.undo_stack.undo()  # clean again: a keeper still listening would be called, deleted
     qapp.processEvents()
     assert not doc.dirty
+
+
+# --- publishing from the window -----------------------------------------------------------------
+
+
+def _publish_counting_questions(window, qtbot, monkeypatch, path: Path) -> tuple[list[str], list[Path]]:
+    """Press Publish twice (the publish dialog is a stand-in that publishes nothing); returns the trust
+    questions asked (answered Cancel) and the files the publish dialog was opened for."""
+    from PySide6.QtWidgets import QDialog, QFileDialog
+
+    import scheduler_gui.monitor.publish_dialog as publish_dialog
+    from scheduler_gui.designer import trust
+
+    asked: list[str] = []
+    opened: list[Path] = []
+
+    class Dialog:
+        def __init__(self, _ctx, _spec, _parent, *, source_file: Path) -> None:
+            opened.append(source_file)
+
+        def exec(self) -> int:
+            return 0
+
+    def cancel(dialog: QDialog) -> int:
+        asked.append(dialog.prompt.heading.text())
+        return QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(trust.TrustDialog, "exec", cancel)
+    monkeypatch.setattr(publish_dialog, "PublishDialog", Dialog)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), "Schedules (*.yaml *.yml)"))
+    with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
+        window.start_monitor()
+    for _ in range(2):
+        window.acts.publish.trigger()
+    return asked, opened
+
+
+def _new_schedule_with_a_task(window, qtbot, monkeypatch, ctx: AppContext) -> None:
+    """File ▸ New, then a command typed into the task editor's list: ``echo made-here``."""
+    from shell_fixtures import keep_zones
+
+    window.acts.new.trigger()
+    keep_zones(monkeypatch)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.mouseClick(window.designer.task_section.button, Qt.MouseButton.LeftButton)
+    editor = window.designer.task_editor
+    for word in ("echo", "made-here"):
+        qtbot.mouseClick(editor.argv.add_button, Qt.MouseButton.LeftButton)
+        row = next(e for e in editor.argv.list.viewport().findChildren(QLineEdit) if e.isVisible())
+        qtbot.keyClicks(row, word)
+        qtbot.keyClick(row, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: not any(e.isVisible() for e in editor.argv.list.viewport().findChildren(QLineEdit)))
+    assert window.document.value("task.argv") == ["echo", "made-here"]
+
+
+def _edited_demo(window, qtbot, monkeypatch, ctx: AppContext) -> None:
+    """The demo the window opens with, its title retyped."""
+    title = next(w for w in window.designer.findChildren(QLineEdit) if w.accessibleName() == "Title")
+    title.setFocus()
+    title.selectAll()
+    QTest.keyClicks(title, "Ops summary, edited")
+    assert window.document.dirty
+
+
+def _changed_outside(window, qtbot, monkeypatch, ctx: AppContext) -> None:
+    """The open demo's file is rewritten by another program, and the window follows it."""
+    path = window.document.path
+    path.write_text(path.read_text(encoding="utf-8").replace("/bin/echo", "/bin/rm"), encoding="utf-8")
+    window.document.load(path)
+
+
+@pytest.mark.parametrize(
+    ("make", "questions"),
+    [
+        pytest.param(_new_schedule_with_a_task, 0, id="new_schedule_with_a_task"),
+        pytest.param(_edited_demo, 0, id="edited_demo"),
+        pytest.param(_changed_outside, 2, id="file_changed_outside_asks_each_time"),
+    ],
+)
+def test_publish_asks_about_trust_only_for_a_file_changed_outside(
+    make, questions: int, window, ctx: AppContext, qtbot, monkeypatch
+) -> None:
+    make(window, qtbot, monkeypatch, ctx)
+    asked, opened = _publish_counting_questions(window, qtbot, monkeypatch, ctx.workspace / "made-here.yaml")
+    assert len(asked) == questions
+    assert all("came from elsewhere" in text for text in asked)
+    assert len(opened) == 2 - questions  # what is trusted goes on to the publish dialog, both times

@@ -1,0 +1,77 @@
+"""A task's output kept on disk while it runs, so that a crash of its engine
+does not take it along.
+
+The runner holds each pipe's tail in memory and the ledger gets it with the
+attempt's end. When the engine dies first (the window is killed, the process
+crashes), the next engine settles the attempt as lost; it then reads what this
+module kept, so the attempt row says what the task had printed ("starting
+transfer") instead of nothing. The kept text is the tail as the runner has
+it, secrets already masked; it is written at most every
+:data:`KEEP_EVERY_SECONDS` (the first output at once) and removed when the
+attempt ends normally. One file per attempt, in a folder only this OS user
+may read, on the host the task ran on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+#: The longest a task's output goes unwritten while it runs (the first output is written at once).
+KEEP_EVERY_SECONDS = 0.2
+
+
+def keep_folder() -> Path:
+    """Where this OS user's running tasks' output is kept (``$TMPDIR/tidemark-output-<uid>``)."""
+    return Path(tempfile.gettempdir()) / f"tidemark-output-{os.getuid()}"
+
+
+def kept_path(attempt_id: str, folder: Path | None = None) -> Path:
+    return (folder or keep_folder()) / f"{attempt_id}.json"
+
+
+class OutputKeeper:
+    """Writes one attempt's stdout and stderr tails to its file as they grow."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._written_at: float | None = None
+
+    def keep(self, stdout: str, stderr: str, *, now: float | None = None) -> float | None:
+        """Write the tails, unless they were written less than :data:`KEEP_EVERY_SECONDS` ago: then
+        return when to call again (with the tails as they are by then), so the last output is kept too."""
+        moment = time.monotonic() if now is None else now
+        if self._written_at is not None and moment - self._written_at < KEEP_EVERY_SECONDS:
+            return self._written_at + KEEP_EVERY_SECONDS
+        self._written_at = moment
+        with contextlib.suppress(OSError):  # keeping is a help: a full disk must not fail the task
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            part = self.path.with_suffix(".part")
+            part.write_text(json.dumps({"stdout": stdout, "stderr": stderr}), encoding="utf-8")
+            part.replace(self.path)
+        return None
+
+    def forget(self) -> None:
+        """The attempt ended and its tails go to the ledger: the file is not needed."""
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def forget_kept(attempt_id: str, folder: Path | None = None) -> None:
+    """The lost attempt's output is in the ledger now: its file goes."""
+    OutputKeeper(kept_path(attempt_id, folder)).forget()
+
+
+def read_kept(attempt_id: str, folder: Path | None = None) -> tuple[str, str] | None:
+    """The stdout and stderr a lost attempt had printed, as last kept here, or None."""
+    try:
+        data = json.loads(kept_path(attempt_id, folder).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return str(data.get("stdout") or ""), str(data.get("stderr") or "")

@@ -1,0 +1,112 @@
+"""The window at the sizes people have: it works down to 1024x640, where the designer's forms stack
+and scroll, the preview keeps enough rows, and the status bar gives up whole words, never half of one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+from shell_fixtures import window_fixture  # noqa: F401
+
+from scheduler_gui.main_window import MainWindow
+from scheduler_gui.status_bar import StatusLabel, whole_words
+
+
+def _at(window: MainWindow, qtbot: Any, width: int, height: int) -> None:
+    window.resize(width, height)
+    window.show()
+    qtbot.waitExposed(window)
+    QApplication.processEvents()
+
+
+def _inside(widget: QWidget, area: QWidget) -> bool:
+    """The whole of ``widget`` lies within ``area`` (nothing of it cut off at the right or the bottom)."""
+    top_left = widget.mapTo(area, QPoint(0, 0))
+    return top_left.x() + widget.width() <= area.width() and top_left.y() + widget.height() <= area.height()
+
+
+@pytest.mark.parametrize(
+    ("size", "compact", "rows_of_toolbar", "least_rows"),
+    [
+        pytest.param((1024, 640), True, 2, 5, id="1024x640"),
+        pytest.param((1280, 800), False, 1, 7, id="1280x800"),
+    ],
+)
+def test_the_designer_fits_the_window(
+    window: MainWindow, qtbot: Any, size: tuple[int, int], compact: bool, rows_of_toolbar: int, least_rows: int
+) -> None:
+    _at(window, qtbot, *size)
+    assert (window.width(), window.height()) == size  # nothing holds the window wider or taller
+    designer = window.designer
+    panel = designer.preview
+    qtbot.waitUntil(lambda: panel.model.occurrence_count() > 0, timeout=10_000)
+    # Short: the title and the summary scroll with the settings; narrow: "Clock changes" goes under "When".
+    assert designer.compact is compact
+    assert designer.side_by_side.stacked is compact
+    assert panel.toolbar_rows.stacked is (rows_of_toolbar == 2)
+    for control in (panel.from_choice, panel.count_spin, panel.next_button, panel.zone_choice, panel.export_button):
+        assert _inside(control, panel), control.accessibleName()
+    table = panel.table
+    shown = table.rowAt(table.viewport().height() - 1)
+    assert shown + 1 >= least_rows or (shown == -1 and panel.model.rowCount() >= least_rows)
+
+
+def test_the_monitor_fits_1024_and_the_status_bar_keeps_whole_words(window: MainWindow, qtbot: Any) -> None:
+    with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
+        window.start_monitor()
+    window.show_view("occurrences")
+    _at(window, qtbot, 1024, 640)
+    assert window.width() == 1024
+    labels = [w for w in window.statusBar().findChildren(StatusLabel) if w.isVisible()]
+    assert labels
+    for label in labels:
+        assert _inside(label, window.statusBar()), label.objectName()
+        shown = label.shown_text()
+        assert shown == label.text() or (shown.endswith("…") and label.text().startswith(shown[:-1].rstrip()))
+        if shown != label.text():  # the words kept are whole: the next character of the text is a gap
+            kept = shown[:-1]
+            assert label.text()[len(kept)] in " ·:", (shown, label.text())
+        assert label.accessibleName() == label.text()  # a screen reader hears all of it
+
+
+@pytest.mark.parametrize(
+    ("room", "expected"),
+    [
+        pytest.param(100, "Next backup: Wed 2027-03-03 09:00 −03:00 · 12:00Z", id="fits"),
+        pytest.param(31, "Next backup: Wed 2027-03-03…", id="whole_words"),
+        pytest.param(16, "Next backup…", id="drops_the_colon_before_the_dots"),
+        pytest.param(3, "Next…", id="first_word_at_least"),
+    ],
+)
+def test_whole_words(room: int, expected: str) -> None:
+    text = "Next backup: Wed 2027-03-03 09:00 −03:00 · 12:00Z"
+    assert whole_words(text, room, len) == expected
+
+
+@pytest.mark.parametrize(("width", "stacked"), [(1024, True), (1280, False)], ids=["1024x640", "1280x800"])
+def test_the_business_days_and_the_holiday_matches_are_not_cut_off(
+    window: MainWindow, qtbot: Any, width: int, stacked: bool
+) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QCheckBox, QLineEdit
+
+    window.open_path(window.ctx.workspace / "invoice-month-end.yaml", ask=False)
+    _at(window, qtbot, width, 640 if stacked else 800)
+    designer = window.designer
+    qtbot.mouseClick(designer.business_section.button, Qt.MouseButton.LeftButton)
+    box = designer.business_days
+    use = next(w for w in box.findChildren(QCheckBox) if w.accessibleName() == "Use a business calendar")
+    use.click()
+    search = next(w for w in box.findChildren(QLineEdit) if w.accessibleName() == "Public holidays: search")
+    search.setFocus()
+    QTest.keyClicks(search, "united")
+    QApplication.processEvents()
+    matches = box.picker.matches
+    assert matches.isVisible() and matches.count() > 5
+    assert box.columns is not None and box.columns.stacked is stacked
+    assert designer.settings_area.horizontalScrollBar().maximum() == 0  # nothing cut off at the right
+    room = matches.viewport().width()
+    assert all(matches.fontMetrics().horizontalAdvance(matches.item(i).text()) < room for i in range(matches.count()))
