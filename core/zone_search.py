@@ -106,6 +106,20 @@ MOST_PEOPLE = (
     "Pacific/Honolulu",
 )
 _PEOPLE = {name: i for i, name in enumerate(MOST_PEOPLE)}
+#: Abbreviations that most people who type them mean for one zone, whatever the populations:
+#: the North American ones (tzdata's "PST" is also Manila's, "CST" also China's and Cuba's)
+#: and the British summer's. That zone comes first; the others follow by people.
+MAIN_ZONE = {
+    "est": "America/New_York",
+    "edt": "America/New_York",
+    "cst": "America/Chicago",
+    "cdt": "America/Chicago",
+    "mst": "America/Denver",
+    "mdt": "America/Denver",
+    "pst": "America/Los_Angeles",
+    "pdt": "America/Los_Angeles",
+    "bst": "Europe/London",
+}
 #: "UTC+2", "GMT+1", "+02:00", "utc-5:30", "UTC −03" (a typographic minus too).
 _OFFSET = re.compile(r"^(?:utc|gmt)?\s*([+\-−])\s*(\d{1,2})(?::?(\d{2}))?$")
 
@@ -355,7 +369,8 @@ def search_zones(query: str, now: datetime) -> ZoneSearch:
         spelling, users = _abbreviations(now.astimezone(UTC).date()).get(folded, ("", frozenset()))
         if spelling:
             abbreviation = spelling
-            ordered = _by_people(users)
+            main = MAIN_ZONE.get(folded)
+            ordered = sorted(_by_people(users), key=lambda n: n != main)
             add(Rank.ABBREVIATION, ((n, "") for n in ordered if choices[n].abbreviation == spelling))
             add(Rank.ABBREVIATION, ((n, f"{spelling} part of the year") for n in ordered))
     offset = offset_query(text.casefold())

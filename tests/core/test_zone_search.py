@@ -78,6 +78,9 @@ def test_tables_are_read_from_tzdata() -> None:
         pytest.param("AEST", "Australia/Brisbane", None, id="abbreviation_of_one_country_several_zones"),
         pytest.param("IST", "Asia/Kolkata", None, id="abbreviation_ist_most_people_first"),
         pytest.param("EST", "America/New_York", None, id="abbreviation_est_most_people_first"),
+        pytest.param("PST", "America/Los_Angeles", None, id="abbreviation_pst_its_main_zone_before_manila"),
+        pytest.param("CST", "America/Chicago", None, id="abbreviation_cst_its_main_zone_before_shanghai"),
+        pytest.param("BST", "Europe/London", None, id="abbreviation_bst_its_main_zone"),
         # Offsets from UTC, as people write them.
         pytest.param("UTC+2", "Africa/Cairo", None, id="offset_utc_plus_2"),
         pytest.param("GMT+1", "Africa/Lagos", None, id="offset_gmt_plus_1_is_ahead_of_utc"),
