@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import io
+import itertools
+import operator
 import re
 import threading
 from dataclasses import dataclass
@@ -240,6 +242,8 @@ def find_change(zone: ZoneInfo, lo: datetime, hi: datetime) -> Transition:
 
 
 _SCAN_STEP = timedelta(hours=12)
+_DAY = timedelta(days=1)
+_SECOND = timedelta(seconds=1)
 #: The instants whose wall time exists in every zone: the calendar (years 1 to 9999)
 #: less the largest offset on either side.
 FIRST_INSTANT = datetime(1, 1, 3, tzinfo=UTC)
@@ -257,9 +261,34 @@ def shifted(instant: datetime, delta: timedelta) -> datetime:
 
 
 def transitions(zone: ZoneInfo, start: datetime, end: datetime, limit: int = 100_000) -> list[Transition]:
-    """Every offset change with ``start <= utc < end`` (aware UTC datetimes)."""
-    out: list[Transition] = []
+    """Every offset change with ``start <= utc < end`` (aware UTC datetimes).
+
+    The wall clock is read every 12 hours first (one C call per reading, in one
+    pass); the instants are then scanned only around two readings that differ.
+    """
     start, end = max(start, FIRST_INSTANT), min(end, LAST_INSTANT)
+    if end - start <= _SCAN_STEP * 4:
+        return _scan(zone, start, end, limit)
+    first = (start - _DAY).replace(tzinfo=None)
+    steps = itertools.repeat(_SCAN_STEP, int((end - start + 2 * _DAY) / _SCAN_STEP) + 1)
+    walls = list(itertools.accumulate(steps, operator.add, initial=first))
+    read = list(map(zone.utcoffset, walls))
+    out: list[Transition] = []
+    for i in itertools.compress(itertools.count(), map(operator.ne, read, read[1:])):
+        before, after = read[i], read[i + 1]
+        assert before is not None and after is not None
+        # The instants whose wall times lie between the two readings, with a second to spare.
+        lo = max((walls[i] - max(before, after)).replace(tzinfo=UTC) - _SECOND, start)
+        hi = min((walls[i + 1] - min(before, after)).replace(tzinfo=UTC) + _SECOND, end)
+        out.extend(tr for tr in _scan(zone, lo, hi, limit) if not out or tr.utc > out[-1].utc)
+        if len(out) >= limit:
+            return out[:limit]
+    return out
+
+
+def _scan(zone: ZoneInfo, start: datetime, end: datetime, limit: int) -> list[Transition]:
+    """:func:`transitions`, sampling the instants every 12 hours from ``start`` to ``end``."""
+    out: list[Transition] = []
     # Start a second early: a change exactly at ``start`` is already in force
     # there, so it is only seen as a difference from the instant before.
     t = start - timedelta(seconds=1)
