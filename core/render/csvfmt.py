@@ -6,35 +6,32 @@ import csv
 import io
 from typing import TYPE_CHECKING, TextIO
 
+from core.occurrence import ROW_KEYS
 from core.preview import Preview
+from core.render.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from core.render.source import Source
 
-#: The keys of :meth:`Occurrence.to_json`, in order (a test keeps the two in step).
-COLUMNS = (
-    "occurrenceId",
-    "logicalSlotId",
-    "nominalLocal",
-    "foldOrdinal",
-    "status",
-    "resolvedUtc",
-    "resolvedLocal",
-    "utcOffset",
-    "positionUtc",
-    "reason",
-    "businessPeriod",
-    "dispatchUtc",
-)
+#: The keys of :meth:`Occurrence.to_json`, in order.
+COLUMNS = ROW_KEYS
+_REASON, _PERIOD = COLUMNS.index("reason"), COLUMNS.index("businessPeriod")
 
 
-def write_csv(source: Source, file: TextIO) -> None:
-    """CSV, row by row; JSON null becomes an empty field. The header is written even without rows."""
-    writer = csv.DictWriter(file, fieldnames=COLUMNS, lineterminator="\n", extrasaction="raise")
-    writer.writeheader()
+def write_csv(source: Source, file: TextIO, *, safe: bool = False) -> None:
+    """CSV, row by row; JSON null becomes an empty field. The header is written even without rows.
+
+    ``safe``: the free texts (reason, business period) cannot drive a terminal; ids,
+    instants and numbers never hold a control character and are written as they are.
+    """
+    writer = csv.writer(file, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    write = writer.writerow
     for row in source.rows:
-        data = row.to_json()
-        writer.writerow({key: "" if value is None else value for key, value in data.items()})
+        values = row.json_values()
+        if safe and (values[_REASON] is not None or values[_PERIOD] is not None):
+            values = tuple(terminal_safe(v) if i in (_REASON, _PERIOD) and v else v for i, v in enumerate(values))
+        write(values)
 
 
 def render_csv(preview: Preview) -> str:
