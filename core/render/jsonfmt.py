@@ -25,24 +25,6 @@ from core.render.terminal import terminal_safe
 if TYPE_CHECKING:
     from core.render.source import Source
 
-#: One row, indented as the occurrences list's items are (four spaces, then six for the keys).
-_ROW = (
-    "{{\n"
-    '      "occurrenceId": "{}",\n'
-    '      "logicalSlotId": {},\n'
-    '      "nominalLocal": "{}",\n'
-    '      "foldOrdinal": {},\n'
-    '      "status": "{}",\n'
-    '      "resolvedUtc": {},\n'
-    '      "resolvedLocal": {},\n'
-    '      "utcOffset": {},\n'
-    '      "positionUtc": "{}",\n'
-    '      "reason": {},\n'
-    '      "businessPeriod": {},\n'
-    '      "dispatchUtc": {}\n'
-    "    }}"
-).format
-
 
 def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
@@ -61,22 +43,21 @@ def _free_text(safe: bool) -> Callable[[str | None], str]:
 
 
 def row_text(row: Occurrence, free: Callable[[str | None], str]) -> str:
-    """One row as the list's item, without the separator before it. Ids, instants and offsets
-    are plain ASCII: quoted as they are."""
+    """One row as the list's item (indented as its items are: four spaces, six for the keys),
+    without the separator before it. Ids, instants and offsets are plain ASCII: quoted as they are."""
     occ, slot, nominal, fold, status, resolved, local, offset, position, reason, period, dispatch = row.json_values()
-    return _ROW(
-        occ,
-        "null" if slot is None else f'"{slot}"',
-        nominal,
-        fold,
-        status,
-        "null" if resolved is None else f'"{resolved}"',
-        "null" if local is None else f'"{local}"',
-        "null" if offset is None else f'"{offset}"',
-        position,
-        "null" if reason is None else free(reason),
-        "null" if period is None else free(period),
-        "null" if dispatch is None else f'"{dispatch}"',
+    slot = "null" if slot is None else '"' + slot + '"'
+    resolved = "null" if resolved is None else '"' + resolved + '"'
+    local = "null" if local is None else '"' + local + '"'
+    offset = "null" if offset is None else '"' + offset + '"'
+    dispatch = "null" if dispatch is None else '"' + dispatch + '"'
+    return (
+        f'{{\n      "occurrenceId": "{occ}",\n      "logicalSlotId": {slot},\n'
+        f'      "nominalLocal": "{nominal}",\n      "foldOrdinal": {fold},\n      "status": "{status}",\n'
+        f'      "resolvedUtc": {resolved},\n      "resolvedLocal": {local},\n      "utcOffset": {offset},\n'
+        f'      "positionUtc": "{position}",\n      "reason": {"null" if reason is None else free(reason)},\n'
+        f'      "businessPeriod": {"null" if period is None else free(period)},\n'
+        f'      "dispatchUtc": {dispatch}\n    }}'
     )
 
 
