@@ -3,7 +3,6 @@ nominal and resolved times kept apart, its status and the reason for it."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -67,7 +66,7 @@ class Occurrence:
         if self.resolved is None or offset is None:
             local = utc_offset = None
         else:
-            utc_offset = _offset_text(offset)
+            utc_offset = format_offset(offset)
             # A SCHEDULED row runs at its nominal wall time: no arithmetic to find it again.
             wall = self.nominal_local if status is Status.SCHEDULED else fmt_local(self.resolved + offset)
             local = wall + utc_offset
@@ -107,8 +106,3 @@ ROW_KEYS = (
     "businessPeriod",
     "dispatchUtc",
 )
-
-
-@functools.lru_cache(maxsize=256)
-def _offset_text(offset: timedelta) -> str:
-    return format_offset(offset)

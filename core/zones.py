@@ -166,6 +166,7 @@ def _read_pinned(name: str, tzif: bytes) -> ZoneInfo:
     return zone
 
 
+@lru_cache(maxsize=1024)
 def format_offset(offset: timedelta | None, minus: str = "-") -> str:
     """``+05:30``, ``-05:00``; ``±HH:MM:SS`` when the offset has seconds (local mean time)."""
     if offset is None:

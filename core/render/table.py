@@ -63,12 +63,21 @@ def _colour(row: Occurrence) -> str | None:
     return None
 
 
+def _day_and_clock(dt: datetime) -> str:
+    """``2026-03-08 02:30`` (``02:30:15`` when seconds matter), as ``%Y-%m-%d`` and :func:`fmt_clock`
+    write it; sliced from the ISO text, which costs no strftime, from year 1000 on."""
+    if dt.year < 1000:  # strftime writes such years with fewer digits
+        return f"{dt:%Y-%m-%d} {fmt_clock(dt)}"
+    text = dt.isoformat()
+    return f"{text[:10]} {text[11:19] if dt.second else text[11:16]}"
+
+
 def _when(local: datetime) -> str:
-    return f"{_WEEKDAYS[local.weekday()]} {local:%Y-%m-%d} {fmt_clock(local)}"
+    return f"{_WEEKDAYS[local.weekday()]} {_day_and_clock(local)}"
 
 
 def _utc(instant: datetime) -> str:
-    return f"{instant:%Y-%m-%d} {fmt_clock(instant)}Z"
+    return f"{_day_and_clock(instant)}Z"
 
 
 def zone_label(abbr: str | None, offset: timedelta, other: str | None = None) -> str:

@@ -167,3 +167,20 @@ def test_ids_from_a_copied_hash_are_the_contracts(schedule_id: str, revision: in
     ]:
         assert ids.occurrence(nominal, fold) == occurrence_id(schedule_id, revision, nominal, fold)
         assert ids.slot(resolved) == logical_slot_id(schedule_id, resolved)
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 3, 8, 2, 30),
+        datetime(2026, 3, 8, 2, 30, 15),
+        datetime(995, 1, 2, 3, 4, 5),  # before year 1000 strftime writes fewer digits
+        datetime(9999, 12, 31, 23, 59, 59, 999),
+        datetime(2026, 11, 1, 6, 30, tzinfo=UTC),
+    ],
+)
+def test_table_times_are_the_strftime_texts(moment: datetime) -> None:
+    from core.render.table import _day_and_clock
+    from core.timefmt import fmt_clock
+
+    assert _day_and_clock(moment) == f"{moment:%Y-%m-%d} {fmt_clock(moment)}"
