@@ -244,6 +244,8 @@ def find_change(zone: ZoneInfo, lo: datetime, hi: datetime) -> Transition:
 
 _SCAN_STEP = timedelta(hours=12)
 _DAY = timedelta(days=1)
+#: Wall-clock readings :func:`transitions` holds at once (a year).
+_WALL_BATCH = 732
 _SECOND = timedelta(seconds=1)
 #: The instants whose wall time exists in every zone: the calendar (years 1 to 9999)
 #: less the largest offset on either side.
@@ -270,11 +272,25 @@ def transitions(zone: ZoneInfo, start: datetime, end: datetime, limit: int = 100
     start, end = max(start, FIRST_INSTANT), min(end, LAST_INSTANT)
     if end - start <= _SCAN_STEP * 4:
         return _scan(zone, start, end, limit)
-    first = (start - _DAY).replace(tzinfo=None)
-    steps = itertools.repeat(_SCAN_STEP, int((end - start + 2 * _DAY) / _SCAN_STEP) + 1)
-    walls = list(itertools.accumulate(steps, operator.add, initial=first))
-    read = list(map(zone.utcoffset, walls))
     out: list[Transition] = []
+    count = int((end - start + 2 * _DAY) / _SCAN_STEP) + 2
+    wall = (start - _DAY).replace(tzinfo=None)
+    # A year of readings at a time (the last of one batch is the first of the next): bounded memory.
+    for done in range(0, count - 1, _WALL_BATCH):
+        steps = itertools.repeat(_SCAN_STEP, min(_WALL_BATCH, count - 1 - done))
+        walls = list(itertools.accumulate(steps, operator.add, initial=wall))
+        wall = walls[-1]
+        if _changes_between(zone, walls, start, end, limit, out):
+            return out[:limit]
+    return out
+
+
+def _changes_between(
+    zone: ZoneInfo, walls: list[datetime], start: datetime, end: datetime, limit: int, out: list[Transition]
+) -> bool:
+    """Add to ``out`` the changes whose wall times lie among ``walls`` (read every 12 hours);
+    True once ``out`` holds ``limit`` of them."""
+    read = list(map(zone.utcoffset, walls))
     for i in itertools.compress(itertools.count(), map(operator.ne, read, read[1:])):
         before, after = read[i], read[i + 1]
         assert before is not None and after is not None
@@ -283,8 +299,8 @@ def transitions(zone: ZoneInfo, start: datetime, end: datetime, limit: int = 100
         hi = min((walls[i + 1] - min(before, after)).replace(tzinfo=UTC) + _SECOND, end)
         out.extend(tr for tr in _scan(zone, lo, hi, limit) if not out or tr.utc > out[-1].utc)
         if len(out) >= limit:
-            return out[:limit]
-    return out
+            return True
+    return False
 
 
 def _scan(zone: ZoneInfo, start: datetime, end: datetime, limit: int) -> list[Transition]:
