@@ -1,18 +1,34 @@
-"""Preview throughput against a bare baseline measured in the same run.
+"""Preview throughput against the raw floor measured in the same run.
 
-Baseline: python-dateutil's rrule over naive local times, each attached to the
-zone and converted to UTC (no gap/fold handling, no ids, no reasons).
-Measured: Tidemark's full expansion (resolution, ids, reasons, ordering).
+The floor: python-dateutil's rrule over naive wall times, each attached to the
+zone with zoneinfo and converted to UTC, every row written as JSON (the C
+encoder, one ``json.dumps`` per row). What any Python script would do: no gap
+or fold handling, no ids, no reasons.
 
-Run by hand: ``.venv/bin/python bench/preview_bench.py [--runs N] [--quick]``.
-Prints seconds and the ratio measured / baseline; the target is a ratio
-within 3x.
+Measured:
+
+- whole processes: ``schedctl preview FILE --count N --format F`` against the
+  floor as a script of its own, both writing to /dev/null (wall seconds, the
+  best of ``--runs``; peak RSS of the largest);
+- the same rules in process: Tidemark's expansion (resolution, ids, reasons,
+  ordering) against the floor's loop without writing;
+- weekly and monthly rules, and a weekday rule with a business calendar, whose
+  cost is the same rule's time with the calendar over its time without;
+- startup: ``schedctl validate``, ``preview --count 5`` and ``explain`` of one
+  small file against ``python -c pass``.
+
+Run by hand: ``.venv/bin/python bench/preview_bench.py [--runs N] [--quick] [--million]``.
+Targets: whole process at or below 1.0x the floor; a million JSON rows under
+100 MB peak RSS; each startup within 150 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -20,12 +36,37 @@ from pathlib import Path
 
 from dateutil import rrule
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from core.recurrence.compile import compile_schedule
-from core.recurrence.expand import expand, first_rows
-from core.spec_validation import parse_spec
-from core.zones import get_zone
+#: The floor as a script: the rows of one rule, each written as JSON with the C encoder.
+FLOOR_SCRIPT = """\
+import json, sys
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+from dateutil import rrule
+
+rule, start, zone_name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+zone = ZoneInfo(zone_name)
+write = sys.stdout.write
+write("[")
+sep = "\\n"
+for n, local in enumerate(rrule.rrulestr("RRULE:" + rule, dtstart=datetime.fromisoformat(start))):
+    if n >= count:
+        break
+    utc = local.replace(tzinfo=zone).astimezone(UTC)
+    write(sep + json.dumps({"nominalLocal": local.isoformat(), "resolvedUtc": utc.isoformat()}))
+    sep = ",\\n"
+write("\\n]\\n")
+"""
+
+START = "2026-01-01T00:00:00"
+NEW_YORK = "America/New_York"
+DAILY = "FREQ=DAILY;BYHOUR=9;BYMINUTE=0"
+WEEKLY = "FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=9;BYMINUTE=30"
+MONTHLY = "FREQ=MONTHLY;BYMONTHDAY=1,15;BYHOUR=6;BYMINUTE=0"
+WEEKDAYS = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=0"
+BUSINESS = {"businessCalendar": {"holidays": ["US-NY"]}, "holidayPolicy": "NEXT_BUSINESS_DAY"}
 
 
 def best_of(runs: int, fn: Callable[[], int]) -> tuple[float, int]:
@@ -39,6 +80,8 @@ def best_of(runs: int, fn: Callable[[], int]) -> tuple[float, int]:
 
 
 def baseline(rule_text: str, start: datetime, zone_name: str, count: int | None, until: datetime | None) -> int:
+    from core.zones import get_zone
+
     zone = get_zone(zone_name)
     rule = rrule.rrulestr("RRULE:" + rule_text, dtstart=start)
     n = 0
@@ -52,7 +95,7 @@ def baseline(rule_text: str, start: datetime, zone_name: str, count: int | None,
     return n
 
 
-def spec(rule_text: str, zone: str, start: str) -> dict[str, object]:
+def spec(rule_text: str, zone: str, start: str, **more: object) -> dict[str, object]:
     return {
         "schema": "scheduleSpec.v1",
         "scheduleId": "bench",
@@ -62,32 +105,62 @@ def spec(rule_text: str, zone: str, start: str) -> dict[str, object]:
         "start": start,
         "gapPolicy": "SHIFT_FORWARD",
         "foldPolicy": "FIRST_ONLY",
+        **more,
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=3, help="runs of each, the fastest kept (default 3)")
-    parser.add_argument("--quick", action="store_true", help="one run of 1,000 rows and of one day (CI)")
-    args = parser.parse_args(argv)
-    runs = 1 if args.quick else args.runs
-    rows = 1_000 if args.quick else 100_000
-    cases = []
+def run_process(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one process writing to /dev/null."""
+    with open(os.devnull, "w") as sink:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=sink, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
+    return wall, usage.ru_maxrss
 
-    daily = compile_schedule(
-        parse_spec(spec("FREQ=DAILY;BYHOUR=9;BYMINUTE=0", "America/New_York", "2026-01-01T00:00:00"))
-    )
-    cases.append(
-        (
-            f"daily 09:00 America/New_York, {rows:,} rows",
-            lambda: baseline("FREQ=DAILY;BYHOUR=9;BYMINUTE=0", datetime(2026, 1, 1), "America/New_York", rows, None),
-            lambda: len(first_rows(daily, datetime(2026, 1, 1, tzinfo=UTC), rows)),
+
+def best_process(runs: int, argv: list[str]) -> tuple[float, int]:
+    results = [run_process(argv) for _ in range(runs)]
+    return min(w for w, _ in results), max(r for _, r in results)
+
+
+def write_spec(folder: Path, name: str, rule_text: str, **more: object) -> Path:
+    import json
+
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(spec(rule_text, NEW_YORK, START, **more)))
+    return path
+
+
+def in_process(runs: int, rows: int, quick: bool) -> None:
+    from core.recurrence.compile import compile_schedule
+    from core.recurrence.expand import expand, first_rows
+    from core.spec_validation import parse_spec
+
+    print(f"\n{'in process: expansion only':60} {'floor s':>10} {'tidemark s':>10} {'rows':>8} {'ratio':>6}")
+    cases = []
+    for label, rule_text, more in (
+        ("daily 09:00", DAILY, {}),
+        ("weekly Mon/Wed/Fri 09:30", WEEKLY, {}),
+        ("monthly 1st and 15th 06:00", MONTHLY, {}),
+        ("weekdays 09:00", WEEKDAYS, {}),
+        ("weekdays 09:00 US-NY calendar", WEEKDAYS, BUSINESS),
+    ):
+        compiled = compile_schedule(parse_spec(spec(rule_text, NEW_YORK, START, **more)))
+        cases.append(
+            (
+                f"{label} {NEW_YORK}, {rows:,} rows",
+                lambda r=rule_text: baseline(r, datetime(2026, 1, 1), NEW_YORK, rows, None),
+                lambda c=compiled: len(first_rows(c, datetime(2026, 1, 1, tzinfo=UTC), rows)),
+            )
         )
-    )
-    minutely = compile_schedule(parse_spec(spec("FREQ=MINUTELY", "Europe/Berlin", "2026-01-01T00:00:00")))
-    year_start, year_end = datetime(2026, 1, 1), datetime(2026, 1, 2) if args.quick else datetime(2027, 1, 1)
+    minutely = compile_schedule(parse_spec(spec("FREQ=MINUTELY", "Europe/Berlin", START)))
+    year_start, year_end = datetime(2026, 1, 1), datetime(2026, 1, 2) if quick else datetime(2027, 1, 1)
     utc_start, utc_end = (d.replace(tzinfo=UTC) - timedelta(hours=1) for d in (year_start, year_end))  # Berlin's
-    what = "1 January 2026" if args.quick else "2026"
+    what = "1 January 2026" if quick else "2026"
     cases.append(
         (
             f"every minute of {what} in Europe/Berlin ({(year_end - year_start) // timedelta(minutes=1):,} rows)",
@@ -95,13 +168,71 @@ def main(argv: list[str] | None = None) -> None:
             lambda: len(expand(minutely, utc_start, utc_end)),
         )
     )
-    print(f"{'case':60} {'baseline s':>10} {'tidemark s':>10} {'rows':>8} {'ratio':>6}")
     for name, base_fn, ours_fn in cases:
         base_s, base_n = best_of(runs, base_fn)
         ours_s, ours_n = best_of(runs, ours_fn)
         print(f"{name:60} {base_s:10.3f} {ours_s:10.3f} {ours_n:8d} {ours_s / base_s:6.2f}x")
         if base_n != ours_n:
-            print(f"  note: baseline produced {base_n} rows (it ignores gaps and folds)")
+            print(f"  note: the floor produced {base_n} rows (it ignores gaps and folds)")
+
+
+def whole_process(runs: int, rows: int, million: int, folder: Path) -> None:
+    floor_script = folder / "floor.py"
+    floor_script.write_text(FLOOR_SCRIPT)
+    py = sys.executable
+    print(f"{'whole process, to /dev/null':60} {'floor s':>10} {'tidemark s':>10} {'peak MiB':>8} {'ratio':>6}")
+    cases: list[tuple[str, str, Path, int, str]] = []
+    daily = write_spec(folder, "daily", DAILY)
+    for fmt in ("json", "csv", "table"):
+        cases.append((f"daily 09:00 {NEW_YORK}, {rows:,} rows, {fmt}", DAILY, daily, rows, fmt))
+    cases.append((f"daily 09:00 {NEW_YORK}, {million:,} rows, json", DAILY, daily, million, "json"))
+    weekly, monthly = write_spec(folder, "weekly", WEEKLY), write_spec(folder, "monthly", MONTHLY)
+    cases.append((f"weekly Mon/Wed/Fri 09:30, {rows:,} rows, json", WEEKLY, weekly, rows, "json"))
+    cases.append((f"monthly 1st and 15th 06:00, {rows:,} rows, json", MONTHLY, monthly, rows, "json"))
+    weekdays, business = write_spec(folder, "weekdays", WEEKDAYS), write_spec(folder, "business", WEEKDAYS, **BUSINESS)
+    cases.append((f"weekdays 09:00, {rows:,} rows, json", WEEKDAYS, weekdays, rows, "json"))
+    cases.append((f"weekdays 09:00 US-NY calendar, {rows:,} rows, json", WEEKDAYS, business, rows, "json"))
+    seconds: dict[str, float] = {}
+    for name, rule_text, path, count, fmt in cases:
+        floor_s, _ = best_process(runs, [py, str(floor_script), rule_text, START, NEW_YORK, str(count)])
+        argv = [py, "-m", "core.cli", "preview", str(path), "--from", START, "--count", str(count), "--format", fmt]
+        ours_s, peak = best_process(runs, argv)
+        seconds[name] = ours_s
+        print(f"{name:60} {floor_s:10.3f} {ours_s:10.3f} {peak / 1024:8.1f} {ours_s / floor_s:6.2f}x")
+    plain, with_calendar = (seconds[name] for name, *_ in cases[-2:])
+    print(f"  the business calendar's cost: {with_calendar / plain:.2f}x the same rule without it")
+
+
+def startup(runs: int, folder: Path) -> None:
+    py = sys.executable
+    daily = write_spec(folder, "small", DAILY)
+    print(f"\n{'startup, one small file':60} {'wall ms':>10} {'over pass':>10}")
+    bare, _ = best_process(runs, [py, "-c", "pass"])
+    print(f"{'python -c pass':60} {bare * 1000:10.0f} {'':>10}")
+    for name, more in (
+        ("schedctl validate", ["validate", str(daily)]),
+        ("schedctl preview --count 5", ["preview", str(daily), "--count", "5"]),
+        ("schedctl explain", ["explain", str(daily)]),
+    ):
+        wall, _ = best_process(runs, [py, "-m", "core.cli", *more])
+        print(f"{name:60} {wall * 1000:10.0f} {(wall - bare) * 1000:10.0f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="runs of each, the fastest kept (default 3)")
+    parser.add_argument("--quick", action="store_true", help="one run of 1,000 rows and of one day (CI)")
+    parser.add_argument("--million", action="store_true", help="also write 1,000,000 rows (else 200,000)")
+    args = parser.parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    rows = 1_000 if args.quick else 100_000
+    million = 2_000 if args.quick else (1_000_000 if args.million else 200_000)
+    # The processes first: a child's peak RSS counts the memory of the process it was forked from,
+    # which must not yet hold the core and the rows of the in-process cases.
+    with tempfile.TemporaryDirectory() as tmp:
+        whole_process(runs, rows, million, Path(tmp))
+        startup(1 if args.quick else max(runs, 5), Path(tmp))
+    in_process(runs, rows, args.quick)
 
 
 if __name__ == "__main__":

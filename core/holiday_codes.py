@@ -14,10 +14,6 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
-from importlib.metadata import version
-
-import holidays
-from holidays.registry import COUNTRIES
 
 from core.os_text import shown
 
@@ -41,11 +37,15 @@ class HolidayCode:
 
 def holidays_version() -> str:
     """The installed ``holidays`` package's version (recorded like the tz database's)."""
+    from importlib.metadata import version
+
     return version("holidays")
 
 
 @cache
 def _country_names() -> dict[str, str]:
+    from holidays.registry import COUNTRIES
+
     names: dict[str, str] = {}
     for module, entry in COUNTRIES.items():
         code = entry[1]
@@ -58,6 +58,8 @@ def _country_names() -> dict[str, str]:
 @cache
 def known_codes() -> tuple[HolidayCode, ...]:
     """Every country and subdivision code, country first, in code order."""
+    import holidays
+
     names = _country_names()
     out: list[HolidayCode] = []
     for country, subdivisions in sorted(holidays.list_supported_countries().items()):
@@ -112,6 +114,8 @@ def code_problem(code: object) -> str | None:
 @cache
 def closed_days(code: str, year: int) -> dict[date, str]:
     """The holidays ``code`` closes in ``year``: date -> name (several on one day joined with "; ")."""
+    import holidays
+
     if code_info(code) is None:
         raise ValueError(code_problem(code))
     country, _, subdivision = code.partition("-")

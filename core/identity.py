@@ -53,21 +53,24 @@ def jitter_seconds(occ_id: str, jitter_total_seconds: int) -> int:
 
 
 class IdFactory:
-    """Ids for many rows of one (schedule, revision): the canonical JSON prefix
-    is built once, so each id costs one hash. Same bytes as the functions above."""
+    """Ids for many rows of one (schedule, revision): the canonical JSON prefix is
+    hashed once, and each id copies that hash and feeds it the row's own bytes.
+    Same bytes as the functions above."""
 
-    __slots__ = ("_occ_prefix", "_slot_prefix")
+    __slots__ = ("_occ", "_slot")
 
     def __init__(self, schedule_id: str, revision: int) -> None:
         # canonical([sid, rev, nominal, ordinal]) == canonical([sid, rev])[:-1] + ',"' + nominal + '",' + ordinal + "]"
         # because nominal and resolved texts are plain ASCII digits and punctuation.
-        self._occ_prefix = canonical([schedule_id, int(revision)])[:-1] + ',"'
-        self._slot_prefix = canonical([schedule_id])[:-1] + ',"'
+        self._occ = hashlib.sha256((canonical([schedule_id, int(revision)])[:-1] + ',"').encode())
+        self._slot = hashlib.sha256((canonical([schedule_id])[:-1] + ',"').encode())
 
     def occurrence(self, nominal_local: str, fold_ordinal: int) -> str:
-        text = f'{self._occ_prefix}{nominal_local}",{fold_ordinal}]'
-        return "occ-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+        h = self._occ.copy()
+        h.update(f'{nominal_local}",{fold_ordinal}]'.encode())
+        return "occ-" + h.hexdigest()[:32]
 
     def slot(self, resolved_utc: str) -> str:
-        text = f'{self._slot_prefix}{resolved_utc}"]'
-        return "slot-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+        h = self._slot.copy()
+        h.update(f'{resolved_utc}"]'.encode())
+        return "slot-" + h.hexdigest()[:32]

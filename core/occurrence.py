@@ -56,18 +56,53 @@ class Occurrence:
 
     def to_json(self) -> dict[str, Any]:
         """The preview.v1 shape of this row."""
-        local = self.resolved_local
-        return {
-            "occurrenceId": self.occurrence_id,
-            "logicalSlotId": self.logical_slot_id,
-            "nominalLocal": self.nominal_local,
-            "foldOrdinal": self.fold_ordinal,
-            "status": self.status.value,
-            "resolvedUtc": self.resolved_utc,
-            "resolvedLocal": fmt_local(local) + format_offset(self.offset) if local is not None else None,
-            "utcOffset": format_offset(self.offset) if local is not None else None,
-            "positionUtc": fmt_utc(self.position),
-            "reason": self.reason,
-            "businessPeriod": self.period,
-            "dispatchUtc": fmt_utc(d) if (d := self.dispatch) is not None else None,
-        }
+        return dict(zip(ROW_KEYS, self.json_values(), strict=True))
+
+    def json_values(self) -> tuple[Any, ...]:
+        """The values of :meth:`to_json`, in the order of :data:`ROW_KEYS` (what the renderers write)."""
+        offset = self.offset
+        resolved_utc = self.resolved_utc
+        status = self.status
+        if self.resolved is None or offset is None:
+            local = utc_offset = None
+        else:
+            utc_offset = format_offset(offset)
+            # A SCHEDULED row runs at its nominal wall time: no arithmetic to find it again.
+            wall = self.nominal_local if status is Status.SCHEDULED else fmt_local(self.resolved + offset)
+            local = wall + utc_offset
+        if resolved_utc is not None and self.position == self.resolved:
+            position = resolved_utc  # the same instant, already written
+        else:
+            position = fmt_utc(self.position)
+        dispatch = resolved_utc if not self.dispatch_delay else fmt_utc(d) if (d := self.dispatch) else None
+        return (
+            self.occurrence_id,
+            self.logical_slot_id,
+            self.nominal_local,
+            self.fold_ordinal,
+            status._value_,  # the plain text, without the enum's property
+            resolved_utc,
+            local,
+            utc_offset,
+            position,
+            self.reason,
+            self.period,
+            dispatch,
+        )
+
+
+#: The keys of :meth:`Occurrence.to_json`, in order.
+ROW_KEYS = (
+    "occurrenceId",
+    "logicalSlotId",
+    "nominalLocal",
+    "foldOrdinal",
+    "status",
+    "resolvedUtc",
+    "resolvedLocal",
+    "utcOffset",
+    "positionUtc",
+    "reason",
+    "businessPeriod",
+    "dispatchUtc",
+)

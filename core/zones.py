@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import io
+import itertools
+import operator
 import re
 import threading
 from dataclasses import dataclass
@@ -164,6 +166,7 @@ def _read_pinned(name: str, tzif: bytes) -> ZoneInfo:
     return zone
 
 
+@lru_cache(maxsize=1024)
 def format_offset(offset: timedelta | None, minus: str = "-") -> str:
     """``+05:30``, ``-05:00``; ``±HH:MM:SS`` when the offset has seconds (local mean time)."""
     if offset is None:
@@ -240,6 +243,10 @@ def find_change(zone: ZoneInfo, lo: datetime, hi: datetime) -> Transition:
 
 
 _SCAN_STEP = timedelta(hours=12)
+_DAY = timedelta(days=1)
+#: Wall-clock readings :func:`transitions` holds at once (a year).
+_WALL_BATCH = 732
+_SECOND = timedelta(seconds=1)
 #: The instants whose wall time exists in every zone: the calendar (years 1 to 9999)
 #: less the largest offset on either side.
 FIRST_INSTANT = datetime(1, 1, 3, tzinfo=UTC)
@@ -257,9 +264,48 @@ def shifted(instant: datetime, delta: timedelta) -> datetime:
 
 
 def transitions(zone: ZoneInfo, start: datetime, end: datetime, limit: int = 100_000) -> list[Transition]:
-    """Every offset change with ``start <= utc < end`` (aware UTC datetimes)."""
-    out: list[Transition] = []
+    """Every offset change with ``start <= utc < end`` (aware UTC datetimes).
+
+    The wall clock is read every 12 hours first (one C call per reading, in one
+    pass); the instants are then scanned only around two readings that differ.
+    """
     start, end = max(start, FIRST_INSTANT), min(end, LAST_INSTANT)
+    if end - start <= _SCAN_STEP * 4:
+        return _scan(zone, start, end, limit)
+    out: list[Transition] = []
+    count = int((end - start + 2 * _DAY) / _SCAN_STEP) + 2
+    wall = (start - _DAY).replace(tzinfo=None)
+    # A year of readings at a time (the last of one batch is the first of the next): bounded memory.
+    for done in range(0, count - 1, _WALL_BATCH):
+        steps = itertools.repeat(_SCAN_STEP, min(_WALL_BATCH, count - 1 - done))
+        walls = list(itertools.accumulate(steps, operator.add, initial=wall))
+        wall = walls[-1]
+        if _changes_between(zone, walls, start, end, limit, out):
+            return out[:limit]
+    return out
+
+
+def _changes_between(
+    zone: ZoneInfo, walls: list[datetime], start: datetime, end: datetime, limit: int, out: list[Transition]
+) -> bool:
+    """Add to ``out`` the changes whose wall times lie among ``walls`` (read every 12 hours);
+    True once ``out`` holds ``limit`` of them."""
+    read = list(map(zone.utcoffset, walls))
+    for i in itertools.compress(itertools.count(), map(operator.ne, read, read[1:])):
+        before, after = read[i], read[i + 1]
+        assert before is not None and after is not None
+        # The instants whose wall times lie between the two readings, with a second to spare.
+        lo = max((walls[i] - max(before, after)).replace(tzinfo=UTC) - _SECOND, start)
+        hi = min((walls[i + 1] - min(before, after)).replace(tzinfo=UTC) + _SECOND, end)
+        out.extend(tr for tr in _scan(zone, lo, hi, limit) if not out or tr.utc > out[-1].utc)
+        if len(out) >= limit:
+            return True
+    return False
+
+
+def _scan(zone: ZoneInfo, start: datetime, end: datetime, limit: int) -> list[Transition]:
+    """:func:`transitions`, sampling the instants every 12 hours from ``start`` to ``end``."""
+    out: list[Transition] = []
     # Start a second early: a change exactly at ``start`` is already in force
     # there, so it is only seen as a difference from the instant before.
     t = start - timedelta(seconds=1)

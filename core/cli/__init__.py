@@ -21,12 +21,16 @@ and :mod:`~core.cli.app` (``main``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from core.cli.app import main
 from core.cli.arguments import parse_time
 from core.cli.common import DB_ENV, DEFAULT_COUNT, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, UsageError
-from core.cli.engine_commands import pass_summary
 from core.cli.output import use_colour
 from core.cli.parser import build_parser
+
+if TYPE_CHECKING:
+    from core.cli.engine_commands import pass_summary
 
 __all__ = [
     "DB_ENV",
@@ -41,3 +45,13 @@ __all__ = [
     "pass_summary",
     "use_colour",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``pass_summary`` from the engine's commands, imported when asked for (a command that
+    runs no engine never loads them)."""
+    if name == "pass_summary":
+        from core.cli.engine_commands import pass_summary
+
+        return pass_summary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,11 +8,11 @@ Standard library only: building the parser imports no part of the core, so that
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.cli.apply_command import cmd_apply
 from core.cli.arguments import (
     Parser,
     day_count,
@@ -25,33 +25,52 @@ from core.cli.arguments import (
     trusted_user,
 )
 from core.cli.common import DB_ENV, DEFAULT_COUNT, UsageError
-from core.cli.engine_commands import (
-    cmd_backfill,
-    cmd_engine_fence,
-    cmd_engine_run,
-    cmd_install_service,
-    cmd_reconcile,
-    cmd_run_now,
-    cmd_uninstall_service,
-)
-from core.cli.export_crontab import cmd_export_crontab
-from core.cli.import_commands import cmd_import_crontab, cmd_import_systemd
-from core.cli.ledger_commands import (
-    cmd_attempts,
-    cmd_db_upgrade,
-    cmd_drift,
-    cmd_events,
-    cmd_gate,
-    cmd_ledger,
-    cmd_schedules,
-    cmd_shadow,
-)
-from core.cli.role_commands import cmd_db_grant
-from core.cli.secret_commands import cmd_secret_delete, cmd_secret_list, cmd_secret_set
-from core.cli.spec_commands import cmd_demos, cmd_explain, cmd_preview, cmd_schema, cmd_validate
-from core.cli.systemd_export_command import cmd_export_systemd
 
 Run = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Later:
+    """A command's function, imported from its module only when the command runs: ``schedctl
+    validate`` loads neither the ledger nor the engine, and ``--help`` no command module at all."""
+
+    module: str
+    name: str
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        run: Run = getattr(importlib.import_module(self.module), self.name)
+        return run(args)
+
+
+cmd_apply = Later("core.cli.apply_command", "cmd_apply")
+cmd_backfill = Later("core.cli.engine_commands", "cmd_backfill")
+cmd_engine_fence = Later("core.cli.engine_commands", "cmd_engine_fence")
+cmd_engine_run = Later("core.cli.engine_commands", "cmd_engine_run")
+cmd_install_service = Later("core.cli.engine_commands", "cmd_install_service")
+cmd_reconcile = Later("core.cli.engine_commands", "cmd_reconcile")
+cmd_run_now = Later("core.cli.engine_commands", "cmd_run_now")
+cmd_uninstall_service = Later("core.cli.engine_commands", "cmd_uninstall_service")
+cmd_export_crontab = Later("core.cli.export_crontab", "cmd_export_crontab")
+cmd_import_crontab = Later("core.cli.import_commands", "cmd_import_crontab")
+cmd_import_systemd = Later("core.cli.import_commands", "cmd_import_systemd")
+cmd_attempts = Later("core.cli.ledger_commands", "cmd_attempts")
+cmd_db_upgrade = Later("core.cli.ledger_commands", "cmd_db_upgrade")
+cmd_drift = Later("core.cli.ledger_commands", "cmd_drift")
+cmd_events = Later("core.cli.ledger_commands", "cmd_events")
+cmd_gate = Later("core.cli.ledger_commands", "cmd_gate")
+cmd_ledger = Later("core.cli.ledger_commands", "cmd_ledger")
+cmd_schedules = Later("core.cli.ledger_commands", "cmd_schedules")
+cmd_shadow = Later("core.cli.ledger_commands", "cmd_shadow")
+cmd_db_grant = Later("core.cli.role_commands", "cmd_db_grant")
+cmd_secret_delete = Later("core.cli.secret_commands", "cmd_secret_delete")
+cmd_secret_list = Later("core.cli.secret_commands", "cmd_secret_list")
+cmd_secret_set = Later("core.cli.secret_commands", "cmd_secret_set")
+cmd_demos = Later("core.cli.spec_commands", "cmd_demos")
+cmd_explain = Later("core.cli.spec_commands", "cmd_explain")
+cmd_preview = Later("core.cli.spec_commands", "cmd_preview")
+cmd_schema = Later("core.cli.spec_commands", "cmd_schema")
+cmd_validate = Later("core.cli.spec_commands", "cmd_validate")
+cmd_export_systemd = Later("core.cli.systemd_export_command", "cmd_export_systemd")
 
 
 @dataclass(frozen=True)

@@ -85,9 +85,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
     stream.rows = counted(stream.rows)
     unicode = can_encode("✓↷⊘②─—→·")
     colour = use_colour() and args.format == "table"
-    # A coloured table made its own text terminal-safe; anything else is made so on its way out.
-    target = sys.stdout if colour else terminal_safe_stream(sys.stdout)
-    write(stream, args.format, target, color=colour, unicode=unicode, stamp=now)
+    # The table, json and csv make their own free texts terminal-safe; a calendar is made so on its way out.
+    target = terminal_safe_stream(sys.stdout) if args.format == "ics" else sys.stdout
+    write(stream, args.format, target, color=colour, unicode=unicode, stamp=now, safe=True)
     if last[0] >= LAST_INSTANT and (args.until is not None or written[0] < wanted):
         err(f"{args.spec}: note: the calendar ends with the year 9999; no later rows exist")
     return EXIT_OK

@@ -14,20 +14,23 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from core.durations import human_duration
-from core.enums import Kind, Status
+from core.enums import FoldPolicy, GapPolicy, Kind, Status
 from core.errors import ComputeLimitError
 from core.identity import IdFactory, jitter_seconds
 from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, CountHint
+from core.recurrence.fast import Resolver, fast_nominals, fast_rule
 from core.recurrence.resolve import Reading, resolve
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.zones import offset_at, shifted, transitions, zone_index
+from core.zones import ZoneIndex, shifted, transitions, zone_index
 
 #: How far positions can stray from a nominal wall time read as UTC at most
 #: (offsets up to about ±16 h in the historic data, plus a gap of up to a day):
@@ -35,6 +38,9 @@ from core.zones import offset_at, shifted, transitions, zone_index
 _DRIFT = timedelta(days=2)
 #: The offsets of a year are read from this much before it to this much after it.
 _YEAR_MARGIN = timedelta(days=3)
+#: ... every 12 hours (as :func:`core.zones.transitions` reads them), from 28 December before
+#: the year to 6 January after it (the margin above, and the largest offset on either side).
+_SAMPLES = [timedelta(hours=12 * k) for k in range(2 * (366 + 9) + 1)]
 #: Nominal times an expansion may visit before it gives up with a clear error.
 DEFAULT_SCAN_LIMIT = 20_000_000
 
@@ -83,6 +89,38 @@ class _RowMaker:
             delay,
         )
 
+    def scheduled(self, nominal: datetime, offset: timedelta, abbreviation: str | None) -> Occurrence:
+        """The one row of a whole-second wall time that exists once: ``__call__`` of its only
+        reading, without building the reading."""
+        nominal_local = nominal.isoformat()
+        utc = nominal - offset
+        instant = _EPOCH + (utc - _EPOCH_NAIVE)
+        resolved_utc = utc.isoformat() + "Z"
+        occ = self.ids.occurrence(nominal_local, 0)
+        delay = jitter_seconds(occ, self.jitter) if self.jitter else 0
+        return Occurrence(
+            self.schedule_id,
+            self.revision,
+            nominal,
+            0,
+            Status.SCHEDULED,
+            instant,
+            instant,
+            offset,
+            abbreviation,
+            None,
+            occ,
+            self.ids.slot(resolved_utc),
+            nominal_local,
+            resolved_utc,
+            None,
+            delay,
+        )
+
+
+def _visited_too_many(limit: int) -> ComputeLimitError:
+    return ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
+
 
 def _exclude(row: Occurrence) -> None:
     _excluded(row, f"excluded: {row.nominal_local} is listed in exclude" + (f" ({row.reason})" if row.reason else ""))
@@ -125,14 +163,25 @@ def _calendar_rows(
     days = compiled.business_days
     if days is not None and from_local is not None:
         from_local = days.earliest_from(from_local)
+    fast = fast_rule(compiled)
+    nominals: Iterable[tuple[datetime, str | None]]
+    resolve_at: Callable[[datetime], list[Reading]]
+    if fast is not None and days is None and not excludes:
+        yield from _plain_rows(compiled, fast_nominals(fast, from_local), limit)
+        return
+    if fast is not None:  # date arithmetic, the same times as the rule's rrule
+        nominals, resolve_at = fast_nominals(fast, from_local), Resolver(zone, name, gap, fold)
+    else:
+        nominals = compiled.nominals(from_local, hint=hint)
+        resolve_at = functools.partial(_resolve_wall, zone, name, gap, fold, index)
     scanned = 0
-    for nominal, moved in compiled.nominals(from_local, hint=hint):
+    for nominal, moved in nominals:
         scanned += 1
         if scanned > limit:
-            raise ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
+            raise _visited_too_many(limit)
         place = days.place(nominal) if days is not None else None
         wall = nominal if place is None or place.wall is None else place.wall
-        for reading in resolve(zone, name, wall, gap, fold, index):
+        for reading in resolve_at(wall):
             row = make(nominal, reading)
             if place is not None and place.reason is not None:
                 _business_day(row, moved, place.reason, skipped=place.wall is None)
@@ -141,6 +190,33 @@ def _calendar_rows(
             if excludes and compiled.is_excluded(nominal):
                 _exclude(row)
             yield row
+
+
+def _plain_rows(
+    compiled: CompiledSchedule, nominals: Iterable[tuple[datetime, None]], limit: int
+) -> Iterator[Occurrence]:
+    """:func:`_calendar_rows` of a fast rule without business days or exclusions: a wall time
+    that exists once becomes its row directly, the others are resolved by :class:`Resolver`."""
+    zone = compiled.zone
+    general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
+    make = _RowMaker(compiled)
+    scheduled = make.scheduled
+    utcoffset, tzname = zone.utcoffset, zone.tzname
+    for scanned, (nominal, _) in enumerate(nominals, 1):
+        if scanned > limit:
+            raise _visited_too_many(limit)
+        off = utcoffset(nominal)
+        if off is not None and off == utcoffset(nominal.replace(fold=1)):
+            yield scheduled(nominal, off, tzname(nominal))
+        else:
+            for reading in general(nominal):
+                yield make(nominal, reading)
+
+
+def _resolve_wall(
+    zone: ZoneInfo, name: str, gap: GapPolicy, fold: FoldPolicy, index: ZoneIndex, wall: datetime
+) -> list[Reading]:
+    return resolve(zone, name, wall, gap, fold, index)
 
 
 def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit: int) -> Iterator[Occurrence]:
@@ -154,7 +230,7 @@ def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit:
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)
     for scanned in range(limit + 1):
         if scanned == limit:
-            raise ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
+            raise _visited_too_many(limit)
         instant = spec.anchor + k * spec.every
         k += 1
         local = instant.astimezone(zone)
@@ -198,9 +274,18 @@ def _offset_bounds(zone: ZoneInfo, year: int) -> tuple[timedelta, timedelta]:
         return timedelta(0), timedelta(0)
     if not 1 < year < 9999:
         return -_DRIFT, _DRIFT
-    lo = datetime(year, 1, 1, tzinfo=UTC) - _YEAR_MARGIN
-    hi = datetime(year + 1, 1, 1, tzinfo=UTC) + _YEAR_MARGIN
-    offsets = {offset_at(zone, lo)} | {tr.offset_after for tr in transitions(zone, lo, hi)}
+    # The offset on the wall clock every 12 hours (a C call each, with no instant to build);
+    # only where two readings differ are the changes between them found, any number of them.
+    walls = list(map(datetime(year - 1, 12, 28).__add__, _SAMPLES))
+    read = list(map(zone.utcoffset, walls))
+    offsets = {off for off in read if off is not None}
+    for i in itertools.compress(itertools.count(), map(operator.ne, read, read[1:])):
+        (a, before), (b, after) = (walls[i], read[i]), (walls[i + 1], read[i + 1])
+        assert before is not None and after is not None
+        # The instants whose wall times lie from a to b, with a second to spare.
+        lo = (a - max(before, after)).replace(tzinfo=UTC) - timedelta(seconds=1)
+        hi = (b - min(before, after)).replace(tzinfo=UTC) + timedelta(seconds=1)
+        offsets.update(tr.offset_after for tr in transitions(zone, lo, hi))
     return min(offsets), max(offsets)
 
 
@@ -239,16 +324,17 @@ def _ordered(
     nominal can be moved to); rows released on the same position form a group.
     """
     buf: list[tuple[tuple[datetime, str, int], Occurrence]] = []
+    append = buf.append
     head = 0
     year = 0
     base = _EPOCH_NAIVE
     group: list[Occurrence] = []
     for row in rows:
-        item = ((row.position, row.nominal_local, row.fold_ordinal), row)
-        if len(buf) == head or buf[-1][0] <= item[0]:
-            buf.append(item)
+        key = (row.position, row.nominal_local, row.fold_ordinal)
+        if len(buf) == head or buf[-1][0] <= key:
+            append((key, row))
         else:
-            bisect.insort(buf, item, lo=head, key=lambda entry: entry[0])
+            bisect.insort(buf, (key, row), lo=head, key=lambda entry: entry[0])
         low = row.nominal if floor is None else floor(row.nominal)
         if low.year != year:
             year = low.year
@@ -257,6 +343,8 @@ def _ordered(
         try:
             safe = _EPOCH + (low - base)
         except OverflowError:  # at the calendar's end: hold the rest until the stream ends
+            continue
+        if buf[head][0][0] >= safe:
             continue
         while head < len(buf) and buf[head][0][0] < safe:
             ready = buf[head][1]

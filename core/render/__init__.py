@@ -29,12 +29,16 @@ def write(
     color: bool = False,
     unicode: bool = True,
     stamp: datetime | None = None,
+    safe: bool = False,
 ) -> None:
     """Write ``source`` to ``file`` in ``fmt`` (one of :data:`FORMATS`), row by row.
 
     ``color`` and ``unicode`` only affect the table. ``stamp`` (aware) is the
     instant a calendar writes as DTSTAMP, required for ``ics``: the caller's
-    "now", passed in so that the same inputs give the same file.
+    "now", passed in so that the same inputs give the same file. ``safe``: the
+    json and csv texts that can hold a control character (reasons, names) are
+    written so that they cannot drive a terminal (the table always is); ``ics``
+    leaves that to the caller's stream.
     """
     if fmt == "table":
         from core.render.table import write_table
@@ -43,11 +47,11 @@ def write(
     elif fmt == "json":
         from core.render.jsonfmt import write_json
 
-        write_json(source, file)
+        write_json(source, file, safe=safe)
     elif fmt == "csv":
         from core.render.csvfmt import write_csv
 
-        write_csv(source, file)
+        write_csv(source, file, safe=safe)
     elif fmt == "ics":
         from core.render.ics import write_ics
 

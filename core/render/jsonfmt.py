@@ -1,14 +1,26 @@
-"""``preview.v1`` as indented JSON: exactly :meth:`Preview.to_json`, written row by row."""
+"""``preview.v1`` as indented JSON: exactly :meth:`Preview.to_json` as ``json.dumps(..., indent=2,
+ensure_ascii=False)`` writes it, written row by row.
+
+A row is one template filled with its values: ids, times and offsets are
+plain ASCII that needs no escaping, and the only free texts (the reason and
+the business period) go through the C encoder's string escaping. The
+indentation is written by hand, so no row passes through the pure-Python
+indenting encoder.
+"""
 
 from __future__ import annotations
 
 import io
+import itertools
 import json
-from collections.abc import Iterable
-from datetime import timedelta
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timedelta
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
+from core.occurrence import Occurrence
 from core.preview import Preview, transition_json
+from core.render.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -18,18 +30,60 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _write_list(file: TextIO, items: Iterable[dict[str, Any]]) -> None:
-    """A list as ``json.dumps(..., indent=2)`` writes it one level in, item by item."""
+def _free_text(safe: bool) -> Callable[[str | None], str]:
+    """A free text as a JSON string, or null; with ``safe`` nothing in it can drive a terminal
+    (the escapes :func:`terminal_safe` writes for the characters JSON leaves alone are JSON's own)."""
+
+    def encode(text: str | None) -> str:
+        if text is None:
+            return "null"
+        return terminal_safe(encode_basestring(text)) if safe else encode_basestring(text)
+
+    return encode
+
+
+def row_text(row: Occurrence, free: Callable[[str | None], str]) -> str:
+    """One row as the list's item (indented as its items are: four spaces, six for the keys),
+    without the separator before it. Ids, instants and offsets are plain ASCII: quoted as they are."""
+    occ, slot, nominal, fold, status, resolved, local, offset, position, reason, period, dispatch = row.json_values()
+    slot = "null" if slot is None else '"' + slot + '"'
+    resolved = "null" if resolved is None else '"' + resolved + '"'
+    local = "null" if local is None else '"' + local + '"'
+    offset = "null" if offset is None else '"' + offset + '"'
+    dispatch = "null" if dispatch is None else '"' + dispatch + '"'
+    return (
+        f'{{\n      "occurrenceId": "{occ}",\n      "logicalSlotId": {slot},\n'
+        f'      "nominalLocal": "{nominal}",\n      "foldOrdinal": {fold},\n      "status": "{status}",\n'
+        f'      "resolvedUtc": {resolved},\n      "resolvedLocal": {local},\n      "utcOffset": {offset},\n'
+        f'      "positionUtc": "{position}",\n      "reason": {"null" if reason is None else free(reason)},\n'
+        f'      "businessPeriod": {"null" if period is None else free(period)},\n'
+        f'      "dispatchUtc": {dispatch}\n    }}'
+    )
+
+
+def _blocks(items: Iterable[str], size: int = 1000) -> Iterator[list[str]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    source = iter(items)
+    while block := list(itertools.islice(source, size)):
+        yield block
+
+
+def _write_list(file: TextIO, items: Iterable[str]) -> None:
+    """Items already written as ``json.dumps(..., indent=2)`` writes them one level in, as a list;
+    one write per block of items, not per item."""
     empty = True
-    for item in items:
-        file.write("[\n    " if empty else ",\n    ")
-        file.write(_dump(item).replace("\n", "\n    "))
+    for block in _blocks(items):
+        file.write(("[\n    " if empty else ",\n    ") + ",\n    ".join(block))
         empty = False
     file.write("[]" if empty else "\n  ]")
 
 
-def write_json(source: Source, file: TextIO) -> None:
-    """The contract's preview object, indented by two spaces, ending in a newline."""
+def write_json(source: Source, file: TextIO, *, safe: bool = False) -> None:
+    """The contract's preview object, indented by two spaces, ending in a newline.
+
+    ``safe``: every free text (the reason, the business period, the names in
+    the head) is written so that it cannot drive a terminal; JSON reads back the same.
+    """
     spec = source.spec
     head = {
         "schema": "preview.v1",
@@ -38,23 +92,24 @@ def write_json(source: Source, file: TextIO) -> None:
         "timeZone": spec.time_zone,
         "tzdbVersion": source.tzdb_version,
     }
-    file.write("{\n")
-    for key, value in head.items():
-        file.write(f"  {_dump(key)}: {_dump(value)},\n")
-    file.write('  "occurrences": ')
-    span: list[Any] = []
+    lines = "".join(f"  {_dump(key)}: {_dump(value)},\n" for key, value in head.items())
+    file.write("{\n" + (terminal_safe(lines) if safe else lines) + '  "occurrences": ')
+    free = _free_text(safe)
+    span: list[datetime] = []
 
-    def rows() -> Iterable[dict[str, Any]]:
+    def rows() -> Iterator[str]:
+        row = None
         for row in source.rows:
             if not span:
                 span.append(row.position)
-            span[1:] = [row.position]
-            yield row.to_json()
+            yield row_text(row, free)
+        if row is not None:
+            span.append(row.position)
 
     _write_list(file, rows())
     file.write(',\n  "transitions": ')
     found = source.transitions_in(span[0], span[-1] + timedelta(seconds=1)) if span else []
-    _write_list(file, (transition_json(t) for t in found))
+    _write_list(file, (_dump(transition_json(t)).replace("\n", "\n    ") for t in found))
     file.write("\n}\n")
 
 

@@ -63,12 +63,21 @@ def _colour(row: Occurrence) -> str | None:
     return None
 
 
+def _day_and_clock(dt: datetime) -> str:
+    """``2026-03-08 02:30`` (``02:30:15`` when seconds matter), as ``%Y-%m-%d`` and :func:`fmt_clock`
+    write it; sliced from the ISO text, which costs no strftime, from year 1000 on."""
+    if dt.year < 1000:  # strftime writes such years with fewer digits
+        return f"{dt:%Y-%m-%d} {fmt_clock(dt)}"
+    text = dt.isoformat()
+    return f"{text[:10]} {text[11:19] if dt.second else text[11:16]}"
+
+
 def _when(local: datetime) -> str:
-    return f"{_WEEKDAYS[local.weekday()]} {local:%Y-%m-%d} {fmt_clock(local)}"
+    return f"{_WEEKDAYS[local.weekday()]} {_day_and_clock(local)}"
 
 
 def _utc(instant: datetime) -> str:
-    return f"{instant:%Y-%m-%d} {fmt_clock(instant)}Z"
+    return f"{_day_and_clock(instant)}Z"
 
 
 def zone_label(abbr: str | None, offset: timedelta, other: str | None = None) -> str:
@@ -105,6 +114,13 @@ def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
     return when, utc, offset, status_text(row), why
 
 
+def _safe_cells(row: Occurrence) -> tuple[str, str, str, str, str]:
+    """:func:`_cells` with nothing that drives a terminal: only the local time (which names the
+    zone's abbreviation) and the reason can hold one; instants, offsets and status words cannot."""
+    when, utc, offset, status, why = _cells(row)
+    return terminal_safe(when), utc, offset, status, terminal_safe(why) if why else why
+
+
 def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> str:
     padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths, strict=True)]
     if colour is not None:
@@ -133,7 +149,7 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
     rows = iter(source.rows)
     lo: datetime | None = None
     first = True
-    while block := [(row, tuple(terminal_safe(cell) for cell in _cells(row))) for row in itertools.islice(rows, BLOCK)]:
+    while block := [(row, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)]:
         widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in block]) for i in range(len(HEADERS) - 1)]
         lines = [title, _line(HEADERS, widths, None)] if first else []
         first = False
@@ -142,9 +158,9 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
         lo = hi
         for row, cells in block:
             while pending and pending[0].utc <= row.position:
-                lines.append(transition_line(pending.pop(0)))
+                lines.append(terminal_safe(transition_line(pending.pop(0))))
             lines.append(_line(cells, widths, _colour(row) if color else None))
-        lines.extend(transition_line(tr) for tr in pending)
+        lines.extend(terminal_safe(transition_line(tr)) for tr in pending)
         emit(lines)
     if first:
         emit([title, _line(HEADERS, [len(h) for h in HEADERS[:-1]], None), "No occurrences in this range."])

@@ -4,7 +4,8 @@ A spec's title, an unknown key, a file name or a task's output may hold
 control characters: an escape sequence can retitle the window or clear the
 screen, a carriage return can hide what came before it, and a bidi override
 can make ``gnp.exe`` read as ``exe.png``. :func:`terminal_safe` writes each of
-them as a visible escape; every line ``schedctl`` prints passes through it.
+them as a visible escape; every text ``schedctl`` prints that can hold one
+passes through it (a preview's ids, instants and numbers cannot, and skip it).
 """
 
 from __future__ import annotations

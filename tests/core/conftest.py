@@ -22,3 +22,12 @@ def run(capsys: pytest.CaptureFixture[str]) -> Run:
         return status, out, err
 
     return go
+
+
+@pytest.fixture(params=["fast", "general"])
+def expansion_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test once through the fast path (date arithmetic, where the rule allows it) and once
+    through the general one (dateutil's rrule for every rule): both must give the same rows."""
+    if request.param == "general":
+        monkeypatch.setattr("core.recurrence.expand.fast_rule", lambda compiled: None)
+    return str(request.param)

@@ -21,6 +21,9 @@ from core.enums import Status
 from core.occurrence import Occurrence
 from core.zones import get_zone
 
+#: Every case runs through the fast path and the general one (tests/core/conftest.py).
+pytestmark = pytest.mark.usefixtures("expansion_path")
+
 GAP_POLICIES = ["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]
 FOLD_POLICIES = ["FIRST_ONLY", "SECOND_ONLY", "BOTH"]
 

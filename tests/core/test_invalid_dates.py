@@ -15,6 +15,9 @@ from core.enums import Status
 from core.errors import SpecError
 from core.spec_validation import parse_spec
 
+#: Every case runs through the fast path and the general one (tests/core/conftest.py).
+pytestmark = pytest.mark.usefixtures("expansion_path")
+
 
 def nominals(rule: str, start: str, policy: str, count: int) -> list[str]:
     spec = compiled(rule=rule, start=start, invalidDatePolicy=policy, timeZone="UTC")

@@ -23,6 +23,9 @@ from core.spec_validation import parse_spec
 from core.specfile import load_spec
 from core.zones import get_zone, transitions
 
+#: Every case runs through the fast path and the general one (tests/core/conftest.py).
+pytestmark = pytest.mark.usefixtures("expansion_path")
+
 STAMP = utc("2026-01-01T00:00:00Z")
 ANSI = "\x1b["
 

@@ -14,6 +14,9 @@ from helpers import first_n, make_spec, rows_between
 from core.enums import Status
 from core.recurrence.rules import normalize_rule_text
 
+#: Every case runs through the fast path and the general one (tests/core/conftest.py).
+pytestmark = pytest.mark.usefixtures("expansion_path")
+
 
 def days(first: int, last: int, step: int = 1) -> list[int]:
     """RFC "first-last" (inclusive), optionally every ``step`` days."""

@@ -1,0 +1,86 @@
+"""``schedctl`` imports what the command needs and nothing else: checking a spec, previewing it or
+explaining it loads neither the ledger (SQLAlchemy), the engine, the holidays data (for a spec
+without a business calendar), the calendar writer nor Qt; ``--help`` not even the spec model.
+Counted by the modules a fresh process holds after the command, not by timing it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = {
+    "schema": "scheduleSpec.v1",
+    "scheduleId": "startup",
+    "revision": 1,
+    "timeZone": "America/New_York",
+    "rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
+    "start": "2026-01-01T00:00:00",
+    "gapPolicy": "SKIP",
+    "foldPolicy": "FIRST_ONLY",
+}
+#: A command's modules are listed after this line of the child's output.
+MARK = "--- modules ---"
+CHILD = f"""
+import sys
+from core.cli.app import main
+status = main(sys.argv[1:])
+print({MARK!r})
+print("\\n".join(sorted(sys.modules)))
+sys.exit(status)
+"""
+HEAVY = ("sqlalchemy", "alembic", "holidays", "icalendar", "PySide6", "core.ledger", "core.engine")
+
+
+def _modules(*argv: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split(MARK + "\n", 1)[1].split())
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in names or any(m.startswith(n + ".") for n in names))
+
+
+@pytest.mark.parametrize(
+    ("argv", "absent"),
+    [
+        pytest.param(
+            ["validate", "{spec}"],
+            (*HEAVY, "core.render.jsonfmt", "core.render.table", "core.preview", "core.cli.ledger_commands"),
+            id="validate",
+        ),
+        pytest.param(
+            ["preview", "{spec}", "--count", "5", "--format", "json", "--now", "2026-03-05T12:00:00Z"],
+            (*HEAVY, "core.render.ics", "core.render.table", "core.cli.import_commands"),
+            id="preview_json",
+        ),
+        pytest.param(
+            ["preview", "{spec}", "--count", "5", "--now", "2026-03-05T12:00:00Z"],
+            (*HEAVY, "core.render.ics", "core.cli.engine_commands"),
+            id="preview_table",
+        ),
+        pytest.param(["explain", "{spec}", "--now", "2026-03-05T12:00:00Z"], HEAVY, id="explain"),
+        pytest.param(["--help"], (*HEAVY, "pydantic", "dateutil", "core.spec", "core.cli.spec_commands"), id="help"),
+    ],
+)
+def test_a_command_imports_only_what_it_needs(tmp_path: Path, argv: list[str], absent: tuple[str, ...]) -> None:
+    path = tmp_path / "startup.json"
+    path.write_text(json.dumps(SPEC), encoding="utf-8")
+    modules = _modules(*(a.format(spec=path) for a in argv))
+    assert _loaded(modules, absent) == []
+
+
+def test_a_business_calendar_brings_the_holidays_data(tmp_path: Path) -> None:
+    """The counting sees what a command does load: a spec with a calendar reads the holidays."""
+    path = tmp_path / "business.json"
+    path.write_text(
+        json.dumps(SPEC | {"businessCalendar": {"holidays": ["US-NY"]}, "holidayPolicy": "SKIP"}), encoding="utf-8"
+    )
+    assert "holidays" in _modules("validate", str(path))

@@ -1,0 +1,190 @@
+"""The fast path (date arithmetic for DAILY, WEEKLY and MONTHLY rules at fixed times) gives the
+general path's rows, row for row: random rules in the zones whose clocks misbehave most, under
+every gap, fold and invalid-date policy, from random points; and it never walks dateutil's rrule."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.errors import SpecError
+from core.occurrence import Occurrence
+from core.recurrence import expand
+from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.recurrence.fast import fast_rule
+from core.spec_validation import parse_spec
+
+#: Lord Howe (half-hour DST), Troll (+2 h DST from +0), Apia (the day skipped on 2011-12-30),
+#: Chatham (+12:45/+13:45), New York, and Kolkata, which has no DST.
+ZONES = [
+    "Australia/Lord_Howe",
+    "Antarctica/Troll",
+    "Pacific/Apia",
+    "Pacific/Chatham",
+    "America/New_York",
+    "Asia/Kolkata",
+]
+#: Starts near each zone's oddities: Apia's lost day, Lord Howe's and Chatham's changes, a leap day.
+STARTS = [
+    datetime(2011, 12, 25, 0, 0),
+    datetime(2011, 12, 29, 23, 30),
+    datetime(2026, 4, 4, 1, 45),
+    datetime(2026, 9, 27, 2, 0),
+    datetime(2024, 2, 29, 2, 30),
+    datetime(2026, 1, 31, 9, 0),
+    datetime(2026, 10, 4, 2, 15),
+]
+DAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+ROWS = 120
+
+
+def _rows(compiled: CompiledSchedule, start: datetime | None, *, fast: bool) -> list[Occurrence]:
+    if fast:
+        return list(itertools.islice(expand.iter_rows(compiled, start), ROWS))
+    with mock.patch.object(expand, "fast_rule", lambda compiled: None):
+        return list(itertools.islice(expand.iter_rows(compiled, start), ROWS))
+
+
+@st.composite
+def rules(draw: st.DrawFn) -> str:
+    freq = draw(st.sampled_from(["DAILY", "WEEKLY", "MONTHLY"]))
+    parts = [f"FREQ={freq}"]
+    numbers = st.lists
+    if draw(st.booleans()):
+        parts.append(f"INTERVAL={draw(st.integers(1, 5))}")
+    if draw(st.booleans()):
+        hours = draw(numbers(st.sampled_from([0, 1, 2, 3, 9, 12, 23]), min_size=1, max_size=3, unique=True))
+        parts.append("BYHOUR=" + ",".join(map(str, hours)))
+    if draw(st.booleans()):
+        minutes = draw(numbers(st.sampled_from([0, 15, 30, 45, 59]), min_size=1, max_size=2, unique=True))
+        parts.append("BYMINUTE=" + ",".join(map(str, minutes)))
+    if draw(st.booleans()):
+        parts.append(f"BYSECOND={draw(st.sampled_from([0, 30]))}")
+    if (freq != "MONTHLY" or draw(st.booleans())) and draw(st.booleans()):
+        parts.append("BYDAY=" + ",".join(draw(numbers(st.sampled_from(DAYS), min_size=1, max_size=4, unique=True))))
+    if freq != "WEEKLY" and draw(st.booleans()):
+        days = draw(numbers(st.sampled_from([1, 2, 15, 28, 29, 30, 31, -1, -2]), min_size=1, max_size=3, unique=True))
+        parts.append("BYMONTHDAY=" + ",".join(map(str, days)))
+    if draw(st.booleans()):
+        parts.append("BYMONTH=" + ",".join(map(str, draw(numbers(st.integers(1, 12), min_size=1, max_size=4)))))
+    if freq == "WEEKLY" and draw(st.booleans()):
+        parts.append(f"WKST={draw(st.sampled_from(DAYS))}")
+    if draw(st.integers(0, 4)) == 0:
+        parts.append(f"UNTIL={draw(st.sampled_from(['20120105', '20270101T020000', '20261005T000000Z']))}")
+    return ";".join(dict.fromkeys(parts))
+
+
+def _spec(rule: str, zone: str, start: datetime, **more: Any) -> dict[str, Any]:
+    return {
+        "schema": "scheduleSpec.v1",
+        "scheduleId": "fast",
+        "revision": 3,
+        "timeZone": zone,
+        "rule": rule,
+        "start": start.isoformat(),
+        "gapPolicy": "SKIP",
+        "foldPolicy": "FIRST_ONLY",
+        **more,
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rule=rules(),
+    zone=st.sampled_from(ZONES),
+    start=st.sampled_from(STARTS),
+    gap=st.sampled_from(["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]),
+    fold=st.sampled_from(["FIRST_ONLY", "SECOND_ONLY", "BOTH"]),
+    invalid=st.sampled_from(["OMIT", "BACKWARD", "FORWARD"]),
+    later=st.sampled_from([None, timedelta(0), timedelta(days=3, hours=5), timedelta(days=400)]),
+)
+def test_fast_rows_are_the_general_rows(
+    rule: str, zone: str, start: datetime, gap: str, fold: str, invalid: str, later: timedelta | None
+) -> None:
+    more = {"gapPolicy": gap, "foldPolicy": fold, "invalidDatePolicy": invalid}
+    try:
+        compiled = compile_schedule(parse_spec(_spec(rule, zone, start, **more)))
+    except SpecError:  # a rule that names no time (BYMONTH=2;BYMONTHDAY=30): refused whatever the path
+        return
+    if compiled.month_days is None:
+        assert fast_rule(compiled) is not None, rule
+    begin = None if later is None else start.replace(tzinfo=UTC) + later
+    assert _rows(compiled, begin, fast=True) == _rows(compiled, begin, fast=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rule=rules(),
+    policy=st.sampled_from(["SKIP", "NEXT_BUSINESS_DAY", "PREVIOUS_BUSINESS_DAY"]),
+    excluded=st.booleans(),
+)
+def test_fast_rows_with_a_business_calendar_and_exclusions(rule: str, policy: str, excluded: bool) -> None:
+    more: dict[str, Any] = {
+        "businessCalendar": {"holidays": ["US-NY"], "closed": ["2026-12-24"]},
+        "holidayPolicy": policy,
+        "gapPolicy": "SHIFT_FORWARD",
+        "foldPolicy": "BOTH",
+    }
+    if excluded:
+        more["exclude"] = ["2026-12-31", "2026-11-01T01:30:00"]
+    try:
+        compiled = compile_schedule(parse_spec(_spec(rule, "America/New_York", datetime(2026, 10, 30, 1, 30), **more)))
+    except SpecError:
+        return
+    start = datetime(2026, 11, 20, tzinfo=UTC)
+    assert _rows(compiled, start, fast=True) == _rows(compiled, start, fast=False)
+
+
+@pytest.mark.parametrize(
+    ("rule", "more"),
+    [
+        pytest.param("FREQ=DAILY;COUNT=10", {}, id="count"),
+        pytest.param("FREQ=YEARLY;BYMONTH=3", {}, id="yearly"),
+        pytest.param("FREQ=HOURLY;BYMINUTE=5", {}, id="hourly"),
+        pytest.param("FREQ=MINUTELY;INTERVAL=15", {}, id="minutely"),
+        pytest.param("FREQ=MONTHLY;BYDAY=-1FR", {}, id="numbered_weekday"),
+        pytest.param("FREQ=MONTHLY;BYDAY=MO,TU;BYSETPOS=1", {}, id="setpos"),
+        pytest.param("FREQ=MONTHLY;BYMONTHDAY=31", {"invalidDatePolicy": "BACKWARD"}, id="moved_month_days"),
+    ],
+)
+def test_other_rules_keep_the_general_path(rule: str, more: dict[str, Any]) -> None:
+    compiled = compile_schedule(parse_spec(_spec(rule, "Europe/Berlin", datetime(2026, 1, 1, 9), **more)))
+    assert fast_rule(compiled) is None
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
+        "FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=9;BYMINUTE=30",
+        "FREQ=MONTHLY;BYMONTHDAY=1,15;BYHOUR=6",
+    ],
+)
+def test_the_fast_path_never_walks_the_rrule(rule: str) -> None:
+    """Counted, not timed: after compiling, a thousand rows ask dateutil for no time at all."""
+    compiled = compile_schedule(parse_spec(_spec(rule, "America/New_York", datetime(2026, 1, 1))))
+    with mock.patch.object(CompiledSchedule, "nominals", side_effect=AssertionError("the rrule was walked")):
+        rows = list(itertools.islice(expand.iter_rows(compiled, datetime(2026, 3, 1, tzinfo=UTC)), 1000))
+    assert len(rows) == 1000
+    assert rows == _rows_general(compiled, datetime(2026, 3, 1, tzinfo=UTC), 1000)
+
+
+def _rows_general(compiled: CompiledSchedule, start: datetime, count: int) -> list[Occurrence]:
+    with mock.patch.object(expand, "fast_rule", lambda compiled: None):
+        return list(itertools.islice(expand.iter_rows(compiled, start), count))
+
+
+def test_the_fast_path_ends_with_the_calendar() -> None:
+    """Rows up to 9999-12-31 and no further, on both paths (no OverflowError from date arithmetic)."""
+    spec = _spec("FREQ=DAILY;BYHOUR=23;BYMINUTE=59", "Asia/Kolkata", datetime(2026, 1, 1))
+    compiled = compile_schedule(parse_spec(spec))
+    start = datetime(9999, 12, 20, tzinfo=UTC)
+    fast = _rows(compiled, start, fast=True)
+    assert fast == _rows(compiled, start, fast=False)
+    assert fast[-1].nominal_local == "9999-12-31T23:59:00"
