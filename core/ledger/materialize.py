@@ -51,6 +51,7 @@ from core.ledger.db import lock_for_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.period_carry import taken_periods
+from core.ledger.period_resume import StoredPeriods, dump_periods, load_periods, periods_to_store
 from core.ledger.publish import get_schedule
 from core.ledger.states import (
     FROM_STATUS,
@@ -62,6 +63,7 @@ from core.ledger.states import (
 from core.occurrence import Occurrence as Row
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
+from core.recurrence.periods import PeriodMarks, PeriodState
 from core.version import tidemark_version
 from core.zones import shifted, tzdb_version
 
@@ -101,9 +103,9 @@ class MaterializeResult:
 
 
 #: Where the occurrences certain to expire end: (active revision compiled, first
-#: position to look at, now, the stored place in its count) -> the cut, or None.
-#: See core.engine.misfire.certain_expiry.
-ExpiryRule = Callable[[CompiledSchedule, datetime, datetime, CountHint | None], ExpiryCut | None]
+#: position to look at, now, the stored place in its count, the stored state of its
+#: business periods) -> the cut, or None. See core.engine.misfire.certain_expiry.
+ExpiryRule = Callable[[CompiledSchedule, datetime, datetime, CountHint | None, PeriodState | None], ExpiryCut | None]
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,28 @@ def _next_hint(revisions: list[_Gov], end: datetime, old: tuple[int, CountHint] 
     return (number, found) if found is not None else None
 
 
+def _period_seeds(stored: StoredPeriods | None, by_number: dict[int, _Gov], tzdb: str) -> dict[int, PeriodState]:
+    """The stored business periods' state, by revision, when it is of a revision here and the data in use."""
+    gov = by_number.get(stored.revision) if stored is not None else None
+    if stored is None or gov is None:
+        return {}
+    state = stored.usable(gov.revision, gov.resolving_tzdb(tzdb), gov.deciding_holidays())
+    return {gov.revision: state} if state is not None else {}
+
+
+def _next_periods(
+    revisions: list[_Gov], end: datetime, marks: dict[int, PeriodMarks], tzdb: str
+) -> StoredPeriods | None:
+    """The business periods' state to store with a cursor at ``end``, of the revision governing there,
+    when this call's expansion of it went through a period start at or before ``end``."""
+    number = max((r.revision for r in revisions if r.cutover <= end), default=None)
+    found = marks.get(number) if number is not None else None
+    if number is None or found is None:
+        return None
+    gov = next(r for r in revisions if r.revision == number)
+    return periods_to_store(gov.compiled(), found, end, gov.resolving_tzdb(tzdb), gov.deciding_holidays())
+
+
 def _advance(
     session: Session,
     sid: str,
@@ -325,11 +349,16 @@ def _advance(
     now: datetime,
     hint: tuple[int, CountHint] | None = None,
     horizon: timedelta | None = None,
+    periods: StoredPeriods | None = None,
 ) -> None:
     """Move the cursor from ``old`` to ``new`` (compare-and-set on it and the gate), with the
-    count position and, given the active revision's ``horizon``, when to come back."""
+    count position, the business periods' state when a new one is known, and, given the
+    active revision's ``horizon``, when to come back."""
     where: ColumnElement[bool] = Schedule.cursor_utc.is_(None) if old is None else Schedule.cursor_utc == old
     number, at = hint if hint is not None else (None, None)
+    kept: dict[str, Any] = {}
+    if periods is not None:  # else the stored state stays: one at an earlier period start is still true
+        kept = {"period_revision": periods.revision, "period_state": dump_periods(periods)}
     stmt = (
         update(Schedule)
         .where(Schedule.id == sid, Schedule.gate_version == gate, where)
@@ -340,6 +369,7 @@ def _advance(
             count_revision=number,
             count_nominal=at.nominal.isoformat() if at is not None else None,
             count_index=at.index if at is not None else None,
+            **kept,
         )
         .execution_options(synchronize_session="fetch")
     )
@@ -378,21 +408,23 @@ def _expire_missed(
     expire: ExpiryRule,
     tzdb: str,
     hint: tuple[int, CountHint] | None,
+    seeds: dict[int, PeriodState],
 ) -> tuple[datetime, int, int, list[events.OccurrencesExpired]]:
     """Record the certain-to-expire stretch from ``start`` as expired ranges when it
     is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
     ranges and counted occurrences recorded, and the events to write. A rule with
-    COUNT is walked from ``hint``, the stored place in its count, not from DTSTART."""
+    COUNT is walked from ``hint``, the stored place in its count, and business periods
+    from ``seeds``, their stored state, not from DTSTART."""
     active = revisions[-1]
     own = hint[1] if hint is not None and hint[0] == active.revision else None
-    cut = expire(active.compiled(), max(start, active.cutover), now, own)
+    cut = expire(active.compiled(), max(start, active.cutover), now, own, seeds.get(active.revision))
     if cut is None or cut.before <= start:
         return start, 0, 0, []
     by_number = {r.revision: r for r in revisions}
     segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, cut.before)
     counts = [count_rows(by_number[number].compiled(), lo, hi) for number, lo, hi in segments]
     if None in counts:
-        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS, hint)
+        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS, hint, seeds)
         many = stop < cut.before
     else:
         many = sum(c or 0 for c in counts) >= RANGE_MIN_ROWS
@@ -420,12 +452,13 @@ def _expire_missed(
 
 
 #: Expansions left off where a call stopped, to go on from there next time:
-#: (revision text, position) -> (the row iterator, its next row). An expansion
+#: (revision text, position) -> (the row iterator, its next row, the business
+#: periods it went through). An expansion
 #: restarted from a position walks back two days first (a wall time can lie
 #: that far from its instant); going on from where the last call stopped saves
 #: that walk on every pass. The rows are the same either way: statuses never
 #: depend on where an expansion starts.
-_RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row]] = OrderedDict()
+_RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row, PeriodMarks | None]] = OrderedDict()
 _RESUME_LOCK = threading.Lock()
 _RESUME_SIZE = 256
 
@@ -436,19 +469,24 @@ def forget_expansions() -> None:
         _RESUME.clear()
 
 
-def _rows_from(gov: _Gov, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
+def _rows_from(
+    gov: _Gov, start: datetime, hint: CountHint | None = None, periods: PeriodState | None = None
+) -> tuple[Iterator[Row], PeriodMarks | None]:
+    """The rows of ``gov`` from ``start``, and the business periods' marks (with ``businessPeriod``)."""
     with _RESUME_LOCK:
         kept = _RESUME.pop((gov.spec_json, start), None)
     if kept is None:
-        return iter_rows(gov.compiled(), start, count_hint=hint)
-    rows, first = kept
-    return itertools.chain((first,), rows)
+        compiled = gov.compiled()
+        marks = PeriodMarks() if compiled.spec.business_period else None
+        return iter_rows(compiled, start, count_hint=hint, periods=periods, marks=marks), marks
+    rows, first, marks = kept
+    return itertools.chain((first,), rows), marks
 
 
-def _keep(spec_json: str, start: datetime, rows: Iterator[Row], first: Row) -> None:
+def _keep(spec_json: str, start: datetime, rows: Iterator[Row], first: Row, marks: PeriodMarks | None) -> None:
     """Keep an expansion for a call that starts at ``start`` (its next row is ``first``)."""
     with _RESUME_LOCK:
-        _RESUME[(spec_json, start)] = (rows, first)
+        _RESUME[(spec_json, start)] = (rows, first, marks)
         while len(_RESUME) > _RESUME_SIZE:
             _RESUME.popitem(last=False)
 
@@ -459,11 +497,15 @@ def _expand_bounded(
     end: datetime,
     max_rows: int,
     hint: tuple[int, CountHint] | None = None,
+    seeds: dict[int, PeriodState] | None = None,
+    marks: dict[int, PeriodMarks] | None = None,
 ) -> tuple[list[tuple[int, list[Row]]], datetime]:
     """The rows of each segment, at most about ``max_rows`` in all, and where they stop.
 
     A cut falls between two positions, never inside one (a duplicate shares
     its winner's position), so the next run starts exactly where this one ended.
+    ``seeds``: business periods' states to start a revision's expansion from;
+    ``marks`` is given each expansion's marks (see :mod:`core.ledger.period_resume`).
     """
     out: list[tuple[int, list[Row]]] = []
     total = 0
@@ -472,13 +514,16 @@ def _expand_bounded(
         out.append((number, batch))
         gov = by_number[number]
         spec_json = gov.spec_json
-        rows = _rows_from(gov, lo, hint[1] if hint is not None and hint[0] == number else None)
+        own = hint[1] if hint is not None and hint[0] == number else None
+        rows, found = _rows_from(gov, lo, own, (seeds or {}).get(number))
+        if marks is not None and found is not None:
+            marks[number] = found
         for row in rows:
             if row.position >= hi:
-                _keep(spec_json, hi, rows, row)
+                _keep(spec_json, hi, rows, row, found)
                 break
             if total >= max_rows and row.position != (batch[-1].position if batch else lo):
-                _keep(spec_json, row.position, rows, row)
+                _keep(spec_json, row.position, rows, row, found)
                 return out, row.position
             batch.append(row)
             total += 1
@@ -518,6 +563,7 @@ def materialize(
         schedule = get_schedule(session, schedule_id, for_update=True)
         state, gate, cursor = schedule.state, schedule.gate_version, schedule.cursor_utc
         hint = _stored_hint(schedule)
+        stored_periods = load_periods(schedule.period_revision, schedule.period_state)
         if state is ScheduleState.DISABLED:
             return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="the schedule is disabled")
         revisions = [
@@ -537,13 +583,14 @@ def materialize(
         try:
             with session.begin_nested():
                 ranges, counted, expired = 0, 0, list[events.OccurrencesExpired]()
+                by_number = {r.revision: r for r in revisions}
+                seeds, marks = _period_seeds(stored_periods, by_number, tzdb), dict[int, PeriodMarks]()
                 if expire is not None:
                     start, ranges, counted, expired = _expire_missed(
-                        session, schedule_id, revisions, start, now, expire, tzdb, hint
+                        session, schedule_id, revisions, start, now, expire, tzdb, hint, seeds
                     )
-                by_number = {r.revision: r for r in revisions}
                 segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
-                expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint)
+                expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint, seeds, marks)
                 more = until_or_horizon(until, now, active, lead, chunk) > end
                 rows: list[dict[str, Any]] = []
                 for number, batch in expanded:
@@ -553,7 +600,8 @@ def materialize(
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
                 hint = _next_hint(revisions, end, hint)
-                _advance(session, schedule_id, gate, cursor, end, now, hint, _horizon(active))
+                periods = _next_periods(revisions, end, marks, tzdb)
+                _advance(session, schedule_id, gate, cursor, end, now, hint, _horizon(active), periods)
                 if expired:
                     events.append_many(session, expired)
                 if inserted:

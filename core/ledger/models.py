@@ -165,6 +165,11 @@ class Schedule(Base):
     #: revision's horizon, the instant from which now + horizon passes the cursor.
     #: None: at once (just published, or not materialized since 0012).
     materialize_at: Mapped[datetime | None]
+    #: With ``businessPeriod`` (0013): the winners of its periods at the latest period start
+    #: at or before the cursor, of revision ``period_revision`` (core/ledger/period_resume.py),
+    #: so that materializing resumes there instead of settling periods from DTSTART.
+    period_revision: Mapped[int | None]
+    period_state: Mapped[str | None] = mapped_column(Text)
     #: The note of the latest pause, resume or disable.
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]
