@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import ColumnElement, and_, func, or_, select, tuple_, update
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from core import holiday_codes
@@ -49,7 +49,7 @@ from core.ledger import events
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.db import lock_for_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
-from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.models import Occurrence, Revision, Schedule, sqlite_utc_text
 from core.ledger.period_carry import taken_periods
 from core.ledger.period_resume import StoredPeriods, dump_periods, load_periods, periods_to_store
 from core.ledger.publish import get_schedule
@@ -71,6 +71,8 @@ from core.zones import shifted, tzdb_version
 CHUNK = 2000
 #: Rows one call inserts at most (a long outage is caught up in several transactions).
 MAX_ROWS = 100_000
+#: Revision texts one statement reads when looking for those this Tidemark refuses.
+_TEXTS_PER_READ = 500
 #: Compare-and-set rounds before giving up on a schedule that keeps moving.
 MAX_ROUNDS = 5
 #: A count position is kept this far before the cursor's instant (no wall time lies further from its instant).
@@ -255,12 +257,49 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
         # (SQLAlchemy batches it into multi-row VALUES).
         returning = postgresql.insert(table).on_conflict_do_nothing().returning(table.c.occurrence_id)
         return sum(len(session.execute(returning, rows[i : i + CHUNK]).all()) for i in range(0, len(rows), CHUNK))
-    # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0.
-    plain = sqlite.insert(table).on_conflict_do_nothing()
-    return sum(
-        session.execute(plain, rows[i : i + CHUNK]).rowcount  # type: ignore[attr-defined]
-        for i in range(0, len(rows), CHUNK)
-    )
+    # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0. The values go
+    # as the column types would bind them, converted here: SQLAlchemy's processing of each
+    # parameter of each row cost more than SQLite's insert itself.
+    names = list(rows[0])
+    columns = ", ".join(names)
+    sql = f"INSERT INTO occurrences ({columns}) VALUES ({', '.join('?' * len(names))}) ON CONFLICT DO NOTHING"
+    values = _sqlite_values(rows, names)
+    connection = session.connection()
+    return sum(connection.exec_driver_sql(sql, values[i : i + CHUNK]).rowcount for i in range(0, len(values), CHUNK))
+
+
+#: The columns of an occurrence row that hold instants, and those that hold an enum's value.
+_INSTANTS = frozenset({"resolved_utc", "position_utc", "due_at", "created_at", "updated_at"})
+_ENUMS = frozenset({"kind", "state"})
+
+
+def _sqlite_values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
+    """``rows`` as the tuples SQLite stores (see :class:`~core.ledger.models.UtcDateTime` and
+    :class:`~core.ledger.models.EnumText`); one instant's text is computed once."""
+    texts: dict[datetime, str] = {}
+    last: list[Any] = [None, None]  # the instant converted last and its text: a row's repeat it
+
+    def text(value: datetime) -> str:
+        if value is last[0]:
+            return str(last[1])
+        found = texts.get(value)
+        if found is None:
+            found = texts[value] = sqlite_utc_text(value)
+        last[:] = [value, found]
+        return found
+
+    instants = [i for i, name in enumerate(names) if name in _INSTANTS]
+    enums = [i for i, name in enumerate(names) if name in _ENUMS]
+    out = []
+    for row in rows:
+        values = [row[name] for name in names]
+        for i in instants:
+            if values[i] is not None:
+                values[i] = text(values[i])
+        for i in enums:
+            values[i] = str(values[i])
+        out.append(tuple(values))
+    return out
 
 
 def expected_rows(
@@ -354,14 +393,17 @@ def _advance(
     """Move the cursor from ``old`` to ``new`` (compare-and-set on it and the gate), with the
     count position, the business periods' state when a new one is known, and, given the
     active revision's ``horizon``, when to come back."""
-    where: ColumnElement[bool] = Schedule.cursor_utc.is_(None) if old is None else Schedule.cursor_utc == old
+    # The table, not the entity: the ORM's bulk update with a fetch of what changed cost as
+    # much again as the statement. The schedule's object, when loaded, is expired instead.
+    table = Schedule.metadata.tables["schedules"]
+    where: ColumnElement[bool] = table.c.cursor_utc.is_(None) if old is None else table.c.cursor_utc == old
     number, at = hint if hint is not None else (None, None)
     kept: dict[str, Any] = {}
     if periods is not None:  # else the stored state stays: one at an earlier period start is still true
         kept = {"period_revision": periods.revision, "period_state": dump_periods(periods)}
     stmt = (
-        update(Schedule)
-        .where(Schedule.id == sid, Schedule.gate_version == gate, where)
+        update(table)
+        .where(table.c.id == sid, table.c.gate_version == gate, where)
         .values(
             cursor_utc=new,
             materialize_at=shifted(new, -horizon) if horizon is not None else None,
@@ -371,10 +413,12 @@ def _advance(
             count_index=at.index if at is not None else None,
             **kept,
         )
-        .execution_options(synchronize_session="fetch")
     )
     if session.execute(stmt).rowcount != 1:  # type: ignore[attr-defined]
         raise _CursorMoved
+    loaded = session.identity_map.get(Session.identity_key(Schedule, sid))
+    if loaded is not None:
+        session.expire(loaded)
 
 
 def until_or_horizon(
@@ -789,18 +833,21 @@ def unreadable_revisions(
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))
     found: dict[tuple[str, int], tuple[bool, list[str]]] = {}
-    for sid, number in pairs:
-        if (sid, number) in readable:
-            continue
-        text, tzif = session.execute(
-            select(Revision.spec_json, Revision.tzif).where(Revision.schedule_id == sid, Revision.revision == number)
-        ).one()
-        try:
-            compiled_revision(text or "", tzif)
-        except REVISION_ERRORS as exc:
-            found[(sid, number)] = (number == newest[sid], revision_problems(exc))
-        else:
-            readable.add((sid, number))
+    unknown = [(sid, number) for sid, number in pairs if (sid, number) not in readable]
+    for i in range(0, len(unknown), _TEXTS_PER_READ):  # their texts a page at a time, not one statement each
+        page = unknown[i : i + _TEXTS_PER_READ]
+        texts = session.execute(
+            select(Revision.schedule_id, Revision.revision, Revision.spec_json, Revision.tzif)
+            .where(tuple_(Revision.schedule_id, Revision.revision).in_(page))
+            .order_by(Revision.schedule_id, Revision.revision)
+        )
+        for sid, number, text, tzif in texts:
+            try:
+                compiled_revision(text or "", tzif)
+            except REVISION_ERRORS as exc:
+                found[(sid, number)] = (number == newest[sid], revision_problems(exc))
+            else:
+                readable.add((sid, number))
     return found
 
 
