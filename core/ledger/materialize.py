@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, tuple_, update
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import ColumnElement, Integer, and_, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from core import holiday_codes
@@ -251,12 +250,8 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
     """INSERT ... ON CONFLICT DO NOTHING; returns how many rows were new."""
     if not rows:
         return 0
-    table = Occurrence.metadata.tables["occurrences"]  # Core, not the ORM entity: no per-row bookkeeping
     if session.get_bind().dialect.name == "postgresql":
-        # psycopg reports no rowcount for executemany; RETURNING lists the new rows
-        # (SQLAlchemy batches it into multi-row VALUES).
-        returning = postgresql.insert(table).on_conflict_do_nothing().returning(table.c.occurrence_id)
-        return sum(len(session.execute(returning, rows[i : i + CHUNK]).all()) for i in range(0, len(rows), CHUNK))
+        return _insert_unnest(session, rows)
     # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0. The values go
     # as the column types would bind them, converted here: SQLAlchemy's processing of each
     # parameter of each row cost more than SQLite's insert itself.
@@ -266,6 +261,37 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
     values = _sqlite_values(rows, names)
     connection = session.connection()
     return sum(connection.exec_driver_sql(sql, values[i : i + CHUNK]).rowcount for i in range(0, len(values), CHUNK))
+
+
+def _insert_unnest(session: Session, rows: list[dict[str, Any]]) -> int:
+    """PostgreSQL: each column's values as one array, the rows ``unnest`` of them; RETURNING lists
+    the new rows (psycopg reports no rowcount for executemany). SQLAlchemy's multi-row VALUES
+    made a statement thousands of placeholders long, which psycopg parsed again for every
+    batch: two thirds of a recovery pass's CPU."""
+    table = Occurrence.metadata.tables["occurrences"]
+    names = list(rows[0])
+    arrays = ", ".join(f"%s::{_pg_array(table.c[name].type, name)}" for name in names)
+    sql = (
+        f"INSERT INTO occurrences ({', '.join(names)}) SELECT * FROM unnest({arrays}) "
+        "ON CONFLICT DO NOTHING RETURNING occurrence_id"
+    )
+    connection = session.connection()
+    new = 0
+    for i in range(0, len(rows), CHUNK):
+        chunk = rows[i : i + CHUNK]
+        columns = tuple([_pg_value(row[name], name) for row in chunk] for name in names)
+        new += len(connection.exec_driver_sql(sql, columns).all())
+    return new
+
+
+def _pg_array(column_type: Any, name: str) -> str:
+    if name in _INSTANTS:
+        return "timestamptz[]"
+    return "int8[]" if isinstance(column_type, Integer) else "text[]"
+
+
+def _pg_value(value: Any, name: str) -> Any:
+    return str(value) if name in _ENUMS else value
 
 
 #: The columns of an occurrence row that hold instants, and those that hold an enum's value.

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, insert, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 
@@ -147,3 +147,24 @@ def test_sqlite_rows_are_stored_as_the_column_types_store_them(tmp_path: Path) -
 def _bound_by_sqlalchemy(session: Session, rows: list[dict[str, Any]]) -> None:
     table = Occurrence.metadata.tables["occurrences"]
     session.execute(sqlite.insert(table).on_conflict_do_nothing(), rows)
+
+
+def _read_back(session: Session, suffix: str) -> list[tuple[Any, ...]]:
+    table = Occurrence.metadata.tables["occurrences"]
+    found = session.execute(select(table).where(table.c.occurrence_id.like(f"%{suffix}")).order_by(table.c.reason))
+    return [tuple(v for k, v in row._mapping.items() if k not in ("occurrence_id", "schedule_id")) for row in found]
+
+
+def test_rows_read_back_as_sqlalchemy_wrote_them(ledger: Ledger, clock: FixedClock) -> None:
+    """On both databases: the materializer's own insert and SQLAlchemy's give the same rows back,
+    and a second insert of the same rows adds none (each way writes its own schedule's rows)."""
+    _publish(ledger, clock, 0, 2)
+    with ledger.write() as session:
+        assert _insert(session, [r | {"occurrence_id": r["occurrence_id"] + "-own"} for r in ROWS]) == len(ROWS)
+        assert _insert(session, [r | {"occurrence_id": r["occurrence_id"] + "-own"} for r in ROWS]) == 0
+        table = Occurrence.metadata.tables["occurrences"]
+        theirs = [r | {"occurrence_id": r["occurrence_id"] + "-sa", "schedule_id": "hourly-001"} for r in ROWS]
+        session.execute(insert(table), theirs)
+    with ledger.read() as session:
+        own, theirs = _read_back(session, "-own"), _read_back(session, "-sa")
+    assert own == theirs and len(own) == len(ROWS)
