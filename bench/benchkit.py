@@ -1,12 +1,16 @@
 """Pieces the engine benchmarks share: a runner stand-in that succeeds at once,
-and an engine that adds up the seconds spent in each of its stages."""
+an engine that adds up the seconds spent in each of its stages, and a scratch
+ledger database on either backend."""
 
 from __future__ import annotations
 
+import os
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -81,3 +85,26 @@ class TimingEngine(Engine):
 
                 stack.enter_context(mock.patch.object(module, function, timed))
             yield
+
+
+@contextmanager
+def scratch_database(backend: str, pg: str, tmp: Path) -> Iterator[str]:
+    """The URL of an empty ledger database, dropped at the end: a SQLite file in ``tmp``, or a new
+    database on the PostgreSQL server ``pg``."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp / 'ledger.db'}"
+        return
+    from sqlalchemy import create_engine, make_url, text
+
+    name = f"tidemark_bench_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(pg, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield make_url(pg).set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()

@@ -11,11 +11,14 @@ work is timed.
 Measured: one ``Engine.run_once`` (record the stretches certain to expire
 as expired ranges, materialize the next hour and a bounded part of the
 horizon, promote and apply the misfire policy, recover, dispatch), with the
-time of each step. Asserted: executions never exceed the bound. Target:
-under 10 s.
+time of each step. Asserted: executions never exceed the bound. Targets: 1 s
+for 100 schedules, 5 s for 1,000 (``--daily 334 --hourly 333 --minutely 333``).
 
 Run by hand: ``.venv/bin/python bench/recovery_bench.py [--daily N] [--hourly N]
-[--minutely N] [--days D] [--quick]``. The default is the full case: about 17.6 million
+[--minutely N] [--days D] [--pg URL] [--quick]``; ``--pg`` runs it on a new database of
+that PostgreSQL server (dropped at the end) instead of a SQLite file. The pass's CPU
+time (all threads) is printed beside its wall time: on a loaded machine it is the
+figure that moves least. The default is the full case: about 17.6 million
 missed occurrences, of which 100 run and the rest are recorded as 100 expired
 ranges (one per schedule; docs/ledger.md, "Long outages").
 """
@@ -35,8 +38,8 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchkit import TimingEngine, instant_success
-from sqlalchemy import func, select
+from benchkit import TimingEngine, instant_success, scratch_database
+from sqlalchemy import func, select, text
 
 from core.clock import FixedClock
 from core.engine import promote, recover
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hourly", type=int, default=33)
     parser.add_argument("--minutely", type=int, default=33)
     parser.add_argument("--days", type=int, default=365, help="length of the outage (default 365)")
+    parser.add_argument("--pg", help="a PostgreSQL server's URL: run on a new database there")
     parser.add_argument("--quick", action="store_true", help="one schedule of each kind, a day: checks the bench works")
     args = parser.parse_args(argv)
     if args.quick:
@@ -111,11 +115,16 @@ def main(argv: list[str] | None = None) -> None:
     cutover = NOW - timedelta(days=args.days)
     print(
         f"{schedules} schedules ({', '.join(f'{n} {k}' for k, n in counts.items())}), "
-        f"outage of {args.days} days; python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}"
+        f"outage of {args.days} days; python {sys.version.split()[0]}, "
+        + ("postgresql" if args.pg else f"sqlite {sqlite3.sqlite_version}")
     )
-    with tempfile.TemporaryDirectory(prefix="tidemark-recovery-bench-") as tmp:
+    backend = "postgresql" if args.pg else "sqlite"
+    with (
+        tempfile.TemporaryDirectory(prefix="tidemark-recovery-bench-") as tmp,
+        scratch_database(backend, args.pg or "", Path(tmp)) as url,
+    ):
         clock = FixedClock(cutover)
-        with open_ledger(str(Path(tmp) / "ledger.db"), clock) as ledger:
+        with open_ledger(url, clock) as ledger:
             with ledger.write() as session:
                 for kind, n in counts.items():
                     for i in range(n):
@@ -123,18 +132,23 @@ def main(argv: list[str] | None = None) -> None:
             clock.set(NOW)
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=4))
             with mock.patch.object(run_stage, "run_command", instant_success):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 report = engine.run_once()
-                elapsed = time.perf_counter() - start
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
             with ledger.read() as session:
                 executions = session.scalar(select(func.count()).select_from(Attempt)) or 0
                 rows = session.scalar(select(func.count()).select_from(Occurrence)) or 0
                 event_rows = session.scalar(select(func.count()).select_from(Event)) or 0
-            db_bytes = sum(p.stat().st_size for p in Path(tmp).iterdir())
+                db_bytes = (
+                    int(session.scalar(text("SELECT pg_database_size(current_database())")) or 0)
+                    if args.pg
+                    else sum(p.stat().st_size for p in Path(tmp).iterdir())
+                )
     bound = schedules * MAX_CATCH_UP
     others = sum(engine.spent.values())
     steps = {"materialize": elapsed - others} | engine.spent
-    print(f"  first pass                   {elapsed:9.2f} s   (target < 10 s)")
+    print(f"  first pass                   {elapsed:9.2f} s   (target: 1 s for 100 schedules, 5 s for 1,000)")
+    print(f"    its CPU time (all threads) {cpu:9.2f} s   (what a loaded machine changes least)")
     for name, spent in steps.items():
         print(f"    {name:<26} {spent:9.2f} s")
     print(f"  occurrences materialized     {report.materialized:12,}   ({rows:,} rows, {event_rows:,} events)")

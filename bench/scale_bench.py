@@ -53,14 +53,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchkit import scratch_database
 
 #: The warm-up pass's instant: half a second into a second, so a millisecond later nothing new is due.
 WARM = datetime(2026, 6, 3, 12, 0, 55, 500_000, tzinfo=UTC)
@@ -123,28 +123,6 @@ MIXES: dict[str, Callable[[int], dict[str, Any]]] = {"daily": daily_spec, "minut
 
 def _peak_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-
-
-@contextmanager
-def _database(backend: str, pg: str, tmp: Path) -> Iterator[str]:
-    """The URL of an empty ledger database, dropped at the end."""
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp / 'ledger.db'}"
-        return
-    from sqlalchemy import create_engine, make_url, text
-
-    name = f"tidemark_scale_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(pg, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        try:
-            yield make_url(pg).set(database=name).render_as_string(hide_password=False)
-        finally:
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 
 
 def _ledger_bytes(ledger: Any, tmp: Path) -> int:
@@ -287,7 +265,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     out, clock = dict(case), FixedClock(PUBLISHED)
     with (
         tempfile.TemporaryDirectory(prefix="tidemark-scale-") as name,
-        _database(case["backend"], case["pg"], Path(name)) as url,
+        scratch_database(case["backend"], case["pg"], Path(name)) as url,
         open_ledger(url, clock) as ledger,
     ):
         with ledger.write() as session:

@@ -20,6 +20,7 @@ from core.enums import Kind, MisfirePolicy
 from core.ledger.expired import ExpiryCut, fixed_offset
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand
+from core.recurrence.periods import PeriodState
 
 
 class Action(StrEnum):
@@ -106,7 +107,11 @@ _FIRST_SPAN = timedelta(hours=1)
 
 
 def certain_expiry(
-    compiled: CompiledSchedule, search_from: datetime, now: datetime, hint: CountHint | None = None
+    compiled: CompiledSchedule,
+    search_from: datetime,
+    now: datetime,
+    hint: CountHint | None = None,
+    periods: PeriodState | None = None,
 ) -> ExpiryCut | None:
     """The position before which every occurrence is certain to expire at ``now``,
     whatever is materialized: the rows :func:`plan_recovery` would expire anyway.
@@ -123,8 +128,9 @@ def certain_expiry(
     jitter margin keeps the cut exact although dispatch times move by up to
     ``jitter`` from positions. A rule with COUNT resumes its count at ``hint``
     (a place in the count at or before ``search_from``: the one the ledger
-    stores for the schedule) instead of walking from DTSTART. Pure: no clock,
-    no ledger.
+    stores for the schedule) instead of walking from DTSTART, and business
+    periods are settled from ``periods`` (the state stored with the cursor: see
+    :mod:`core.recurrence.periods`). Pure: no clock, no ledger.
     """
     spec = compiled.spec
     jitter = spec.jitter or timedelta(0)
@@ -140,7 +146,7 @@ def certain_expiry(
         why = f"missed by more than latenessWindow ({window}); misfirePolicy {policy.value} runs no missed occurrence"
         cuts.append(ExpiryCut(late_before, policy.value, why))
     elif policy is MisfirePolicy.CATCH_UP_BOUNDED and bound:
-        newest = _kth_newest_runnable(compiled, search_from, late_before, bound, hint)
+        newest = _kth_newest_runnable(compiled, search_from, late_before, bound, hint, periods)
         if newest is not None:
             why = (
                 f"missed by more than latenessWindow ({window}); "
@@ -153,7 +159,7 @@ def certain_expiry(
 
 
 def _kth_newest_runnable(
-    compiled: CompiledSchedule, lo: datetime, hi: datetime, k: int, hint: CountHint | None
+    compiled: CompiledSchedule, lo: datetime, hi: datetime, k: int, hint: CountHint | None, periods: PeriodState | None
 ) -> datetime | None:
     """The position of the k-th newest runnable row in [lo, hi), looking back from
     ``hi`` over doubling spans (never expanding from ``lo`` itself unless it must).
@@ -163,7 +169,7 @@ def _kth_newest_runnable(
     span = _FIRST_SPAN
     while True:
         start = max(lo, hi - span)
-        rows = _runnable_positions(compiled, start, hi, hint)
+        rows = _runnable_positions(compiled, start, hi, hint, periods)
         if len(rows) >= k:
             return rows[-k]
         if start <= lo:
@@ -172,13 +178,13 @@ def _kth_newest_runnable(
 
 
 def _runnable_positions(
-    compiled: CompiledSchedule, lo: datetime, hi: datetime, hint: CountHint | None
+    compiled: CompiledSchedule, lo: datetime, hi: datetime, hint: CountHint | None, periods: PeriodState | None = None
 ) -> list[datetime]:
     """Positions of the runnable rows in [lo, hi), in order. Where the zone's offset
     is fixed and only the rule shapes the rows, straight from the rule's times."""
     offset = fixed_offset(compiled, lo, hi) if compiled.spec.kind is Kind.CALENDAR else None
     if offset is None or compiled.spec.start is None:
-        return [row.position for row in expand(compiled, lo, hi, count_hint=hint) if row.runnable]
+        return [row.position for row in expand(compiled, lo, hi, count_hint=hint, periods=periods) if row.runnable]
     out = []
     for when, _moved in compiled.nominals((lo + offset).replace(tzinfo=None), hint=hint):
         position = (when - offset).replace(tzinfo=UTC)

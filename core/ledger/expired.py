@@ -121,20 +121,25 @@ def record_range(
     now: datetime,
 ) -> None:
     """Insert one range (the caller moves the cursor and writes the event in the same transaction)."""
-    table = ExpiredRange.metadata.tables[ExpiredRange.__tablename__]
+    # One statement for every call, its values as parameters: built with ``.values()`` it was
+    # compiled again at each call, the larger part of recording a range.
     session.execute(
-        insert(table).values(
-            schedule_id=schedule_id,
-            revision=revision,
-            from_utc=from_utc,
-            to_utc=to_utc,
-            policy=cut.policy,
-            reason=cut.reason,
-            occurrences=occurrences,
-            tzdb_version=tzdb,
-            created_at=now,
-        )
+        _INSERT_RANGE,
+        {
+            "schedule_id": schedule_id,
+            "revision": revision,
+            "from_utc": from_utc,
+            "to_utc": to_utc,
+            "policy": cut.policy,
+            "reason": cut.reason,
+            "occurrences": occurrences,
+            "tzdb_version": tzdb,
+            "created_at": now,
+        },
     )
+
+
+_INSERT_RANGE = insert(ExpiredRange.metadata.tables[ExpiredRange.__tablename__])
 
 
 def list_expired_ranges(session: Session, schedule_id: str | None = None) -> list[ExpiredRangeView]:

@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import ColumnElement, Integer, and_, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from core import holiday_codes
@@ -49,8 +48,9 @@ from core.ledger import events
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.db import lock_for_write, shared_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
-from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.models import Occurrence, Revision, Schedule, sqlite_utc_text
 from core.ledger.period_carry import taken_periods
+from core.ledger.period_resume import StoredPeriods, dump_periods, load_periods, periods_to_store
 from core.ledger.publish import get_schedule
 from core.ledger.states import (
     FROM_STATUS,
@@ -62,6 +62,7 @@ from core.ledger.states import (
 from core.occurrence import Occurrence as Row
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
+from core.recurrence.periods import PeriodMarks, PeriodState
 from core.version import tidemark_version
 from core.zones import shifted, tzdb_version
 
@@ -69,6 +70,8 @@ from core.zones import shifted, tzdb_version
 CHUNK = 2000
 #: Rows one call inserts at most (a long outage is caught up in several transactions).
 MAX_ROWS = 100_000
+#: Revision texts one statement reads when looking for those this Tidemark refuses.
+_TEXTS_PER_READ = 500
 #: Compare-and-set rounds before giving up on a schedule that keeps moving.
 MAX_ROUNDS = 5
 #: A count position is kept this far before the cursor's instant (no wall time lies further from its instant).
@@ -101,9 +104,9 @@ class MaterializeResult:
 
 
 #: Where the occurrences certain to expire end: (active revision compiled, first
-#: position to look at, now, the stored place in its count) -> the cut, or None.
-#: See core.engine.misfire.certain_expiry.
-ExpiryRule = Callable[[CompiledSchedule, datetime, datetime, CountHint | None], ExpiryCut | None]
+#: position to look at, now, the stored place in its count, the stored state of its
+#: business periods) -> the cut, or None. See core.engine.misfire.certain_expiry.
+ExpiryRule = Callable[[CompiledSchedule, datetime, datetime, CountHint | None, PeriodState | None], ExpiryCut | None]
 
 
 @dataclass(frozen=True)
@@ -247,18 +250,82 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
     """INSERT ... ON CONFLICT DO NOTHING; returns how many rows were new."""
     if not rows:
         return 0
-    table = Occurrence.metadata.tables["occurrences"]  # Core, not the ORM entity: no per-row bookkeeping
     if session.get_bind().dialect.name == "postgresql":
-        # psycopg reports no rowcount for executemany; RETURNING lists the new rows
-        # (SQLAlchemy batches it into multi-row VALUES).
-        returning = postgresql.insert(table).on_conflict_do_nothing().returning(table.c.occurrence_id)
-        return sum(len(session.execute(returning, rows[i : i + CHUNK]).all()) for i in range(0, len(rows), CHUNK))
-    # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0.
-    plain = sqlite.insert(table).on_conflict_do_nothing()
-    return sum(
-        session.execute(plain, rows[i : i + CHUNK]).rowcount  # type: ignore[attr-defined]
-        for i in range(0, len(rows), CHUNK)
+        return _insert_unnest(session, rows)
+    # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0. The values go
+    # as the column types would bind them, converted here: SQLAlchemy's processing of each
+    # parameter of each row cost more than SQLite's insert itself.
+    names = list(rows[0])
+    columns = ", ".join(names)
+    sql = f"INSERT INTO occurrences ({columns}) VALUES ({', '.join('?' * len(names))}) ON CONFLICT DO NOTHING"
+    values = _sqlite_values(rows, names)
+    connection = session.connection()
+    return sum(connection.exec_driver_sql(sql, values[i : i + CHUNK]).rowcount for i in range(0, len(values), CHUNK))
+
+
+def _insert_unnest(session: Session, rows: list[dict[str, Any]]) -> int:
+    """PostgreSQL: each column's values as one array, the rows ``unnest`` of them; RETURNING lists
+    the new rows (psycopg reports no rowcount for executemany). SQLAlchemy's multi-row VALUES
+    made a statement thousands of placeholders long, which psycopg parsed again for every
+    batch: two thirds of a recovery pass's CPU."""
+    table = Occurrence.metadata.tables["occurrences"]
+    names = list(rows[0])
+    arrays = ", ".join(f"%s::{_pg_array(table.c[name].type, name)}" for name in names)
+    sql = (
+        f"INSERT INTO occurrences ({', '.join(names)}) SELECT * FROM unnest({arrays}) "
+        "ON CONFLICT DO NOTHING RETURNING occurrence_id"
     )
+    connection = session.connection()
+    new = 0
+    for i in range(0, len(rows), CHUNK):
+        chunk = rows[i : i + CHUNK]
+        columns = tuple([_pg_value(row[name], name) for row in chunk] for name in names)
+        new += len(connection.exec_driver_sql(sql, columns).all())
+    return new
+
+
+def _pg_array(column_type: Any, name: str) -> str:
+    if name in _INSTANTS:
+        return "timestamptz[]"
+    return "int8[]" if isinstance(column_type, Integer) else "text[]"
+
+
+def _pg_value(value: Any, name: str) -> Any:
+    return str(value) if name in _ENUMS else value
+
+
+#: The columns of an occurrence row that hold instants, and those that hold an enum's value.
+_INSTANTS = frozenset({"resolved_utc", "position_utc", "due_at", "created_at", "updated_at"})
+_ENUMS = frozenset({"kind", "state"})
+
+
+def _sqlite_values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
+    """``rows`` as the tuples SQLite stores (see :class:`~core.ledger.models.UtcDateTime` and
+    :class:`~core.ledger.models.EnumText`); one instant's text is computed once."""
+    texts: dict[datetime, str] = {}
+    last: list[Any] = [None, None]  # the instant converted last and its text: a row's repeat it
+
+    def text(value: datetime) -> str:
+        if value is last[0]:
+            return str(last[1])
+        found = texts.get(value)
+        if found is None:
+            found = texts[value] = sqlite_utc_text(value)
+        last[:] = [value, found]
+        return found
+
+    instants = [i for i, name in enumerate(names) if name in _INSTANTS]
+    enums = [i for i, name in enumerate(names) if name in _ENUMS]
+    out = []
+    for row in rows:
+        values = [row[name] for name in names]
+        for i in instants:
+            if values[i] is not None:
+                values[i] = text(values[i])
+        for i in enums:
+            values[i] = str(values[i])
+        out.append(tuple(values))
+    return out
 
 
 def expected_rows(
@@ -316,6 +383,28 @@ def _next_hint(revisions: list[_Gov], end: datetime, old: tuple[int, CountHint] 
     return (number, found) if found is not None else None
 
 
+def _period_seeds(stored: StoredPeriods | None, by_number: dict[int, _Gov], tzdb: str) -> dict[int, PeriodState]:
+    """The stored business periods' state, by revision, when it is of a revision here and the data in use."""
+    gov = by_number.get(stored.revision) if stored is not None else None
+    if stored is None or gov is None:
+        return {}
+    state = stored.usable(gov.revision, gov.resolving_tzdb(tzdb), gov.deciding_holidays())
+    return {gov.revision: state} if state is not None else {}
+
+
+def _next_periods(
+    revisions: list[_Gov], end: datetime, marks: dict[int, PeriodMarks], tzdb: str
+) -> StoredPeriods | None:
+    """The business periods' state to store with a cursor at ``end``, of the revision governing there,
+    when this call's expansion of it went through a period start at or before ``end``."""
+    number = max((r.revision for r in revisions if r.cutover <= end), default=None)
+    found = marks.get(number) if number is not None else None
+    if number is None or found is None:
+        return None
+    gov = next(r for r in revisions if r.revision == number)
+    return periods_to_store(gov.compiled(), found, end, gov.resolving_tzdb(tzdb), gov.deciding_holidays())
+
+
 def _advance(
     session: Session,
     sid: str,
@@ -325,14 +414,22 @@ def _advance(
     now: datetime,
     hint: tuple[int, CountHint] | None = None,
     horizon: timedelta | None = None,
+    periods: StoredPeriods | None = None,
 ) -> None:
     """Move the cursor from ``old`` to ``new`` (compare-and-set on it and the gate), with the
-    count position and, given the active revision's ``horizon``, when to come back."""
-    where: ColumnElement[bool] = Schedule.cursor_utc.is_(None) if old is None else Schedule.cursor_utc == old
+    count position, the business periods' state when a new one is known, and, given the
+    active revision's ``horizon``, when to come back."""
+    # The table, not the entity: the ORM's bulk update with a fetch of what changed cost as
+    # much again as the statement. The schedule's object, when loaded, is expired instead.
+    table = Schedule.metadata.tables["schedules"]
+    where: ColumnElement[bool] = table.c.cursor_utc.is_(None) if old is None else table.c.cursor_utc == old
     number, at = hint if hint is not None else (None, None)
+    kept: dict[str, Any] = {}
+    if periods is not None:  # else the stored state stays: one at an earlier period start is still true
+        kept = {"period_revision": periods.revision, "period_state": dump_periods(periods)}
     stmt = (
-        update(Schedule)
-        .where(Schedule.id == sid, Schedule.gate_version == gate, where)
+        update(table)
+        .where(table.c.id == sid, table.c.gate_version == gate, where)
         .values(
             cursor_utc=new,
             materialize_at=shifted(new, -horizon) if horizon is not None else None,
@@ -340,11 +437,14 @@ def _advance(
             count_revision=number,
             count_nominal=at.nominal.isoformat() if at is not None else None,
             count_index=at.index if at is not None else None,
+            **kept,
         )
-        .execution_options(synchronize_session="fetch")
     )
     if session.execute(stmt).rowcount != 1:  # type: ignore[attr-defined]
         raise _CursorMoved
+    loaded = session.identity_map.get(Session.identity_key(Schedule, sid))
+    if loaded is not None:
+        session.expire(loaded)
 
 
 def until_or_horizon(
@@ -378,21 +478,23 @@ def _expire_missed(
     expire: ExpiryRule,
     tzdb: str,
     hint: tuple[int, CountHint] | None,
+    seeds: dict[int, PeriodState],
 ) -> tuple[datetime, int, int, list[events.OccurrencesExpired]]:
     """Record the certain-to-expire stretch from ``start`` as expired ranges when it
     is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
     ranges and counted occurrences recorded, and the events to write. A rule with
-    COUNT is walked from ``hint``, the stored place in its count, not from DTSTART."""
+    COUNT is walked from ``hint``, the stored place in its count, and business periods
+    from ``seeds``, their stored state, not from DTSTART."""
     active = revisions[-1]
     own = hint[1] if hint is not None and hint[0] == active.revision else None
-    cut = expire(active.compiled(), max(start, active.cutover), now, own)
+    cut = expire(active.compiled(), max(start, active.cutover), now, own, seeds.get(active.revision))
     if cut is None or cut.before <= start:
         return start, 0, 0, []
     by_number = {r.revision: r for r in revisions}
     segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, cut.before)
     counts = [count_rows(by_number[number].compiled(), lo, hi) for number, lo, hi in segments]
     if None in counts:
-        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS, hint)
+        _rows, stop = _expand_bounded(segments, by_number, cut.before, RANGE_MIN_ROWS, hint, seeds)
         many = stop < cut.before
     else:
         many = sum(c or 0 for c in counts) >= RANGE_MIN_ROWS
@@ -420,12 +522,13 @@ def _expire_missed(
 
 
 #: Expansions left off where a call stopped, to go on from there next time:
-#: (revision text, position) -> (the row iterator, its next row). An expansion
+#: (revision text, position) -> (the row iterator, its next row, the business
+#: periods it went through). An expansion
 #: restarted from a position walks back two days first (a wall time can lie
 #: that far from its instant); going on from where the last call stopped saves
 #: that walk on every pass. The rows are the same either way: statuses never
 #: depend on where an expansion starts.
-_RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row]] = OrderedDict()
+_RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row, PeriodMarks | None]] = OrderedDict()
 _RESUME_LOCK = threading.Lock()
 _RESUME_SIZE = 256
 
@@ -436,19 +539,24 @@ def forget_expansions() -> None:
         _RESUME.clear()
 
 
-def _rows_from(gov: _Gov, start: datetime, hint: CountHint | None = None) -> Iterator[Row]:
+def _rows_from(
+    gov: _Gov, start: datetime, hint: CountHint | None = None, periods: PeriodState | None = None
+) -> tuple[Iterator[Row], PeriodMarks | None]:
+    """The rows of ``gov`` from ``start``, and the business periods' marks (with ``businessPeriod``)."""
     with _RESUME_LOCK:
         kept = _RESUME.pop((gov.spec_json, start), None)
     if kept is None:
-        return iter_rows(gov.compiled(), start, count_hint=hint)
-    rows, first = kept
-    return itertools.chain((first,), rows)
+        compiled = gov.compiled()
+        marks = PeriodMarks() if compiled.spec.business_period else None
+        return iter_rows(compiled, start, count_hint=hint, periods=periods, marks=marks), marks
+    rows, first, marks = kept
+    return itertools.chain((first,), rows), marks
 
 
-def _keep(spec_json: str, start: datetime, rows: Iterator[Row], first: Row) -> None:
+def _keep(spec_json: str, start: datetime, rows: Iterator[Row], first: Row, marks: PeriodMarks | None) -> None:
     """Keep an expansion for a call that starts at ``start`` (its next row is ``first``)."""
     with _RESUME_LOCK:
-        _RESUME[(spec_json, start)] = (rows, first)
+        _RESUME[(spec_json, start)] = (rows, first, marks)
         while len(_RESUME) > _RESUME_SIZE:
             _RESUME.popitem(last=False)
 
@@ -459,11 +567,15 @@ def _expand_bounded(
     end: datetime,
     max_rows: int,
     hint: tuple[int, CountHint] | None = None,
+    seeds: dict[int, PeriodState] | None = None,
+    marks: dict[int, PeriodMarks] | None = None,
 ) -> tuple[list[tuple[int, list[Row]]], datetime]:
     """The rows of each segment, at most about ``max_rows`` in all, and where they stop.
 
     A cut falls between two positions, never inside one (a duplicate shares
     its winner's position), so the next run starts exactly where this one ended.
+    ``seeds``: business periods' states to start a revision's expansion from;
+    ``marks`` is given each expansion's marks (see :mod:`core.ledger.period_resume`).
     """
     out: list[tuple[int, list[Row]]] = []
     total = 0
@@ -472,13 +584,16 @@ def _expand_bounded(
         out.append((number, batch))
         gov = by_number[number]
         spec_json = gov.spec_json
-        rows = _rows_from(gov, lo, hint[1] if hint is not None and hint[0] == number else None)
+        own = hint[1] if hint is not None and hint[0] == number else None
+        rows, found = _rows_from(gov, lo, own, (seeds or {}).get(number))
+        if marks is not None and found is not None:
+            marks[number] = found
         for row in rows:
             if row.position >= hi:
-                _keep(spec_json, hi, rows, row)
+                _keep(spec_json, hi, rows, row, found)
                 break
             if total >= max_rows and row.position != (batch[-1].position if batch else lo):
-                _keep(spec_json, row.position, rows, row)
+                _keep(spec_json, row.position, rows, row, found)
                 return out, row.position
             batch.append(row)
             total += 1
@@ -521,6 +636,7 @@ def materialize(
         schedule = get_schedule(session, schedule_id, for_update=True)
         state, gate, cursor = schedule.state, schedule.gate_version, schedule.cursor_utc
         hint = _stored_hint(schedule)
+        stored_periods = load_periods(schedule.period_revision, schedule.period_state)
         if state is ScheduleState.DISABLED:
             return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="the schedule is disabled")
         revisions = [
@@ -540,13 +656,14 @@ def materialize(
         try:
             with session.begin_nested():
                 ranges, counted, expired = 0, 0, list[events.OccurrencesExpired]()
+                by_number = {r.revision: r for r in revisions}
+                seeds, marks = _period_seeds(stored_periods, by_number, tzdb), dict[int, PeriodMarks]()
                 if expire is not None:
                     start, ranges, counted, expired = _expire_missed(
-                        session, schedule_id, revisions, start, now, expire, tzdb, hint
+                        session, schedule_id, revisions, start, now, expire, tzdb, hint, seeds
                     )
-                by_number = {r.revision: r for r in revisions}
                 segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
-                expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint)
+                expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint, seeds, marks)
                 more = until_or_horizon(until, now, active, lead, chunk) > end
                 rows: list[dict[str, Any]] = []
                 for number, batch in expanded:
@@ -556,7 +673,8 @@ def materialize(
                 _yield_to_holders(session, schedule_id, start, end, rows)
                 inserted = _insert(session, rows)
                 hint = _next_hint(revisions, end, hint)
-                _advance(session, schedule_id, gate, cursor, end, now, hint, _horizon(active))
+                periods = _next_periods(revisions, end, marks, tzdb)
+                _advance(session, schedule_id, gate, cursor, end, now, hint, _horizon(active), periods)
                 if expired:
                     events.append_many(session, expired)
                 if inserted:
@@ -744,18 +862,21 @@ def unreadable_revisions(
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))
     found: dict[tuple[str, int], tuple[bool, list[str]]] = {}
-    for sid, number in pairs:
-        if (sid, number) in readable:
-            continue
-        text, tzif = session.execute(
-            select(Revision.spec_json, Revision.tzif).where(Revision.schedule_id == sid, Revision.revision == number)
-        ).one()
-        try:
-            compiled_revision(text or "", tzif)
-        except REVISION_ERRORS as exc:
-            found[(sid, number)] = (number == newest[sid], revision_problems(exc))
-        else:
-            readable.add((sid, number))
+    unknown = [(sid, number) for sid, number in pairs if (sid, number) not in readable]
+    for i in range(0, len(unknown), _TEXTS_PER_READ):  # their texts a page at a time, not one statement each
+        page = unknown[i : i + _TEXTS_PER_READ]
+        texts = session.execute(
+            select(Revision.schedule_id, Revision.revision, Revision.spec_json, Revision.tzif)
+            .where(tuple_(Revision.schedule_id, Revision.revision).in_(page))
+            .order_by(Revision.schedule_id, Revision.revision)
+        )
+        for sid, number, text, tzif in texts:
+            try:
+                compiled_revision(text or "", tzif)
+            except REVISION_ERRORS as exc:
+                found[(sid, number)] = (number == newest[sid], revision_problems(exc))
+            else:
+                readable.add((sid, number))
     return found
 
 

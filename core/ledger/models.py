@@ -95,8 +95,7 @@ class UtcDateTime(TypeDecorator[datetime]):
         if value.tzinfo is not UTC:
             value = value.astimezone(UTC)
         if dialect.name == "sqlite":
-            # "YYYY-MM-DD HH:MM:SS.ffffff" without the "+00:00" (what SQLAlchemy's DATETIME stores).
-            return value.isoformat(" ", "microseconds")[:26]
+            return sqlite_utc_text(value)
         return value
 
     def process_result_value(self, value: datetime | str | None, dialect: Dialect) -> datetime | None:
@@ -105,6 +104,14 @@ class UtcDateTime(TypeDecorator[datetime]):
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def sqlite_utc_text(value: datetime) -> str:
+    """An aware instant as a SQLite ledger stores it: "YYYY-MM-DD HH:MM:SS.ffffff" in UTC, without
+    the "+00:00" (what SQLAlchemy's DATETIME stores)."""
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.isoformat(" ", "microseconds")[:26]
 
 
 E = TypeVar("E", bound=StrEnum)
@@ -165,6 +172,11 @@ class Schedule(Base):
     #: revision's horizon, the instant from which now + horizon passes the cursor.
     #: None: at once (just published, or not materialized since 0012).
     materialize_at: Mapped[datetime | None]
+    #: With ``businessPeriod`` (0013): the winners of its periods at the latest period start
+    #: at or before the cursor, of revision ``period_revision`` (core/ledger/period_resume.py),
+    #: so that materializing resumes there instead of settling periods from DTSTART.
+    period_revision: Mapped[int | None]
+    period_state: Mapped[str | None] = mapped_column(Text)
     #: The note of the latest pause, resume or disable.
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]

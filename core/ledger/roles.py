@@ -72,7 +72,7 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
     },
     RoleKind.ENGINE: _VIEWER
     | {
-        # materializing moves a schedule's cursor and its place in a COUNT, nothing else of it:
+        # materializing moves a schedule's cursor, its place in a COUNT and its periods' state, nothing else of it:
         # an engine cannot publish, pause, resume or disable
         "schedules": Rights(
             update_columns=(
@@ -81,6 +81,8 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
                 "count_nominal",
                 "count_index",
                 "materialize_at",
+                "period_revision",
+                "period_state",
                 "updated_at",
             )
         ),

@@ -28,6 +28,7 @@ from core.identity import IdFactory, jitter_seconds
 from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.fast import Resolver, fast_nominals, fast_rule
+from core.recurrence.periods import Kept, PeriodMarks, PeriodState
 from core.recurrence.resolve import Reading, resolve
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
 from core.zones import ZoneIndex, shifted, transitions, zone_index
@@ -372,7 +373,7 @@ def _resolved_wall_matches(row: Occurrence) -> bool:
     return local is not None and local == row.nominal
 
 
-def _duplicate(row: Occurrence, winner: Occurrence, why: str, taken: str) -> None:
+def _duplicate(row: Occurrence, winner: Occurrence | Kept, why: str, taken: str) -> None:
     """``row`` yields to ``winner``; a row moved there (a holiday, a missing date or time) says so first:
     "2027-11-25 is Thanksgiving Day in US-NY: moved to …, Fri 2027-11-26, which already runs: …"."""
     row.status = Status.SKIPPED_DUPLICATE
@@ -402,38 +403,59 @@ def _settle(rows: list[Occurrence]) -> list[Occurrence]:
     return rows
 
 
-def _periods(rows: Iterable[Occurrence], template: str) -> Iterator[Occurrence]:
+def _periods(
+    rows: Iterable[Occurrence], template: str, seed: PeriodState | None = None, marks: PeriodMarks | None = None
+) -> Iterator[Occurrence]:
     """Runnable rows sharing a business period: one keeps it, the rest are duplicates.
 
     Rows of one period are held until the period changes, then settled together.
-    A period that comes back after another one keeps its earlier winner.
+    A period that comes back after another one keeps its earlier winner. ``seed``
+    holds the winners settled before its first row; ``marks`` hears of each
+    period's start and each new winner (:mod:`core.recurrence.periods`).
     """
-    winners: dict[str, Occurrence] = {}
+    winners: dict[str, Occurrence | Kept] = dict(seed.winners) if seed is not None else {}
+    if marks is not None and seed is not None:
+        marks.winners.update(seed.winners)
     held: list[Occurrence] = []
     current: str | None = None
     for row in rows:
         row.period = template.format(nominal=row.nominal)
         if row.runnable and row.period != current:
-            yield from _settle_period(held, current, winners)
+            settled = _settle_period(held, current, winners, marks)
+            if marks is not None:
+                marks.start(row.position)
+            yield from settled
             held = []
             current = row.period
         held.append(row)
-    yield from _settle_period(held, current, winners)
+    yield from _settle_period(held, current, winners, marks)
 
 
-def _settle_period(held: list[Occurrence], period: str | None, winners: dict[str, Occurrence]) -> list[Occurrence]:
+def _settle_period(
+    held: list[Occurrence], period: str | None, winners: dict[str, Occurrence | Kept], marks: PeriodMarks | None
+) -> list[Occurrence]:
     if period is None:
         return held
     group = [r for r in held if r.runnable and r.period == period]
     if not group:
         return held
-    earlier = winners.get(period)
-    winner = earlier if earlier is not None else _pick_winner(group)
-    winners[period] = winner
+    winner = winners.get(period)
+    if winner is None:
+        winner = winners[period] = _pick_winner(group)
+        if marks is not None:
+            marks.won(period, winner.occurrence_id, winner.nominal_local)
     for r in group:
         if r is not winner:
             _duplicate(r, winner, f"falls in the same business period ({period})", "whose period already has a run")
     return held
+
+
+def nominal_floor(compiled: CompiledSchedule, start: datetime) -> datetime:
+    """A wall time no row at or after the instant ``start`` has its nominal before."""
+    # A row at or after ``start`` has a nominal at or after ``start`` plus the least offset near it.
+    local = shifted(start, _offset_bounds(compiled.zone, start.year)[0]).replace(tzinfo=None)
+    days = compiled.business_days
+    return days.earliest_from(local) if days is not None else local
 
 
 def iter_rows(
@@ -442,18 +464,23 @@ def iter_rows(
     *,
     scan_limit: int = DEFAULT_SCAN_LIMIT,
     count_hint: CountHint | None = None,
+    periods: PeriodState | None = None,
+    marks: PeriodMarks | None = None,
 ) -> Iterator[Occurrence]:
     """Every row with positionUtc >= ``start`` (aware), in order, without end.
 
     ``count_hint`` lets a rule with COUNT resume its count there instead of at DTSTART
-    (see :meth:`CompiledSchedule.count_position`); the rows are the same."""
+    (see :meth:`CompiledSchedule.count_position`); the rows are the same. With
+    ``businessPeriod``, rows are settled from the schedule's beginning, or from
+    ``periods`` when it lies at or before ``start``; ``marks`` follows the periods
+    (see :mod:`core.recurrence.periods`)."""
     spec = compiled.spec
     period = spec.business_period
-    # Business periods are settled from the schedule's beginning, so that a
-    # row's status never depends on where a listing starts.
-    from_utc = None if (start is None or period) else start
+    # Business periods are settled from the schedule's beginning (or a state kept of it),
+    # so that a row's status never depends on where a listing starts.
+    seed = periods if period and periods is not None and start is not None and periods.at <= start else None
+    from_utc = seed.at if seed is not None else None if (start is None or period) else start
     if spec.kind is Kind.CALENDAR:
-        # A row at or after ``start`` has a nominal at or after ``start`` plus the least offset near it.
         from_local = None
         if from_utc is not None:
             from_local = shifted(from_utc, _offset_bounds(compiled.zone, from_utc.year)[0]).replace(tzinfo=None)
@@ -466,7 +493,9 @@ def iter_rows(
     days = compiled.business_days
     rows = _ordered(rows, compiled.zone, days.floor if days is not None else None)
     if period:
-        rows = _periods(rows, period)
+        if seed is not None:  # the periods before ``seed.at`` are in its winners
+            rows = (row for row in rows if row.position >= seed.at)
+        rows = _periods(rows, period, seed, marks)
     end_utc = compiled.end_utc
     for row in rows:
         if end_utc is not None and row.position > end_utc:
@@ -483,10 +512,11 @@ def expand(
     *,
     scan_limit: int = DEFAULT_SCAN_LIMIT,
     count_hint: CountHint | None = None,
+    periods: PeriodState | None = None,
 ) -> list[Occurrence]:
-    """Rows with ``start <= positionUtc < end`` (``count_hint``: see :func:`iter_rows`)."""
+    """Rows with ``start <= positionUtc < end`` (``count_hint``, ``periods``: see :func:`iter_rows`)."""
     out = []
-    for row in iter_rows(compiled, start, scan_limit=scan_limit, count_hint=count_hint):
+    for row in iter_rows(compiled, start, scan_limit=scan_limit, count_hint=count_hint, periods=periods):
         if row.position >= end:
             break
         out.append(row)
