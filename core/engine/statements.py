@@ -287,14 +287,20 @@ class Standing:
 
 
 _STANDING = Prepared(
-    select(_occ.c.state, _occ.c.claim_generation, select(_meta.c.execution_epoch).scalar_subquery()).where(
-        _occ.c.occurrence_id == bindparam("p_id")
-    )
+    select(_occ.c.state, _occ.c.claim_generation, select(_meta.c.execution_epoch).scalar_subquery())
+    .where(_occ.c.occurrence_id == bindparam("p_id"))
+    .with_for_update(key_share=True, of=_occ)
 )
 
 
 def standing(session: Session, occurrence_id: str) -> Standing | None:
-    """The occurrence's state and claim generation, and the ledger's epoch, in one read."""
+    """The occurrence's state and claim generation, and the ledger's epoch, in one read.
+
+    The occurrence's row is locked until commit (PostgreSQL, ``FOR NO KEY UPDATE``;
+    SQLite's write lock holds everything already): beside the lease keeper's RUNNING,
+    the outcome is decided on the state the row has when it is written, not on one
+    read before the keeper's commit (whose change the outcome's compare-and-set
+    would then miss, leaving the occurrence in flight with its attempt ended)."""
     row = _STANDING.first(session, {"p_id": occurrence_id})
     return None if row is None else Standing(OccurrenceState(row[0]), row[1], row[2])
 
@@ -351,7 +357,13 @@ def _settle_statement(with_finish: bool) -> Update:
             {"state": bindparam("p_new", type_=_occ.c.state.type)}
             | {name: bindparam(f"p_{name}", type_=_occ.c[name].type) for name in names}
         )
+        .returning(_occ.c.occurrence_id)
     )
+
+
+class OutcomeRaced(RuntimeError):
+    """An outcome decided on a state the occurrence no longer has: nothing of it may be
+    written (the transaction is rolled back; a worker records its attempt again)."""
 
 
 _SETTLE = {True: Prepared(_settle_statement(True)), False: Prepared(_settle_statement(False))}
@@ -365,13 +377,16 @@ def settle(
     values: dict[str, Any],
 ) -> None:
     """Move a claimed occurrence from ``old`` to ``new`` (an outcome): ``values`` has
-    reason, updated_at, lease_owner, lease_expires_at, retry_at and, to set it, finished_at."""
+    reason, updated_at, lease_owner, lease_expires_at, retry_at and, to set it, finished_at.
+    :class:`OutcomeRaced` when it is no longer ``old``: the caller read it without holding
+    its row, and what it decided must not be written."""
     check_transition(old, new, occurrence_id)
     finish = "finished_at" in values
     params = {f"p_{name}": values.get(name) for name in _SETTLED} | {"p_id": occurrence_id, "p_old": old, "p_new": new}
     if not finish:
         params.pop("p_finished_at")
-    _SETTLE[finish].run(session, params)
+    if _SETTLE[finish].first(session, params) is None:
+        raise OutcomeRaced(f"occurrence {occurrence_id} is no longer {old.value}: its outcome was decided too early")
 
 
 @dataclass(frozen=True)

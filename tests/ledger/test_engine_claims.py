@@ -11,12 +11,15 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, update
 
 from core.clock import FixedClock
+from core.engine import settle
 from core.engine.admin import fence
 from core.engine.engine import Engine, PassReport
 from core.engine.leases import LeaseKeeper
+from core.engine.outcomes import Outcome
+from core.engine.statements import OutcomeRaced
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Event, Occurrence
 from core.ledger.publish import disable, publish
@@ -181,3 +184,42 @@ def test_a_stopped_engine_claims_nothing_more(ledger: Ledger, clock: FixedClock)
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)
         assert occ is not None and occ.state is S.DUE
+
+
+#: (where the claimed occurrence is, the state its outcome was decided on)
+STALE = {
+    "the keeper's RUNNING committed meanwhile": (S.RUNNING, S.DISPATCHING),
+    "recovery settled it meanwhile": (S.UNKNOWN_EFFECT, S.RUNNING),
+}
+
+
+@pytest.mark.parametrize("case", list(STALE))
+def test_an_outcome_decided_on_another_state_writes_nothing(ledger: Ledger, clock: FixedClock, case: str) -> None:
+    """An outcome whose compare-and-set finds the occurrence in another state than the one it
+    was decided on raises, and its transaction leaves the occurrence, its attempt and the
+    log as they were: never an ended attempt beside an occurrence still in flight."""
+    actual, seen = STALE[case]
+    engine, occ_id = stages.due(ledger, clock)
+    claim = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
+    assert claim is not None
+    with ledger.write() as session:
+        session.execute(update(Occurrence).where(Occurrence.occurrence_id == occ_id).values(state=actual))
+    with ledger.read() as session:
+        logged = len(session.scalars(select(Event.id)).all())
+    ended = {"finished_at": clock.now(), "exit_status": 0, "error_class": None, "stdout_tail": "", "stderr_tail": ""}
+    with pytest.raises(OutcomeRaced, match=f"no longer {seen.value}"), ledger.write() as session:
+        settle.settle(
+            session,
+            settle.Settling(claim.schedule_id, occ_id, seen),
+            Outcome(S.SUCCEEDED, "exit 0"),
+            clock.now(),
+            claim.spec,
+            attempt=settle.AttemptEnd(claim.attempt_id, ended | {"task_pid": 4242, "task_started": None}),
+        )
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        attempt = session.get(Attempt, claim.attempt_id)
+        assert len(session.scalars(select(Event.id)).all()) == logged
+    assert occ is not None and attempt is not None
+    assert occ.state is actual
+    assert (attempt.finished_at, attempt.outcome, attempt.exit_status) == (None, None, None)

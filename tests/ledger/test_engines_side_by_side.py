@@ -35,9 +35,11 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
-from core.engine import admin
+from core.engine import admin, settle, statements
 from core.engine import claim as claim_stage
+from core.engine.context import Claim
 from core.engine.engine import Engine, EngineOptions, PassReport
+from core.engine.runner import RunResult
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Event, Occurrence
@@ -115,6 +117,19 @@ def _in_thread(call: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
     return thread, out
 
 
+def _behind(ledger: Ledger, hold: Hold, held: Callable[[], Any], waiting: Callable[[], Any]) -> list[Any]:
+    """Run ``held`` (its transaction held open at ``hold``), then ``waiting`` beside it; let
+    the held one commit once ``waiting`` waits for a lock. Returns what ``waiting`` returned."""
+    holding, _ = _in_thread(held)
+    assert hold.reached.wait(REACH)
+    behind, out = _in_thread(waiting)
+    _waiting_on_a_lock(ledger)
+    hold.release.set()
+    holding.join(REACH)
+    behind.join(REACH)
+    return out
+
+
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_a_claim_holding_the_lock_commits_before_a_gate_change_begins(
     ledger: Ledger, clock: FixedClock, change: str
@@ -167,16 +182,13 @@ def test_a_claim_waits_for_a_gate_change_holding_the_lock_and_loses_to_it(
         hold.wait()
 
     monkeypatch.setattr(module, "events", types.SimpleNamespace(**{**vars(events), "append": append_and_hold}))
-    changing, _ = _in_thread(lambda: run(ledger, clock))
-    assert hold.reached.wait(REACH)
     write = lambda: ledger.write(serialize=False)  # noqa: E731 - the engine's own kind of transaction
-    claiming, claimed = _in_thread(
-        lambda: claim_stage.claim(write, engine.context, occ_id, PassReport(), gate=seen, state=S.DUE)
+    claimed = _behind(
+        ledger,
+        hold,
+        lambda: run(ledger, clock),
+        lambda: claim_stage.claim(write, engine.context, occ_id, PassReport(), gate=seen, state=S.DUE),
     )
-    _waiting_on_a_lock(ledger)
-    hold.release.set()
-    changing.join(REACH)
-    claiming.join(REACH)
     with ledger.read() as session:
         occ = session.get(Occurrence, occ_id)
         epochs = list(session.scalars(select(Attempt.execution_epoch)))
@@ -186,6 +198,66 @@ def test_a_claim_waits_for_a_gate_change_holding_the_lock_and_loses_to_it(
     else:
         assert claimed[0] is not None and claimed[0].epoch == 2
         assert (occ.state, epochs) == (S.DISPATCHING, [2])
+
+
+# --- an outcome beside the lease keeper ---------------------------------------------------
+
+
+def _keeper_marks_running(session: Session, claim: Claim, now: datetime) -> None:
+    statements.mark_running(session, [claim.held((4242, None))], now)
+
+
+def _keeper_renews(session: Session, claim: Claim, now: datetime) -> None:
+    statements.renew_leases(session, [claim.held()], now + timedelta(minutes=5))
+
+
+#: name: what the lease keeper writes (as run.mark_running and run.renew_leases) while an outcome is recorded
+KEEPER: dict[str, Callable[[Session, Claim, datetime], None]] = {
+    "running": _keeper_marks_running,
+    "renewal": _keeper_renews,
+}
+
+
+@pytest.mark.parametrize("write", list(KEEPER))
+def test_an_outcome_recorded_while_the_lease_keeper_writes_the_same_occurrence_settles_it(
+    ledger: Ledger, clock: FixedClock, write: str
+) -> None:
+    """The lease keeper's transaction (RUNNING, or a renewal) holds the claimed occurrence's
+    row, uncommitted, when the task's outcome is recorded beside it: the outcome waits for
+    its commit and is decided on the row as the keeper left it. The occurrence ends
+    SUCCEEDED with no lease, its attempt with it, and the log says DISPATCHING, RUNNING,
+    SUCCEEDED once each (an outcome decided on the state read before the keeper's commit
+    missed the row, and left it RUNNING with its attempt ended: recovery then took the
+    success for a lost outcome)."""
+    engine, occ_id = stages.due(ledger, clock)
+    claim = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
+    assert claim is not None
+    hold = Hold()
+
+    def keeper() -> None:
+        with ledger.write(serialize=False) as session:  # as run.mark_running and run.renew_leases
+            KEEPER[write](session, claim, clock.now())
+            hold.wait()
+
+    now = clock.now()
+    ended = RunResult(now, now, 0, None, None, "", "", 4242)
+    write_outcome = lambda: ledger.write(serialize=False)  # noqa: E731 - the worker's own kind of transaction
+    _behind(ledger, hold, keeper, lambda: settle.finish(write_outcome, engine.context, claim, ended, PassReport()))
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        attempt = session.scalars(select(Attempt).where(Attempt.occurrence_id == occ_id)).one()
+        moves = [
+            (data["from"], data["to"])
+            for (data,) in session.execute(
+                select(Event.data)
+                .where(Event.occurrence_id == occ_id, Event.kind == "occurrence.transitioned")
+                .order_by(Event.id)
+            )
+        ]
+    assert occ is not None
+    assert (occ.state, occ.lease_owner, occ.lease_expires_at) == (S.SUCCEEDED, None, None)
+    assert (attempt.outcome, attempt.error_class, attempt.exit_status) == (S.SUCCEEDED, None, 0)
+    assert moves[-3:] == [("DUE", "DISPATCHING"), ("DISPATCHING", "RUNNING"), ("RUNNING", "SUCCEEDED")]
 
 
 # --- four engine processes --------------------------------------------------------------
