@@ -35,7 +35,7 @@ from core.clock import FixedClock
 from core.engine import run as run_stage
 from core.engine.engine import Engine, EngineOptions
 from core.ledger import open_ledger, publish
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import forget_compiled
 from core.ledger.materialize import forget_expansions
 from core.spec_validation import parse_spec
 
@@ -75,7 +75,7 @@ def _second_pass(rule: str, outage: timedelta, start: str = "2020-01-01T00:00:00
             publish(session, spec, clock)
         Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
         forget_expansions()
-        compiled_revision.cache_clear()
+        forget_compiled()
         clock.advance(outage)
         WALKED[0] = 0
         started = time.perf_counter()

@@ -25,7 +25,7 @@ import pytest
 import tzdata
 
 import core.zones
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import forget_compiled
 
 ZONE = "America/New_York"
 _FOOTER = b"\nEST5EDT,M3.2.0,M11.1.0\n"
@@ -45,7 +45,7 @@ def clear_zone_caches() -> None:
 
     core.zones.get_zone.cache_clear()
     core.zones.zone_index.cache_clear()
-    compiled_revision.cache_clear()
+    forget_compiled()
     materialize = importlib.import_module("core.ledger.materialize")
     with materialize._RESUME_LOCK:
         materialize._RESUME.clear()

@@ -46,10 +46,10 @@ LEAD = timedelta(hours=1)
 CHUNK_AHEAD = timedelta(days=1)
 #: Rows per write transaction at most (about 50 ms of the write lock), so that workers
 #: recording outcomes, the window and schedctl never wait long behind a pass.
-BATCH_ROWS = 2000
+BATCH_ROWS = 500
 #: Schedules per write transaction at most (each costs a few statements even when it
 #: inserts little).
-BATCH_SCHEDULES = 16
+BATCH_SCHEDULES = 8
 
 _log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from core.ledger.states import OccurrenceState
 
 _S = OccurrenceState
 #: Rows changed by one bulk statement.
-_BULK = 2000
+_BULK = 32
 #: ``state || '' = 'PLANNED'``: compared row by row, never looked up in the state index.
 _STILL_PLANNED = type_coerce(Occurrence.state, String).concat(literal_column("''")) == literal_column("'PLANNED'")
 

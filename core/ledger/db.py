@@ -220,6 +220,7 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
         connect_args={"timeout": busy_timeout},
         pool_size=SQLITE_POOL_SIZE,
         max_overflow=SQLITE_MAX_OVERFLOW,
+        pool_use_lifo=True,
     )
 
     @event.listens_for(engine, "connect")

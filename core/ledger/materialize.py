@@ -527,10 +527,13 @@ def _expire_missed(
 #: restarted from a position walks back two days first (a wall time can lie
 #: that far from its instant); going on from where the last call stopped saves
 #: that walk on every pass. The rows are the same either way: statuses never
-#: depend on where an expansion starts.
+#: depend on where an expansion starts. Each holds its rule's iterator and the rows
+#: it has not yet released (some 20 KiB for a calendar rule), and a pass comes back
+#: to a schedule only once per chunk: the last few are kept, enough for a schedule
+#: that a batch cut short to go on in the next batch.
 _RESUME: OrderedDict[tuple[str, datetime], tuple[Iterator[Row], Row, PeriodMarks | None]] = OrderedDict()
 _RESUME_LOCK = threading.Lock()
-_RESUME_SIZE = 256
+_RESUME_SIZE = 32
 
 
 def forget_expansions() -> None:

@@ -50,8 +50,8 @@ class CompiledSchedule:
     month_days: MonthDayPlan | None = None
     until: datetime | None = None  # inclusive local bound (rule UNTIL and a local ``end``)
     end_utc: datetime | None = None  # inclusive instant bound (an ``end`` ending in Z, a UTC UNTIL)
-    excluded_dates: frozenset[date] = field(default_factory=frozenset)
-    excluded_times: frozenset[datetime] = field(default_factory=frozenset)
+    excluded_dates: frozenset[date] = frozenset()  # one shared empty set: a compiled revision is kept per schedule
+    excluded_times: frozenset[datetime] = frozenset()
     #: The business calendar with its holiday policy (a calendar schedule with ``businessCalendar``).
     business_days: BusinessDays | None = field(default=None, compare=False, repr=False)
     #: Which wall times lie near an offset change in ``zone``: the zone's shared index,
@@ -198,8 +198,10 @@ def compile_schedule(spec: ScheduleSpec, zone: ZoneInfo | None = None) -> Compil
             compiled.end_utc = spec.end
     dates = {e for e in spec.exclude if not isinstance(e, datetime)}
     times = {e for e in spec.exclude if isinstance(e, datetime)}
-    compiled.excluded_dates = frozenset(dates)
-    compiled.excluded_times = frozenset(times)
+    if dates:
+        compiled.excluded_dates = frozenset(dates)
+    if times:
+        compiled.excluded_times = frozenset(times)
     if spec.kind is not Kind.CALENDAR:
         return compiled
     if spec.business_calendar is not None and spec.holiday_policy is not None:

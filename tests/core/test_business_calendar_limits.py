@@ -183,8 +183,7 @@ def test_a_stored_revision_is_parsed_once_however_many_readers_ask(monkeypatch: 
         return parse(*args, **kwargs)
 
     monkeypatch.setattr(compiled_module, "parse_spec", counted)
-    compiled_module.stored_spec.cache_clear()
-    compiled_module.compiled_revision.cache_clear()
+    compiled_module.forget_compiled()
     for _ in range(3):
         compiled_module.stored_spec(text)
         compiled_module.compiled_revision(text)

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
 from core.engine.plan import CHUNK_AHEAD
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import forget_compiled
 from core.ledger.db import Ledger
 from core.ledger.expired import list_expired_ranges
 from core.ledger.materialize import materialize
@@ -38,7 +38,7 @@ def counted(rule: str, start: str, **more: Any) -> Any:
 def _new_process() -> None:
     """Forget what this process kept of earlier expansions, as a fresh engine would."""
     materialize_module._RESUME.clear()
-    compiled_revision.cache_clear()
+    forget_compiled()
 
 
 def test_the_count_is_resumed_across_passes_and_ends_exactly(ledger: Ledger, clock: FixedClock) -> None:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from core import business_days, cli, holiday_codes
 from core.clock import FixedClock
 from core.enums import Status
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import forget_compiled
 from core.ledger.db import Ledger
 from core.ledger.drift_attention import drift_attention, record_drift
 from core.ledger.materialize import drift, forget_expansions, materialize
@@ -43,7 +43,7 @@ def _calendar_spec() -> ScheduleSpec:
 
 
 def _forget() -> None:
-    compiled_revision.cache_clear()
+    forget_compiled()
     forget_expansions()
 
 

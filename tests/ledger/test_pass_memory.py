@@ -1,0 +1,166 @@
+"""An engine's memory and its write transactions stay small whatever the catalogue.
+
+Counted, never timed: the bytes a pass leaves allocated per published schedule
+(tracemalloc), the compiled revisions and kept expansions it holds, and the
+statements each write transaction of a pass sends (what holds SQLite's write lock,
+and a ``schedctl pause`` waits behind).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import threading
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from core.clock import FixedClock
+from core.engine.engine import Engine, EngineOptions
+from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled
+from core.ledger.db import Ledger
+from core.ledger.materialize import _RESUME, _RESUME_SIZE, forget_expansions
+from core.spec_canonical import canonical_dict
+from core.spec_validation import parse_spec
+
+from . import DAILY, NOW
+from .test_pass_cost import FILLER, MINUTELY, publish_many
+
+#: Bytes a compiled revision kept in the cache may cost, its parsed spec included
+#: (3.3 to 6.2 KiB for the cases below; 8 KiB and more when the cache kept the revision's text).
+REVISION_BYTES = 7 * 1024
+#: Bytes a pass may leave allocated per schedule it materialized: its compiled revision
+#: and the engine's notes on it (the kept expansions are bounded by their number).
+SCHEDULE_BYTES = 8 * 1024
+#: Statements one write transaction of a pass sends at most: well under a millisecond
+#: each, so SQLite's write lock is held some 50 ms at most (docs/benchmarks.md, "Scale").
+MOST_STATEMENTS = 100
+
+
+def _texts(base: dict[str, Any], count: int) -> list[str]:
+    """``count`` stored revisions of ``base``, one per schedule id, as a ledger stores them."""
+    return [
+        json.dumps(canonical_dict(parse_spec({**base, "scheduleId": f"kept-{i:04d}"}), cutover_at=NOW))
+        for i in range(count)
+    ]
+
+
+@contextmanager
+def retained() -> Iterator[Callable[[], int]]:
+    """The bytes allocated in the block and still held when the returned function is called."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+
+        def held() -> int:
+            gc.collect()
+            return sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
+
+        yield held
+    finally:
+        tracemalloc.stop()
+
+
+EXCLUDING = {**DAILY, "exclude": ["2026-12-25", "2026-12-31T02:30:00"], "end": "2027-06-01T00:00:00"}
+BUSINESS = {**DAILY, "businessCalendar": {"weekend": ["SA", "SU"]}, "holidayPolicy": "NEXT_BUSINESS_DAY"}
+
+
+@pytest.mark.parametrize(
+    "base",
+    [DAILY, MINUTELY, EXCLUDING, BUSINESS],
+    ids=["daily_new_york", "interval_every_minute", "daily_with_exclusions_and_end", "business_days"],
+)
+def test_a_cached_revision_is_small_and_keeps_no_copy_of_its_text(base: dict[str, Any]) -> None:
+    forget_compiled()
+    texts = _texts(base, 50)
+    references = [sys.getrefcount(text) for text in texts]
+    with retained() as held:
+        kept = [compiled_revision(text) for text in texts]
+        per_revision = held() / len(texts)
+    assert [sys.getrefcount(text) for text in texts] == references  # found by a digest, not the text
+    assert per_revision <= REVISION_BYTES, f"{per_revision:.0f} bytes per cached revision"
+    assert [compiled_revision(text) for text in texts] == kept  # and found again
+    assert cached_revisions() == len(texts)
+
+
+def test_a_pass_keeps_a_few_kib_per_schedule_and_a_bounded_number_of_expansions(
+    ledger: Ledger, clock: FixedClock
+) -> None:
+    """10 schedules published and materialized, then 30 more, then 120 more: what a pass
+    leaves allocated grows by a few KiB per schedule it materialized (the difference
+    between the two, so that what any such pass costs once is left out), and the
+    expansions kept to go on from do not grow with the catalogue."""
+    forget_compiled()
+    forget_expansions()
+    engine = Engine(ledger, clock, EngineOptions(max_workers=1))
+    held_after: list[int] = []
+    published = 0
+    for more in (10, 30, 120):
+        publish_many(ledger, clock, FILLER, [f"filler-{i:04d}" for i in range(published, published + more)])
+        published += more
+        with retained() as held:
+            assert engine.run_once().materialized == more * 2
+            held_after.append(held())
+    per_schedule = (held_after[2] - held_after[1]) / (120 - 30)
+    assert per_schedule <= SCHEDULE_BYTES, f"{per_schedule:.0f} bytes per schedule"
+    assert cached_revisions() == published
+    assert len(_RESUME) <= _RESUME_SIZE < published
+
+
+@contextmanager
+def statements_per_write(ledger: Ledger) -> Iterator[list[int]]:
+    """The statements each transaction that wrote sends, as they commit."""
+    sent: list[int] = []
+    counts: dict[int, list[int]] = {}  # connection -> [statements, writes] of its open transaction
+    lock = threading.Lock()
+
+    def begun(conn: Any) -> None:
+        with lock:
+            counts[id(conn)] = [0, 0]
+
+    def before(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        with lock:
+            count = counts.setdefault(id(conn), [0, 0])
+            count[0] += 1
+            count[1] += statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))
+
+    def committed(conn: Any) -> None:
+        with lock:
+            count = counts.pop(id(conn), [0, 0])
+            if count[1]:
+                sent.append(count[0])
+
+    bind = ledger.engine
+    listeners = [("begin", begun), ("before_cursor_execute", before), ("commit", committed)]
+    for name, listener in listeners:
+        event.listen(bind, name, listener)
+    try:
+        yield sent
+    finally:
+        for name, listener in listeners:
+            event.remove(bind, name, listener)
+
+
+def test_no_write_transaction_of_a_pass_grows_with_what_is_due(ledger: Ledger, clock: FixedClock) -> None:
+    """60 schedules every minute on the same anchor: the pass that materializes their hour
+    and the one where all of them come due at once write in transactions of a bounded
+    size, many of them, never one for the whole catalogue."""
+    ids = [f"minutely-{i:03d}" for i in range(60)]
+    publish_many(ledger, clock, {**MINUTELY, "latenessWindow": "PT1H"}, ids)
+    engine = Engine(ledger, clock, EngineOptions(max_workers=2))
+    with statements_per_write(ledger) as first:
+        report = engine.run_once()
+    assert report.materialized >= 60 * 60 and report.promoted == 60
+    clock.advance(timedelta(minutes=1))
+    with statements_per_write(ledger) as due:
+        report = engine.run_once()
+    assert report.promoted == 60
+    assert max(first) <= MOST_STATEMENTS, sorted(first)[-5:]
+    assert max(due) <= MOST_STATEMENTS, sorted(due)[-5:]
