@@ -735,16 +735,20 @@ def to_materialize(
 
 def revision_mark(session: Session) -> tuple[object, ...]:
     """What changes whenever the set of published revisions of schedules not disabled can
-    change: the revisions' count and newest publication, the schedules' count and the sum
-    of their gates (a publish, pause, resume or disable bumps one). One statement of
-    aggregates: a stage that reads every revision does so again only when it moved."""
+    change: the revisions' count and newest publication, the schedules' count, the sum of
+    their disable generations (every disable bumps one) and how many are disabled (every
+    enable lowers it). One statement of aggregates: a stage that reads every revision does
+    so again only when it moved. A pause or a resume moves none of them: it changes no
+    revision's readability nor whom it is refused by, and a team pausing schedules all day
+    would otherwise have every engine's pass read every revision again."""
     return tuple(
         session.execute(
             select(
                 select(func.count()).select_from(Revision).scalar_subquery(),
                 select(func.max(Revision.published_at)).scalar_subquery(),
                 select(func.count()).select_from(Schedule).scalar_subquery(),
-                select(func.coalesce(func.sum(Schedule.gate_version), 0)).scalar_subquery(),
+                select(func.coalesce(func.sum(Schedule.disable_generation), 0)).scalar_subquery(),
+                select(func.count()).where(Schedule.state == ScheduleState.DISABLED).scalar_subquery(),
             )
         ).one()
     )

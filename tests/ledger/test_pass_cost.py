@@ -28,7 +28,7 @@ from core.engine.engine import Engine, EngineOptions, PassReport
 from core.ledger.db import Ledger
 from core.ledger.materialize import to_materialize
 from core.ledger.models import Schedule
-from core.ledger.publish import publish
+from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import ScheduleState
 from core.spec_validation import parse_spec
 
@@ -219,3 +219,42 @@ def test_a_pause_goes_through_between_two_batches_of_a_pass(
     with ledger.read() as session:
         schedule = session.get(Schedule, ids[-1])
         assert schedule is not None and schedule.state is ScheduleState.PAUSED
+
+
+@pytest.mark.parametrize(
+    ("change", "reads_again"),
+    [
+        pytest.param("pause", False, id="pause"),
+        pytest.param("resume", False, id="pause_then_resume"),
+        pytest.param("disable", True, id="disable"),
+        pytest.param("enable", True, id="disable_then_enable"),
+        pytest.param("publish", True, id="new_revision"),
+    ],
+)
+def test_a_pass_reads_every_revision_again_only_when_the_set_of_revisions_moved(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, change: str, reads_again: bool
+) -> None:
+    """A team pausing and resuming schedules all day changes no revision's readability nor
+    whom it is refused by: the next pass does not list every revision again (it did at
+    every gate change, about 50 ms a pass at 3,000 schedules). A disable, an enable and a
+    new revision change the set, and the next pass reads it again."""
+    engine = Engine(ledger, clock)
+    publish_many(ledger, clock, FILLER, [f"filler-{i:04d}" for i in range(5)])
+    warm_up(engine, clock)
+    reads: list[str] = []
+    for name in ("unreadable_revisions", "_decide_refusals"):
+        real = getattr(plan, name)
+        monkeypatch.setattr(plan, name, lambda *a, real=real, name=name, **k: reads.append(name) or real(*a, **k))
+    gates = {"pause": [pause], "resume": [pause, resume], "disable": [disable], "enable": [disable, resume]}
+    with ledger.write() as session:
+        if change == "publish":
+            publish(
+                session,
+                parse_spec({**FILLER, "scheduleId": "filler-0000", "revision": 2, "rule": "FREQ=DAILY;BYHOUR=7"}),
+                clock,
+            )
+        for gate in gates.get(change, []):
+            gate(session, "filler-0001", clock)
+    clock.advance(timedelta(seconds=1))
+    engine.run_once()
+    assert sorted(reads) == (["_decide_refusals", "unreadable_revisions"] if reads_again else [])
