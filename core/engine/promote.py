@@ -7,21 +7,25 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterator
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy import String, func, literal_column, select, type_coerce, update
 from sqlalchemy.orm import Session
 
 from core.engine.context import PassReport
 from core.engine.misfire import Action, Due, plan_recovery
-from core.engine.specs import active_spec
+from core.engine.specs import active_specs
 from core.ledger import events
 from core.ledger.db import Ledger, lock_schedules
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState
 
 _S = OccurrenceState
+T = TypeVar("T")
 #: Rows changed by one bulk statement.
-_BULK = 32
+_BULK = 256
+#: Occurrence ids in one UPDATE, events in one INSERT at most.
+_IDS_PER_STATEMENT = 2000
 #: ``state || '' = 'PLANNED'``: compared row by row, never looked up in the state index.
 _STILL_PLANNED = type_coerce(Occurrence.state, String).concat(literal_column("''")) == literal_column("'PLANNED'")
 
@@ -72,8 +76,10 @@ def promote(
     ``schedules``, only those are looked at.
 
     Done in bulk: after a long outage this can be hundreds of thousands of
-    rows, so states change by one UPDATE per reason and chunk, and their
-    events go in by one INSERT per chunk, all in the caller's transaction.
+    rows, and at the top of a minute one row of each of hundreds of schedules.
+    The newest specs are read in one statement, states change by one UPDATE
+    per target, reason and chunk across the schedules, and the events go in by
+    one INSERT per chunk, all in the caller's transaction.
     """
     stmt = select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.due_at).where(
         Occurrence.state == _S.PLANNED, Occurrence.due_at <= now
@@ -87,11 +93,16 @@ def promote(
     by_schedule: dict[str, list[Due]] = defaultdict(list)
     for sid, occ_id, due_at in rows:
         assert due_at is not None
-        by_schedule[sid].append(Due(occ_id, due_at))
+        if sid not in hold:
+            by_schedule[sid].append(Due(occ_id, due_at))
+    specs = active_specs(session, list(by_schedule))
+    # One UPDATE per target and reason across the schedules, not per schedule: a pass at the
+    # top of the minute promotes a row of each of hundreds of schedules, and every statement
+    # is time another writer waits. The events keep their order: by schedule, then decision.
+    groups: dict[tuple[OccurrenceState, str | None], list[str]] = defaultdict(list)
+    said: list[events.NewEvent] = []
     for sid, due in by_schedule.items():
-        if sid in hold:
-            continue
-        spec = active_spec(session, sid)
+        spec = specs[sid]
         decisions = plan_recovery(
             due,
             now,
@@ -100,40 +111,40 @@ def promote(
             lateness_window=spec.lateness_window,
             catch_up_window=spec.catch_up_window,
         )
-        groups: dict[tuple[OccurrenceState, str | None], list[str]] = defaultdict(list)
+        mine: dict[tuple[OccurrenceState, str | None], list[str]] = defaultdict(list)
         for d in decisions:
-            target = _S.MISFIRE_EXPIRED if d.action is Action.EXPIRE else _S.DUE
-            groups[(target, d.reason)].append(d.occurrence_id)
-        for (target, reason), ids in groups.items():
-            for chunk in _chunks(ids, _BULK):
-                values: dict[str, object] = {"state": target, "updated_at": now}
-                if reason is not None:
-                    values["reason"] = reason
-                if target is _S.MISFIRE_EXPIRED:
-                    values["finished_at"] = now
-                session.execute(
-                    update(Occurrence)
-                    # state || '': compared, not looked up, so that SQLite walks the ids
-                    # by primary key instead of every PLANNED row of its state index.
-                    .where(Occurrence.occurrence_id.in_(chunk), _STILL_PLANNED)
-                    .values(**values)
-                    .execution_options(synchronize_session=False)
+            mine[(_S.MISFIRE_EXPIRED if d.action is Action.EXPIRE else _S.DUE, d.reason)].append(d.occurrence_id)
+        for (target, reason), ids in mine.items():
+            groups[(target, reason)].extend(ids)
+            said.extend(
+                events.OccurrenceTransitioned(
+                    at=now, schedule_id=sid, occurrence_id=oid, from_=_S.PLANNED, to=target, reason=reason
                 )
-                events.append_many(
-                    session,
-                    (
-                        events.OccurrenceTransitioned(
-                            at=now, schedule_id=sid, occurrence_id=oid, from_=_S.PLANNED, to=target, reason=reason
-                        )
-                        for oid in chunk
-                    ),
-                )
+                for oid in ids
+            )
             if target is _S.MISFIRE_EXPIRED:
                 report.expired += len(ids)
             else:
                 report.promoted += len(ids)
+    for (target, reason), ids in groups.items():
+        values: dict[str, object] = {"state": target, "updated_at": now}
+        if reason is not None:
+            values["reason"] = reason
+        if target is _S.MISFIRE_EXPIRED:
+            values["finished_at"] = now
+        for chunk in _chunks(ids, _IDS_PER_STATEMENT):
+            session.execute(
+                update(Occurrence)
+                # state || '': compared, not looked up, so that SQLite walks the ids
+                # by primary key instead of every PLANNED row of its state index.
+                .where(Occurrence.occurrence_id.in_(chunk), _STILL_PLANNED)
+                .values(**values)
+                .execution_options(synchronize_session=False)
+            )
+    for part in _chunks(said, _IDS_PER_STATEMENT):
+        events.append_many(session, part)
 
 
-def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Collection
+
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.ledger.compiled import stored_spec
@@ -20,6 +22,24 @@ def active_spec(session: Session, schedule_id: str) -> ScheduleSpec:
     )
     assert text is not None
     return stored_spec(text)
+
+
+def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, ScheduleSpec]:
+    """The specs of these schedules' newest revisions, in one statement."""
+    if not schedule_ids:
+        return {}
+    newest = (
+        select(Revision.schedule_id, func.max(Revision.revision).label("revision"))
+        .where(Revision.schedule_id.in_(schedule_ids))
+        .group_by(Revision.schedule_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(Revision.schedule_id, Revision.spec_json).join(
+            newest, (Revision.schedule_id == newest.c.schedule_id) & (Revision.revision == newest.c.revision)
+        )
+    )
+    return {sid: stored_spec(text) for sid, text in rows}
 
 
 class Specs:
