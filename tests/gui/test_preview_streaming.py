@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -17,6 +18,7 @@ from shell_fixtures import window_fixture  # noqa: F401
 
 from core.clock import FixedClock
 from core.occurrence import Occurrence
+from scheduler_gui import preview_service
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.preview.panel import STALE_NOTE, PreviewPanel
@@ -94,6 +96,28 @@ def _hold(service: PreviewService, gates: list[_Gate], *at: int) -> list[_Gate]:
     return made
 
 
+def _count_rows_after(gate: _Gate, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many rows the expansion hands on after ``gate`` was let go (one counter per computation)."""
+    counts: list[int] = []
+    real = preview_service.build_preview_to_change
+
+    def counting(*args: Any, on_row: Callable[[Occurrence], None] | None = None, **kwargs: Any) -> Any:
+        if on_row is None:
+            return real(*args, **kwargs)
+        counts.append(0)
+        at = len(counts) - 1
+
+        def seen(row: Occurrence) -> None:
+            if gate.go.is_set():
+                counts[at] += 1
+            on_row(row)
+
+        return real(*args, on_row=seen, **kwargs)
+
+    monkeypatch.setattr(preview_service, "build_preview_to_change", counting)
+    return counts
+
+
 def test_the_rows_of_a_long_preview_arrive_in_order_as_they_are_computed(
     window: MainWindow, qtbot, gates: list[_Gate], tmp_path: Path
 ) -> None:
@@ -127,10 +151,11 @@ def test_the_rows_of_a_long_preview_arrive_in_order_as_they_are_computed(
 
 
 def test_an_edit_during_a_computation_never_shows_its_rows_after_the_newer_ones(
-    window: MainWindow, qtbot, gates: list[_Gate]
+    window: MainWindow, qtbot, gates: list[_Gate], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     panel, service = _long_preview(window, qtbot)
     first, second = _hold(service, gates, CHUNK_ROWS, 2 * CHUNK_ROWS)
+    computed_after_edit = _count_rows_after(second, monkeypatch)
     _paste(window, qtbot, LEAP_DAY)
     qtbot.waitUntil(lambda: panel.model.rowCount() == CHUNK_ROWS, timeout=10_000)
     # On to the second chunk, handed over by the worker but not yet taken by the table (no events run).
@@ -147,6 +172,7 @@ def test_an_edit_during_a_computation_never_shows_its_rows_after_the_newer_ones(
     every = _nominals(panel)
     assert len(every) == LONG and all((n.month, n.day) == (7, 4) for n in every)
     assert not any(inserted)  # the second chunk of 29 Februaries was dropped, never appended
+    assert computed_after_edit[0] == 1  # the older computation stopped at its next row
 
 
 def _ticking(step: float) -> Callable[[], float]:
