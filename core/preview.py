@@ -4,7 +4,7 @@ changes between the first and last row (docs/contract.md §5, ``preview.v1``).""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -168,6 +168,7 @@ def build_preview_to_change(
     limit: int,
     after: datetime | None = None,
     compiled: CompiledSchedule | None = None,
+    on_row: Callable[[Occurrence], None] | None = None,
 ) -> tuple[Preview, Reach]:
     """The first ``count`` rows from ``start``, and as many more as it takes to go past the
     zone's next clock change after ``after`` (by default after the first row), with
@@ -175,12 +176,18 @@ def build_preview_to_change(
 
     When the change lies further than ``limit`` rows, or the zone has none within ten
     years, the preview holds the first ``count`` rows only; :class:`Reach` says which.
+    ``on_row`` is handed each of the first ``count`` rows as it is computed (they are
+    in every answer), before the rest are.
     """
     compiled = compiled or compile_schedule(spec)
     if count > MAX_PREVIEW_ROWS:
         raise ComputeLimitError(f"{count:,} rows asked for; a preview holds at most {MAX_PREVIEW_ROWS:,}")
     source = iter_rows(compiled, start)
-    rows = list(itertools.islice(source, count))
+    rows = []
+    for first in itertools.islice(source, count):
+        if on_row is not None:
+            on_row(first)
+        rows.append(first)
     if not rows or compiled.spec.kind is Kind.AFTER_COMPLETION:
         return _preview(compiled, rows), Reach(None, False)
     change = next_transition(compiled.zone, shifted(after or rows[0].position, timedelta(seconds=1)))

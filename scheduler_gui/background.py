@@ -38,6 +38,10 @@ def describe_exception(exc: BaseException) -> str:
     return f"unexpected error: {type(exc).__name__}: {detail}" if detail else f"unexpected error: {type(exc).__name__}"
 
 
+class Superseded(Exception):
+    """Raised by work that notices a newer request has replaced it: it stops, and nothing is delivered."""
+
+
 class _Relay(QObject):
     done = Signal(int, object)
     failed = Signal(int, str)
@@ -59,6 +63,8 @@ class _Job(QRunnable):
             return
         try:
             result = self._work()
+        except Superseded:
+            return
         except Exception as exc:
             if not isinstance(exc, UserError):
                 _log.error("background work failed", exc_info=exc)

@@ -14,11 +14,18 @@ Rows: the number asked for (:attr:`count`), and more, up to
 :data:`REACH_LIMIT` in all, to go past the zone's next clock change;
 :meth:`reach_next_change` (the "Next transition" button) goes on to the change
 after the last row shown, up to :data:`MAX_ROWS`.
+
+While a preview of an edit is built, its first rows are handed over as they are
+computed (:attr:`PreviewService.rowsArrived`), :data:`CHUNK_ROWS` at a time or
+whatever came in :data:`CHUNK_SECONDS`; a newer edit stops the older build, and
+its rows still on their way are dropped.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -27,9 +34,11 @@ from PySide6.QtCore import QObject, Signal
 
 from core.clock import Clock
 from core.errors import UserError
+from core.occurrence import Occurrence
 from core.preview import Preview, Reach, build_preview_to_change
 from core.spec import ScheduleSpec
 from core.spec_validation import parse_spec
+from scheduler_gui.background import Superseded
 from scheduler_gui.document import SpecDocument
 from scheduler_gui.spec_follower import SpecFollower
 
@@ -42,6 +51,10 @@ DEFAULT_COUNT = 50
 MAX_ROWS = 5000
 #: The most rows the preview adds on its own, in all, to show the zone's next clock change.
 REACH_LIMIT = 1000
+#: Rows handed to the table at a time while a preview is built...
+CHUNK_ROWS = 50
+#: ...or fewer, when this many seconds have passed since the last ones.
+CHUNK_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -59,16 +72,53 @@ def _without_calendar(problem: str, build: partial[Answer]) -> Answer:
     return dataclasses.replace(build(), without_calendar=problem)
 
 
-def _build(spec: ScheduleSpec, start: datetime, count: int, after: datetime | None) -> Answer:
+class _RowsRelay(QObject):
+    chunk = Signal(int, object, int)  # build number, rows, rows handed over so far
+
+
+class _Stream:
+    """On the worker: gathers the rows of build ``number`` as they are computed and hands them over
+    in chunks; stops the build (:class:`Superseded`) once a newer one is wanted."""
+
+    def __init__(self, service: PreviewService, number: int) -> None:
+        self._service = service
+        self._number = number
+        self._rows: list[Occurrence] = []
+        self._shown = 0
+        self._since = service.ticks()
+
+    def __call__(self, row: Occurrence) -> None:
+        service = self._service
+        # One int, written only by the GUI thread (as in background.LatestOnly).
+        if service.stream_number != self._number:
+            raise Superseded
+        self._rows.append(row)
+        if len(self._rows) >= CHUNK_ROWS or service.ticks() - self._since >= CHUNK_SECONDS:
+            self._shown += len(self._rows)
+            service.relay.chunk.emit(self._number, self._rows, self._shown)
+            self._rows = []
+            self._since = service.ticks()
+            if service.chunk_hook is not None:
+                service.chunk_hook(self._shown)
+
+
+def _build(
+    spec: ScheduleSpec,
+    start: datetime,
+    count: int,
+    after: datetime | None,
+    on_row: Callable[[Occurrence], None] | None = None,
+) -> Answer:
     """The rows asked for, on to the next clock change; with ``after`` (Next transition), on to
-    the change after it, or, when that cannot be reached, the rows shown without it."""
+    the change after it, or, when that cannot be reached, the rows shown without it.
+    ``on_row`` sees the rows asked for as they are computed (without ``after`` only)."""
     if after is not None:
         preview, reach = build_preview_to_change(spec, start, count, limit=max(MAX_ROWS, count), after=after)
         if reach.reached:
             return Answer(preview, reach, True)
         preview, _ = build_preview_to_change(spec, start, count, limit=max(REACH_LIMIT, count))
         return Answer(preview, reach, True)
-    preview, reach = build_preview_to_change(spec, start, count, limit=max(REACH_LIMIT, count))
+    preview, reach = build_preview_to_change(spec, start, count, limit=max(REACH_LIMIT, count), on_row=on_row)
     return Answer(preview, reach, False)
 
 
@@ -84,9 +134,26 @@ class PreviewService(QObject):
     """:attr:`start` moved (From changed, or "now" was read again): what is seen from it must follow."""
     outdated = Signal()
     """The document or the start changed: the rows shown are of what was there before, until :attr:`ready`."""
+    rowsArrived = Signal(object, int)
+    """The next rows of the preview being built (a list of occurrences, in order), and how many
+    have arrived so far: the first chunk's count is its own length. :attr:`ready` brings them all."""
 
-    def __init__(self, document: SpecDocument, clock: Clock, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        document: SpecDocument,
+        clock: Clock,
+        parent: QObject | None = None,
+        *,
+        ticks: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``ticks`` is the clock (in seconds) that times the chunks of rows."""
         super().__init__(parent)
+        self.ticks = ticks
+        self.stream_number = 0
+        #: Called on the worker after each chunk is handed over, with the rows handed over so far (tests).
+        self.chunk_hook: Callable[[int], None] | None = None
+        self.relay = _RowsRelay(self)
+        self.relay.chunk.connect(self._on_chunk)
         self._doc = document
         self._clock = clock
         self._start: datetime | None = None
@@ -106,7 +173,17 @@ class PreviewService(QObject):
         document.changed.connect(self._on_edit)
 
     def _work_for(self, spec: ScheduleSpec) -> partial[Answer]:
-        return partial(_build, spec, self.start, self._count, self._reach_after)
+        self._stop_stream()
+        stream = _Stream(self, self.stream_number) if self._reach_after is None else None
+        return partial(_build, spec, self.start, self._count, self._reach_after, stream)
+
+    def _stop_stream(self) -> None:
+        """The build under way is of an older request: it stops, and its rows on their way are dropped."""
+        self.stream_number += 1
+
+    def _on_chunk(self, number: int, rows: list[Occurrence], shown: int) -> None:
+        if number == self.stream_number:
+            self.rowsArrived.emit(rows, shown)
 
     def _stand_in(self) -> partial[Answer] | None:
         """While the only problems are in the business calendar (just turned on, its policy not chosen yet),
@@ -148,6 +225,7 @@ class PreviewService(QObject):
 
     def set_start(self, start: datetime | None) -> None:
         """Rows from ``start`` (aware); None means from now."""
+        self._stop_stream()
         self._start = start
         self._reach_after = None
         if start is None:
@@ -161,6 +239,7 @@ class PreviewService(QObject):
         return self._count
 
     def set_count(self, count: int) -> None:
+        self._stop_stream()
         self._count = max(1, count)
         self._reach_after = None
         self.schedule_refresh()
@@ -189,6 +268,7 @@ class PreviewService(QObject):
                 self.startChanged.emit()
 
     def _on_edit(self) -> None:
+        self._stop_stream()
         self._reach_after = None
         self._read_now()
         self.outdated.emit()

@@ -161,6 +161,23 @@ class PreviewModel(QAbstractTableModel):
             ]
         self.endResetModel()
 
+    def start_rows(self, rows: list[Occurrence]) -> None:
+        """The first rows of a preview still being built, in place of what was shown; its clock
+        changes and missing dates come with the whole preview (:meth:`set_preview`)."""
+        self.beginResetModel()
+        self._preview = None
+        self._stale = False
+        self._items = list(rows)
+        self.endResetModel()
+
+    def append_rows(self, rows: list[Occurrence]) -> None:
+        """The next rows of the preview being built, after those shown."""
+        if rows:
+            first = len(self._items)
+            self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+            self._items.extend(rows)
+            self.endInsertRows()
+
     @property
     def stale(self) -> bool:
         """True while the rows are of the document before its last change (drawn grey)."""

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from core.change_words import day_label, transition_day
 from core.errors import UserError
+from core.occurrence import Occurrence
 from core.preview import Preview
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
@@ -51,6 +52,7 @@ from scheduler_gui.preview_service import MAX_ROWS, REACH_LIMIT, Answer, Preview
 from scheduler_gui.reflow import Reflow, widths
 
 MIN_ROWS = 10
+STALE_NOTE = "Updating: the grey rows are from before the last change."
 #: Columns shown only when asked for from the header's menu.
 HIDDEN_AT_FIRST = (Column.OCCURRENCE_ID, Column.SLOT_ID)
 
@@ -186,7 +188,7 @@ class PreviewPanel(QWidget):
         self.busy.setSizePolicy(policy)
         self.busy.setVisible(False)
         accessible(self.busy, "Building preview", "The preview is being built")
-        self.stale_note = QLabel("Updating: the grey rows are from before the last change.")
+        self.stale_note = QLabel(STALE_NOTE)
         self.stale_note.setWordWrap(True)
         self.stale_note.setStyleSheet("color: palette(placeholder-text);")
         accessible(self.stale_note, "Preview out of date", "The rows shown are replaced when the new ones are ready")
@@ -308,6 +310,7 @@ class PreviewPanel(QWidget):
         self.zone_choice.zoneChosen.connect(self.set_second_zone)
         self.model.modelReset.connect(self._apply_spans)
         service.ready.connect(self.show_preview)
+        service.rowsArrived.connect(self._show_rows)
         service.failed.connect(self.show_failure)
         service.busyChanged.connect(self.busy.setVisible)
         service.outdated.connect(self._outdated)
@@ -317,7 +320,20 @@ class PreviewPanel(QWidget):
         """The document changed: its rows shown now are of the one before, grey until the new ones come."""
         if self.model.rowCount():
             self.model.set_stale(True)
+            self.stale_note.setText(STALE_NOTE)
             self.stale_note.setVisible(True)
+
+    def _show_rows(self, rows: list[Occurrence], shown: int) -> None:
+        """Rows of the document as it is now, as they are computed: the first ones take the place
+        of the grey rows (back at the top), the next ones follow them."""
+        if shown == len(rows):
+            self.model.start_rows(rows)
+            self.stack.setCurrentWidget(self.table)
+            self.table.scrollToTop()
+        else:
+            self.model.append_rows(rows)
+        self.stale_note.setText(f"Updating: {shown:,} rows shown so far.")
+        self.stale_note.setVisible(True)
 
     def show_preview(self, preview: Preview) -> None:
         """Show ``preview``: at its first row, or, when it was built for "Next transition",
@@ -400,6 +416,8 @@ class PreviewPanel(QWidget):
         later = [r for r in self.model.separator_rows() if r > current]
         if later:
             return self._go_to(later[0])
+        if self._still_building():
+            return None
         if self.model.preview is None or not self.model.preview.rows:
             self._notify("No rows to look through: the preview is empty.")
             return None
@@ -472,6 +490,8 @@ class PreviewPanel(QWidget):
     def choose_export(self, fmt: str) -> None:
         label, file_filter, suffix = EXPORTS[fmt]
         preview = self.model.preview
+        if self._still_building():
+            return None
         if preview is None:
             self._notify("Nothing to export yet: the preview has no rows.")
             return
@@ -483,6 +503,8 @@ class PreviewPanel(QWidget):
     def export(self, fmt: str, path: str | Path) -> Path | None:
         """Write the shown rows as ``fmt`` (csv, json, ics) to ``path``; None (with a message) on failure."""
         preview = self.model.preview
+        if self._still_building():
+            return None
         if preview is None:
             self._notify("Nothing to export yet: the preview has no rows.")
             return None
@@ -509,6 +531,13 @@ class PreviewPanel(QWidget):
             return None
         self._notify(f"Exported {len(preview.rows):,} rows to {target}.")
         return target
+
+    def _still_building(self) -> bool:
+        """True (and said under the table) while the rows shown are the first of a preview being built."""
+        if self.model.preview is None and self.model.rowCount():
+            self._notify("The preview is still being built: try again when all its rows are shown.")
+            return True
+        return False
 
     def _notify(self, text: str, *, reach: bool = False) -> None:
         """A line under the table; ``reach`` marks one about extended rows, which new rows take away."""

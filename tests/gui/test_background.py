@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from core.errors import SpecError, UserError, ZoneError
-from scheduler_gui.background import LatestOnly, describe_exception
+from scheduler_gui.background import LatestOnly, Superseded, describe_exception
 
 GATE_TIMEOUT = 10.0
 
@@ -135,6 +135,29 @@ def test_a_user_error_is_reported_as_its_message_without_a_log(
         runner.submit(_raise(UserError("an end before the start")))
     assert blocker.args == ["an end before the start"]
     assert seen["order"] == ["busy=True", "busy=False", "failed"]
+    assert caplog.records == []
+
+
+def test_work_that_stops_for_a_newer_request_delivers_nothing_and_logs_nothing(
+    runner: LatestOnly, qtbot, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen = record(runner)
+    older = Gate(None)
+
+    def stopped() -> object:
+        older()
+        raise Superseded
+
+    with (
+        caplog.at_level(logging.ERROR, logger="scheduler_gui.background"),
+        qtbot.waitSignal(runner.done, timeout=5000) as blocker,
+    ):
+        runner.submit(stopped)  # running when the newer request comes
+        assert older.entered.wait(GATE_TIMEOUT)
+        runner.submit(lambda: "new")
+        older.release()
+    assert blocker.args == ["new"]
+    assert seen["done"] == ["new"] and seen["failed"] == []
     assert caplog.records == []
 
 
