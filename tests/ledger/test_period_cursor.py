@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
-from core.ledger.compiled import compiled_revision
+from core.ledger.compiled import compiled_revision, forget_compiled
 from core.ledger.db import Ledger
 from core.ledger.models import Revision, Schedule
 from core.ledger.publish import publish
@@ -41,7 +41,7 @@ SINCE_2020: dict[str, Any] = {
 def _new_process() -> None:
     """Forget what this process kept of earlier expansions, as a fresh engine would."""
     materialize_module.forget_expansions()
-    compiled_revision.cache_clear()
+    forget_compiled()
 
 
 def _pass(ledger: Ledger, clock: FixedClock) -> None:
