@@ -49,8 +49,10 @@ def instant_success(
     *,
     tail_bytes: int = 0,
     on_started: Callable[[int], None] | None = None,
+    keeper: object = None,
 ) -> RunResult:
-    """The runner's contract without a process: started, exited 0."""
+    """The runner's contract without a process: started, exited 0 (it prints nothing, so
+    ``keeper`` keeps nothing)."""
     started = clock.now()
     if on_started is not None:
         on_started(0)

@@ -183,7 +183,7 @@ def sqlite_floor(count: int, *, spawn: bool = False) -> tuple[float, int]:
             recorder.recording = True
             report = engine.run_once()
             recorder.recording = False
-        assert report.outcomes["SUCCEEDED"] == count
+        assert report.outcomes["SUCCEEDED"] == count, report
         # The whole pass is replayed in order (the pass's own steps bring the rows to
         # where the dispatch found them); only the dispatch's calls are timed.
         fresh = Path(tmp) / "replayed.db"

@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     if report.materialized:
         print(f"  per materialized occurrence  {elapsed / report.materialized * 1e6:12.1f} µs")
     assert executions <= bound, f"{executions} executions, more than the bound {bound}"
-    assert report.outcomes["SUCCEEDED"] == executions
+    assert report.outcomes["SUCCEEDED"] == executions, report
 
 
 if __name__ == "__main__":
