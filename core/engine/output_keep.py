@@ -56,14 +56,20 @@ class OutputKeeper:
         return None
 
     def forget(self) -> None:
-        """The attempt ended and its tails go to the ledger: the file is not needed."""
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        """The attempt ended and its tails go to the ledger: the file is not needed. A task
+        that printed nothing had none written: nothing to remove (no system call per task)."""
+        if self._written_at is not None:
+            _remove(self.path)
 
 
 def forget_kept(attempt_id: str, folder: Path | None = None) -> None:
     """The lost attempt's output is in the ledger now: its file goes."""
-    OutputKeeper(kept_path(attempt_id, folder)).forget()
+    _remove(kept_path(attempt_id, folder))
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 def read_kept(attempt_id: str, folder: Path | None = None) -> tuple[str, str] | None:
