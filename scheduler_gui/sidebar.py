@@ -37,6 +37,7 @@ from core.errors import ZoneError
 from core.zones import format_offset, get_zone
 from scheduler_gui import status_style
 from scheduler_gui.a11y import accessible
+from scheduler_gui.elide import whole_words
 from scheduler_gui.schedule_names import Published
 from scheduler_gui.workspace import SpecEntry
 
@@ -263,7 +264,8 @@ class ScheduleDelegate(QStyledItemDelegate):
         for extra in (row.second_line, row.third_line):
             if extra:
                 y += line
-                painter.drawText(gx, y, metrics.elidedText(extra, Qt.TextElideMode.ElideRight, width - (gx - x)))
+                # Whole words, as the status bar: "next Wed 09:00…", never "next Wed 0…".
+                painter.drawText(gx, y, whole_words(extra, width - (gx - x), metrics.horizontalAdvance))
         painter.restore()
 
 

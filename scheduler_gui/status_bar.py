@@ -4,7 +4,6 @@ occurrence, the ledger's location, the tzdata version and the counts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy, QToolBar
 from core.zones import tzdb_version
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.actions import keys_text
+from scheduler_gui.elide import whole_words
 from scheduler_gui.monitor.states import EngineState, HubState
 from scheduler_gui.sidebar import fmt_next
 
@@ -33,19 +33,6 @@ ENGINE_WORDS = {
     EngineState.OTHER_ENGINE: "◎ another engine dispatches",
     EngineState.ERROR: "⚠ error",
 }
-
-
-def whole_words(text: str, room: int, advance: Callable[[str], int]) -> str:
-    """``text`` if it fits in ``room`` pixels, else as many of its first words as fit with "…" after
-    them (never a word cut in two): "Next inbox-sync: Wed 2027-03-03…"."""
-    if advance(text) <= room:
-        return text
-    words = text.split(" ")
-    for end in range(len(words) - 1, 0, -1):
-        shown = " ".join(words[:end]).rstrip(" ·:") + "…"
-        if advance(shown) <= room:
-            return shown
-    return words[0] + "…"
 
 
 class StatusLabel(QLabel):

@@ -110,3 +110,28 @@ def test_the_business_days_and_the_holiday_matches_are_not_cut_off(
     assert designer.settings_area.horizontalScrollBar().maximum() == 0  # nothing cut off at the right
     room = matches.viewport().width()
     assert all(matches.fontMetrics().horizontalAdvance(matches.item(i).text()) < room for i in range(matches.count()))
+
+
+def test_the_sidebar_cuts_its_second_lines_at_whole_words_at_1024(
+    window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each schedule's second line ("next …", a summary) is drawn as it fits: whole, or its first
+    whole words and "…", never a word cut in two."""
+    import scheduler_gui.sidebar as sidebar_module
+
+    drawn: list[tuple[str, str]] = []
+
+    def spied(text: str, room: int, advance: Any) -> str:
+        shown = whole_words(text, room, advance)
+        drawn.append((text, shown))
+        return shown
+
+    monkeypatch.setattr(sidebar_module, "whole_words", spied)
+    _at(window, qtbot, 1024, 640)
+    window.grab()  # paints the sidebar at this size
+    assert drawn, "the sidebar drew no second line"
+    cut = [(text, shown) for text, shown in drawn if shown != text]
+    for text, shown in drawn:
+        assert shown == text or (shown.endswith("…") and text.startswith(shown[:-1]))
+    for text, shown in cut:
+        assert text[len(shown) - 1] in " ·:", (shown, text)
