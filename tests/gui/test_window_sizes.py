@@ -180,3 +180,21 @@ def test_a_long_message_shows_whole_words_at_1024_and_all_of_it_at_1600(
         assert not window.next_label.isVisible()  # the toolbar says it; the message has its room
         assert bar.currentMessage() == message
         window.grab().save(str(tmp_path / f"message-{width}.png"))
+
+
+@pytest.mark.parametrize(
+    ("label", "badge", "room", "expected"),
+    [
+        pytest.param("Inbox sync (always hangs)", " (3)", 40, "Inbox sync (always hangs) (3)", id="fits"),
+        pytest.param("Inbox sync (always hangs)", " (3)", 28, "Inbox sync (always… (3)", id="badge_kept_whole"),
+        pytest.param("Inbox sync (always hangs)", "", 15, "Inbox sync…", id="no_badge"),
+        pytest.param("Inbox sync (always hangs)", " (1,204)", 12, "Inbox… (1,204)", id="first_word_at_least"),
+    ],
+)
+def test_a_schedule_title_gives_up_words_but_keeps_its_attention_count(
+    label: str, badge: str, room: int, expected: str
+) -> None:
+    """The sidebar's first line at 1024 px: "Inbox sync (always hangs) (3" was cut in the count."""
+    from scheduler_gui.sidebar import title_text
+
+    assert title_text(label, badge, room, len) == expected
