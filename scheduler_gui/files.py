@@ -30,7 +30,7 @@ from scheduler_gui.workspace import blank_spec, from_template, list_specs, read_
 from scheduler_gui.workspace_zone import UntouchedZone, WorkspaceZone, keep_untouched_zone
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
+    from PySide6.QtWidgets import QMenu, QWidget
 
     from scheduler_gui.autosave import Autosaver
     from scheduler_gui.context import AppContext
@@ -57,7 +57,7 @@ class FilesMixin:
         def _set_document(self, doc: SpecDocument) -> None: ...
         def refresh_sidebar(self) -> None: ...
         def show_view(self, key: str) -> None: ...
-        def statusBar(self) -> QStatusBar: ...
+        def say(self, text: str, timeout_ms: int = 0) -> None: ...
         def _update_title(self) -> None: ...
         def focus_zone(self) -> None: ...
 
@@ -189,7 +189,7 @@ class FilesMixin:
             dialog.deleteLater()
         self.refresh_sidebar()
         listed = ", ".join(path.name for path in written)
-        self.statusBar().showMessage(
+        self.say(
             f"Imported into the workspace: {listed}. Not published; each asks to be trusted before its task runs.",
             15_000,
         )
@@ -223,7 +223,7 @@ class FilesMixin:
             return True  # the save is refused for its own reason first; the zone is asked about when it can go on
         if keep_untouched_zone(doc, self._parent()) is False:
             self.focus_zone()
-            self.statusBar().showMessage("Not saved: choose the schedule's time zone, then save.", 8000)
+            self.say("Not saved: choose the schedule's time zone, then save.", 8000)
             return False
         return True
 
@@ -263,10 +263,10 @@ class FilesMixin:
             buttons.Save,
         )
         if answer != buttons.Save:
-            self.statusBar().showMessage(f"Not saved: “{sid}” is taken.", 5000)
+            self.say(f"Not saved: “{sid}” is taken.", 5000)
             return False
         doc.set_values({"scheduleId": fresh, "revision": 1}, label="New id for the copy")
-        self.statusBar().showMessage(f"{target.name} is a new schedule: its id is “{fresh}”.", 8000)
+        self.say(f"{target.name} is a new schedule: its id is “{fresh}”.", 8000)
         return True
 
     def new_schedule_from_current(self) -> bool:
@@ -324,13 +324,13 @@ class FilesMixin:
         self.recent.add(saved)
         self.ctx.settings.setValue("files/last", str(saved))
         self.autosaver.clear()
-        self.statusBar().showMessage(f"Saved {saved}", 5000)
+        self.say(f"Saved {saved}", 5000)
         self._update_title()
         self.refresh_sidebar()
         return True
 
     def _warn(self, title: str, message: str) -> None:
-        self.statusBar().showMessage(message)
+        self.say(message)
         QMessageBox.warning(self._parent(), title, message)
 
     def _fill_recent(self) -> None:

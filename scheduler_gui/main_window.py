@@ -43,6 +43,7 @@ from scheduler_gui.document import SpecDocument
 from scheduler_gui.files import FilesMixin
 from scheduler_gui.first_run_card import FirstRunCard
 from scheduler_gui.icons import app_icon
+from scheduler_gui.message_bar import MessageBar
 from scheduler_gui.monitor import hide_to_tray
 from scheduler_gui.monitor.states import EngineState, HubState, ShutdownMode
 from scheduler_gui.monitor.tray import AttentionTray, tray_available
@@ -123,16 +124,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._designer_slot = placeholder("No schedule open.")
         self.stack.addWidget(self._designer_slot)
 
-        self.status = StatusLine(self, self.toolbar)
-        self.engine_label = self.status.engine_label
-        self.engine_status = self.status.engine_status
-        self.next_label = self.status.next_label
-        self.ledger_label = self.status.ledger_label
-        self.tzdata_label = self.status.tzdata_label
-        self.counts_label = self.status.counts_label
-        self.zone_status = ZoneStatus(self.workspace_zone)
-        self.zone_status.clicked.connect(self.zone_banner.choose_another)
-        self.statusBar().addPermanentWidget(self.zone_status)
+        self._build_status_bar()
 
         self._connect_actions()
         self._connect_hub()
@@ -149,6 +141,24 @@ class MainWindow(FilesMixin, QMainWindow):
         self.refresh_sidebar()
         self._update_engine()
         self._update_counts()
+
+    def _build_status_bar(self) -> None:
+        """The message bar and its permanent items (engine, next due, ledger, tzdata, counts, zone)."""
+        self.messages = MessageBar(self)
+        self.setStatusBar(self.messages)
+        self.messages.take_status_tips(self)
+        self.status = StatusLine(self, self.toolbar)
+        # The toolbar says both: while a message shows, they give it their room.
+        self.messages.step_aside(self.status.engine_status, self.status.next_label)
+        self.engine_label = self.status.engine_label
+        self.engine_status = self.status.engine_status
+        self.next_label = self.status.next_label
+        self.ledger_label = self.status.ledger_label
+        self.tzdata_label = self.status.tzdata_label
+        self.counts_label = self.status.counts_label
+        self.zone_status = ZoneStatus(self.workspace_zone)
+        self.zone_status.clicked.connect(self.zone_banner.choose_another)
+        self.statusBar().addPermanentWidget(self.zone_status)
 
     def _make_tray(self, available: Callable[[], bool]) -> AttentionTray:
         """The tray icon (Open, Quit, what needs a person); where there is no tray it shows nothing."""
@@ -197,7 +207,7 @@ class MainWindow(FilesMixin, QMainWindow):
         a.engine_settings.triggered.connect(self.engine_settings)
         a.about.triggered.connect(self.about)
         a.add_to_menu.triggered.connect(self.add_to_applications_menu)
-        follow_session_start(a.session_start, lambda text: self.statusBar().showMessage(text, 10000))
+        follow_session_start(a.session_start, lambda text: self.say(text, 10000))
         for act in (a.undo, a.redo, a.save, a.save_as, a.publish):
             act.setEnabled(False)
         # The schedule actions follow the open document's schedule in the ledger: a new
@@ -210,7 +220,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._disabled_keys = DisabledKeys(
             self,
             [a.run_now, a.pause_schedule, a.resume_schedule, a.disable_schedule, a.backfill, a.engine_toggle],
-            lambda text: self.statusBar().showMessage(text, 8000),
+            lambda text: self.say(text, 8000),
         )
         self._update_schedule_actions()
 
@@ -274,7 +284,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _on_ledger_failed(self, message: str) -> None:
         self.status.show_ledger_failed(message)
-        self.statusBar().showMessage(message)
+        self.say(message)
         self._rebuild_monitor_pages()
         self._update_engine()
 
@@ -292,7 +302,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._update_counts()
 
     def _on_hub_message(self, text: str) -> None:
-        self.statusBar().showMessage(text, 15_000)
+        self.say(text, 15_000)
 
     def _on_engine_state(self, _state: str) -> None:
         self._update_engine()
@@ -431,12 +441,12 @@ class MainWindow(FilesMixin, QMainWindow):
         problem = doc.blocking() if doc is not None else None
         if problem is not None:
             tip = f"Cannot save while the schedule has a problem: {problem}"
-            self.statusBar().showMessage(tip)
+            self.say(tip)
             self._blocked_tip = tip
         else:
             tip = "Save the schedule (Ctrl+S)"
-            if self._blocked_tip is not None and self.statusBar().currentMessage() == self._blocked_tip:
-                self.statusBar().clearMessage()
+            if self._blocked_tip is not None and self.messages.currentMessage() == self._blocked_tip:
+                self.messages.clearMessage()
             self._blocked_tip = None
         self.acts.save.setToolTip(tip)
         self.acts.save_as.setToolTip(tip if not ok else "Save the schedule to another file (Ctrl+Shift+S)")
@@ -534,30 +544,30 @@ class MainWindow(FilesMixin, QMainWindow):
             return
         blocked = doc.blocking()
         if blocked is not None:
-            self.statusBar().showMessage(f"Cannot publish while the schedule has a problem: {blocked}", 5000)
+            self.say(f"Cannot publish while the schedule has a problem: {blocked}", 5000)
             return
         if self.hub.state is not HubState.OPEN:
             why = self.hub.error or "it is still opening"
-            self.statusBar().showMessage(f"Publishing needs an open ledger: {why}", 5000)
+            self.say(f"Publishing needs an open ledger: {why}", 5000)
             return
         refused = refusal(self.ctx.rights, "publish")
         if refused is not None:
-            self.statusBar().showMessage(f"Not published: {refused}", 8000)
+            self.say(f"Not published: {refused}", 8000)
             return
         if doc.path is None or doc.dirty:
-            self.statusBar().showMessage("Saving first: the ledger records the file each revision comes from.")
+            self.say("Saving first: the ledger records the file each revision comes from.")
             if not self.save() or doc.path is None or doc.spec is None:
-                self.statusBar().showMessage("Not published: publishing needs the schedule saved to a file.", 5000)
+                self.say("Not published: publishing needs the schedule saved to a file.", 5000)
                 return
         sid = doc.spec.schedule_id
         check = check_id(sid, own=doc.path, on_disk=sid, names=self.names_in_use())
         if check.problem is not None:
-            self.statusBar().showMessage(f"Not published: {check.problem}", 8000)
+            self.say(f"Not published: {check.problem}", 8000)
             return
         from scheduler_gui.designer.trust import ensure_trusted
 
         if doc.spec.task is not None and not ensure_trusted(doc, self.ctx.settings, self):
-            self.statusBar().showMessage("Not published: this file's task is not trusted.", 5000)
+            self.say("Not published: this file's task is not trusted.", 5000)
             return
         dialog_class = load("scheduler_gui.monitor.publish_dialog", "PublishDialog")
         dialog = dialog_class(self.ctx, doc.spec, self, source_file=doc.path)
@@ -577,9 +587,7 @@ class MainWindow(FilesMixin, QMainWindow):
         }[name]
         self._update_schedule_actions()  # what the summaries say now, not when the menu was drawn
         if not act.isEnabled():
-            self.statusBar().showMessage(
-                f"{act.text().replace('&', '').rstrip('…')}: {act.property('disabledReason')}", 8000
-            )
+            self.say(f"{act.text().replace('&', '').rstrip('…')}: {act.property('disabledReason')}", 8000)
             return
         func = load("scheduler_gui.monitor.schedule_actions", name)
         func(self.ctx, sid, self)
@@ -598,7 +606,7 @@ class MainWindow(FilesMixin, QMainWindow):
         """Help ▸ Add to Applications Menu: what ``--install-desktop-entry`` does, said in the status bar."""
         from scheduler_gui.desktop_install import add_to_applications_menu
 
-        self.statusBar().showMessage(add_to_applications_menu(), 10000)
+        self.say(add_to_applications_menu(), 10000)
 
     def about(self) -> None:
         where = self.ctx.ledger.where if self.ctx.ledger_open else (self.hub.error or "not opened")
@@ -630,6 +638,11 @@ class MainWindow(FilesMixin, QMainWindow):
         if self.designer is not None:
             self.designer.save_layout(s)
         s.sync()
+
+    def say(self, text: str, timeout_ms: int = 0) -> None:
+        """Show ``text`` in the status bar (whole words, all of it in the tooltip), for ``timeout_ms``
+        milliseconds when above 0, else until the next message: the window's one way to say something."""
+        self.messages.say(text, timeout_ms)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):

@@ -11,7 +11,7 @@ file: another file that happens to carry the same id is "not published".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +81,13 @@ def fmt_next(when: datetime, zone_name: str, *, compact: bool = False) -> str:
         return f"{local:%a %m-%d %H:%M} {abbr if named else offset} · {utc:%H:%MZ}"
     zone_text = f"{abbr} {offset}" if named else offset
     return f"{local:%a %Y-%m-%d %H:%M} {zone_text} · {utc:%H:%MZ}"
+
+
+def title_text(label: str, badge: str, room: int, advance: Callable[[str], int]) -> str:
+    """A schedule's title line in ``room`` pixels: the label in whole words and "…", then the
+    attention badge (" (3)") always whole: "Inbox sync (always… (3)", never "Inbox sync (always hangs) (".
+    """
+    return whole_words(label, room - advance(badge), advance) + badge
 
 
 @dataclass(frozen=True)
@@ -258,7 +265,8 @@ class ScheduleDelegate(QStyledItemDelegate):
         painter.setPen(text)
         gx = x + metrics.horizontalAdvance(glyph)
         badge = f" ({row.attention:,})" if row.attention else ""
-        painter.drawText(gx, y, QFontMetrics(bold).elidedText(row.label + badge, Qt.TextElideMode.ElideRight, width))
+        room = width - (gx - x)
+        painter.drawText(gx, y, title_text(row.label, badge, room, QFontMetrics(bold).horizontalAdvance))
         painter.setFont(opt.font)
         painter.setPen(muted)
         for extra in (row.second_line, row.third_line):

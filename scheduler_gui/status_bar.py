@@ -8,14 +8,13 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize
-from PySide6.QtGui import QAction, QFontDatabase, QResizeEvent
-from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy, QToolBar
+from PySide6.QtGui import QAction, QFontDatabase
+from PySide6.QtWidgets import QMainWindow, QSizePolicy, QToolBar
 
 from core.zones import tzdb_version
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.actions import keys_text
-from scheduler_gui.elide import whole_words
+from scheduler_gui.elide import WholeWordsLabel
 from scheduler_gui.monitor.states import EngineState, HubState
 from scheduler_gui.sidebar import fmt_next
 
@@ -35,7 +34,7 @@ ENGINE_WORDS = {
 }
 
 
-class StatusLabel(QLabel):
+class StatusLabel(WholeWordsLabel):
     """A label in tabular digits whose accessible name is what it shows ("Engine ● running · next …"),
     or ``title`` while it shows nothing: a screen reader reads the state, not a fixed caption.
 
@@ -46,45 +45,13 @@ class StatusLabel(QLabel):
         super().__init__()
         self.setObjectName(name)
         self._title = title
-        self._full = ""
         accessible(self, title, tip)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setContentsMargins(6, 0, 6, 0)
 
     def setText(self, text: str) -> None:
-        self._full = text
         self.setAccessibleName(text or self._title)
-        self._fit()
-        self.updateGeometry()
-
-    def text(self) -> str:
-        """The whole text, also while fewer words are shown."""
-        return self._full
-
-    def shown_text(self) -> str:
-        """What the label shows now: the whole text, or its first words and "…"."""
-        return super().text()
-
-    def _width(self, text: str) -> int:
-        margins = self.contentsMargins()
-        return self.fontMetrics().horizontalAdvance(text) + margins.left() + margins.right() + 2
-
-    def sizeHint(self) -> QSize:
-        return QSize(self._width(self._full), super().sizeHint().height())
-
-    def minimumSizeHint(self) -> QSize:
-        first = self._full.split(" ", 1)[0]
-        return QSize(self._width(f"{first}…" if first != self._full else first), super().minimumSizeHint().height())
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit()
-
-    def _fit(self) -> None:
-        room = self.contentsRect().width() - 2
-        shown = whole_words(self._full, room, self.fontMetrics().horizontalAdvance)
-        if shown != super().text():
-            super().setText(shown)
+        super().setText(text)
 
 
 def status_label(name: str, title: str, tip: str) -> StatusLabel:

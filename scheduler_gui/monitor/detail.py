@@ -29,6 +29,9 @@ from scheduler_gui.monitor.background import describe_error, ledger_work
 from scheduler_gui.monitor.timetext import age_text, local_text, utc_seconds_text, utc_text
 from scheduler_gui.status_style import look
 
+#: What the pane says while no occurrence is selected.
+HINT = "Select an occurrence to see why it exists, how it ran and what happened to it."
+
 _POLICY_WORDS = {
     "gapPolicy": "Missing time",
     "foldPolicy": "Repeated time",
@@ -205,9 +208,7 @@ class OccurrenceDetail(QWidget):
             "Occurrence detail",
             "Why this occurrence exists, its attempts with their output, and its history",
         )
-        self.browser.setPlaceholderText(
-            "Select an occurrence to see why it exists, how it ran and what happened to it."
-        )
+        self._show_hint()
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(f"color: {look('FAILED').colour};")
@@ -240,7 +241,13 @@ class OccurrenceDetail(QWidget):
 
     def clear(self) -> None:
         self._current = None
-        self.browser.clear()
+        self._show_hint()
+
+    def _show_hint(self) -> None:
+        """What to do while nothing is shown, wrapped in the pane's width and greyed. (As the text,
+        not Qt's placeholder: that one is drawn on one line and cut off at the pane's edge.)"""
+        colour = self.browser.palette().placeholderText().color().name()
+        self.browser.setHtml(f'<p style="color: {colour};">{escape(HINT)}</p>')
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self._background.wait(msecs)

@@ -112,3 +112,22 @@ def test_the_detail_says_who_decided_what(qtbot, ctx: AppContext, tmp_path: Path
     assert "2027-03-01 12:10Z\n? unknown effect → ↻ retry wait\nalice@alpha\nreconciled by a person" in history
     detail.resize(700, 900)
     assert detail.grab().save(str(tmp_path / "detail-authors.png"))
+
+
+def test_with_nothing_selected_the_pane_says_what_to_do_in_whole_lines(qtbot, ctx: AppContext) -> None:
+    """At its narrowest (240 px, beside the occurrences at 1024 px) the hint wraps: all of it is
+    shown, nothing cut off at the pane's edge; cleared again, it comes back."""
+    from scheduler_gui.monitor.detail import HINT
+
+    detail = OccurrenceDetail(ctx)
+    qtbot.addWidget(detail)
+    detail.resize(240, 400)
+    detail.show()
+    qtbot.waitExposed(detail)
+    assert detail.text() == HINT
+    browser = detail.browser
+    assert browser.horizontalScrollBar().maximum() == 0
+    assert browser.document().size().height() >= 2 * browser.fontMetrics().height()  # wrapped, not cut
+    _shown(qtbot, detail, "occ-nothing")
+    detail.clear()
+    assert detail.text() == HINT and detail.occurrence_id is None

@@ -3,6 +3,8 @@ and scroll, the preview keeps enough rows, and the status bar gives up whole wor
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +13,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 from shell_fixtures import window_fixture  # noqa: F401
 
+from scheduler_gui.elide import whole_words
 from scheduler_gui.main_window import MainWindow
-from scheduler_gui.status_bar import StatusLabel, whole_words
+from scheduler_gui.status_bar import StatusLabel
 
 
 def _at(window: MainWindow, qtbot: Any, width: int, height: int) -> None:
@@ -135,3 +138,63 @@ def test_the_sidebar_cuts_its_second_lines_at_whole_words_at_1024(
         assert shown == text or (shown.endswith("…") and text.startswith(shown[:-1]))
     for text, shown in cut:
         assert text[len(shown) - 1] in " ·:", (shown, text)
+
+
+def _whole_words_of(shown: str, text: str) -> bool:
+    """``shown`` is ``text``, or its first whole words and "…" (the next character of ``text`` a gap)."""
+    if shown == text:
+        return True
+    kept = shown.removesuffix("…")
+    return shown.endswith("…") and text.startswith(kept) and text[len(kept) : len(kept) + 1] in (" ", "·", ":")
+
+
+def test_a_long_message_shows_whole_words_at_1024_and_all_of_it_at_1600(
+    window: MainWindow, qtbot: Any, tmp_path: Path
+) -> None:
+    """A file copied in a file manager has another file's id, so it can be neither saved nor
+    published: at 1024 px the status bar says so in its first whole words and "…", all of it in the
+    tooltip; widened to 1600 px while it shows, the same message is whole; narrowed, it gives up words."""
+    with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
+        window.start_monitor()
+    workspace = window.ctx.workspace
+    twin = workspace / "daily-ops-copy.yaml"
+    shutil.copyfile(workspace / "daily-ops-summary.yaml", twin)  # copied in a file manager: same id
+    window.open_path(twin, ask=False)
+    _at(window, qtbot, 1024, 640)
+    assert not window.acts.publish.isEnabled()
+    bar = window.messages
+    message = bar.currentMessage()
+    assert message == (
+        "Cannot save while the schedule has a problem: scheduleId: “daily-ops-summary” is already the id of "
+        "daily-ops-summary.yaml in the workspace."
+    )
+    label = bar.label
+    assert (label.toolTip(), label.accessibleDescription(), label.accessibleName()) == (message, message, message)
+    for width, height, whole in ((1024, 640, False), (1600, 900, True), (1024, 640, False)):
+        _at(window, qtbot, width, height)
+        shown = label.shown_text()
+        assert (shown == message) is whole, (width, shown)
+        assert _whole_words_of(shown, message), (width, shown)
+        assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+        assert _inside(label, bar)
+        assert not window.next_label.isVisible()  # the toolbar says it; the message has its room
+        assert bar.currentMessage() == message
+        window.grab().save(str(tmp_path / f"message-{width}.png"))
+
+
+@pytest.mark.parametrize(
+    ("label", "badge", "room", "expected"),
+    [
+        pytest.param("Inbox sync (always hangs)", " (3)", 40, "Inbox sync (always hangs) (3)", id="fits"),
+        pytest.param("Inbox sync (always hangs)", " (3)", 28, "Inbox sync (always… (3)", id="badge_kept_whole"),
+        pytest.param("Inbox sync (always hangs)", "", 15, "Inbox sync…", id="no_badge"),
+        pytest.param("Inbox sync (always hangs)", " (1,204)", 12, "Inbox… (1,204)", id="first_word_at_least"),
+    ],
+)
+def test_a_schedule_title_gives_up_words_but_keeps_its_attention_count(
+    label: str, badge: str, room: int, expected: str
+) -> None:
+    """The sidebar's first line at 1024 px: "Inbox sync (always hangs) (3" was cut in the count."""
+    from scheduler_gui.sidebar import title_text
+
+    assert title_text(label, badge, room, len) == expected
