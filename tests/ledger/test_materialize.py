@@ -174,18 +174,18 @@ def test_a_lost_compare_and_set_rolls_its_rows_back_and_tries_again(
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _publish(ledger, clock, spec())
-    real_insert = materialize_module._insert
+    real_insert = materialize_module._insert_counted
     rounds: list[int] = []
 
-    def insert_then_lose_the_gate(session: Session, rows: list[dict[str, Any]]) -> int:
-        n = real_insert(session, rows)
-        rounds.append(n)
+    def insert_then_lose_the_gate(session: Session, rows: list[dict[str, Any]], *, split: bool) -> dict[str, int]:
+        n = real_insert(session, rows, split=split)
+        rounds.append(sum(n.values()))
         if len(rounds) == 1:
             # As if another engine had published or gated meanwhile: the CAS must fail.
             session.execute(update(Schedule).values(gate_version=Schedule.gate_version + 1))
         return n
 
-    monkeypatch.setattr(materialize_module, "_insert", insert_then_lose_the_gate)
+    monkeypatch.setattr(materialize_module, "_insert_counted", insert_then_lose_the_gate)
     with ledger.write() as session:
         result = materialize(session, SID, clock)
     assert rounds == [14, 14]  # the first round's rows were rolled back with its savepoint
@@ -200,11 +200,11 @@ def test_a_schedule_that_keeps_moving_gives_up_with_a_clear_error(
 ) -> None:
     _publish(ledger, clock, spec())
 
-    def always_lose(session: Session, rows: list[dict[str, Any]]) -> int:
+    def always_lose(session: Session, rows: list[dict[str, Any]], *, split: bool) -> dict[str, int]:
         session.execute(update(Schedule).values(gate_version=Schedule.gate_version + 1))
-        return 0
+        return {}
 
-    monkeypatch.setattr(materialize_module, "_insert", always_lose)
+    monkeypatch.setattr(materialize_module, "_insert_counted", always_lose)
     with pytest.raises(LedgerError, match="kept moving"), ledger.write() as session:
         materialize(session, SID, clock)
     assert _cursor(ledger) == NOW

@@ -88,13 +88,13 @@ def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
             with lock:
                 cost.written += cursor.rowcount
 
-    real = plan.materialize_one
+    real = plan.materialize_many
 
-    def spied(session: Session, schedule_id: str, *args: Any, **kwargs: Any) -> Any:
-        cost.materialized.append(schedule_id)
-        return real(session, schedule_id, *args, **kwargs)
+    def spied(session: Session, schedule_ids: list[str], *args: Any, **kwargs: Any) -> Any:
+        cost.materialized.extend(schedule_ids)
+        return real(session, schedule_ids, *args, **kwargs)
 
-    monkeypatch.setattr(plan, "materialize_one", spied)
+    monkeypatch.setattr(plan, "materialize_many", spied)
     event.listen(bind, "before_cursor_execute", before)
     event.listen(bind, "after_cursor_execute", after)
     try:
@@ -102,7 +102,7 @@ def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
     finally:
         event.remove(bind, "before_cursor_execute", before)
         event.remove(bind, "after_cursor_execute", after)
-        monkeypatch.setattr(plan, "materialize_one", real)
+        monkeypatch.setattr(plan, "materialize_many", real)
 
 
 def measure(engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> tuple[Cost, Cost]:
