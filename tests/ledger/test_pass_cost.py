@@ -258,3 +258,57 @@ def test_a_pass_reads_every_revision_again_only_when_the_set_of_revisions_moved(
     clock.advance(timedelta(seconds=1))
     engine.run_once()
     assert sorted(reads) == (["_decide_refusals", "unreadable_revisions"] if reads_again else [])
+
+
+#: Daily at 06:00 UTC since a year before the tests' now, missed all year: under CATCH_UP_BOUNDED
+#: (maxCatchUp 1) the year but its last day is certain to expire, and is recorded as a range.
+YEAR_AWAY: dict[str, Any] = {
+    **FILLER,
+    "start": "2025-03-01T00:00:00",
+    "cutoverAt": "2025-03-01T00:00:00Z",
+    "misfirePolicy": "CATCH_UP_BOUNDED",
+    "maxCatchUp": 1,
+}
+
+
+@contextlib.contextmanager
+def statements_sent(ledger: Ledger) -> Iterator[list[str]]:
+    sent: list[str] = []
+
+    def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(ledger.engine, "before_cursor_execute", before)
+    try:
+        yield sent
+    finally:
+        event.remove(ledger.engine, "before_cursor_execute", before)
+
+
+@pytest.mark.parametrize(
+    ("base", "away", "ranges"),
+    [
+        pytest.param(FILLER, timedelta(0), 0, id="new_schedules"),
+        pytest.param(YEAR_AWAY, timedelta(days=365), 1, id="after_a_year_away"),
+    ],
+)
+def test_a_materialization_batch_sends_the_same_statements_for_8_schedules_and_for_64(
+    ledger: Ledger, clock: FixedClock, base: dict[str, Any], away: timedelta, ranges: int
+) -> None:
+    """One batch reads the schedules, their revisions and their live slots once, and inserts
+    the expired ranges, the rows and the events and moves every cursor in one statement each:
+    64 schedules send what 8 send (before, some ten statements per schedule)."""
+    sent: dict[int, list[str]] = {}
+    for size in (8, 64):
+        ids = [f"batch-{size}-{i:03d}" for i in range(size)]
+        publish_many(ledger, FixedClock(clock.now() - away), base, ids)
+        with ledger.write() as session, statements_sent(ledger) as seen:
+            results = plan.materialize_many(session, ids, clock, expire=plan.certain_expiry)
+        assert [r.schedule_id for r in results] == ids
+        # 06:00 tomorrow, and after a year away the last missed one (today's) as well
+        assert {(r.inserted, r.expired_ranges, r.more) for r in results} == {(1 + ranges, ranges, False)}
+        sent[size] = seen
+    assert len(sent[8]) == len(sent[64]) <= 12, sent[64]
+    with ledger.read() as session:
+        cursors = set(session.scalars(select(Schedule.cursor_utc)))
+    assert cursors == {clock.now() + timedelta(days=1)}  # every cursor moved, to now + horizon
