@@ -645,22 +645,6 @@ def materialize(
     return found[0]
 
 
-def materialize_one(
-    session: Session,
-    schedule_id: str,
-    clock: Clock,
-    *,
-    max_rows: int = MAX_ROWS,
-    lead: timedelta | None = None,
-    expire: ExpiryRule | None = None,
-    chunk: timedelta | None = None,
-) -> MaterializeResult:
-    """:func:`materialize`, except that a schedule whose revision cannot be read or expanded
-    (:data:`~core.ledger.compiled.REVISION_ERRORS`) is reported ``failed``, with nothing of
-    it written, and the caller's transaction goes on with the others."""
-    return materialize_many(session, [schedule_id], clock, max_rows=max_rows, lead=lead, expire=expire, chunk=chunk)[0]
-
-
 def materialize_many(
     session: Session,
     schedule_ids: Sequence[str],
@@ -1060,7 +1044,7 @@ def materialize_all(
         if left <= 0:
             results.append(MaterializeResult(sid, None, None, 0, None, skipped="row budget used", more=True))
             continue
-        result = materialize_one(session, sid, clock, max_rows=left, lead=lead, expire=expire)
+        (result,) = materialize_many(session, [sid], clock, max_rows=left, lead=lead, expire=expire)
         left -= result.inserted
         results.append(result)
     return results

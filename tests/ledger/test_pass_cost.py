@@ -33,6 +33,7 @@ from core.ledger.states import ScheduleState
 from core.spec_validation import parse_spec
 
 from . import DAILY
+from .test_recovery_cost import statements
 
 #: Schedules due every minute in both catalogues.
 DUE = 3
@@ -271,20 +272,6 @@ YEAR_AWAY: dict[str, Any] = {
 }
 
 
-@contextlib.contextmanager
-def statements_sent(ledger: Ledger) -> Iterator[list[str]]:
-    sent: list[str] = []
-
-    def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        sent.append(statement)
-
-    event.listen(ledger.engine, "before_cursor_execute", before)
-    try:
-        yield sent
-    finally:
-        event.remove(ledger.engine, "before_cursor_execute", before)
-
-
 @pytest.mark.parametrize(
     ("base", "away", "ranges"),
     [
@@ -302,7 +289,7 @@ def test_a_materialization_batch_sends_the_same_statements_for_8_schedules_and_f
     for size in (8, 64):
         ids = [f"batch-{size}-{i:03d}" for i in range(size)]
         publish_many(ledger, FixedClock(clock.now() - away), base, ids)
-        with ledger.write() as session, statements_sent(ledger) as seen:
+        with ledger.write() as session, statements(ledger) as seen:
             results = plan.materialize_many(session, ids, clock, expire=plan.certain_expiry)
         assert [r.schedule_id for r in results] == ids
         # 06:00 tomorrow, and after a year away the last missed one (today's) as well
