@@ -28,6 +28,7 @@ place at another instant. It changes nothing: a new revision adopts them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import threading
@@ -121,6 +122,12 @@ class _Gov:
     tzdb_version: str = ""
 
     def compiled(self) -> CompiledSchedule:
+        return self._compiled
+
+    @functools.cached_property
+    def _compiled(self) -> CompiledSchedule:
+        # Looked up once per batch: each lookup digests the revision's text, and materializing a
+        # schedule asks for it some ten times.
         return compiled_revision(self.spec_json, self.tzif)
 
     def resolving_tzdb(self, installed: str) -> str:
