@@ -23,6 +23,7 @@ year would otherwise build an index) needs most.
 from __future__ import annotations
 
 import calendar
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -31,7 +32,7 @@ from zoneinfo import ZoneInfo
 from core.enums import FoldPolicy, GapPolicy, Status
 from core.recurrence.compile import CompiledSchedule
 from core.recurrence.resolve import Reading, resolve
-from core.recurrence.rules import WEEKDAYS, ParsedRule
+from core.recurrence.rules import WEEKDAYS
 
 #: The parts a fast rule may have; any other part keeps the general path.
 _PARTS = frozenset({"FREQ", "INTERVAL", "UNTIL", "BYMONTH", "BYMONTHDAY", "BYDAY", "BYHOUR", "BYMINUTE", "BYSECOND"})
@@ -76,23 +77,34 @@ def fast_rule(compiled: CompiledSchedule) -> FastRule | None:
         month_days = (start.day,)
     interval = int(parts.get("INTERVAL", "1"))
     if freq in _SUB_DAILY:
-        found = _sub_daily_times(parsed, start, freq, interval)
+        found = _sub_daily_times(
+            freq,
+            interval,
+            start.time(),
+            tuple(parsed.ints("BYHOUR")),
+            tuple(parsed.ints("BYMINUTE")),
+            tuple(parsed.ints("BYSECOND")),
+        )
         if found is None:
             return None
         freq, interval, times = "DAILY", 1, found  # the same times every day
     else:
-        times = sorted(
-            time(h, m, s)
-            for h in parsed.ints("BYHOUR") or [start.hour]
-            for m in parsed.ints("BYMINUTE") or [start.minute]
-            for s in parsed.ints("BYSECOND") or [start.second]
+        times = tuple(
+            dict.fromkeys(
+                sorted(
+                    time(h, m, s)
+                    for h in parsed.ints("BYHOUR") or [start.hour]
+                    for m in parsed.ints("BYMINUTE") or [start.minute]
+                    for s in parsed.ints("BYSECOND") or [start.second]
+                )
+            )
         )
     return FastRule(
         freq=freq,
         interval=interval,
         start=start,
         until=compiled.until,
-        times=tuple(dict.fromkeys(times)),
+        times=times,
         months=frozenset(parsed.ints("BYMONTH")) or None,
         weekdays=weekdays,
         month_days=month_days,
@@ -100,21 +112,24 @@ def fast_rule(compiled: CompiledSchedule) -> FastRule | None:
     )
 
 
+#: Sets of times of day of sub-daily rules kept (each one some 60 KiB for an every-minute rule).
+_KEPT_TIMES = 32
 #: The sub-daily frequencies and the steps in a day of each.
 _SUB_DAILY = {"HOURLY": 24, "MINUTELY": 24 * 60}
 
 
-def _sub_daily_times(parsed: ParsedRule, start: datetime, freq: str, interval: int) -> list[time] | None:
+@functools.lru_cache(maxsize=_KEPT_TIMES)
+def _sub_daily_times(
+    freq: str, interval: int, start: time, hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tuple[int, ...]
+) -> tuple[time, ...] | None:
     """The times of day of an HOURLY or MINUTELY rule whose INTERVAL divides the day (then every
-    day has the same ones: the steps from DTSTART, BYHOUR and for MINUTELY BYMINUTE keeping
-    some, BYMINUTE for HOURLY and BYSECOND adding them); None for another INTERVAL, or when
-    the parts leave no time."""
+    day has the same ones: the steps from DTSTART's time ``start``, BYHOUR and for MINUTELY
+    BYMINUTE keeping some, BYMINUTE for HOURLY and BYSECOND adding them); None for another
+    INTERVAL, or when the parts leave no time. The last few are kept: an every-minute rule has
+    1,440 (some 60 KiB), and every expansion reads its rule."""
     steps = _SUB_DAILY[freq]
     if steps % interval:
         return None
-    hours = set(parsed.ints("BYHOUR"))
-    minutes = parsed.ints("BYMINUTE")
-    seconds = parsed.ints("BYSECOND") or [start.second]
     if freq == "HOURLY":
         stamps = [
             (h, m)
@@ -129,8 +144,8 @@ def _sub_daily_times(parsed: ParsedRule, start: datetime, freq: str, interval: i
             for x in range(steps)
             if (x - origin) % interval == 0 and (not hours or x // 60 in hours) and (not minutes or x % 60 in minutes)
         ]
-    times = sorted({time(h, m, s) for h, m in stamps for s in seconds})
-    return times or None
+    times = sorted({time(h, m, s) for h, m in stamps for s in seconds or [start.second]})
+    return tuple(times) or None
 
 
 def fast_nominals(rule: FastRule, after: datetime | None = None) -> Iterator[tuple[datetime, None]]:
