@@ -208,23 +208,36 @@ def _taken_slots(
     """
     if not ranges:
         return {}
-    stmt = select(
-        Occurrence.schedule_id, Occurrence.logical_slot_id, Occurrence.occurrence_id, Occurrence.revision
-    ).where(
-        or_(
-            *(
-                and_(Occurrence.schedule_id == sid, Occurrence.position_utc >= start, Occurrence.position_utc < end)
-                for sid, start, end in ranges
-            )
-        ),
-        Occurrence.logical_slot_id.is_not(None),
-        Occurrence.state.not_in(SLOT_RELEASING),
-    )
+    values: dict[str, Any] = {}
+    for i, (sid, start, end) in enumerate(ranges):
+        values |= {f"p_sid_{i}": sid, f"p_lo_{i}": start, f"p_hi_{i}": end}
     taken: dict[str, dict[str, tuple[str, int]]] = {}
-    for sid, slot, occ, rev in session.execute(stmt):
+    for sid, slot, occ, rev in session.execute(_slots_statement(len(ranges)), values):
         if slot is not None:
             taken.setdefault(sid, {})[slot] = (occ, rev)
     return taken
+
+
+@functools.lru_cache(maxsize=16)
+def _slots_statement(count: int) -> Any:
+    """What :func:`_taken_slots` reads for ``count`` ranges, built once: building it (the ranges
+    as expressions of the mapped columns) cost more than running it."""
+    table = Occurrence.metadata.tables["occurrences"]
+    position = table.c.position_utc
+    return select(table.c.schedule_id, table.c.logical_slot_id, table.c.occurrence_id, table.c.revision).where(
+        or_(
+            *(
+                and_(
+                    table.c.schedule_id == bindparam(f"p_sid_{i}"),
+                    position >= bindparam(f"p_lo_{i}", type_=position.type),
+                    position < bindparam(f"p_hi_{i}", type_=position.type),
+                )
+                for i in range(count)
+            )
+        ),
+        table.c.logical_slot_id.is_not(None),
+        table.c.state.not_in(SLOT_RELEASING),
+    )
 
 
 _KEEPS_IT = ", which keeps it"
