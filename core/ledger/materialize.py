@@ -50,7 +50,7 @@ from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_pr
 from core.ledger.db import lock_for_write, shared_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, range_row, record_ranges
 from core.ledger.models import Occurrence, Revision, Schedule, sqlite_utc_text
-from core.ledger.period_carry import taken_periods
+from core.ledger.period_carry import taken_periods, taken_periods_of
 from core.ledger.period_resume import StoredPeriods, dump_periods, load_periods, periods_to_store
 from core.ledger.states import (
     FROM_STATUS,
@@ -240,6 +240,13 @@ def _slots_statement(count: int) -> Any:
     )
 
 
+def _periods_wanted(rows: list[dict[str, Any]]) -> set[str]:
+    """The business periods of the runnable ``rows``: those another occurrence may hold already."""
+    return {
+        r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
+    }
+
+
 _KEEPS_IT = ", which keeps it"
 _HOLDER = re.compile(r" as (\S+) of revision \d+" + re.escape(_KEEPS_IT))
 
@@ -258,17 +265,18 @@ def _yield_to_holders(
     end: datetime,
     rows: list[dict[str, Any]],
     slots: dict[str, tuple[str, int]] | None = None,
+    held_periods: dict[str, tuple[str, int]] | None = None,
 ) -> None:
     """Rows whose instant or business period another live occurrence already holds
     (an older revision's run after a cutover in the past, a manual run) become
     SKIPPED_DUPLICATE naming the holder, instead of vanishing in ON CONFLICT.
-    ``slots``: the live slots held in [start, end), when read already (:func:`_taken_slots`)."""
+    ``slots`` and ``held_periods``: the live slots held in [start, end) and the business
+    periods held (:func:`_taken_slots`, :func:`_periods_wanted`), when read already."""
     if slots is None:
         slots = _taken_slots(session, [(sid, start, end)]).get(sid, {})
-    periods = {
-        r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
-    }
-    held_periods = taken_periods(session, sid, periods) if periods else {}
+    if held_periods is None:
+        periods = _periods_wanted(rows)
+        held_periods = taken_periods(session, sid, periods) if periods else {}
     if not slots and not held_periods:
         return
     for r in rows:
@@ -679,7 +687,8 @@ def materialize_many(
 ) -> list[MaterializeResult]:
     """:func:`materialize` for several schedules in the caller's transaction, in order, by a
     fixed number of statements whatever their number: one read of their rows, one of their
-    revisions, one of the live slots in the ranges they expand, and one statement each for
+    revisions, one of the live slots in the ranges they expand, one of the business periods
+    held (for schedules with ``businessPeriod``), and one statement each for
     the expired ranges, the occurrences, the cursors and the events (docs/ledger.md,
     "Life of an occurrence", step 1). ``max_rows`` bounds the rows of the call in all: the
     schedules it does not reach are left out of the result (the caller takes them up
@@ -885,8 +894,11 @@ def _write_plans(
     """Write what ``plans`` worked out, in a savepoint (rolled back when a cursor moved under
     it); returns the rows inserted per schedule."""
     slots = _taken_slots(session, [(p.schedule_id, p.start, p.end) for p in plans if p.rows])
+    wanted = {p.schedule_id: found for p in plans if (found := _periods_wanted(p.rows))}
+    periods = taken_periods_of(session, wanted) if wanted else {}
     for plan in plans:
-        _yield_to_holders(session, plan.schedule_id, plan.start, plan.end, plan.rows, slots.get(plan.schedule_id, {}))
+        sid = plan.schedule_id
+        _yield_to_holders(session, sid, plan.start, plan.end, plan.rows, slots.get(sid, {}), periods.get(sid, {}))
     split = False
     while True:
         try:

@@ -277,14 +277,16 @@ YEAR_AWAY: dict[str, Any] = {
     [
         pytest.param(FILLER, timedelta(0), 0, id="new_schedules"),
         pytest.param(YEAR_AWAY, timedelta(days=365), 1, id="after_a_year_away"),
+        pytest.param({**FILLER, "businessPeriod": "{nominal:%Y-%m-%d}"}, timedelta(0), 0, id="business_periods"),
     ],
 )
 def test_a_materialization_batch_sends_the_same_statements_for_8_schedules_and_for_64(
     ledger: Ledger, clock: FixedClock, base: dict[str, Any], away: timedelta, ranges: int
 ) -> None:
-    """One batch reads the schedules, their revisions and their live slots once, and inserts
-    the expired ranges, the rows and the events and moves every cursor in one statement each:
-    64 schedules send what 8 send (before, some ten statements per schedule)."""
+    """One batch reads the schedules, their revisions, their live slots and the business periods
+    held once, and inserts the expired ranges, the rows and the events and moves every cursor
+    in one statement each: 64 schedules send what 8 send (before, some ten statements per
+    schedule)."""
     sent: dict[int, list[str]] = {}
     for size in (8, 64):
         ids = [f"batch-{size}-{i:03d}" for i in range(size)]
