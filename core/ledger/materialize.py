@@ -36,7 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import ColumnElement, Integer, and_, bindparam, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
@@ -639,16 +639,21 @@ def _expand_bounded(
     return out, end
 
 
+class MaterializeOptions(TypedDict, total=False):
+    """How much one call of :func:`materialize` does (see :func:`materialize_many`)."""
+
+    max_rows: int
+    lead: timedelta | None
+    expire: ExpiryRule | None
+    chunk: timedelta | None
+
+
 def materialize(
     session: Session,
     schedule_id: str,
     clock: Clock,
     until: datetime | None = None,
-    *,
-    max_rows: int = MAX_ROWS,
-    lead: timedelta | None = None,
-    expire: ExpiryRule | None = None,
-    chunk: timedelta | None = None,
+    **options: Unpack[MaterializeOptions],
 ) -> MaterializeResult:
     """Materialize ``schedule_id`` from its cursor to ``until`` (default: now + the active revision's horizon).
 
@@ -667,10 +672,7 @@ def materialize(
     read or expanded raises (:data:`~core.ledger.compiled.REVISION_ERRORS`), with
     nothing written.
     """
-    found = materialize_many(
-        session, [schedule_id], clock, until, max_rows=max_rows, lead=lead, expire=expire, chunk=chunk, catch=False
-    )
-    return found[0]
+    return materialize_many(session, [schedule_id], clock, until, catch=False, **options)[0]
 
 
 def materialize_many(
