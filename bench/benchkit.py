@@ -65,13 +65,16 @@ class TimingEngine(Engine):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.spent: dict[str, float] = {}
+        #: The process's CPU seconds (all threads) in each stage.
+        self.cpu: dict[str, float] = {}
 
     def _timed(self, name: str, call: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             return call()
         finally:
             self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - start
+            self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - cpu
 
     @contextmanager
     def timing(self, stages: dict[str, tuple[object, str]]) -> Iterator[None]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from core.engine import run, statements
@@ -44,18 +44,8 @@ def claimable(
     """(schedule, occurrence, state) ready to claim, oldest first per schedule (none of
     a revision in ``unreadable``: those wait for a corrected revision; none of a
     revision in ``refused``: those wait for an engine that runs them)."""
-    query = (
-        select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state, Occurrence.revision)
-        .join(Schedule, Schedule.id == Occurrence.schedule_id)
-        .where(
-            Schedule.state == ScheduleState.ACTIVE,
-            (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
-        )
-        .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.position_utc, Occurrence.occurrence_id)
-    )
-    if schedule_id is not None:
-        query = query.where(Occurrence.schedule_id == schedule_id)
-    rows = session.execute(query).all()
+    query = _CLAIMABLE if schedule_id is None else _CLAIMABLE_OF_ONE
+    rows = session.execute(query, {"p_now": now, "p_schedule": schedule_id}).all()
     # Occurrences of a revision this Tidemark cannot read wait for a corrected one; those of a
     # revision this engine does not run (labels, trust) wait for an engine that does.
     if not unreadable and not refused:
@@ -65,6 +55,26 @@ def claimable(
         for sid, oid, state, revision in rows
         if (sid, revision) not in unreadable and (sid, revision) not in refused
     ]
+
+
+def _claimable(*, one: bool) -> Select[str, str, OccurrenceState, int]:
+    """What :func:`claimable` reads (of one schedule), built once: a worker asks before each claim,
+    and building the statement cost more than running it."""
+    now = bindparam("p_now", type_=Occurrence.retry_at.type)
+    query = (
+        select(Occurrence.schedule_id, Occurrence.occurrence_id, Occurrence.state, Occurrence.revision)
+        .join(Schedule, Schedule.id == Occurrence.schedule_id)
+        .where(
+            Schedule.state == ScheduleState.ACTIVE,
+            (Occurrence.state == _S.DUE) | ((Occurrence.state == _S.RETRY_WAIT) & (Occurrence.retry_at <= now)),
+        )
+        .order_by(Occurrence.schedule_id, Occurrence.due_at, Occurrence.position_utc, Occurrence.occurrence_id)
+    )
+    return query.where(Occurrence.schedule_id == bindparam("p_schedule")) if one else query
+
+
+_CLAIMABLE = _claimable(one=False)
+_CLAIMABLE_OF_ONE = _claimable(one=True)
 
 
 def gate(session: Session, schedule_id: str) -> Gate | None:

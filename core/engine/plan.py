@@ -24,7 +24,7 @@ from core.ledger import events
 from core.ledger.db import Ledger, lock_schedules
 from core.ledger.materialize import (
     MaterializeResult,
-    materialize_one,
+    materialize_many,
     revision_mark,
     to_materialize,
     unreadable_revisions,
@@ -263,30 +263,28 @@ def _batch(
     session: Session, clock: Clock, pending: deque[str], hold: set[str], *, lead: timedelta | None
 ) -> list[MaterializeResult]:
     """Materialize schedules from the front of ``pending`` in one transaction, up to
-    :data:`BATCH_SCHEDULES` of them and about :data:`BATCH_ROWS` rows. One cut short by the
-    rows goes back to the front, to go on in the next transaction."""
-    results: list[MaterializeResult] = []
-    rows = 0
-    while pending and rows < BATCH_ROWS and len(results) < BATCH_SCHEDULES:
+    :data:`BATCH_SCHEDULES` of them and about :data:`BATCH_ROWS` rows, by a fixed number of
+    statements (:func:`~core.ledger.materialize.materialize_many`). One cut short by the rows,
+    and those the rows left no room for, go back to the front, to go on in the next transaction."""
+    taken: list[str] = []
+    while pending and len(taken) < BATCH_SCHEDULES:
         sid = pending.popleft()
-        if sid in hold:
-            continue  # failed earlier in this pass
-        if not lock_schedules(session, [sid], skip_locked=True):
-            continue  # another engine is on it right now (PostgreSQL): it materializes it
-        result = materialize_one(
-            session,
-            sid,
-            clock,
-            max_rows=BATCH_ROWS - rows,
-            lead=lead,
-            expire=certain_expiry,
-            chunk=None if lead is not None else CHUNK_AHEAD,
-        )
-        results.append(result)
-        rows += result.inserted + 1
-        if result.more:
-            pending.appendleft(sid)
-            break
+        if sid not in hold:  # else failed earlier in this pass
+            taken.append(sid)
+    held = lock_schedules(session, taken, skip_locked=True)
+    # a schedule another engine is on right now (PostgreSQL) is left to it
+    ids = [sid for sid in taken if sid in held]
+    results = materialize_many(
+        session,
+        ids,
+        clock,
+        max_rows=BATCH_ROWS,
+        lead=lead,
+        expire=certain_expiry,
+        chunk=None if lead is not None else CHUNK_AHEAD,
+    )
+    done = {result.schedule_id for result in results if not result.more}
+    pending.extendleft(reversed([sid for sid in ids if sid not in done]))
     return results
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from core.ledger.compiled import stored_spec
@@ -42,6 +42,12 @@ def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, S
     return {sid: stored_spec(text) for sid, text in rows}
 
 
+#: One revision's text, built once (an engine's first pass reads every revision it runs).
+_SPEC_TEXT = select(Revision.spec_json).where(
+    Revision.schedule_id == bindparam("p_schedule"), Revision.revision == bindparam("p_revision")
+)
+
+
 class Specs:
     """One engine's specs by (schedule, revision), read from its ledger once each."""
 
@@ -52,9 +58,7 @@ class Specs:
         """The spec of one revision."""
         spec = self._specs.get((schedule_id, revision))
         if spec is None:
-            text = session.scalar(
-                select(Revision.spec_json).where(Revision.schedule_id == schedule_id, Revision.revision == revision)
-            )
+            text = session.scalar(_SPEC_TEXT, {"p_schedule": schedule_id, "p_revision": revision})
             assert text is not None
             spec = self._specs[(schedule_id, revision)] = stored_spec(text)
         return spec

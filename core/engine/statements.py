@@ -89,18 +89,24 @@ class Claimed:
 
 def epoch(session: Session) -> int:
     """The ledger's execution epoch (claims carry it; a fence bumps it)."""
-    return int(session.scalar(select(_meta.c.execution_epoch)) or 1)
+    return int(session.scalar(_EPOCH) or 1)
+
+
+_EPOCH = select(_meta.c.execution_epoch)
 
 
 def gates(session: Session, schedule_id: str | None = None) -> dict[str, Gate]:
     """The current gate of every active schedule (or of one), with the ledger's epoch."""
     current = epoch(session)
-    stmt = select(_sched.c.id, _sched.c.gate_version, _sched.c.disable_generation).where(
-        _sched.c.state == ScheduleState.ACTIVE
-    )
-    if schedule_id is not None:
-        stmt = stmt.where(_sched.c.id == schedule_id)
-    return {sid: Gate(sid, gate, disabled, current) for sid, gate, disabled in session.execute(stmt)}
+    stmt = _GATES if schedule_id is None else _GATE_OF_ONE
+    rows = session.execute(stmt, {"p_schedule": schedule_id} if schedule_id is not None else {})
+    return {sid: Gate(sid, gate, disabled, current) for sid, gate, disabled in rows}
+
+
+_GATES = select(_sched.c.id, _sched.c.gate_version, _sched.c.disable_generation).where(
+    _sched.c.state == ScheduleState.ACTIVE
+)
+_GATE_OF_ONE = _GATES.where(_sched.c.id == bindparam("p_schedule"))
 
 
 def _unindexed(column: Any) -> Any:

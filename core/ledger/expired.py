@@ -109,8 +109,7 @@ class ExpiredRangeView:
         }
 
 
-def record_range(
-    session: Session,
+def range_row(
     schedule_id: str,
     revision: int,
     from_utc: datetime,
@@ -119,24 +118,28 @@ def record_range(
     occurrences: int | None,
     tzdb: str,
     now: datetime,
-) -> None:
-    """Insert one range (the caller moves the cursor and writes the event in the same transaction)."""
+) -> dict[str, Any]:
+    """One range's values, for :func:`record_ranges`."""
+    return {
+        "schedule_id": schedule_id,
+        "revision": revision,
+        "from_utc": from_utc,
+        "to_utc": to_utc,
+        "policy": cut.policy,
+        "reason": cut.reason,
+        "occurrences": occurrences,
+        "tzdb_version": tzdb,
+        "created_at": now,
+    }
+
+
+def record_ranges(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert ranges (:func:`range_row`) in one statement; the caller moves the cursors and
+    writes the events in the same transaction."""
     # One statement for every call, its values as parameters: built with ``.values()`` it was
     # compiled again at each call, the larger part of recording a range.
-    session.execute(
-        _INSERT_RANGE,
-        {
-            "schedule_id": schedule_id,
-            "revision": revision,
-            "from_utc": from_utc,
-            "to_utc": to_utc,
-            "policy": cut.policy,
-            "reason": cut.reason,
-            "occurrences": occurrences,
-            "tzdb_version": tzdb,
-            "created_at": now,
-        },
-    )
+    if rows:
+        session.execute(_INSERT_RANGE, rows)
 
 
 _INSERT_RANGE = insert(ExpiredRange.metadata.tables[ExpiredRange.__tablename__])

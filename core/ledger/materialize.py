@@ -28,6 +28,7 @@ place at another instant. It changes nothing: a new revision adopts them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import threading
@@ -35,23 +36,22 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from sqlalchemy import ColumnElement, Integer, and_, func, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, Integer, and_, bindparam, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from core import holiday_codes
 from core.clock import Clock
 from core.enums import Status
-from core.errors import LedgerError
+from core.errors import LedgerError, UnknownScheduleError
 from core.ledger import events
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.db import lock_for_write, shared_write
-from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, record_range
+from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, range_row, record_ranges
 from core.ledger.models import Occurrence, Revision, Schedule, sqlite_utc_text
-from core.ledger.period_carry import taken_periods
+from core.ledger.period_carry import taken_periods, taken_periods_of
 from core.ledger.period_resume import StoredPeriods, dump_periods, load_periods, periods_to_store
-from core.ledger.publish import get_schedule
 from core.ledger.states import (
     FROM_STATUS,
     SLOT_RELEASING,
@@ -122,6 +122,12 @@ class _Gov:
     tzdb_version: str = ""
 
     def compiled(self) -> CompiledSchedule:
+        return self._compiled
+
+    @functools.cached_property
+    def _compiled(self) -> CompiledSchedule:
+        # Looked up once per batch: each lookup digests the revision's text, and materializing a
+        # schedule asks for it some ten times.
         return compiled_revision(self.spec_json, self.tzif)
 
     def resolving_tzdb(self, installed: str) -> str:
@@ -192,19 +198,53 @@ def _row_dicts(
     return out
 
 
-def _taken_slots(session: Session, sid: str, start: datetime, end: datetime) -> dict[str, tuple[str, int]]:
-    """Live slots already held in [start, end): slot -> (occurrence id, revision).
+def _taken_slots(
+    session: Session, ranges: Sequence[tuple[str, datetime, datetime]]
+) -> dict[str, dict[str, tuple[str, int]]]:
+    """Live slots already held in each schedule's [start, end), in one statement:
+    schedule -> slot -> (occurrence id, revision).
 
     A slot is its resolved instant, which is its position, so the window is enough.
     """
-    stmt = select(Occurrence.logical_slot_id, Occurrence.occurrence_id, Occurrence.revision).where(
-        Occurrence.schedule_id == sid,
-        Occurrence.position_utc >= start,
-        Occurrence.position_utc < end,
-        Occurrence.logical_slot_id.is_not(None),
-        Occurrence.state.not_in(SLOT_RELEASING),
+    if not ranges:
+        return {}
+    values: dict[str, Any] = {}
+    for i, (sid, start, end) in enumerate(ranges):
+        values |= {f"p_sid_{i}": sid, f"p_lo_{i}": start, f"p_hi_{i}": end}
+    taken: dict[str, dict[str, tuple[str, int]]] = {}
+    for sid, slot, occ, rev in session.execute(_slots_statement(len(ranges)), values):
+        if slot is not None:
+            taken.setdefault(sid, {})[slot] = (occ, rev)
+    return taken
+
+
+@functools.lru_cache(maxsize=16)
+def _slots_statement(count: int) -> Any:
+    """What :func:`_taken_slots` reads for ``count`` ranges, built once: building it (the ranges
+    as expressions of the mapped columns) cost more than running it."""
+    table = Occurrence.metadata.tables["occurrences"]
+    position = table.c.position_utc
+    return select(table.c.schedule_id, table.c.logical_slot_id, table.c.occurrence_id, table.c.revision).where(
+        or_(
+            *(
+                and_(
+                    table.c.schedule_id == bindparam(f"p_sid_{i}"),
+                    position >= bindparam(f"p_lo_{i}", type_=position.type),
+                    position < bindparam(f"p_hi_{i}", type_=position.type),
+                )
+                for i in range(count)
+            )
+        ),
+        table.c.logical_slot_id.is_not(None),
+        table.c.state.not_in(SLOT_RELEASING),
     )
-    return {slot: (occ, rev) for slot, occ, rev in session.execute(stmt) if slot is not None}
+
+
+def _periods_wanted(rows: list[dict[str, Any]]) -> set[str]:
+    """The business periods of the runnable ``rows``: those another occurrence may hold already."""
+    return {
+        r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
+    }
 
 
 _KEEPS_IT = ", which keeps it"
@@ -218,15 +258,25 @@ def yielded_to(reason: str | None) -> str | None:
     return found[1] if found else None
 
 
-def _yield_to_holders(session: Session, sid: str, start: datetime, end: datetime, rows: list[dict[str, Any]]) -> None:
+def _yield_to_holders(
+    session: Session,
+    sid: str,
+    start: datetime,
+    end: datetime,
+    rows: list[dict[str, Any]],
+    slots: dict[str, tuple[str, int]] | None = None,
+    held_periods: dict[str, tuple[str, int]] | None = None,
+) -> None:
     """Rows whose instant or business period another live occurrence already holds
     (an older revision's run after a cutover in the past, a manual run) become
-    SKIPPED_DUPLICATE naming the holder, instead of vanishing in ON CONFLICT."""
-    slots = _taken_slots(session, sid, start, end)
-    periods = {
-        r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
-    }
-    held_periods = taken_periods(session, sid, periods) if periods else {}
+    SKIPPED_DUPLICATE naming the holder, instead of vanishing in ON CONFLICT.
+    ``slots`` and ``held_periods``: the live slots held in [start, end) and the business
+    periods held (:func:`_taken_slots`, :func:`_periods_wanted`), when read already."""
+    if slots is None:
+        slots = _taken_slots(session, [(sid, start, end)]).get(sid, {})
+    if held_periods is None:
+        periods = _periods_wanted(rows)
+        held_periods = taken_periods(session, sid, periods) if periods else {}
     if not slots and not held_periods:
         return
     for r in rows:
@@ -251,7 +301,33 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
     if not rows:
         return 0
     if session.get_bind().dialect.name == "postgresql":
+        return sum(_insert_unnest(session, rows).values())
+    return _insert_sqlite(session, rows)
+
+
+def _insert_counted(session: Session, rows: list[dict[str, Any]], *, split: bool) -> dict[str, int]:
+    """:func:`_insert`, returning how many rows were new per schedule. On SQLite the rows go in
+    one statement, and with ``split`` one per schedule: when some were there already (another
+    engine or an earlier call inserted them), the one statement cannot say whose, and
+    :class:`_Recount` asks the caller to roll back and insert them again with ``split``."""
+    if not rows:
+        return {}
+    if session.get_bind().dialect.name == "postgresql":
         return _insert_unnest(session, rows)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["schedule_id"]] = counts.get(row["schedule_id"], 0) + 1
+    if split and len(counts) > 1:
+        return {sid: _insert_sqlite(session, [r for r in rows if r["schedule_id"] == sid]) for sid in counts}
+    new = _insert_sqlite(session, rows)
+    if new == len(rows):
+        return counts
+    if len(counts) > 1:
+        raise _Recount
+    return {sid: new for sid in counts}
+
+
+def _insert_sqlite(session: Session, rows: list[dict[str, Any]]) -> int:
     # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0. The values go
     # as the column types would bind them, converted here: SQLAlchemy's processing of each
     # parameter of each row cost more than SQLite's insert itself.
@@ -263,24 +339,25 @@ def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
     return sum(connection.exec_driver_sql(sql, values[i : i + CHUNK]).rowcount for i in range(0, len(values), CHUNK))
 
 
-def _insert_unnest(session: Session, rows: list[dict[str, Any]]) -> int:
+def _insert_unnest(session: Session, rows: list[dict[str, Any]]) -> dict[str, int]:
     """PostgreSQL: each column's values as one array, the rows ``unnest`` of them; RETURNING lists
-    the new rows (psycopg reports no rowcount for executemany). SQLAlchemy's multi-row VALUES
-    made a statement thousands of placeholders long, which psycopg parsed again for every
-    batch: two thirds of a recovery pass's CPU."""
+    the new rows' schedules (psycopg reports no rowcount for executemany). SQLAlchemy's
+    multi-row VALUES made a statement thousands of placeholders long, which psycopg parsed
+    again for every batch: two thirds of a recovery pass's CPU. Returns the new rows per schedule."""
     table = Occurrence.metadata.tables["occurrences"]
     names = list(rows[0])
     arrays = ", ".join(f"%s::{_pg_array(table.c[name].type, name)}" for name in names)
     sql = (
         f"INSERT INTO occurrences ({', '.join(names)}) SELECT * FROM unnest({arrays}) "
-        "ON CONFLICT DO NOTHING RETURNING occurrence_id"
+        "ON CONFLICT DO NOTHING RETURNING schedule_id"
     )
     connection = session.connection()
-    new = 0
+    new: dict[str, int] = {}
     for i in range(0, len(rows), CHUNK):
         chunk = rows[i : i + CHUNK]
         columns = tuple([_pg_value(row[name], name) for row in chunk] for name in names)
-        new += len(connection.exec_driver_sql(sql, columns).all())
+        for (sid,) in connection.exec_driver_sql(sql, columns):
+            new[sid] = new.get(sid, 0) + 1
     return new
 
 
@@ -362,7 +439,7 @@ class _CursorMoved(Exception):
     """Another engine moved the cursor or the gate first."""
 
 
-def _stored_hint(schedule: Schedule) -> tuple[int, CountHint] | None:
+def _stored_hint(schedule: Any) -> tuple[int, CountHint] | None:
     if schedule.count_revision is None or schedule.count_nominal is None or schedule.count_index is None:
         return None
     return schedule.count_revision, CountHint(datetime.fromisoformat(schedule.count_nominal), schedule.count_index)
@@ -405,48 +482,6 @@ def _next_periods(
     return periods_to_store(gov.compiled(), found, end, gov.resolving_tzdb(tzdb), gov.deciding_holidays())
 
 
-def _advance(
-    session: Session,
-    sid: str,
-    gate: int,
-    old: datetime | None,
-    new: datetime,
-    now: datetime,
-    hint: tuple[int, CountHint] | None = None,
-    horizon: timedelta | None = None,
-    periods: StoredPeriods | None = None,
-) -> None:
-    """Move the cursor from ``old`` to ``new`` (compare-and-set on it and the gate), with the
-    count position, the business periods' state when a new one is known, and, given the
-    active revision's ``horizon``, when to come back."""
-    # The table, not the entity: the ORM's bulk update with a fetch of what changed cost as
-    # much again as the statement. The schedule's object, when loaded, is expired instead.
-    table = Schedule.metadata.tables["schedules"]
-    where: ColumnElement[bool] = table.c.cursor_utc.is_(None) if old is None else table.c.cursor_utc == old
-    number, at = hint if hint is not None else (None, None)
-    kept: dict[str, Any] = {}
-    if periods is not None:  # else the stored state stays: one at an earlier period start is still true
-        kept = {"period_revision": periods.revision, "period_state": dump_periods(periods)}
-    stmt = (
-        update(table)
-        .where(table.c.id == sid, table.c.gate_version == gate, where)
-        .values(
-            cursor_utc=new,
-            materialize_at=shifted(new, -horizon) if horizon is not None else None,
-            updated_at=now,
-            count_revision=number,
-            count_nominal=at.nominal.isoformat() if at is not None else None,
-            count_index=at.index if at is not None else None,
-            **kept,
-        )
-    )
-    if session.execute(stmt).rowcount != 1:  # type: ignore[attr-defined]
-        raise _CursorMoved
-    loaded = session.identity_map.get(Session.identity_key(Schedule, sid))
-    if loaded is not None:
-        session.expire(loaded)
-
-
 def until_or_horizon(
     until: datetime | None,
     now: datetime,
@@ -470,7 +505,6 @@ def _horizon(active: _Gov) -> timedelta:
 
 
 def _expire_missed(
-    session: Session,
     schedule_id: str,
     revisions: list[_Gov],
     start: datetime,
@@ -479,17 +513,18 @@ def _expire_missed(
     tzdb: str,
     hint: tuple[int, CountHint] | None,
     seeds: dict[int, PeriodState],
-) -> tuple[datetime, int, int, list[events.OccurrencesExpired]]:
-    """Record the certain-to-expire stretch from ``start`` as expired ranges when it
-    is long (RANGE_MIN_ROWS or more). Returns where materialization goes on, the
-    ranges and counted occurrences recorded, and the events to write. A rule with
+) -> tuple[datetime, int, list[dict[str, Any]], list[events.OccurrencesExpired]]:
+    """The certain-to-expire stretch from ``start`` as expired ranges when it is long
+    (RANGE_MIN_ROWS or more). Returns where materialization goes on, the occurrences
+    counted, the ranges to record (:func:`~core.ledger.expired.record_ranges`) and the
+    events to write. A rule with
     COUNT is walked from ``hint``, the stored place in its count, and business periods
     from ``seeds``, their stored state, not from DTSTART."""
     active = revisions[-1]
     own = hint[1] if hint is not None and hint[0] == active.revision else None
     cut = expire(active.compiled(), max(start, active.cutover), now, own, seeds.get(active.revision))
     if cut is None or cut.before <= start:
-        return start, 0, 0, []
+        return start, 0, [], []
     by_number = {r.revision: r for r in revisions}
     segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, cut.before)
     counts = [count_rows(by_number[number].compiled(), lo, hi) for number, lo, hi in segments]
@@ -499,11 +534,12 @@ def _expire_missed(
     else:
         many = sum(c or 0 for c in counts) >= RANGE_MIN_ROWS
     if not many:
-        return start, 0, 0, []  # few: they become MISFIRE_EXPIRED rows, one each
+        return start, 0, [], []  # few: they become MISFIRE_EXPIRED rows, one each
     counted = 0
+    ranges: list[dict[str, Any]] = []
     recorded: list[events.OccurrencesExpired] = []
     for (number, lo, hi), count in zip(segments, counts, strict=True):
-        record_range(session, schedule_id, number, lo, hi, cut, count, by_number[number].resolving_tzdb(tzdb), now)
+        ranges.append(range_row(schedule_id, number, lo, hi, cut, count, by_number[number].resolving_tzdb(tzdb), now))
         counted += count or 0
         recorded.append(
             events.OccurrencesExpired(
@@ -518,7 +554,7 @@ def _expire_missed(
                 occurrences=count,
             )
         )
-    return cut.before, len(segments), counted, recorded
+    return cut.before, counted, ranges, recorded
 
 
 #: Expansions left off where a call stopped, to go on from there next time:
@@ -603,16 +639,21 @@ def _expand_bounded(
     return out, end
 
 
+class MaterializeOptions(TypedDict, total=False):
+    """How much one call of :func:`materialize` does (see :func:`materialize_many`)."""
+
+    max_rows: int
+    lead: timedelta | None
+    expire: ExpiryRule | None
+    chunk: timedelta | None
+
+
 def materialize(
     session: Session,
     schedule_id: str,
     clock: Clock,
     until: datetime | None = None,
-    *,
-    max_rows: int = MAX_ROWS,
-    lead: timedelta | None = None,
-    expire: ExpiryRule | None = None,
-    chunk: timedelta | None = None,
+    **options: Unpack[MaterializeOptions],
 ) -> MaterializeResult:
     """Materialize ``schedule_id`` from its cursor to ``until`` (default: now + the active revision's horizon).
 
@@ -627,92 +668,344 @@ def materialize(
     ``lead``) it goes that much beyond the horizon (at most the horizon again), so
     the schedule comes back only once per chunk: the cursor minus the horizon is
     recorded as the schedule's ``materialize_at`` (:func:`to_materialize`). The
-    caller commits (``with ledger.write() as session``).
+    caller commits (``with ledger.write() as session``). A revision that cannot be
+    read or expanded raises (:data:`~core.ledger.compiled.REVISION_ERRORS`), with
+    nothing written.
     """
+    return materialize_many(session, [schedule_id], clock, until, catch=False, **options)[0]
+
+
+def materialize_many(
+    session: Session,
+    schedule_ids: Sequence[str],
+    clock: Clock,
+    until: datetime | None = None,
+    *,
+    max_rows: int = MAX_ROWS,
+    lead: timedelta | None = None,
+    expire: ExpiryRule | None = None,
+    chunk: timedelta | None = None,
+    catch: bool = True,
+) -> list[MaterializeResult]:
+    """:func:`materialize` for several schedules in the caller's transaction, in order, by a
+    fixed number of statements whatever their number: one read of their rows, one of their
+    revisions, one of the live slots in the ranges they expand, one of the business periods
+    held (for schedules with ``businessPeriod``), and one statement each for
+    the expired ranges, the occurrences, the cursors and the events (docs/ledger.md,
+    "Life of an occurrence", step 1). ``max_rows`` bounds the rows of the call in all: the
+    schedules it does not reach are left out of the result (the caller takes them up
+    next), and the last one reported may be cut short (``more``).
+
+    With ``catch``, a schedule whose revision cannot be read or expanded is reported
+    ``failed`` and the others go on; without it, the error is raised. Either way nothing
+    of that schedule is written. A schedule not in the ledger (deleted meanwhile) is
+    reported skipped with ``catch``, else raises :class:`UnknownScheduleError`."""
     if until is not None and until.tzinfo is None:
         raise ValueError("until must be an aware datetime")
     if shared_write(session) is None:
         lock_for_write(session)
-    # else an engine's pass beside others (PostgreSQL): the schedule's row, locked below until
-    # commit, keeps a second engine off this schedule; publishing and pausing wait for the commit.
+    # else an engine's pass beside others (PostgreSQL): the schedules' rows, locked below until
+    # commit, keep a second engine off them; publishing and pausing wait for the commit.
+    ask = _Ask(clock.now(), until, max_rows, lead, expire, chunk, catch)
     for _ in range(MAX_ROUNDS):
-        schedule = get_schedule(session, schedule_id, for_update=True)
-        state, gate, cursor = schedule.state, schedule.gate_version, schedule.cursor_utc
-        hint = _stored_hint(schedule)
-        stored_periods = load_periods(schedule.period_revision, schedule.period_state)
-        if state is ScheduleState.DISABLED:
-            return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="the schedule is disabled")
-        revisions = [
-            _Gov(*row)
-            for row in session.execute(
-                select(*GOV_COLUMNS).where(Revision.schedule_id == schedule_id).order_by(Revision.revision)
-            )
-        ]
-        active = revisions[-1]
-        now = clock.now()
-        end = until_or_horizon(until, now, active, lead, chunk)
-        start = cursor if cursor is not None else min(r.cutover for r in revisions)
-        if start >= end:
-            _come_back(session, schedule, _horizon(active))
-            return MaterializeResult(schedule_id, None, None, 0, cursor, skipped="already materialized that far")
-        tzdb = tzdb_version()
         try:
-            with session.begin_nested():
-                ranges, counted, expired = 0, 0, list[events.OccurrencesExpired]()
-                by_number = {r.revision: r for r in revisions}
-                seeds, marks = _period_seeds(stored_periods, by_number, tzdb), dict[int, PeriodMarks]()
-                if expire is not None:
-                    start, ranges, counted, expired = _expire_missed(
-                        session, schedule_id, revisions, start, now, expire, tzdb, hint, seeds
-                    )
-                segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
-                expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint, seeds, marks)
-                more = until_or_horizon(until, now, active, lead, chunk) > end
-                rows: list[dict[str, Any]] = []
-                for number, batch in expanded:
-                    gov = by_number[number]
-                    rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays()))
-                used = [number for number, _ in expanded]
-                _yield_to_holders(session, schedule_id, start, end, rows)
-                inserted = _insert(session, rows)
-                hint = _next_hint(revisions, end, hint)
-                periods = _next_periods(revisions, end, marks, tzdb)
-                _advance(session, schedule_id, gate, cursor, end, now, hint, _horizon(active), periods)
-                if expired:
-                    events.append_many(session, expired)
-                if inserted:
-                    counts: dict[str, int] = {}
-                    for r in rows:
-                        counts[r["state"].value] = counts.get(r["state"].value, 0) + 1
-                    events.append(
-                        session,
-                        events.OccurrencesMaterialized(
-                            at=now,
-                            schedule_id=schedule_id,
-                            revisions=used,
-                            from_utc=start,
-                            to_utc=end,
-                            inserted=inserted,
-                            states=counts,
-                        ),
-                    )
+            return _materialize_round(session, list(schedule_ids), ask)
         except _CursorMoved:
             continue
-        return MaterializeResult(
-            schedule_id, start, end, inserted, end, more=more, expired_ranges=ranges, expired_in_ranges=counted
+    raise LedgerError(
+        f"{', '.join(schedule_ids)}: other engines kept moving the schedule while materializing it; try again"
+    )
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """What a call of :func:`materialize_many` asks for."""
+
+    now: datetime
+    until: datetime | None
+    max_rows: int
+    lead: timedelta | None
+    expire: ExpiryRule | None
+    chunk: timedelta | None
+    catch: bool
+
+
+@dataclass
+class _Plan:
+    """What materializing one schedule of a batch writes, worked out before anything is."""
+
+    schedule_id: str
+    gate: int
+    old: datetime | None
+    start: datetime
+    end: datetime
+    more: bool
+    rows: list[dict[str, Any]]
+    used: list[int]
+    ranges: list[dict[str, Any]]
+    expired: list[events.OccurrencesExpired]
+    counted: int
+    hint: tuple[int, CountHint] | None
+    periods: StoredPeriods | None
+    horizon: timedelta
+
+
+#: What materialization reads of a schedule.
+_SCHEDULE_COLUMNS = (
+    Schedule.id,
+    Schedule.state,
+    Schedule.gate_version,
+    Schedule.cursor_utc,
+    Schedule.materialize_at,
+    Schedule.active_revision,
+    Schedule.count_revision,
+    Schedule.count_nominal,
+    Schedule.count_index,
+    Schedule.period_revision,
+    Schedule.period_state,
+)
+
+
+def _materialize_round(session: Session, ids: list[str], ask: _Ask) -> list[MaterializeResult]:
+    # Locking also rereads them: a row another engine changed since it was loaded must not look current.
+    stored = {
+        row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(Schedule.id.in_(ids)).with_for_update())
+    }
+    revisions: dict[str, list[_Gov]] = {}
+    for sid, number, cutover, spec_json, tzif, tzdb_release in session.execute(
+        select(Revision.schedule_id, *GOV_COLUMNS)
+        .where(Revision.schedule_id.in_(ids))
+        .order_by(Revision.schedule_id, Revision.revision)
+    ):
+        revisions.setdefault(sid, []).append(_Gov(number, cutover, spec_json, tzif, tzdb_release))
+    tzdb = tzdb_version()
+    results: dict[str, MaterializeResult] = {}
+    plans: list[_Plan] = []
+    come_back: list[dict[str, Any]] = []
+    left = ask.max_rows
+    for sid in ids:
+        if results and left <= 0:
+            break  # not reached: the caller takes it up next
+        row = stored.get(sid)
+        if row is None:
+            if not ask.catch:
+                raise UnknownScheduleError(f"{sid}: no such schedule in this ledger; publish it with schedctl apply")
+            results[sid] = MaterializeResult(sid, None, None, 0, None, skipped="no such schedule")
+            continue
+        try:
+            planned = _plan_one(row, revisions[sid], ask, left, tzdb)
+        except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
+            if not ask.catch:
+                raise
+            problems = revision_problems(exc)
+            skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
+            failed = (row.active_revision or 0, problems)
+            results[sid] = MaterializeResult(sid, None, None, 0, None, skipped=skipped, failed=failed)
+            continue
+        if isinstance(planned, MaterializeResult):
+            results[sid] = planned
+            if planned.skipped == _FAR_ENOUGH:
+                _come_back(row, revisions[sid][-1], come_back)
+            left -= 1
+            continue
+        plans.append(planned)
+        results[sid] = MaterializeResult(sid, planned.start, planned.end, 0, planned.end)
+        left -= len(planned.rows) + 1
+        if planned.more:
+            break
+    inserted = _write_plans(session, plans, come_back, ask.now) if plans or come_back else {}
+    for plan in plans:
+        results[plan.schedule_id] = MaterializeResult(
+            plan.schedule_id,
+            plan.start,
+            plan.end,
+            inserted.get(plan.schedule_id, 0),
+            plan.end,
+            more=plan.more,
+            expired_ranges=len(plan.ranges),
+            expired_in_ranges=plan.counted,
         )
-    raise LedgerError(f"{schedule_id}: other engines kept moving the schedule while materializing it; try again")
+    for sid in results:
+        loaded = session.identity_map.get(Session.identity_key(Schedule, sid))
+        if loaded is not None:  # its cursor moved by a statement on the table: read it again
+            session.expire(loaded)
+    return [results[sid] for sid in ids if sid in results]
 
 
-def _come_back(session: Session, schedule: Schedule, horizon: timedelta) -> None:
-    """Record when ``schedule`` (materialized far enough) needs materializing again, when that changed
-    (a new revision's horizon, a ledger materialized before 0012)."""
-    if schedule.cursor_utc is None:
+_FAR_ENOUGH = "already materialized that far"
+
+
+def _plan_one(row: Any, revisions: list[_Gov], ask: _Ask, max_rows: int, tzdb: str) -> _Plan | MaterializeResult:
+    """What materializing the schedule of ``row`` (:data:`_SCHEDULE_COLUMNS`) writes, or why nothing."""
+    sid, cursor = row.id, row.cursor_utc
+    if row.state is ScheduleState.DISABLED:
+        return MaterializeResult(sid, None, None, 0, cursor, skipped="the schedule is disabled")
+    hint = _stored_hint(row)
+    stored_periods = load_periods(row.period_revision, row.period_state)
+    active, now = revisions[-1], ask.now
+    end = until_or_horizon(ask.until, now, active, ask.lead, ask.chunk)
+    start = cursor if cursor is not None else min(r.cutover for r in revisions)
+    if start >= end:
+        return MaterializeResult(sid, None, None, 0, cursor, skipped=_FAR_ENOUGH)
+    counted, ranges, expired = 0, list[dict[str, Any]](), list[events.OccurrencesExpired]()
+    by_number = {r.revision: r for r in revisions}
+    seeds, marks = _period_seeds(stored_periods, by_number, tzdb), dict[int, PeriodMarks]()
+    if ask.expire is not None:
+        start, counted, ranges, expired = _expire_missed(sid, revisions, start, now, ask.expire, tzdb, hint, seeds)
+    segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
+    expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint, seeds, marks)
+    rows: list[dict[str, Any]] = []
+    for number, batch in expanded:
+        gov = by_number[number]
+        rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays()))
+    return _Plan(
+        schedule_id=sid,
+        gate=row.gate_version,
+        old=cursor,
+        start=start,
+        end=end,
+        more=until_or_horizon(ask.until, now, active, ask.lead, ask.chunk) > end,
+        rows=rows,
+        used=[number for number, _ in expanded],
+        ranges=ranges,
+        expired=expired,
+        counted=counted,
+        hint=_next_hint(revisions, end, hint),
+        periods=_next_periods(revisions, end, marks, tzdb),
+        horizon=_horizon(active),
+    )
+
+
+def _come_back(row: Any, active: _Gov, come_back: list[dict[str, Any]]) -> None:
+    """Note when the schedule of ``row`` (materialized far enough) needs materializing again, when
+    that changed (a new revision's horizon, a ledger materialized before 0012)."""
+    if row.cursor_utc is None:
         return
-    at = shifted(schedule.cursor_utc, -horizon)
-    if schedule.materialize_at != at:
-        schedule.materialize_at = at
-        session.flush()
+    at = shifted(row.cursor_utc, -_horizon(active))
+    if row.materialize_at != at:
+        come_back.append({"b_id": row.id, "b_at": at})
+
+
+class _Recount(Exception):
+    """Some rows of a batch were there already: insert again schedule by schedule, to count each."""
+
+
+def _write_plans(
+    session: Session, plans: list[_Plan], come_back: list[dict[str, Any]], now: datetime
+) -> dict[str, int]:
+    """Write what ``plans`` worked out, in a savepoint (rolled back when a cursor moved under
+    it); returns the rows inserted per schedule."""
+    slots = _taken_slots(session, [(p.schedule_id, p.start, p.end) for p in plans if p.rows])
+    wanted = {p.schedule_id: found for p in plans if (found := _periods_wanted(p.rows))}
+    periods = taken_periods_of(session, wanted) if wanted else {}
+    for plan in plans:
+        sid = plan.schedule_id
+        _yield_to_holders(session, sid, plan.start, plan.end, plan.rows, slots.get(sid, {}), periods.get(sid, {}))
+    split = False
+    while True:
+        try:
+            with session.begin_nested():
+                return _write_once(session, plans, come_back, now, split=split)
+        except _Recount:
+            split = True
+
+
+def _write_once(
+    session: Session, plans: list[_Plan], come_back: list[dict[str, Any]], now: datetime, *, split: bool
+) -> dict[str, int]:
+    record_ranges(session, [r for plan in plans for r in plan.ranges])
+    inserted = _insert_counted(session, [r for plan in plans for r in plan.rows], split=split)
+    _advance_many(session, plans, now)
+    if come_back:
+        session.execute(_COME_BACK, come_back)
+    written: list[events.NewEvent] = []
+    for plan in plans:
+        written.extend(plan.expired)
+        if inserted.get(plan.schedule_id):
+            counts: dict[str, int] = {}
+            for r in plan.rows:
+                counts[r["state"].value] = counts.get(r["state"].value, 0) + 1
+            written.append(
+                events.OccurrencesMaterialized(
+                    at=now,
+                    schedule_id=plan.schedule_id,
+                    revisions=plan.used,
+                    from_utc=plan.start,
+                    to_utc=plan.end,
+                    inserted=inserted[plan.schedule_id],
+                    states=counts,
+                )
+            )
+    events.append_many(session, written)
+    return inserted
+
+
+_SCHEDULES = Schedule.metadata.tables["schedules"]
+
+
+def _param(name: str, column: str) -> Any:
+    return bindparam(name, type_=_SCHEDULES.c[column].type)
+
+
+def _cursor_update(*, periods: bool) -> Any:
+    """The compare-and-set of :func:`_advance_many`, for many schedules at once (executemany):
+    the cursor, when to come back, the count position, with ``periods`` the business periods'
+    state too (else the stored state stays: one at an earlier period start is still true)."""
+    values = {
+        column: _param(f"b_{column}", column)
+        for column in ("cursor_utc", "materialize_at", "updated_at", "count_revision", "count_nominal", "count_index")
+    }
+    if periods:
+        values |= {column: _param(f"b_{column}", column) for column in ("period_revision", "period_state")}
+    return (
+        update(_SCHEDULES)
+        .where(
+            _SCHEDULES.c.id == bindparam("b_id"),
+            _SCHEDULES.c.gate_version == bindparam("b_gate"),
+            _SCHEDULES.c.cursor_utc.is_not_distinct_from(_param("b_old", "cursor_utc")),
+        )
+        .values(values)
+    )
+
+
+# The table, not the entity: the ORM's bulk update with a fetch of what changed cost as much
+# again as the statement. The schedules' objects, when loaded, are expired instead.
+_ADVANCE = _cursor_update(periods=False)
+_ADVANCE_PERIODS = _cursor_update(periods=True)
+_COME_BACK = (
+    update(_SCHEDULES)
+    .where(_SCHEDULES.c.id == bindparam("b_id"))
+    .values(materialize_at=_param("b_at", "materialize_at"))
+)
+
+
+def _advance_params(plan: _Plan, now: datetime) -> dict[str, Any]:
+    number, at = plan.hint if plan.hint is not None else (None, None)
+    params = {
+        "b_id": plan.schedule_id,
+        "b_gate": plan.gate,
+        "b_old": plan.old,
+        "b_cursor_utc": plan.end,
+        "b_materialize_at": shifted(plan.end, -plan.horizon),
+        "b_updated_at": now,
+        "b_count_revision": number,
+        "b_count_nominal": at.nominal.isoformat() if at is not None else None,
+        "b_count_index": at.index if at is not None else None,
+    }
+    if plan.periods is not None:
+        params |= {"b_period_revision": plan.periods.revision, "b_period_state": dump_periods(plan.periods)}
+    return params
+
+
+def _advance_many(session: Session, plans: list[_Plan], now: datetime) -> None:
+    """Move each plan's cursor from its old place to its end, by compare-and-set on the cursor
+    and the gate, with the count position, the business periods' state when a new one is
+    known, and when to come back: one statement for the batch (two when some store business
+    periods and some do not). :class:`_CursorMoved` when one did not move."""
+    for periods, stmt in ((False, _ADVANCE), (True, _ADVANCE_PERIODS)):
+        params = [_advance_params(plan, now) for plan in plans if (plan.periods is not None) is periods]
+        if params and session.execute(stmt, params).rowcount != len(params):  # type: ignore[attr-defined]
+            raise _CursorMoved
 
 
 def to_materialize(
@@ -785,33 +1078,10 @@ def materialize_all(
         if left <= 0:
             results.append(MaterializeResult(sid, None, None, 0, None, skipped="row budget used", more=True))
             continue
-        result = materialize_one(session, sid, clock, max_rows=left, lead=lead, expire=expire)
+        (result,) = materialize_many(session, [sid], clock, max_rows=left, lead=lead, expire=expire)
         left -= result.inserted
         results.append(result)
     return results
-
-
-def materialize_one(
-    session: Session,
-    schedule_id: str,
-    clock: Clock,
-    *,
-    max_rows: int = MAX_ROWS,
-    lead: timedelta | None = None,
-    expire: ExpiryRule | None = None,
-    chunk: timedelta | None = None,
-) -> MaterializeResult:
-    """:func:`materialize` in a savepoint of its own: a schedule whose revision cannot be read
-    or expanded (:data:`~core.ledger.compiled.REVISION_ERRORS`) is reported ``failed``, with
-    nothing of it written, and the caller's transaction goes on with the others."""
-    try:
-        with session.begin_nested():
-            return materialize(session, schedule_id, clock, max_rows=max_rows, lead=lead, expire=expire, chunk=chunk)
-    except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
-        problems = revision_problems(exc)
-        active = session.scalar(select(Schedule.active_revision).where(Schedule.id == schedule_id))
-        skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
-        return MaterializeResult(schedule_id, None, None, 0, None, skipped=skipped, failed=(active or 0, problems))
 
 
 def warm_counts(session: Session, now: datetime | None = None) -> int:

@@ -52,11 +52,21 @@ def taken_periods(
 
     With ``cutover``, as they will be once a revision with that cutover is published: the
     scheduled occurrences it cancels (not started, at or after it) hold nothing."""
-    taken: dict[str, tuple[str, int]] = {}
-    ordered = sorted(periods)
+    return taken_periods_of(session, {sid: periods}, cutover=cutover).get(sid, {})
+
+
+def taken_periods_of(
+    session: Session, wanted: dict[str, set[str]], *, cutover: datetime | None = None
+) -> dict[str, dict[str, tuple[str, int]]]:
+    """:func:`taken_periods` of several schedules, 500 periods per statement whatever their number:
+    schedule -> period -> (occurrence id, revision)."""
+    taken: dict[str, dict[str, tuple[str, int]]] = {}
+    ordered = sorted(set().union(*wanted.values())) if wanted else []
     for i in range(0, len(ordered), 500):
-        stmt = select(Occurrence.business_period, Occurrence.occurrence_id, Occurrence.revision).where(
-            Occurrence.schedule_id == sid,
+        stmt = select(
+            Occurrence.schedule_id, Occurrence.business_period, Occurrence.occurrence_id, Occurrence.revision
+        ).where(
+            Occurrence.schedule_id.in_(sorted(wanted)),
             Occurrence.business_period.in_(ordered[i : i + 500]),
             Occurrence.state.not_in(PERIOD_RELEASING),
         )
@@ -68,7 +78,9 @@ def taken_periods(
                     & (Occurrence.position_utc >= cutover)
                 )
             )
-        taken.update({p: (occ, rev) for p, occ, rev in session.execute(stmt) if p is not None})
+        for sid, period, occ, rev in session.execute(stmt):
+            if period is not None and period in wanted[sid]:
+                taken.setdefault(sid, {})[period] = (occ, rev)
     return taken
 
 

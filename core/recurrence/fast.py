@@ -1,6 +1,8 @@
 """Nominal wall times of the common rules by date arithmetic, without dateutil.
 
-Most schedules are DAILY, WEEKLY or MONTHLY at fixed hours and minutes. For
+Most schedules are DAILY, WEEKLY or MONTHLY at fixed hours and minutes, or
+HOURLY or MINUTELY with an INTERVAL that divides the day (every day then has
+the same times: an every-minute rule is a daily one at 1,440 times). For
 those, :func:`fast_rule` reads the rule once into a :class:`FastRule`, and
 :func:`fast_nominals` steps day by day (or week, or month) and adds the
 times of day: the same wall times, in the same order, as dateutil's rrule
@@ -8,8 +10,9 @@ over the same rule and start (RFC 5545 as dateutil reads it: a missing
 month day is left out, BYxxx parts filter, the defaults come from DTSTART).
 
 Anything else returns None from :func:`fast_rule` and keeps the general
-path: YEARLY and the sub-daily frequencies, COUNT, numbered weekdays,
-BYSETPOS, and month days moved by ``invalidDatePolicy``.
+path: YEARLY, an HOURLY or MINUTELY INTERVAL that does not divide the
+day, COUNT, numbered weekdays, BYSETPOS, and month days moved by
+``invalidDatePolicy``.
 
 :class:`Resolver` is :func:`~core.recurrence.resolve.resolve` without the
 zone's yearly index: a wall time that exists once (its two readings agree)
@@ -20,6 +23,7 @@ year would otherwise build an index) needs most.
 from __future__ import annotations
 
 import calendar
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -39,7 +43,8 @@ _EPOCH_NAIVE = datetime(1970, 1, 1)
 
 @dataclass(frozen=True)
 class FastRule:
-    """A DAILY, WEEKLY or MONTHLY rule at fixed times of day, as date arithmetic needs it."""
+    """A DAILY, WEEKLY or MONTHLY rule at fixed times of day, as date arithmetic needs it (an
+    HOURLY or MINUTELY one whose INTERVAL divides the day is a DAILY one at its times)."""
 
     freq: str
     interval: int
@@ -59,7 +64,7 @@ def fast_rule(compiled: CompiledSchedule) -> FastRule | None:
         return None
     parts = parsed.parts
     freq = parsed.freq
-    if freq not in ("DAILY", "WEEKLY", "MONTHLY") or not parts.keys() <= _PARTS_WITH_WKST:
+    if freq not in ("DAILY", "WEEKLY", "MONTHLY", "HOURLY", "MINUTELY") or not parts.keys() <= _PARTS_WITH_WKST:
         return None
     byday = parsed.byday()
     if any(n is not None for n, _ in byday):
@@ -70,23 +75,77 @@ def fast_rule(compiled: CompiledSchedule) -> FastRule | None:
         weekdays = frozenset({start.weekday()})
     if freq == "MONTHLY" and weekdays is None and month_days is None:
         month_days = (start.day,)
-    times = sorted(
-        time(h, m, s)
-        for h in parsed.ints("BYHOUR") or [start.hour]
-        for m in parsed.ints("BYMINUTE") or [start.minute]
-        for s in parsed.ints("BYSECOND") or [start.second]
-    )
+    interval = int(parts.get("INTERVAL", "1"))
+    if freq in _SUB_DAILY:
+        found = _sub_daily_times(
+            freq,
+            interval,
+            start.time(),
+            tuple(parsed.ints("BYHOUR")),
+            tuple(parsed.ints("BYMINUTE")),
+            tuple(parsed.ints("BYSECOND")),
+        )
+        if found is None:
+            return None
+        freq, interval, times = "DAILY", 1, found  # the same times every day
+    else:
+        times = tuple(
+            dict.fromkeys(
+                sorted(
+                    time(h, m, s)
+                    for h in parsed.ints("BYHOUR") or [start.hour]
+                    for m in parsed.ints("BYMINUTE") or [start.minute]
+                    for s in parsed.ints("BYSECOND") or [start.second]
+                )
+            )
+        )
     return FastRule(
         freq=freq,
-        interval=int(parts.get("INTERVAL", "1")),
+        interval=interval,
         start=start,
         until=compiled.until,
-        times=tuple(dict.fromkeys(times)),
+        times=times,
         months=frozenset(parsed.ints("BYMONTH")) or None,
         weekdays=weekdays,
         month_days=month_days,
         week_start=WEEKDAYS.index(parts.get("WKST", "MO")),
     )
+
+
+#: Sets of times of day of sub-daily rules kept (each one some 60 KiB for an every-minute rule).
+_KEPT_TIMES = 32
+#: The sub-daily frequencies and the steps in a day of each.
+_SUB_DAILY = {"HOURLY": 24, "MINUTELY": 24 * 60}
+
+
+@functools.lru_cache(maxsize=_KEPT_TIMES)
+def _sub_daily_times(
+    freq: str, interval: int, start: time, hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tuple[int, ...]
+) -> tuple[time, ...] | None:
+    """The times of day of an HOURLY or MINUTELY rule whose INTERVAL divides the day (then every
+    day has the same ones: the steps from DTSTART's time ``start``, BYHOUR and for MINUTELY
+    BYMINUTE keeping some, BYMINUTE for HOURLY and BYSECOND adding them); None for another
+    INTERVAL, or when the parts leave no time. The last few are kept: an every-minute rule has
+    1,440 (some 60 KiB), and every expansion reads its rule."""
+    steps = _SUB_DAILY[freq]
+    if steps % interval:
+        return None
+    if freq == "HOURLY":
+        stamps = [
+            (h, m)
+            for h in range(24)
+            if (h - start.hour) % interval == 0 and (not hours or h in hours)
+            for m in minutes or [start.minute]
+        ]
+    else:
+        origin = start.hour * 60 + start.minute
+        stamps = [
+            divmod(x, 60)
+            for x in range(steps)
+            if (x - origin) % interval == 0 and (not hours or x // 60 in hours) and (not minutes or x % 60 in minutes)
+        ]
+    times = sorted({time(h, m, s) for h, m in stamps for s in seconds or [start.second]})
+    return tuple(times) or None
 
 
 def fast_nominals(rule: FastRule, after: datetime | None = None) -> Iterator[tuple[datetime, None]]:

@@ -1,4 +1,5 @@
-"""The fast path (date arithmetic for DAILY, WEEKLY and MONTHLY rules at fixed times) gives the
+"""The fast path (date arithmetic for DAILY, WEEKLY and MONTHLY rules at fixed times, and HOURLY and
+MINUTELY ones whose INTERVAL divides the day) gives the
 general path's rows, row for row: random rules in the zones whose clocks misbehave most, under
 every gap, fold and invalid-date policy, from random points; and it never walks dateutil's rrule."""
 
@@ -53,10 +54,12 @@ def _rows(compiled: CompiledSchedule, start: datetime | None, *, fast: bool) -> 
 
 @st.composite
 def rules(draw: st.DrawFn) -> str:
-    freq = draw(st.sampled_from(["DAILY", "WEEKLY", "MONTHLY"]))
+    freq = draw(st.sampled_from(["DAILY", "WEEKLY", "MONTHLY", "HOURLY", "MINUTELY"]))
     parts = [f"FREQ={freq}"]
     numbers = st.lists
-    if draw(st.booleans()):
+    if freq in ("HOURLY", "MINUTELY") and draw(st.booleans()):  # those that divide the day and a few that do not
+        parts.append(f"INTERVAL={draw(st.sampled_from([1, 2, 3, 5, 7, 8, 12, 15, 45, 90, 360]))}")
+    elif draw(st.booleans()):
         parts.append(f"INTERVAL={draw(st.integers(1, 5))}")
     if draw(st.booleans()):
         hours = draw(numbers(st.sampled_from([0, 1, 2, 3, 9, 12, 23]), min_size=1, max_size=3, unique=True))
@@ -94,7 +97,13 @@ def _spec(rule: str, zone: str, start: datetime, **more: Any) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _divides_the_day(rule: str) -> bool:
+    parts = dict(part.split("=") for part in rule.split(";"))
+    steps = {"HOURLY": 24, "MINUTELY": 24 * 60}.get(parts["FREQ"])
+    return steps is None or steps % int(parts.get("INTERVAL", "1")) == 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rule=rules(),
     zone=st.sampled_from(ZONES),
@@ -112,7 +121,7 @@ def test_fast_rows_are_the_general_rows(
         compiled = compile_schedule(parse_spec(_spec(rule, zone, start, **more)))
     except SpecError:  # a rule that names no time (BYMONTH=2;BYMONTHDAY=30): refused whatever the path
         return
-    if compiled.month_days is None:
+    if compiled.month_days is None and _divides_the_day(rule):
         assert fast_rule(compiled) is not None, rule
     begin = None if later is None else start.replace(tzinfo=UTC) + later
     assert _rows(compiled, begin, fast=True) == _rows(compiled, begin, fast=False)
@@ -146,8 +155,8 @@ def test_fast_rows_with_a_business_calendar_and_exclusions(rule: str, policy: st
     [
         pytest.param("FREQ=DAILY;COUNT=10", {}, id="count"),
         pytest.param("FREQ=YEARLY;BYMONTH=3", {}, id="yearly"),
-        pytest.param("FREQ=HOURLY;BYMINUTE=5", {}, id="hourly"),
-        pytest.param("FREQ=MINUTELY;INTERVAL=15", {}, id="minutely"),
+        pytest.param("FREQ=HOURLY;INTERVAL=5;BYMINUTE=5", {}, id="hourly_not_dividing_the_day"),
+        pytest.param("FREQ=MINUTELY;INTERVAL=7", {}, id="minutely_not_dividing_the_day"),
         pytest.param("FREQ=MONTHLY;BYDAY=-1FR", {}, id="numbered_weekday"),
         pytest.param("FREQ=MONTHLY;BYDAY=MO,TU;BYSETPOS=1", {}, id="setpos"),
         pytest.param("FREQ=MONTHLY;BYMONTHDAY=31", {"invalidDatePolicy": "BACKWARD"}, id="moved_month_days"),
@@ -164,6 +173,9 @@ def test_other_rules_keep_the_general_path(rule: str, more: dict[str, Any]) -> N
         "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
         "FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=9;BYMINUTE=30",
         "FREQ=MONTHLY;BYMONTHDAY=1,15;BYHOUR=6",
+        "FREQ=HOURLY;BYMINUTE=5",
+        "FREQ=MINUTELY",
+        "FREQ=MINUTELY;INTERVAL=15;BYHOUR=9,10,11",
     ],
 )
 def test_the_fast_path_never_walks_the_rrule(rule: str) -> None:

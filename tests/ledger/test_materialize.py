@@ -18,7 +18,7 @@ from core.errors import LedgerError, UnknownScheduleError
 from core.identity import jitter_seconds
 from core.ledger.compiled import compiled_revision
 from core.ledger.db import Ledger
-from core.ledger.materialize import drift, governing_segments, materialize, materialize_all
+from core.ledger.materialize import drift, governing_segments, materialize, materialize_all, materialize_many
 from core.ledger.models import Event, Occurrence, Revision, Schedule
 from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import OccurrenceState as S
@@ -170,22 +170,43 @@ def test_the_cursor_does_not_move_when_the_unit_of_work_fails(ledger: Ledger, cl
     assert _materialized_events(ledger) == []
 
 
+def test_a_batch_counts_each_schedules_new_rows_when_some_were_there_already(ledger: Ledger, clock: FixedClock) -> None:
+    """Three schedules in one batch, the rows of the middle one already in the ledger (as if
+    another engine had written them and its cursor were behind): each result and event
+    counts that schedule's own new rows, none of the others'."""
+    ids = ["batch-a", "batch-b", "batch-c"]
+    _publish(ledger, clock, *(spec(scheduleId=sid) for sid in ids))
+    with ledger.write() as session:
+        assert materialize(session, "batch-b", clock).inserted == 14
+        session.execute(update(Schedule).where(Schedule.id == "batch-b").values(cursor_utc=NOW))
+    with ledger.write() as session:
+        results = materialize_many(session, ids, clock)
+    assert [(r.schedule_id, r.inserted) for r in results] == [("batch-a", 14), ("batch-b", 0), ("batch-c", 14)]
+    assert {sid: _cursor(ledger, sid) for sid in ids} == dict.fromkeys(ids, NOW + timedelta(days=14))
+    assert [(e.schedule_id, e.data["inserted"]) for e in _materialized_events(ledger)] == [
+        ("batch-b", 14),
+        ("batch-a", 14),
+        ("batch-c", 14),
+    ]
+    assert _count(ledger) == 3 * 14
+
+
 def test_a_lost_compare_and_set_rolls_its_rows_back_and_tries_again(
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _publish(ledger, clock, spec())
-    real_insert = materialize_module._insert
+    real_insert = materialize_module._insert_counted
     rounds: list[int] = []
 
-    def insert_then_lose_the_gate(session: Session, rows: list[dict[str, Any]]) -> int:
-        n = real_insert(session, rows)
-        rounds.append(n)
+    def insert_then_lose_the_gate(session: Session, rows: list[dict[str, Any]], *, split: bool) -> dict[str, int]:
+        n = real_insert(session, rows, split=split)
+        rounds.append(sum(n.values()))
         if len(rounds) == 1:
             # As if another engine had published or gated meanwhile: the CAS must fail.
             session.execute(update(Schedule).values(gate_version=Schedule.gate_version + 1))
         return n
 
-    monkeypatch.setattr(materialize_module, "_insert", insert_then_lose_the_gate)
+    monkeypatch.setattr(materialize_module, "_insert_counted", insert_then_lose_the_gate)
     with ledger.write() as session:
         result = materialize(session, SID, clock)
     assert rounds == [14, 14]  # the first round's rows were rolled back with its savepoint
@@ -200,11 +221,11 @@ def test_a_schedule_that_keeps_moving_gives_up_with_a_clear_error(
 ) -> None:
     _publish(ledger, clock, spec())
 
-    def always_lose(session: Session, rows: list[dict[str, Any]]) -> int:
+    def always_lose(session: Session, rows: list[dict[str, Any]], *, split: bool) -> dict[str, int]:
         session.execute(update(Schedule).values(gate_version=Schedule.gate_version + 1))
-        return 0
+        return {}
 
-    monkeypatch.setattr(materialize_module, "_insert", always_lose)
+    monkeypatch.setattr(materialize_module, "_insert_counted", always_lose)
     with pytest.raises(LedgerError, match="kept moving"), ledger.write() as session:
         materialize(session, SID, clock)
     assert _cursor(ledger) == NOW

@@ -112,21 +112,22 @@ def _cursors(ledger: Ledger) -> dict[str, Any]:
 
 @contextmanager
 def _held_after_first(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threading.Event, threading.Event, list[str]]]:
-    """Hold the first materialization transaction of a pass open after its first schedule,
-    until released: that schedule's row stays locked by it."""
+    """Hold the first materialization transaction of a pass open after its first batch (of two
+    schedules), until released: those schedules' rows stay locked by it."""
     reached, release = threading.Event(), threading.Event()
     first: list[str] = []
-    real: Callable[..., Any] = plan.materialize_one
+    real: Callable[..., Any] = plan.materialize_many
 
-    def hold_once(session: Session, sid: str, *args: Any, **kwargs: Any) -> Any:
-        result = real(session, sid, *args, **kwargs)
+    def hold_once(session: Session, ids: list[str], *args: Any, **kwargs: Any) -> Any:
+        results = real(session, ids, *args, **kwargs)
         if not first and threading.current_thread().name == "held":
-            first.append(sid)
+            first.extend(result.schedule_id for result in results)
             reached.set()
             assert release.wait(REACH)
-        return result
+        return results
 
-    monkeypatch.setattr(plan, "materialize_one", hold_once)
+    monkeypatch.setattr(plan, "BATCH_SCHEDULES", 2)
+    monkeypatch.setattr(plan, "materialize_many", hold_once)
     yield reached, release, first
 
 
@@ -134,8 +135,8 @@ def _held_after_first(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threadi
 def test_an_engine_passes_over_a_schedule_another_is_materializing_and_does_not_wait(
     ledger: Ledger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Engine A's materialization is held open with one schedule's row locked; engine B's whole
-    pass ends meanwhile, having materialized every other schedule and not that one. Released,
+    """Engine A's materialization is held open with one batch's schedules' rows locked; engine B's
+    whole pass ends meanwhile, having materialized every other schedule and not those. Released,
     A finds the rest done, and every occurrence is in the ledger once."""
     clock = FixedClock(T0)
     ids = _publish(ledger, 6)
@@ -152,7 +153,8 @@ def test_an_engine_passes_over_a_schedule_another_is_materializing_and_does_not_
         during = _cursors(ledger)
         release.set()
         held.join(REACH)
-    assert [sid for sid in ids if during[sid] == before[sid]] == first, "only the held schedule was passed over"
+    assert len(first) == 2
+    assert [sid for sid in ids if during[sid] == before[sid]] == first, "only the held schedules were passed over"
     after = _cursors(ledger)
     assert len(set(after.values())) == 1 and all(after[sid] > before[sid] for sid in ids)
     with ledger.read() as session:

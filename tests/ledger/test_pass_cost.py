@@ -33,6 +33,7 @@ from core.ledger.states import ScheduleState
 from core.spec_validation import parse_spec
 
 from . import DAILY
+from .test_recovery_cost import statements
 
 #: Schedules due every minute in both catalogues.
 DUE = 3
@@ -88,13 +89,13 @@ def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
             with lock:
                 cost.written += cursor.rowcount
 
-    real = plan.materialize_one
+    real = plan.materialize_many
 
-    def spied(session: Session, schedule_id: str, *args: Any, **kwargs: Any) -> Any:
-        cost.materialized.append(schedule_id)
-        return real(session, schedule_id, *args, **kwargs)
+    def spied(session: Session, schedule_ids: list[str], *args: Any, **kwargs: Any) -> Any:
+        cost.materialized.extend(schedule_ids)
+        return real(session, schedule_ids, *args, **kwargs)
 
-    monkeypatch.setattr(plan, "materialize_one", spied)
+    monkeypatch.setattr(plan, "materialize_many", spied)
     event.listen(bind, "before_cursor_execute", before)
     event.listen(bind, "after_cursor_execute", after)
     try:
@@ -102,7 +103,7 @@ def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
     finally:
         event.remove(bind, "before_cursor_execute", before)
         event.remove(bind, "after_cursor_execute", after)
-        monkeypatch.setattr(plan, "materialize_one", real)
+        monkeypatch.setattr(plan, "materialize_many", real)
 
 
 def measure(engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> tuple[Cost, Cost]:
@@ -258,3 +259,45 @@ def test_a_pass_reads_every_revision_again_only_when_the_set_of_revisions_moved(
     clock.advance(timedelta(seconds=1))
     engine.run_once()
     assert sorted(reads) == (["_decide_refusals", "unreadable_revisions"] if reads_again else [])
+
+
+#: Daily at 06:00 UTC since a year before the tests' now, missed all year: under CATCH_UP_BOUNDED
+#: (maxCatchUp 1) the year but its last day is certain to expire, and is recorded as a range.
+YEAR_AWAY: dict[str, Any] = {
+    **FILLER,
+    "start": "2025-03-01T00:00:00",
+    "cutoverAt": "2025-03-01T00:00:00Z",
+    "misfirePolicy": "CATCH_UP_BOUNDED",
+    "maxCatchUp": 1,
+}
+
+
+@pytest.mark.parametrize(
+    ("base", "away", "ranges"),
+    [
+        pytest.param(FILLER, timedelta(0), 0, id="new_schedules"),
+        pytest.param(YEAR_AWAY, timedelta(days=365), 1, id="after_a_year_away"),
+        pytest.param({**FILLER, "businessPeriod": "{nominal:%Y-%m-%d}"}, timedelta(0), 0, id="business_periods"),
+    ],
+)
+def test_a_materialization_batch_sends_the_same_statements_for_8_schedules_and_for_64(
+    ledger: Ledger, clock: FixedClock, base: dict[str, Any], away: timedelta, ranges: int
+) -> None:
+    """One batch reads the schedules, their revisions, their live slots and the business periods
+    held once, and inserts the expired ranges, the rows and the events and moves every cursor
+    in one statement each: 64 schedules send what 8 send (before, some ten statements per
+    schedule)."""
+    sent: dict[int, list[str]] = {}
+    for size in (8, 64):
+        ids = [f"batch-{size}-{i:03d}" for i in range(size)]
+        publish_many(ledger, FixedClock(clock.now() - away), base, ids)
+        with ledger.write() as session, statements(ledger) as seen:
+            results = plan.materialize_many(session, ids, clock, expire=plan.certain_expiry)
+        assert [r.schedule_id for r in results] == ids
+        # 06:00 tomorrow, and after a year away the last missed one (today's) as well
+        assert {(r.inserted, r.expired_ranges, r.more) for r in results} == {(1 + ranges, ranges, False)}
+        sent[size] = seen
+    assert len(sent[8]) == len(sent[64]) <= 12, sent[64]
+    with ledger.read() as session:
+        cursors = set(session.scalars(select(Schedule.cursor_utc)))
+    assert cursors == {clock.now() + timedelta(days=1)}  # every cursor moved, to now + horizon
