@@ -42,6 +42,12 @@ _YEAR_MARGIN = timedelta(days=3)
 #: ... every 12 hours (as :func:`core.zones.transitions` reads them), from 28 December before
 #: the year to 6 January after it (the margin above, and the largest offset on either side).
 _SAMPLES = [timedelta(hours=12 * k) for k in range(2 * (366 + 9) + 1)]
+#: Released rows :func:`_ordered` keeps in its buffer before dropping them: few enough that a row
+#: is let go before the garbage collector's youngest generation is next examined (every 700 new
+#: objects that can hold others, a couple of hundred rows). Rows kept longer outlive it, reach the
+#: oldest generation, and make the collector walk everything the process holds every so often
+#: (a tenth of a long preview's time when it was 4096).
+_RELEASED_KEPT = 64
 #: Nominal times an expansion may visit before it gives up with a clear error.
 DEFAULT_SCAN_LIMIT = 20_000_000
 
@@ -357,7 +363,7 @@ def _ordered(
                     yield from _settle(group)
                 group = []
             group.append(ready)
-        if head > 4096:
+        if head > _RELEASED_KEPT:
             del buf[:head]
             head = 0
     for _, ready in buf[head:]:
