@@ -27,7 +27,7 @@ from core.errors import ComputeLimitError
 from core.identity import IdFactory, jitter_seconds
 from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, CountHint
-from core.recurrence.fast import Resolver, fast_nominals, fast_rule
+from core.recurrence.fast import Resolver, fast_nominals, fast_rule, fast_walls
 from core.recurrence.periods import Kept, PeriodMarks, PeriodState
 from core.recurrence.resolve import Reading, resolve
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
@@ -174,7 +174,7 @@ def _calendar_rows(
     nominals: Iterable[tuple[datetime, str | None]]
     resolve_at: Callable[[datetime], list[Reading]]
     if fast is not None and days is None and not excludes:
-        yield from _plain_rows(compiled, fast_nominals(fast, from_local), limit)
+        yield from _plain_rows(compiled, fast_walls(fast, from_local), limit)
         return
     if fast is not None:  # date arithmetic, the same times as the rule's rrule
         nominals, resolve_at = fast_nominals(fast, from_local), Resolver(zone, name, gap, fold)
@@ -200,20 +200,21 @@ def _calendar_rows(
 
 
 def _plain_rows(
-    compiled: CompiledSchedule, nominals: Iterable[tuple[datetime, None]], limit: int
+    compiled: CompiledSchedule, walls: Iterable[tuple[datetime, datetime]], limit: int
 ) -> Iterator[Occurrence]:
     """:func:`_calendar_rows` of a fast rule without business days or exclusions: a wall time
-    that exists once becomes its row directly, the others are resolved by :class:`Resolver`."""
+    that exists once (its two readings, ``walls`` gives both, have one offset) becomes its row
+    directly, the others are resolved by :class:`Resolver`."""
     zone = compiled.zone
     general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
     make = _RowMaker(compiled)
     scheduled = make.scheduled
     utcoffset, tzname = zone.utcoffset, zone.tzname
-    for scanned, (nominal, _) in enumerate(nominals, 1):
+    for scanned, (nominal, second) in enumerate(walls, 1):
         if scanned > limit:
             raise _visited_too_many(limit)
         off = utcoffset(nominal)
-        if off is not None and off == utcoffset(nominal.replace(fold=1)):
+        if off is not None and off == utcoffset(second):
             yield scheduled(nominal, off, tzname(nominal))
         else:
             for reading in general(nominal):
