@@ -63,21 +63,23 @@ def _colour(row: Occurrence) -> str | None:
     return None
 
 
-def _day_and_clock(dt: datetime) -> str:
+def _day_and_clock(dt: datetime, text: str | None = None) -> str:
     """``2026-03-08 02:30`` (``02:30:15`` when seconds matter), as ``%Y-%m-%d`` and :func:`fmt_clock`
-    write it; sliced from the ISO text, which costs no strftime, from year 1000 on."""
+    write it; sliced from the ISO text (``text`` when the row already holds it), which costs no
+    strftime, from year 1000 on."""
     if dt.year < 1000:  # strftime writes such years with fewer digits
         return f"{dt:%Y-%m-%d} {fmt_clock(dt)}"
-    text = dt.isoformat()
+    if text is None:
+        text = dt.isoformat()
     return f"{text[:10]} {text[11:19] if dt.second else text[11:16]}"
 
 
-def _when(local: datetime) -> str:
-    return f"{_WEEKDAYS[local.weekday()]} {_day_and_clock(local)}"
+def _when(local: datetime, text: str | None = None) -> str:
+    return f"{_WEEKDAYS[local.weekday()]} {_day_and_clock(local, text)}"
 
 
-def _utc(instant: datetime) -> str:
-    return f"{_day_and_clock(instant)}Z"
+def _utc(instant: datetime, text: str | None = None) -> str:
+    return f"{_day_and_clock(instant, text)}Z"
 
 
 def zone_label(abbr: str | None, offset: timedelta, other: str | None = None) -> str:
@@ -96,10 +98,12 @@ def transition_line(tr: Transition) -> str:
 
 
 def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
-    local = row.resolved_local
+    # A SCHEDULED row runs at its nominal wall time, whose text the row holds, as it holds the instant's.
+    scheduled = row.status is Status.SCHEDULED
+    local = row.nominal if scheduled else row.resolved_local
     if row.runnable and local is not None and row.resolved is not None and row.offset is not None:
-        when = f"{_when(local)} {zone_label(row.abbreviation, row.offset)}"
-        utc, offset = _utc(row.resolved), format_offset(row.offset)
+        when = f"{_when(local, row.nominal_local if scheduled else None)} {zone_label(row.abbreviation, row.offset)}"
+        utc, offset = _utc(row.resolved, row.resolved_utc), format_offset(row.offset)
     else:
         # Nothing runs: show the wall time the rule named. A skipped fold reading
         # keeps its abbreviation, which tells the two readings apart.
@@ -149,17 +153,20 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
     rows = iter(source.rows)
     lo: datetime | None = None
     first = True
-    while block := [(row, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)]:
-        widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in block]) for i in range(len(HEADERS) - 1)]
+    # A block holds what its lines need, not the rows: a row is let go as soon as its cells are made.
+    while block := [
+        (row.position, _colour(row) if color else None, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)
+    ]:
+        widths = [max([len(HEADERS[i])] + [len(cells[i]) for *_, cells in block]) for i in range(len(HEADERS) - 1)]
         lines = [title, _line(HEADERS, widths, None)] if first else []
         first = False
-        hi = block[-1][0].position + timedelta(seconds=1)
-        pending = sorted(source.transitions_in(block[0][0].position if lo is None else lo, hi), key=lambda t: t.utc)
+        hi = block[-1][0] + timedelta(seconds=1)
+        pending = sorted(source.transitions_in(block[0][0] if lo is None else lo, hi), key=lambda t: t.utc)
         lo = hi
-        for row, cells in block:
-            while pending and pending[0].utc <= row.position:
+        for position, colour, cells in block:
+            while pending and pending[0].utc <= position:
                 lines.append(terminal_safe(transition_line(pending.pop(0))))
-            lines.append(_line(cells, widths, _colour(row) if color else None))
+            lines.append(_line(cells, widths, colour))
         lines.extend(terminal_safe(transition_line(tr)) for tr in pending)
         emit(lines)
     if first:
