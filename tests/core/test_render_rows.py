@@ -237,3 +237,19 @@ def test_table_cells_from_the_rows_texts_are_the_computed_ones(overrides: dict[s
         expected = render(preview, "table")
     assert slow.call_count >= len(preview.rows)
     assert render(preview, "table") == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cells=st.lists(st.text(), min_size=5, max_size=5),
+    extra=st.lists(st.integers(0, 6), min_size=4, max_size=4),
+    colour=st.sampled_from([None, "\x1b[2;37m", "\x1b[38;5;214m"]),
+)
+def test_a_table_line_from_its_blocks_format_is_the_padded_line(
+    cells: list[str], extra: list[int], colour: str | None
+) -> None:
+    """The table pads a block's rows with one format of its widths: the line ``ljust`` and a join wrote."""
+    from core.render import table
+
+    widths = [len(cell) + more for cell, more in zip(cells, extra, strict=False)]
+    assert table._line_format(widths, colour).format(*cells).rstrip() == table._line(cells, widths, colour)
