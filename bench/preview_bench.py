@@ -111,8 +111,8 @@ def spec(rule_text: str, zone: str, start: str, **more: object) -> dict[str, obj
     }
 
 
-def run_process(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one process writing to /dev/null."""
+def run_process(argv: list[str]) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds (user + system) of one process writing to /dev/null."""
     with open(os.devnull, "w") as sink:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=sink, cwd=ROOT)
@@ -121,12 +121,12 @@ def run_process(argv: list[str]) -> tuple[float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
-    return wall, usage.ru_maxrss
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def best_process(runs: int, argv: list[str]) -> tuple[float, int]:
     results = [run_process(argv) for _ in range(runs)]
-    return min(w for w, _ in results), max(r for _, r in results)
+    return min(w for w, _, _ in results), max(r for _, r, _ in results)
 
 
 def write_spec(folder: Path, name: str, rule_text: str, **more: object) -> Path:
@@ -209,18 +209,6 @@ def whole_process(runs: int, rows: int, million: int, folder: Path) -> None:
 PYDANTIC_FLOOR = "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\nM.model_validate({'x': 1})\n"
 
 
-def process_times(argv: list[str]) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one process writing to /dev/null."""
-    with open(os.devnull, "w") as sink:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=sink, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_utime + usage.ru_stime
-
-
 def startup(runs: int, folder: Path) -> None:
     """Each command and its baselines run in turn, ``runs`` rounds, so that a load that comes and
     goes touches all alike; the fastest wall and CPU time of each is printed, CPU being what a
@@ -241,7 +229,8 @@ def startup(runs: int, folder: Path) -> None:
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for _ in range(runs):
         for name, argv in cases.items():
-            times[name].append(process_times(argv))
+            wall, _, cpu = run_process(argv)
+            times[name].append((wall, cpu))
     print(f"\n{'startup, one small file (load ' + ', '.join(f'{x:.1f}' for x in os.getloadavg()) + ')':60}", end="")
     print(f" {'wall ms':>8} {'cpu ms':>8} {'cpu over pass':>14}")
     if sys.flags.dont_write_bytecode:

@@ -120,24 +120,13 @@ def test_the_ordering_lets_go_of_a_row_soon_after_releasing_it() -> None:
     import itertools
     from datetime import UTC, datetime
 
+    from helpers import make_data
+
     from core.recurrence.compile import compile_schedule
     from core.recurrence.expand import _ordered, iter_rows
     from core.spec_validation import parse_spec
 
-    compiled = compile_schedule(
-        parse_spec(
-            {
-                "schema": "scheduleSpec.v1",
-                "scheduleId": "daily",
-                "revision": 1,
-                "timeZone": "America/New_York",
-                "rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
-                "start": "2026-01-01T00:00:00",
-                "gapPolicy": "SKIP",
-                "foldPolicy": "FIRST_ONLY",
-            }
-        )
-    )
+    compiled = compile_schedule(parse_spec(make_data(rule="FREQ=DAILY;BYHOUR=9;BYMINUTE=0")))
     rows = list(itertools.islice(iter_rows(compiled, datetime(2026, 1, 1, tzinfo=UTC)), 1000))
     ordered = _ordered(iter(rows), compiled.zone)
     handed = [next(ordered) for _ in range(500)]
