@@ -43,7 +43,7 @@ from ruamel.yaml.scalarstring import (
 
 from core import yaml_comments
 from core.spec_order import Path, contract_order, insertion_points
-from core.specfile import fits_on_one_line, writes_plain
+from core.yaml_text import fits_on_one_line, writes_plain
 
 _LINE_BREAKS = re.compile("[\r\n\x85\u2028\u2029]")
 _NULL_WORD = re.compile(r"(~|null|Null|NULL)(?![^\s,\]}#])")

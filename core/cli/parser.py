@@ -643,11 +643,17 @@ COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _I
 # --- the builder ------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``schedctl`` (standard library only), built from :data:`COMMANDS`."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``schedctl`` (standard library only), built from :data:`COMMANDS`.
+
+    Given the command line it is to parse, it gives its arguments only to the command that line
+    names, when it names one first (``validate x.yaml``, not ``--version``): the other commands are
+    still listed by ``--help`` and chosen by name, and the parse is the same, but filling all of
+    them would take several milliseconds of a small command's start."""
     parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action=_Version, help="print schedctl's version and exit")
-    _add_commands(parser, "command", COMMANDS, PROG)
+    named = [c for c in COMMANDS if argv and c.name == argv[0]]
+    _add_commands(parser, "command", COMMANDS, PROG, only=named[0] if named else None)
     return parser
 
 
@@ -664,8 +670,11 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _add_commands(parser: argparse.ArgumentParser, dest: str, commands: Sequence[Command], prog: str) -> None:
-    """``commands`` as the subcommands of ``parser``; the one chosen is stored as ``dest``."""
+def _add_commands(
+    parser: argparse.ArgumentParser, dest: str, commands: Sequence[Command], prog: str, only: Command | None = None
+) -> None:
+    """``commands`` as the subcommands of ``parser``; the one chosen is stored as ``dest``. With
+    ``only``, the others are named and described but get no arguments (the line names ``only``)."""
     subparsers = parser.add_subparsers(dest=dest, metavar="COMMAND", parser_class=Parser)
     for command in commands:
         formatter = argparse.RawDescriptionHelpFormatter if command.keeps_lines else argparse.HelpFormatter
@@ -676,7 +685,8 @@ def _add_commands(parser: argparse.ArgumentParser, dest: str, commands: Sequence
             epilog=command.epilog,
             formatter_class=formatter,
         )
-        _fill(sub, command, f"{prog} {command.name}")
+        if only is None or command is only:
+            _fill(sub, command, f"{prog} {command.name}")
 
 
 def _fill(parser: argparse.ArgumentParser, command: Command, prog: str) -> None:

@@ -27,7 +27,7 @@ from core.errors import ComputeLimitError
 from core.identity import IdFactory, jitter_seconds
 from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, CountHint
-from core.recurrence.fast import Resolver, fast_nominals, fast_rule
+from core.recurrence.fast import Resolver, fast_nominals, fast_rule, fast_walls
 from core.recurrence.periods import Kept, PeriodMarks, PeriodState
 from core.recurrence.resolve import Reading, resolve
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
@@ -42,6 +42,12 @@ _YEAR_MARGIN = timedelta(days=3)
 #: ... every 12 hours (as :func:`core.zones.transitions` reads them), from 28 December before
 #: the year to 6 January after it (the margin above, and the largest offset on either side).
 _SAMPLES = [timedelta(hours=12 * k) for k in range(2 * (366 + 9) + 1)]
+#: Released rows :func:`_ordered` keeps in its buffer before dropping them: few enough that a row
+#: is let go before the garbage collector's youngest generation is next examined (every 700 new
+#: objects that can hold others, a couple of hundred rows). Rows kept longer outlive it, reach the
+#: oldest generation, and make the collector walk everything the process holds every so often
+#: (a tenth of a long preview's time when it was 4096).
+_RELEASED_KEPT = 64
 #: Nominal times an expansion may visit before it gives up with a clear error.
 DEFAULT_SCAN_LIMIT = 20_000_000
 
@@ -168,7 +174,7 @@ def _calendar_rows(
     nominals: Iterable[tuple[datetime, str | None]]
     resolve_at: Callable[[datetime], list[Reading]]
     if fast is not None and days is None and not excludes:
-        yield from _plain_rows(compiled, fast_nominals(fast, from_local), limit)
+        yield from _plain_rows(compiled, fast_walls(fast, from_local), limit)
         return
     if fast is not None:  # date arithmetic, the same times as the rule's rrule
         nominals, resolve_at = fast_nominals(fast, from_local), Resolver(zone, name, gap, fold)
@@ -194,20 +200,21 @@ def _calendar_rows(
 
 
 def _plain_rows(
-    compiled: CompiledSchedule, nominals: Iterable[tuple[datetime, None]], limit: int
+    compiled: CompiledSchedule, walls: Iterable[tuple[datetime, datetime]], limit: int
 ) -> Iterator[Occurrence]:
     """:func:`_calendar_rows` of a fast rule without business days or exclusions: a wall time
-    that exists once becomes its row directly, the others are resolved by :class:`Resolver`."""
+    that exists once (its two readings, ``walls`` gives both, have one offset) becomes its row
+    directly, the others are resolved by :class:`Resolver`."""
     zone = compiled.zone
     general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
     make = _RowMaker(compiled)
     scheduled = make.scheduled
     utcoffset, tzname = zone.utcoffset, zone.tzname
-    for scanned, (nominal, _) in enumerate(nominals, 1):
+    for scanned, (nominal, second) in enumerate(walls, 1):
         if scanned > limit:
             raise _visited_too_many(limit)
         off = utcoffset(nominal)
-        if off is not None and off == utcoffset(nominal.replace(fold=1)):
+        if off is not None and off == utcoffset(second):
             yield scheduled(nominal, off, tzname(nominal))
         else:
             for reading in general(nominal):
@@ -357,7 +364,7 @@ def _ordered(
                     yield from _settle(group)
                 group = []
             group.append(ready)
-        if head > 4096:
+        if head > _RELEASED_KEPT:
             del buf[:head]
             head = 0
     for _, ready in buf[head:]:

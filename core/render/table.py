@@ -5,9 +5,10 @@ separator lines between the rows they fall between.
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TextIO
 
@@ -63,21 +64,23 @@ def _colour(row: Occurrence) -> str | None:
     return None
 
 
-def _day_and_clock(dt: datetime) -> str:
+def _day_and_clock(dt: datetime, text: str | None = None) -> str:
     """``2026-03-08 02:30`` (``02:30:15`` when seconds matter), as ``%Y-%m-%d`` and :func:`fmt_clock`
-    write it; sliced from the ISO text, which costs no strftime, from year 1000 on."""
+    write it; sliced from the ISO text (``text`` when the row already holds it), which costs no
+    strftime, from year 1000 on."""
     if dt.year < 1000:  # strftime writes such years with fewer digits
         return f"{dt:%Y-%m-%d} {fmt_clock(dt)}"
-    text = dt.isoformat()
+    if text is None:
+        text = dt.isoformat()
     return f"{text[:10]} {text[11:19] if dt.second else text[11:16]}"
 
 
-def _when(local: datetime) -> str:
-    return f"{_WEEKDAYS[local.weekday()]} {_day_and_clock(local)}"
+def _when(local: datetime, text: str | None = None) -> str:
+    return f"{_WEEKDAYS[local.weekday()]} {_day_and_clock(local, text)}"
 
 
-def _utc(instant: datetime) -> str:
-    return f"{_day_and_clock(instant)}Z"
+def _utc(instant: datetime, text: str | None = None) -> str:
+    return f"{_day_and_clock(instant, text)}Z"
 
 
 def zone_label(abbr: str | None, offset: timedelta, other: str | None = None) -> str:
@@ -95,17 +98,21 @@ def transition_line(tr: Transition) -> str:
     return f"── clocks {motion} {human_duration(tr.delta)} · {_utc(tr.utc)} · {before}→{after} ──"
 
 
-def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
-    local = row.resolved_local
+def _cells(
+    row: Occurrence, label: Callable[[str | None, timedelta], str] = zone_label
+) -> tuple[str, str, str, str, str]:
+    # A SCHEDULED row runs at its nominal wall time, whose text the row holds, as it holds the instant's.
+    scheduled = row.status is Status.SCHEDULED
+    local = row.nominal if scheduled else row.resolved_local
     if row.runnable and local is not None and row.resolved is not None and row.offset is not None:
-        when = f"{_when(local)} {zone_label(row.abbreviation, row.offset)}"
-        utc, offset = _utc(row.resolved), format_offset(row.offset)
+        when = f"{_when(local, row.nominal_local if scheduled else None)} {label(row.abbreviation, row.offset)}"
+        utc, offset = _utc(row.resolved, row.resolved_utc), format_offset(row.offset)
     else:
         # Nothing runs: show the wall time the rule named. A skipped fold reading
         # keeps its abbreviation, which tells the two readings apart.
         when = _when(row.nominal)
         if row.status is Status.SKIPPED_FOLD and row.offset is not None:
-            when += f" {zone_label(row.abbreviation, row.offset)}"
+            when += f" {label(row.abbreviation, row.offset)}"
         utc = offset = _NONE
     why = row.reason or ""
     if row.dispatch_delay:
@@ -114,11 +121,17 @@ def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
     return when, utc, offset, status_text(row), why
 
 
+@functools.lru_cache(maxsize=256)
+def _safe_label(abbr: str | None, offset: timedelta) -> str:
+    """:func:`zone_label` made terminal-safe, once per abbreviation and offset."""
+    return terminal_safe(zone_label(abbr, offset))
+
+
 def _safe_cells(row: Occurrence) -> tuple[str, str, str, str, str]:
-    """:func:`_cells` with nothing that drives a terminal: only the local time (which names the
-    zone's abbreviation) and the reason can hold one; instants, offsets and status words cannot."""
-    when, utc, offset, status, why = _cells(row)
-    return terminal_safe(when), utc, offset, status, terminal_safe(why) if why else why
+    """:func:`_cells` with nothing that drives a terminal: only the zone's abbreviation in the local
+    time and the reason can hold one; dates, clocks, instants, offsets and status words cannot."""
+    when, utc, offset, status, why = _cells(row, _safe_label)
+    return when, utc, offset, status, terminal_safe(why) if why else why
 
 
 def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> str:
@@ -126,6 +139,13 @@ def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> st
     if colour is not None:
         padded[3] = f"{colour}{padded[3]}{_RESET}"
     return "  ".join([*padded, cells[-1]]).rstrip()
+
+
+def _line_format(widths: Sequence[int], colour: str | None) -> str:
+    """A format that writes cells as :func:`_line` does (before its ``rstrip``), padded in one C call."""
+    w0, w1, w2, w3 = widths
+    status = f"{{:<{w3}}}" if colour is None else f"{colour}{{:<{w3}}}{_RESET}"
+    return f"{{:<{w0}}}  {{:<{w1}}}  {{:<{w2}}}  {status}  {{}}"
 
 
 #: Rows laid out together: column widths are those of their block, so a long
@@ -149,17 +169,21 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
     rows = iter(source.rows)
     lo: datetime | None = None
     first = True
-    while block := [(row, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)]:
-        widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in block]) for i in range(len(HEADERS) - 1)]
+    # A block holds what its lines need, not the rows: a row is let go as soon as its cells are made.
+    while block := [
+        (row.position, _colour(row) if color else None, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)
+    ]:
+        widths = [max([len(HEADERS[i])] + [len(cells[i]) for *_, cells in block]) for i in range(len(HEADERS) - 1)]
         lines = [title, _line(HEADERS, widths, None)] if first else []
         first = False
-        hi = block[-1][0].position + timedelta(seconds=1)
-        pending = sorted(source.transitions_in(block[0][0].position if lo is None else lo, hi), key=lambda t: t.utc)
+        hi = block[-1][0] + timedelta(seconds=1)
+        pending = sorted(source.transitions_in(block[0][0] if lo is None else lo, hi), key=lambda t: t.utc)
         lo = hi
-        for row, cells in block:
-            while pending and pending[0].utc <= row.position:
+        formats = {colour: _line_format(widths, colour) for colour in {colour for _, colour, _ in block}}
+        for position, colour, cells in block:
+            while pending and pending[0].utc <= position:
                 lines.append(terminal_safe(transition_line(pending.pop(0))))
-            lines.append(_line(cells, widths, _colour(row) if color else None))
+            lines.append(formats[colour].format(*cells).rstrip())
         lines.extend(terminal_safe(transition_line(tr)) for tr in pending)
         emit(lines)
     if first:

@@ -4,6 +4,8 @@ runs what the table says, every argument explains itself, and no two arguments c
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import UsageError, build_parser
-from core.cli.parser import COMMANDS, Command
+from core.cli.parser import COMMANDS, Command, Later
 
 
 def _parsers(parser: argparse.ArgumentParser, prog: str = "schedctl") -> Iterator[tuple[str, argparse.ArgumentParser]]:
@@ -72,6 +74,51 @@ def test_each_command_runs_what_the_table_says(prog: str) -> None:
     else:
         assert args.func is command.run
     assert getattr(args, "where", None) == (prog if command.names_itself else None)
+
+
+def _help(parser: argparse.ArgumentParser, line: list[str]) -> str:
+    """What ``line --help`` prints."""
+    with pytest.raises(SystemExit), contextlib.redirect_stdout(io.StringIO()) as printed:
+        parser.parse_args([*line, "--help"])
+    return printed.getvalue()
+
+
+@pytest.mark.parametrize("prog", sorted(TABLE))
+def test_a_parser_built_for_its_line_reads_it_as_the_whole_parser_does(prog: str) -> None:
+    """``main`` gives arguments only to the command its line names: the same namespace, the same
+    help for that command and for schedctl itself, and the other commands still there by name."""
+    line = _smallest_line(prog, PARSERS[prog])
+    narrow = build_parser(line)
+    read, whole = vars(narrow.parse_args(line)), vars(build_parser().parse_args(line))
+    run, whole_run = read.pop("func"), whole.pop("func")
+    assert read == whole
+    # A group's own function is made per parser (it names the subcommands); a command's is the table's.
+    assert run == whole_run if isinstance(whole_run, Later) else run.__qualname__ == whole_run.__qualname__
+    words = prog.split()[1:]
+    assert _help(narrow, words) == _help(build_parser(), words)
+    assert _help(build_parser(line), []) == _help(build_parser(), [])
+    assert set(dict(_parsers(narrow))) >= {f"schedctl {c.name}" for c in COMMANDS}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        pytest.param(["valdate", "x.yaml"], "invalid choice: 'valdate'", id="misspelt_command"),
+        pytest.param(["validate"], "the following arguments are required: SPEC", id="missing_argument"),
+        pytest.param(["--version", "validate"], None, id="option_first"),
+    ],
+)
+def test_a_line_that_names_no_command_first_gets_the_whole_parser(line: list[str], message: str | None) -> None:
+    narrow, whole = build_parser(line), build_parser()
+    if message is None:
+        assert len(list(_parsers(narrow))) == len(list(_parsers(whole)))
+        return
+    with pytest.raises(UsageError) as narrow_error:
+        narrow.parse_args(line)
+    with pytest.raises(UsageError) as whole_error:
+        whole.parse_args(line)
+    assert message in str(narrow_error.value)
+    assert str(narrow_error.value) == str(whole_error.value)
 
 
 @pytest.mark.parametrize("prog", sorted(PARSERS))

@@ -18,7 +18,7 @@ from core.errors import SpecError
 from core.occurrence import Occurrence
 from core.recurrence import expand
 from core.recurrence.compile import CompiledSchedule, compile_schedule
-from core.recurrence.fast import fast_rule
+from core.recurrence.fast import fast_nominals, fast_rule, fast_walls
 from core.spec_validation import parse_spec
 
 #: Lord Howe (half-hour DST), Troll (+2 h DST from +0), Apia (the day skipped on 2011-12-30),
@@ -125,6 +125,26 @@ def test_fast_rows_are_the_general_rows(
         assert fast_rule(compiled) is not None, rule
     begin = None if later is None else start.replace(tzinfo=UTC) + later
     assert _rows(compiled, begin, fast=True) == _rows(compiled, begin, fast=False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rule=rules(), start=st.sampled_from(STARTS), later=st.sampled_from([None, timedelta(days=3, hours=5)]))
+def test_each_wall_time_comes_with_its_second_reading(rule: str, start: datetime, later: timedelta | None) -> None:
+    """What the plain rows tell a time that exists once by: the same wall times as the nominals,
+    each beside itself with ``fold=1`` (which equality alone would not tell apart)."""
+    try:
+        compiled = compile_schedule(parse_spec(_spec(rule, "America/New_York", start)))
+    except SpecError:
+        return
+    fast = fast_rule(compiled)
+    if fast is None:
+        return
+    after = None if later is None else start + later
+    walls = list(itertools.islice(fast_walls(fast, after), ROWS))
+    nominals = list(itertools.islice(fast_nominals(fast, after), ROWS))
+    assert [wall for wall, _ in walls] == [nominal for nominal, _ in nominals]
+    assert all(wall.fold == 0 for wall, _ in walls)
+    assert [(second, second.fold) for _, second in walls] == [(wall, 1) for wall, _ in walls]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -112,3 +112,25 @@ def test_a_too_far_until_is_refused_under_the_memory_limit(spec: Path) -> None:
     assert proc.returncode == 2, err
     assert out == ""
     assert len(err.strip().splitlines()) == 1 and "more than 1,000,000 rows" in err
+
+
+def test_the_ordering_lets_go_of_a_row_soon_after_releasing_it() -> None:
+    """A row handed on is dropped from the ordering's buffer within a few dozen rows, so rows die
+    young and the garbage collector never walks them again (nor, often, all the rest)."""
+    import itertools
+    from datetime import UTC, datetime
+
+    from helpers import make_data
+
+    from core.recurrence.compile import compile_schedule
+    from core.recurrence.expand import _ordered, iter_rows
+    from core.spec_validation import parse_spec
+
+    compiled = compile_schedule(parse_spec(make_data(rule="FREQ=DAILY;BYHOUR=9;BYMINUTE=0")))
+    rows = list(itertools.islice(iter_rows(compiled, datetime(2026, 1, 1, tzinfo=UTC)), 1000))
+    ordered = _ordered(iter(rows), compiled.zone)
+    handed = [next(ordered) for _ in range(500)]
+    assert handed == rows[:500]
+    del handed
+    # Only ``rows`` holds the first row now, as it alone holds a row the ordering has not read.
+    assert sys.getrefcount(rows[0]) == sys.getrefcount(rows[-1])

@@ -6,6 +6,7 @@ the contract's ids, for schedule ids of any length."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -17,11 +18,14 @@ from unittest import mock
 
 import pytest
 from helpers import make_data
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.identity import IdFactory, logical_slot_id, occurrence_id
 from core.occurrence import Occurrence
 from core.preview import Preview, build_preview, transition_json
 from core.render import csvfmt, jsonfmt, render, write
+from core.render.terminal import terminal_safe
 from core.spec_validation import parse_spec
 from core.timefmt import fmt_local, fmt_utc
 from core.zones import format_offset
@@ -112,6 +116,40 @@ def test_csv_rows_are_the_reference_values(overrides: dict[str, Any], start: str
     assert parsed == [{k: "" if v is None else str(v) for k, v in _reference(r).items()} for r in preview.rows]
 
 
+def _csv_writers_text(preview: Preview, safe: bool) -> str:
+    """The rows as :mod:`csv`'s writer writes them (how the CSV was written before its template)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(csvfmt.COLUMNS)
+    for row in preview.rows:
+        values = list(row.json_values())
+        if safe:
+            values[9:11] = [terminal_safe(v) if v else v for v in values[9:11]]
+        writer.writerow(values)
+    return buf.getvalue()
+
+
+#: Rows with every kind of value: skipped and repeated readings (no resolved time), a fold's second.
+_MIXED = _preview(
+    {"rule": "FREQ=DAILY;BYHOUR=1,2;BYMINUTE=30", "foldPolicy": "BOTH", "jitter": "PT1M"}, "2026-03-07", 8
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.one_of(st.none(), st.text(), st.sampled_from(HOSTILE)), min_size=16, max_size=16),
+    safe=st.booleans(),
+)
+def test_csv_rows_are_the_csv_writers_bytes(texts: list[str | None], safe: bool) -> None:
+    """Any reason and business period, quotes, commas and line breaks among them: the same bytes."""
+    preview = copy.copy(_MIXED)
+    preview.rows = [replace(row, reason=texts[2 * i], period=texts[2 * i + 1]) for i, row in enumerate(_MIXED.rows)]
+    assert {row.status.value for row in preview.rows} >= {"SCHEDULED", "SKIPPED_GAP"}
+    buf = io.StringIO()
+    csvfmt.write_csv(preview, buf, safe=safe)
+    assert buf.getvalue() == _csv_writers_text(preview, safe)
+
+
 def _hostile_preview() -> Preview:
     preview = _preview({"rule": "FREQ=DAILY;BYHOUR=9"}, "2026-01-01", count=len(HOSTILE))
     preview.rows = [
@@ -184,3 +222,34 @@ def test_table_times_are_the_strftime_texts(moment: datetime) -> None:
     from core.timefmt import fmt_clock
 
     assert _day_and_clock(moment) == f"{moment:%Y-%m-%d} {fmt_clock(moment)}"
+
+
+@pytest.mark.parametrize(("overrides", "start"), PREVIEWS)
+def test_table_cells_from_the_rows_texts_are_the_computed_ones(overrides: dict[str, Any], start: str) -> None:
+    """The table slices a row's local time and instant from the texts the row holds: a SCHEDULED row
+    runs at its nominal wall time, and the texts give what formatting the times gives."""
+    from core.render import table
+
+    preview = _preview(overrides, start)
+    assert all(row.resolved_local == row.nominal for row in preview.rows if row.status.value == "SCHEDULED")
+    computed = table._day_and_clock
+    with mock.patch.object(table, "_day_and_clock", side_effect=lambda dt, text=None: computed(dt)) as slow:
+        expected = render(preview, "table")
+    assert slow.call_count >= len(preview.rows)
+    assert render(preview, "table") == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cells=st.lists(st.text(), min_size=5, max_size=5),
+    extra=st.lists(st.integers(0, 6), min_size=4, max_size=4),
+    colour=st.sampled_from([None, "\x1b[2;37m", "\x1b[38;5;214m"]),
+)
+def test_a_table_line_from_its_blocks_format_is_the_padded_line(
+    cells: list[str], extra: list[int], colour: str | None
+) -> None:
+    """The table pads a block's rows with one format of its widths: the line ``ljust`` and a join wrote."""
+    from core.render import table
+
+    widths = [len(cell) + more for cell, more in zip(cells, extra, strict=False)]
+    assert table._line_format(widths, colour).format(*cells).rstrip() == table._line(cells, widths, colour)
