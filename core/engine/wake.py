@@ -63,7 +63,7 @@ class WakeKeeper:
         wanted = self._wanted(ledger, ctx, now)
         if not self.listed:
             self.listed = True
-            self._job = self._pool.submit(self._adopt, wanted)
+            self._job = self._pool.submit(self._adopt, ledger, wanted)
         else:
             changes = {sid: at for sid, at in wanted.items() if self.armed.get(sid) != at}
             gone = [sid for sid in self.armed if sid not in wanted]
@@ -88,8 +88,10 @@ class WakeKeeper:
             due = next_due(session, self.asking, now)
         return {sid: wake_at(at) for sid, at in due.items() if wake_at(at) > now}
 
-    def _adopt(self, wanted: dict[str, datetime]) -> None:
-        """The first pass: keep the listed alarms that are right, set or remove the rest."""
+    def _adopt(self, ledger: Ledger, wanted: dict[str, datetime]) -> None:
+        """The first pass: keep the listed alarms that are right, set the missing ones, and
+        remove those of this ledger's schedules that no longer ask (an alarm of a schedule
+        this ledger does not know is another ledger's, and is left alone)."""
         try:
             listed = {a.schedule_id: a.at for a in self.backend.listing() if a.schedule_id is not None}
         except WakeError as exc:
@@ -97,7 +99,11 @@ class WakeKeeper:
             listed = {}
         self.armed = dict(wanted)
         changes = {sid: at for sid, at in wanted.items() if listed.get(sid) != at}
-        self._apply(changes, [sid for sid in listed if sid not in wanted])
+        others = [sid for sid in listed if sid not in wanted]
+        if others:
+            with ledger.read() as session:
+                others = sorted(session.scalars(select(Schedule.id).where(Schedule.id.in_(others))))
+        self._apply(changes, others)
 
     def _apply(self, changes: dict[str, datetime], gone: list[str]) -> None:
         for sid in gone:

@@ -8,16 +8,16 @@ from __future__ import annotations
 import io
 import itertools
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, TextIO
 
 from core.durations import human_duration
 from core.enums import Status
 from core.occurrence import Occurrence
-from core.preview import Preview
+from core.preview import Preview, wake_words
 from core.render.terminal import terminal_safe
 from core.timefmt import fmt_clock
-from core.zones import Transition, format_offset
+from core.zones import Transition, format_offset, get_zone
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -95,7 +95,7 @@ def transition_line(tr: Transition) -> str:
     return f"── clocks {motion} {human_duration(tr.delta)} · {_utc(tr.utc)} · {before}→{after} ──"
 
 
-def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
+def _cells(row: Occurrence, wake_zone: tzinfo | None = None) -> tuple[str, str, str, str, str]:
     local = row.resolved_local
     if row.runnable and local is not None and row.resolved is not None and row.offset is not None:
         when = f"{_when(local)} {zone_label(row.abbreviation, row.offset)}"
@@ -111,13 +111,17 @@ def _cells(row: Occurrence) -> tuple[str, str, str, str, str]:
     if row.dispatch_delay:
         delay = human_duration(timedelta(seconds=row.dispatch_delay))
         why = f"{why}; dispatched {delay} later (jitter)" if why else f"dispatched {delay} later (jitter)"
+    wakes = wake_words(row, wake_zone) if wake_zone is not None else None
+    if wakes is not None:
+        why = f"{why}; {wakes}" if why else wakes
     return when, utc, offset, status_text(row), why
 
 
-def _safe_cells(row: Occurrence) -> tuple[str, str, str, str, str]:
+def _safe_cells(row: Occurrence, wake_zone: tzinfo | None = None) -> tuple[str, str, str, str, str]:
     """:func:`_cells` with nothing that drives a terminal: only the local time (which names the
-    zone's abbreviation) and the reason can hold one; instants, offsets and status words cannot."""
-    when, utc, offset, status, why = _cells(row)
+    zone's abbreviation) and the reason can hold one; instants, offsets and status words cannot.
+    With ``wake_zone`` (a ``wakeSystem`` spec's zone) the Why column says when the machine wakes."""
+    when, utc, offset, status, why = _cells(row, wake_zone)
     return terminal_safe(when), utc, offset, status, terminal_safe(why) if why else why
 
 
@@ -149,7 +153,8 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
     rows = iter(source.rows)
     lo: datetime | None = None
     first = True
-    while block := [(row, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)]:
+    wake_zone = get_zone(spec.time_zone) if spec.wake_system else None
+    while block := [(row, _safe_cells(row, wake_zone)) for row in itertools.islice(rows, BLOCK)]:
         widths = [max([len(HEADERS[i])] + [len(cells[i]) for _, cells in block]) for i in range(len(HEADERS) - 1)]
         lines = [title, _line(HEADERS, widths, None)] if first else []
         first = False

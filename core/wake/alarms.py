@@ -92,3 +92,17 @@ class CannotWake:
 def cannot_line(reason: str) -> str:
     """The one line the designer and ``schedctl explain`` say on a machine that cannot wake."""
     return f"This machine cannot be woken for runs: {reason}; missed runs follow the misfire policy."
+
+
+def wake_line(backend: WakeBackend | None) -> str:
+    """What ``wakeSystem: true`` does on this machine, in one line (``backend``: this host's;
+    None when it is not known, e.g. for a spec read away from any engine)."""
+    if backend is None:
+        return f"It asks to wake its machine {_lead_words()} before each run."
+    if backend.cannot is not None:
+        return cannot_line(backend.cannot)
+    return f"It wakes this machine {_lead_words()} before each run ({backend.name})."
+
+
+def _lead_words() -> str:
+    return f"{int(LEAD.total_seconds())} seconds"

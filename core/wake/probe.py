@@ -57,12 +57,17 @@ def choose(platform: str, runner: Runner, euid: int, which: Callable[[str], str 
     return CannotWake(f"Tidemark cannot wake a machine on {platform}")
 
 
+#: Set to 1, no engine of this process arms an alarm (a diagnostic and test switch).
+WAKE_OFF_ENV = "TIDEMARK_NO_WAKE"
+
 _lock = threading.Lock()
 _host: list[WakeBackend] = []
 
 
 def host_backend() -> WakeBackend:
     """This host's backend, probed on the first call and kept (every call after is free)."""
+    if os.environ.get(WAKE_OFF_ENV) == "1":
+        return CannotWake(f"waking is turned off here ({WAKE_OFF_ENV}=1)")
     with _lock:
         if not _host:
             _host.append(choose(sys.platform, timed_runner(CALL_TIMEOUT), getattr(os, "geteuid", lambda: -1)()))

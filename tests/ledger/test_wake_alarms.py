@@ -120,14 +120,16 @@ def test_a_new_engine_keeps_a_right_alarm_and_removes_a_stale_one(
     ledger: Ledger, clock: FixedClock, fake: FakeSystemd
 ) -> None:
     apply(ledger, clock, wakeSystem=True)
+    apply(ledger, clock, scheduleId="no-longer", wakeSystem=True)
     engine(ledger, clock).run_once()
+    apply(ledger, clock, scheduleId="no-longer", revision=2)
     backend = SystemdTimers(timed_runner(10))
-    backend.arm("gone-schedule", MARCH_3)
+    backend.arm("another-ledgers", MARCH_3)
     fake.forget_calls()
-    engine(ledger, clock).run_once()
-    assert fake.timers() == {UNIT: MARCH_2}
+    engine(ledger, clock).run_once()  # a new engine (the first one stopped)
+    assert fake.timers() == {UNIT: MARCH_2, "tidemark-wake-another-ledgers": MARCH_3}
     assert fake.arms() == []  # the right one was kept as it was
-    assert ["systemctl", "--user", "stop", "tidemark-wake-gone-schedule.timer"] in fake.calls()
+    assert ["systemctl", "--user", "stop", "tidemark-wake-no-longer.timer"] in fake.calls()
 
 
 def test_where_the_machine_cannot_wake_the_schedule_still_runs(

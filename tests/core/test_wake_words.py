@@ -1,0 +1,104 @@
+"""What ``wakeSystem`` shows before anything is published: the line of ``schedctl explain``
+(the machine wakes, or cannot and why) and the wake of each row in the preview."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+from conftest import Run
+
+from core import preview as preview_module
+from core.explain import explain
+from core.preview import build_preview
+from core.render.jsonfmt import render_json
+from core.service_command import timed_runner
+from core.spec_validation import parse_spec
+from core.wake import probe
+from core.wake.alarms import CannotWake, WakeBackend
+from core.wake.systemd_timer import SystemdTimers
+
+NOW = datetime(2026, 12, 7, tzinfo=UTC)
+SPEC = """\
+schema: scheduleSpec.v1
+scheduleId: morning
+revision: 1
+timeZone: America/New_York
+rule: FREQ=DAILY;BYHOUR=9;BYMINUTE=0
+start: 2026-11-01T00:00:00
+gapPolicy: SKIP
+foldPolicy: FIRST_ONLY
+exclude: [2026-12-08]
+wakeSystem: {wake}
+"""
+NO_SESSION = CannotWake("there is no systemd user session (systemctl --user does not answer)")
+
+
+def _spec(wake: bool = True) -> dict[str, object]:
+    return {
+        "schema": "scheduleSpec.v1",
+        "scheduleId": "morning",
+        "revision": 1,
+        "timeZone": "America/New_York",
+        "rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
+        "start": "2026-11-01T00:00:00",
+        "gapPolicy": "SKIP",
+        "foldPolicy": "FIRST_ONLY",
+        "exclude": ["2026-12-08"],
+        "wakeSystem": wake,
+    }
+
+
+@pytest.mark.parametrize(
+    ("backend", "line"),
+    [
+        (
+            NO_SESSION,
+            "This machine cannot be woken for runs: there is no systemd user session (systemctl --user does not "
+            "answer); missed runs follow the misfire policy.",
+        ),
+        (SystemdTimers(timed_runner(1)), "It wakes this machine 30 seconds before each run (systemd user timer)."),
+        (None, "It asks to wake its machine 30 seconds before each run."),
+    ],
+    ids=["cannot", "systemd", "unknown_host"],
+)
+def test_explain_ends_with_the_wake_in_one_line(backend: WakeBackend | None, line: str) -> None:
+    text = explain(parse_spec(_spec()), NOW, wake=backend)
+    assert text.endswith(" " + line)
+    assert "wake" not in explain(parse_spec(_spec(wake=False)), NOW, wake=NO_SESSION)
+
+
+def test_schedctl_explain_says_the_machine_cannot_wake(
+    run: Run, spec_file: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(probe, "host_backend", lambda: NO_SESSION)
+    status, out, err = run("explain", spec_file(SPEC.format(wake="true")), "--now", "2026-12-07T00:00:00Z")
+    assert (status, err) == (0, "")
+    assert out.count("This machine cannot be woken for runs: there is no systemd user session") == 1
+
+
+def test_the_preview_table_says_when_the_machine_wakes(run: Run, spec_file: Callable[..., str]) -> None:
+    path = spec_file(SPEC.format(wake="true"))
+    status, out, _ = run("preview", path, "--from", "2026-12-07T00:00:00Z", "--count", "2")
+    lines = out.splitlines()
+    assert status == 0
+    assert lines[2].endswith("✓ scheduled  wakes this machine at 08:59:30 EST")
+    assert "wakes" not in lines[3]  # the excluded day never runs
+
+
+def test_preview_json_has_wake_at_only_with_wake_system(run: Run, spec_file: Callable[..., str]) -> None:
+    for wake, expected in (("true", ["2026-12-07T13:59:30Z", None]), ("false", None)):
+        _, out, _ = run(
+            "preview", spec_file(SPEC.format(wake=wake)), "--from", "2026-12-07", "--count", "2", "--format", "json"
+        )
+        rows = json.loads(out)["occurrences"]
+        assert [r.get("wakeAt") for r in rows] == (expected or [None, None])
+        assert all(("wakeAt" in r) is (wake == "true") for r in rows)
+
+
+def test_the_written_json_is_the_previews_own() -> None:
+    built = build_preview(parse_spec(_spec()), NOW, count=3)
+    assert json.loads(render_json(built)) == built.to_json()
+    assert preview_module.wake_time(built.rows[1]) is None
