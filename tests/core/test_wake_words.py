@@ -8,7 +8,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
-from conftest import Run
 
 from core import preview as preview_module
 from core.explain import explain
@@ -20,6 +19,8 @@ from core.wake import probe
 from core.wake.alarms import CannotWake, WakeBackend
 from core.wake.systemd_timer import SystemdTimers
 
+#: schedctl run in-process (the ``run`` fixture): (exit status, stdout, stderr).
+Run = Callable[..., tuple[int, str, str]]
 NOW = datetime(2026, 12, 7, tzinfo=UTC)
 SPEC = """\
 schema: scheduleSpec.v1
