@@ -18,22 +18,9 @@ from core.spec_validation import parse_spec
 from core.wake import probe
 from core.wake.alarms import CannotWake, WakeBackend
 from core.wake.systemd_timer import SystemdTimers
+from tests.core.conftest import Run
 
-#: schedctl run in-process (the ``run`` fixture): (exit status, stdout, stderr).
-Run = Callable[..., tuple[int, str, str]]
 NOW = datetime(2026, 12, 7, tzinfo=UTC)
-SPEC = """\
-schema: scheduleSpec.v1
-scheduleId: morning
-revision: 1
-timeZone: America/New_York
-rule: FREQ=DAILY;BYHOUR=9;BYMINUTE=0
-start: 2026-11-01T00:00:00
-gapPolicy: SKIP
-foldPolicy: FIRST_ONLY
-exclude: [2026-12-08]
-wakeSystem: {wake}
-"""
 NO_SESSION = CannotWake("there is no systemd user session (systemctl --user does not answer)")
 
 
@@ -75,13 +62,13 @@ def test_schedctl_explain_says_the_machine_cannot_wake(
     run: Run, spec_file: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(probe, "host_backend", lambda: NO_SESSION)
-    status, out, err = run("explain", spec_file(SPEC.format(wake="true")), "--now", "2026-12-07T00:00:00Z")
+    status, out, err = run("explain", spec_file(json.dumps(_spec())), "--now", "2026-12-07T00:00:00Z")
     assert (status, err) == (0, "")
     assert out.count("This machine cannot be woken for runs: there is no systemd user session") == 1
 
 
 def test_the_preview_table_says_when_the_machine_wakes(run: Run, spec_file: Callable[..., str]) -> None:
-    path = spec_file(SPEC.format(wake="true"))
+    path = spec_file(json.dumps(_spec()))
     status, out, _ = run("preview", path, "--from", "2026-12-07T00:00:00Z", "--count", "2")
     lines = out.splitlines()
     assert status == 0
@@ -90,13 +77,12 @@ def test_the_preview_table_says_when_the_machine_wakes(run: Run, spec_file: Call
 
 
 def test_preview_json_has_wake_at_only_with_wake_system(run: Run, spec_file: Callable[..., str]) -> None:
-    for wake, expected in (("true", ["2026-12-07T13:59:30Z", None]), ("false", None)):
-        _, out, _ = run(
-            "preview", spec_file(SPEC.format(wake=wake)), "--from", "2026-12-07", "--count", "2", "--format", "json"
-        )
+    for wake, expected in ((True, ["2026-12-07T13:59:30Z", None]), (False, None)):
+        path = spec_file(json.dumps(_spec(wake)))
+        _, out, _ = run("preview", path, "--from", "2026-12-07", "--count", "2", "--format", "json")
         rows = json.loads(out)["occurrences"]
         assert [r.get("wakeAt") for r in rows] == (expected or [None, None])
-        assert all(("wakeAt" in r) is (wake == "true") for r in rows)
+        assert all(("wakeAt" in r) is wake for r in rows)
 
 
 def test_the_written_json_is_the_previews_own() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
@@ -141,3 +142,38 @@ def test_where_the_machine_cannot_wake_the_schedule_still_runs(
     clock.set(datetime(2026, 3, 2, 7, 30, 5, tzinfo=UTC))
     assert eng.run_once().started == 1
     assert fake.calls() == []
+
+
+def _statements(ledger: Ledger, eng: Engine) -> int:
+    """The statements one pass of ``eng`` sends."""
+    sent: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(ledger.engine, "before_cursor_execute", count)
+    try:
+        eng.run_once()
+    finally:
+        event.remove(ledger.engine, "before_cursor_execute", count)
+    return len(sent)
+
+
+def test_an_idle_pass_pays_one_statement_only_for_schedules_that_ask(
+    ledger: Ledger, clock: FixedClock, fake: FakeSystemd
+) -> None:
+    """Without ``wakeSystem`` schedules a pass with the wake backend sends what a pass without it
+    sends; with them, one statement more (their next runs), however many ask."""
+    apply(ledger, clock)
+    plain = Engine(ledger, clock, EngineOptions(max_workers=1))
+    waking = engine(ledger, clock)
+    for eng in (plain, waking):
+        eng.run_once()
+        eng.run_once()
+    assert _statements(ledger, waking) == _statements(ledger, plain)
+    for sid in ("wake-1", "wake-2", "wake-3"):
+        apply(ledger, clock, scheduleId=sid, wakeSystem=True)
+    for eng in (plain, waking):
+        eng.run_once()  # materializes the new schedules and reads which ones ask
+    assert len(fake.timers()) == 3
+    assert _statements(ledger, waking) == _statements(ledger, plain) + 1
