@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import preview as preview_module
 from core.explain import explain
@@ -89,3 +91,25 @@ def test_the_written_json_is_the_previews_own() -> None:
     built = build_preview(parse_spec(_spec()), NOW, count=3)
     assert json.loads(render_json(built)) == built.to_json()
     assert preview_module.wake_time(built.rows[1]) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    start=st.datetimes(min_value=datetime(2026, 1, 1), max_value=datetime(2028, 12, 31), timezones=st.just(UTC)),
+    zone=st.sampled_from(["America/New_York", "Australia/Lord_Howe", "Europe/London", "UTC"]),
+    jitter=st.sampled_from(["PT0S", "PT7M"]),
+)
+def test_each_row_wakes_thirty_seconds_before_its_dispatch_or_not_at_all(
+    start: datetime, zone: str, jitter: str
+) -> None:
+    """Read back from the JSON: a row that runs wakes the machine 30 s before its dispatchUtc; one that does
+    not run (a skipped gap or fold, an excluded date) has no wake."""
+    data = {**_spec(), "timeZone": zone, "rule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=30", "jitter": jitter}
+    built = build_preview(parse_spec(data), start, count=20)
+    for row in json.loads(render_json(built))["occurrences"]:
+        runs = row["status"] in ("SCHEDULED", "SHIFTED")
+        if not runs:
+            assert row["wakeAt"] is None
+            continue
+        dispatch = datetime.strptime(row["dispatchUtc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        assert row["wakeAt"] == (dispatch - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
