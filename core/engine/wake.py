@@ -63,7 +63,7 @@ class WakeKeeper:
         wanted = self._wanted(ledger, ctx, now)
         if not self.listed:
             self.listed = True
-            self._job = self._pool.submit(self._adopt, ledger, wanted)
+            self._job = self._pool.submit(_logged, self._adopt, ledger, wanted)
         else:
             changes = {sid: at for sid, at in wanted.items() if self.armed.get(sid) != at}
             gone = [sid for sid in self.armed if sid not in wanted]
@@ -72,7 +72,7 @@ class WakeKeeper:
             for sid in gone:
                 self.armed.pop(sid)
             self.armed.update(changes)
-            self._job = self._pool.submit(self._apply, changes, gone)
+            self._job = self._pool.submit(_logged, self._apply, changes, gone)
         if wait:
             self._job.result()
 
@@ -121,6 +121,15 @@ class WakeKeeper:
     def close(self) -> None:
         """Finish the calls under way; the alarms stay armed for the next engine."""
         self._pool.shutdown(wait=True)
+
+
+def _logged(work: Callable[..., None], *args: object) -> None:
+    """Run ``work`` on the keeper's thread: whatever goes wrong there is logged, never raised into a pass
+    (the schedules still run by their misfire policy)."""
+    try:
+        work(*args)
+    except Exception:
+        _log.exception("the wake alarms could not be brought in line; the next change tries again")
 
 
 def asking(session: Session, ctx: Context) -> dict[str, timedelta]:

@@ -177,3 +177,21 @@ def test_an_idle_pass_pays_one_statement_only_for_schedules_that_ask(
         eng.run_once()  # materializes the new schedules and reads which ones ask
     assert len(fake.timers()) == 3
     assert _statements(ledger, waking) == _statements(ledger, plain) + 1
+
+
+def test_a_backend_that_breaks_is_logged_and_the_pass_goes_on(
+    ledger: Ledger, clock: FixedClock, fake: FakeSystemd, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(SystemdTimers):
+        def listing(self) -> list[Any]:
+            raise OSError("the user bus went away")
+
+    apply(ledger, clock, wakeSystem=True)
+    eng = engine(ledger, clock, Broken(timed_runner(1)))
+    eng.run_once()
+    assert "the wake alarms could not be brought in line" in caplog.text
+    assert fake.timers() == {}
+    eng.run_once()  # the next pass sets what the broken one could not
+    assert fake.timers() == {UNIT: MARCH_2}
+    clock.set(datetime(2026, 3, 2, 7, 30, 5, tzinfo=UTC))
+    assert eng.run_once().started == 1
