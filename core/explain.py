@@ -27,6 +27,7 @@ from core.recurrence.describe import describe_bounds, describe_rule, join_words
 from core.recurrence.expand import expand, iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
+from core.wake.alarms import WakeBackend, wake_line
 from core.zones import Transition, next_transition, shifted
 
 
@@ -43,16 +44,18 @@ class Summary:
         return " ".join((self.headline, *self.lines))
 
 
-def explain(spec: ScheduleSpec, now: datetime) -> str:
+def explain(spec: ScheduleSpec, now: datetime, *, wake: WakeBackend | None = None) -> str:
     """One paragraph describing ``spec`` as seen from the instant ``now`` (aware).
 
     The gap and fold described are the first ones from ``now`` on (or from the
-    schedule's first row when that is later) that touch one of its rows.
+    schedule's first row when that is later) that touch one of its rows. With
+    ``wakeSystem``, ``wake`` (this host's wake backend) says whether the machine
+    can be woken (:func:`core.wake.alarms.wake_line`).
     """
-    return summarize(spec, now).paragraph()
+    return summarize(spec, now, wake=wake).paragraph()
 
 
-def summarize(spec: ScheduleSpec, now: datetime) -> Summary:
+def summarize(spec: ScheduleSpec, now: datetime, *, wake: WakeBackend | None = None) -> Summary:
     """The words of :func:`explain`, the sentence apart from the policies' lines."""
     compiled = compile_schedule(spec)
     first = next(iter_rows(compiled), None)
@@ -74,6 +77,8 @@ def summarize(spec: ScheduleSpec, now: datetime) -> Summary:
         lines.append(
             f"Each run starts up to {human_duration(spec.jitter)} late, by a fixed delay derived from its id (jitter)."
         )
+    if spec.wake_system:
+        lines.append(wake_line(wake))
     return Summary(headline, tuple(lines))
 
 

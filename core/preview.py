@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -17,12 +17,41 @@ from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_utc
+from core.wake.alarms import wake_at
 from core.zones import Transition, format_offset, next_transition, shifted, transitions, tzdb_version
 
 #: Rows a single preview may hold.
 MAX_PREVIEW_ROWS = 1_000_000
 #: Rows shown past the clock change a preview was extended to reach, so that it sits among rows.
 ROWS_PAST_CHANGE = 3
+
+
+def wake_time(row: Occurrence) -> datetime | None:
+    """With ``wakeSystem``: when the machine is woken for ``row`` (its dispatch time minus the
+    lead, :data:`core.wake.alarms.LEAD`); None for a row that never runs."""
+    dispatch = row.dispatch
+    return wake_at(dispatch) if row.runnable and dispatch is not None else None
+
+
+def row_json(row: Occurrence, *, wake: bool) -> dict[str, Any]:
+    """A row's preview.v1 object; with ``wake`` (the spec's ``wakeSystem``) its ``wakeAt`` too."""
+    out = row.to_json()
+    if wake:
+        at = wake_time(row)
+        out["wakeAt"] = fmt_utc(at) if at is not None else None
+    return out
+
+
+def wake_words(row: Occurrence, zone: tzinfo) -> str | None:
+    """``wakes this machine at 02:29:30 EST``, read in ``zone``; None for a row that never runs."""
+    at = wake_time(row)
+    if at is None:
+        return None
+    local = at.astimezone(zone)
+    offset = local.utcoffset() or timedelta(0)
+    abbr = local.tzname()
+    label = abbr if abbr and abbr[0] not in "+-" else "UTC" + format_offset(offset)
+    return f"wakes this machine at {local:%H:%M:%S} {label}"
 
 
 @dataclass
@@ -41,7 +70,7 @@ class Preview:
             "revision": self.spec.revision,
             "timeZone": self.spec.time_zone,
             "tzdbVersion": self.tzdb_version,
-            "occurrences": [r.to_json() for r in self.rows],
+            "occurrences": [row_json(r, wake=self.spec.wake_system) for r in self.rows],
             "transitions": [transition_json(t) for t in self.transitions],
         }
 

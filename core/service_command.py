@@ -27,15 +27,27 @@ class Ran:
 Runner = Callable[[Sequence[str]], Ran]
 
 
+def timed_runner(seconds: float) -> Runner:
+    """A runner whose commands are given up after ``seconds`` (exit 124)."""
+
+    def run(argv: Sequence[str]) -> Ran:
+        try:
+            done = subprocess.run(list(argv), capture_output=True, text=True, timeout=seconds, check=False)
+        except FileNotFoundError as exc:
+            return Ran(127, "", str(exc))
+        except subprocess.TimeoutExpired:
+            return Ran(124, "", f"{argv[0]} did not answer within {seconds:g} s")
+        return Ran(done.returncode, done.stdout, done.stderr)
+
+    return run
+
+
 def system_runner(argv: Sequence[str]) -> Ran:
     """The real runner: ``subprocess.run`` with a timeout; a missing program is exit 127."""
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
-    except FileNotFoundError as exc:
-        return Ran(127, "", str(exc))
-    except subprocess.TimeoutExpired:
-        return Ran(124, "", f"{argv[0]} did not answer within 60 s")
-    return Ran(done.returncode, done.stdout, done.stderr)
+    return _SIXTY(argv)
+
+
+_SIXTY = timed_runner(60)
 
 
 @dataclass(frozen=True)

@@ -460,6 +460,8 @@ class ScheduleSpec(_Model):
     horizon: Duration = timedelta(days=14)
     business_period: str | None = None
     runs_on: RunsOn | None = None
+    #: Wake this machine from suspend for each run, where the OS allows (core/wake/).
+    wake_system: bool = Field(default=False, strict=True)
     task: Task | None = None
 
     @field_validator("schedule_id")

@@ -48,6 +48,7 @@ KEY_ORDER = [
     "horizon",
     "businessPeriod",
     "runsOn",
+    "wakeSystem",
     "task",
 ]
 

@@ -171,8 +171,11 @@ class PreviewService(QObject):
         )
         # Every edit reads "now" once, before anything computed from the edit asks for it.
         document.changed.connect(self._on_edit)
+        self.building: ScheduleSpec | None = None
+        """The spec of the rows under way (they arrive before the whole preview)."""
 
     def _work_for(self, spec: ScheduleSpec) -> partial[Answer]:
+        self.building = spec
         self._stop_stream()
         stream = _Stream(self, self.stream_number) if self._reach_after is None else None
         return partial(_build, spec, self.start, self._count, self._reach_after, stream)

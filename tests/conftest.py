@@ -3,12 +3,17 @@ count of the times dateutil produced."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from dateutil import rrule as du
+
+# No test's engine arms a real wake alarm on the machine running the tests (the wake
+# tests give their engines a backend of their own, with fake systemd tools on PATH).
+os.environ["TIDEMARK_NO_WAKE"] = "1"
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
 

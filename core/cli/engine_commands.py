@@ -114,6 +114,7 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
     from core.engine.presence import Heartbeat, announce, retire
     from core.ledger.states import EngineKind
     from core.placement import Placement
+    from core.wake.probe import host_backend
 
     if args.now is not None and not args.once:
         raise UsageError("--now: only with --once (a running engine follows the real clock)")
@@ -133,7 +134,9 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
             )
             beat = Heartbeat(ledger, clock, engine_id).start()
             try:
-                engine = Engine(ledger, clock, EngineOptions(), placement=placement, engine_id=engine_id)
+                # A frozen clock (--now) is a simulation: it wakes no real machine.
+                wake = host_backend() if args.now is None else None
+                engine = Engine(ledger, clock, EngineOptions(), placement=placement, engine_id=engine_id, wake=wake)
                 if stopping is None:
                     report = engine.run_once(wait=True)
                     out(pass_summary(report, clock.now()))

@@ -36,10 +36,12 @@ from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, Pass
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
+from core.engine.wake import WakeKeeper
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.states import OccurrenceState
 from core.placement import Placement
+from core.wake.alarms import WakeBackend
 
 __all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
 
@@ -61,12 +63,15 @@ class Engine:
         *,
         placement: Placement | None = None,
         engine_id: str | None = None,
+        wake: WakeBackend | None = None,
     ) -> None:
         """``placement``: the engine's labels and whom it trusts (default: this process's
         user and host, trusting only that user). It also trusts the database role it logs in
         as (:meth:`core.placement.Placement.trusting_role`). ``engine_id``: the engine's
         presence row (:func:`core.engine.presence.announce`); with it, engines sharing the
-        ledger split materialization between them (:mod:`core.engine.share`)."""
+        ledger split materialization between them (:mod:`core.engine.share`). ``wake``: the
+        host's wake backend (:func:`core.wake.probe.host_backend`); with it, the engine keeps an
+        alarm for each ``wakeSystem`` schedule it runs (:mod:`core.engine.wake`)."""
         self.ledger = ledger
         self.clock = clock
         self.options = options or EngineOptions()
@@ -91,6 +96,8 @@ class Engine:
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
         self.activity = Activity()
         """What workers started and finished, not yet told on a pass's report."""
+        self.wake = WakeKeeper(wake) if wake is not None else None
+        """The alarms that wake the machine for ``wakeSystem`` schedules (None: none kept)."""
 
     # --- the pass -----------------------------------------------------------------
 
@@ -121,6 +128,8 @@ class Engine:
         promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)
+        if self.wake is not None:
+            self.wake.keep(self.ledger, ctx, self.clock.now(), wait=wait)
         return self.activity.tell(report)
 
     def run_forever(self, *, poll_seconds: float = 1.0, on_pass: Callable[[PassReport], None] | None = None) -> None:

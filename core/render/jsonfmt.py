@@ -19,8 +19,9 @@ from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
 from core.occurrence import Occurrence
-from core.preview import Preview, transition_json
+from core.preview import Preview, transition_json, wake_time
 from core.render.terminal import terminal_safe
+from core.timefmt import fmt_utc
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -42,9 +43,10 @@ def _free_text(safe: bool) -> Callable[[str | None], str]:
     return encode
 
 
-def row_text(row: Occurrence, free: Callable[[str | None], str]) -> str:
+def row_text(row: Occurrence, free: Callable[[str | None], str], *, wake: bool = False) -> str:
     """One row as the list's item (indented as its items are: four spaces, six for the keys),
-    without the separator before it. Ids, instants and offsets are plain ASCII: quoted as they are."""
+    without the separator before it. Ids, instants and offsets are plain ASCII: quoted as they are.
+    With ``wake`` (the spec's ``wakeSystem``) the row ends with its ``wakeAt``."""
     occ, slot, nominal, fold, status, resolved, local, offset, position, reason, period, dispatch = row.json_values()
     slot = "null" if slot is None else '"' + slot + '"'
     resolved = "null" if resolved is None else '"' + resolved + '"'
@@ -57,8 +59,14 @@ def row_text(row: Occurrence, free: Callable[[str | None], str]) -> str:
         f'      "resolvedUtc": {resolved},\n      "resolvedLocal": {local},\n      "utcOffset": {offset},\n'
         f'      "positionUtc": "{position}",\n      "reason": {"null" if reason is None else free(reason)},\n'
         f'      "businessPeriod": {"null" if period is None else free(period)},\n'
-        f'      "dispatchUtc": {dispatch}\n    }}'
+        f'      "dispatchUtc": {dispatch}{_wake_text(row) if wake else ""}\n    }}'
     )
+
+
+def _wake_text(row: Occurrence) -> str:
+    at = wake_time(row)
+    text = "null" if at is None else f'"{fmt_utc(at)}"'
+    return f',\n      "wakeAt": {text}'
 
 
 def _blocks(items: Iterable[str], size: int = 1000) -> Iterator[list[str]]:
@@ -102,7 +110,7 @@ def write_json(source: Source, file: TextIO, *, safe: bool = False) -> None:
         for row in source.rows:
             if not span:
                 span.append(row.position)
-            yield row_text(row, free)
+            yield row_text(row, free, wake=spec.wake_system)
         if row is not None:
             span.append(row.position)
 

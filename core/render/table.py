@@ -9,16 +9,16 @@ import functools
 import io
 import itertools
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, TextIO
 
 from core.durations import human_duration
 from core.enums import Status
 from core.occurrence import Occurrence
-from core.preview import Preview
+from core.preview import Preview, wake_words
 from core.render.terminal import terminal_safe
 from core.timefmt import fmt_clock
-from core.zones import Transition, format_offset
+from core.zones import Transition, format_offset, get_zone
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -99,7 +99,9 @@ def transition_line(tr: Transition) -> str:
 
 
 def _cells(
-    row: Occurrence, label: Callable[[str | None, timedelta], str] = zone_label
+    row: Occurrence,
+    label: Callable[[str | None, timedelta], str] = zone_label,
+    wake_zone: tzinfo | None = None,
 ) -> tuple[str, str, str, str, str]:
     # A SCHEDULED row runs at its nominal wall time, whose text the row holds, as it holds the instant's.
     scheduled = row.status is Status.SCHEDULED
@@ -118,6 +120,9 @@ def _cells(
     if row.dispatch_delay:
         delay = human_duration(timedelta(seconds=row.dispatch_delay))
         why = f"{why}; dispatched {delay} later (jitter)" if why else f"dispatched {delay} later (jitter)"
+    wakes = wake_words(row, wake_zone) if wake_zone is not None else None
+    if wakes is not None:
+        why = f"{why}; {wakes}" if why else wakes
     return when, utc, offset, status_text(row), why
 
 
@@ -127,10 +132,11 @@ def _safe_label(abbr: str | None, offset: timedelta) -> str:
     return terminal_safe(zone_label(abbr, offset))
 
 
-def _safe_cells(row: Occurrence) -> tuple[str, str, str, str, str]:
+def _safe_cells(row: Occurrence, wake_zone: tzinfo | None = None) -> tuple[str, str, str, str, str]:
     """:func:`_cells` with nothing that drives a terminal: only the zone's abbreviation in the local
-    time and the reason can hold one; dates, clocks, instants, offsets and status words cannot."""
-    when, utc, offset, status, why = _cells(row, _safe_label)
+    time and the reason can hold one; dates, clocks, instants, offsets and status words cannot.
+    With ``wake_zone`` (a ``wakeSystem`` spec's zone) the Why column says when the machine wakes."""
+    when, utc, offset, status, why = _cells(row, _safe_label, wake_zone)
     return when, utc, offset, status, terminal_safe(why) if why else why
 
 
@@ -169,9 +175,11 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
     rows = iter(source.rows)
     lo: datetime | None = None
     first = True
+    wake_zone = get_zone(spec.time_zone) if spec.wake_system else None
     # A block holds what its lines need, not the rows: a row is let go as soon as its cells are made.
     while block := [
-        (row.position, _colour(row) if color else None, _safe_cells(row)) for row in itertools.islice(rows, BLOCK)
+        (row.position, _colour(row) if color else None, _safe_cells(row, wake_zone))
+        for row in itertools.islice(rows, BLOCK)
     ]:
         widths = [max([len(HEADERS[i])] + [len(cells[i]) for *_, cells in block]) for i in range(len(HEADERS) - 1)]
         lines = [title, _line(HEADERS, widths, None)] if first else []

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from core.durations import human_duration
 from core.engine.backoff import backoff
@@ -27,6 +27,8 @@ from scheduler_gui.designer.notes import meaning_label, problem_label, show_prob
 from scheduler_gui.designer.typed_inputs import CountSpin, RatioSpin
 from scheduler_gui.document import SpecDocument
 
+#: The wake checkbox's text and accessible name.
+WAKE = "Wake this computer for each run"
 MISFIRE_CHOICES = (
     (MisfirePolicy.CATCH_UP_BOUNDED.value, "Run only the newest few"),
     (MisfirePolicy.CATCH_UP_ALL.value, "Run every missed run"),
@@ -76,6 +78,7 @@ class RecoveryPanel(QWidget):
         layout.addStretch(1)
 
         self.misfire.activated.connect(self._misfire_chosen)
+        self.wake.clicked.connect(self._wake_chosen)
         self.overlap.activated.connect(self._overlap_chosen)
         document.changed.connect(self.sync)
         self.sync()
@@ -86,6 +89,14 @@ class RecoveryPanel(QWidget):
         box = QGroupBox("Missed runs (computer off, engine stopped)", self)
         form = QFormLayout(box)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.wake = QCheckBox(WAKE, box)
+        accessible(
+            self.wake,
+            WAKE,
+            "Wake this computer from sleep 30 seconds before each run, where the system allows it (wakeSystem); "
+            "the summary says when it cannot",
+        )
+        form.addRow(self.wake)
         self._add_outage_row(box, form)
         self.lateness = self._duration(
             box,
@@ -265,6 +276,10 @@ class RecoveryPanel(QWidget):
             merge_key="maxCatchUp",
         )
 
+    def _wake_chosen(self, checked: bool) -> None:
+        # false is the default: unticking takes the key out of the file rather than writing it.
+        self._write("wakeSystem", True if checked else None, WAKE if checked else f"Do not {WAKE[0].lower()}{WAKE[1:]}")
+
     def _overlap_chosen(self, index: int) -> None:
         self._write("overlapPolicy", self.overlap.itemData(index), f"Overlap: {self.overlap.itemText(index)}")
 
@@ -281,6 +296,7 @@ class RecoveryPanel(QWidget):
             if not bounded:
                 self._catch_up.forget()  # a box that cannot be typed into holds no unfinished text
             self._select(self.overlap, doc.value("overlapPolicy", OverlapPolicy.SKIP.value))
+            self.wake.setChecked(doc.value("wakeSystem", False) is True)
             for number in (self._catch_up, self._attempts, self._multiplier):
                 number.show_document()
         finally:

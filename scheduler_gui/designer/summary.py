@@ -20,6 +20,8 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.errors import Problem
 from core.explain import Summary, summarize
+from core.spec import ScheduleSpec
+from core.wake.probe import host_backend
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
@@ -55,6 +57,12 @@ def problem_in_words(problem: Problem) -> str:
     return f"Not complete: {where}{message}."
 
 
+def _words(spec: ScheduleSpec, now: datetime) -> Summary:
+    """The summary (off the GUI thread): with ``wakeSystem``, the host's wake backend is probed
+    here, once per process, so that the summary says whether this computer can be woken."""
+    return summarize(spec, now, wake=host_backend() if spec.wake_system else None)
+
+
 class SummaryLine(QLabel):
     """The schedule in words; the first problem in words while the spec is invalid.
 
@@ -85,7 +93,7 @@ class SummaryLine(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         accessible(self, "Schedule summary", "What this schedule will do, in words; it follows every edit")
         self.setMargin(4)
-        self._follow = SpecFollower(document, lambda spec: partial(summarize, spec, self.now()), DEBOUNCE_MS, self)
+        self._follow = SpecFollower(document, lambda spec: partial(_words, spec, self.now()), DEBOUNCE_MS, self)
         self._follow.done.connect(self._show)
         self._follow.failed.connect(self._show_problem_text)
         self._follow.incomplete.connect(

@@ -98,11 +98,12 @@ class _Loop(QThread):
 
     def run(self) -> None:  # the thread
         from core.engine.engine import Engine, EngineOptions
+        from core.wake.probe import host_backend
 
         ctx = self._host.ctx
         try:
             ledger = ctx.ledger
-            self.engine = Engine(ledger, ctx.clock, EngineOptions(), placement=self.placement)
+            self.engine = Engine(ledger, ctx.clock, EngineOptions(), placement=self.placement, wake=host_backend())
         except Exception as exc:
             self.failed.emit(_message(exc))
             self.becameState.emit(EngineState.ERROR)

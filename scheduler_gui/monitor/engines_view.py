@@ -10,7 +10,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
+from core.wake.listing import alarm_lines
+from core.wake.probe import host_backend
 from scheduler_gui.a11y import accessible
+from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.engines_model import REFRESH_EVERY_MS, EnginesModel
 from scheduler_gui.monitor.ledger_table import TablePage
@@ -68,22 +71,39 @@ class EnginesView(TablePage, QWidget):
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setAccessibleName("No engines yet")
         self.empty_label.hide()
+        self.wake_alarms = QLabel("Wake alarms: reading…")
+        self.wake_alarms.setWordWrap(True)
+        self.wake_alarms.setTextFormat(Qt.TextFormat.PlainText)
+        accessible(
+            self.wake_alarms, "Wake alarms", "The alarms armed on this computer to wake it for runs (wakeSystem)"
+        )
+        self._ctx = ctx
+        self._alarms = LatestOnly(self)
+        self._alarms.done.connect(self._show_alarms)
+        self._alarms.failed.connect(self.wake_alarms.setText)
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
         layout.addWidget(self.error_label)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.empty_label, 1)
+        layout.addWidget(self.wake_alarms)
         # Heartbeats write no event and "last seen" ages: read again now and then while shown.
         self.ticker = QTimer(self)
         self.ticker.setInterval(REFRESH_EVERY_MS)
         self.ticker.timeout.connect(self.refresh)
         self.model.loaded.connect(self._on_loaded)
         self.model.errorOccurred.connect(self.show_problem)
-        self.model.reload()
+        self.refresh()
 
     def refresh(self) -> None:
-        """Read the engines again (F5, and every few seconds while shown)."""
+        """Read the engines and this computer's wake alarms again (F5, and every few seconds while shown)."""
         self.model.reload()
+        zone = self._ctx.machine_zone()
+        self._alarms.submit(lambda: alarm_lines(host_backend(), zone))
+
+    def _show_alarms(self, lines: object) -> None:
+        assert isinstance(lines, list)
+        self.wake_alarms.setText("\n".join(lines))
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -11,7 +11,7 @@ replacing 5000 rows costs one pass that merges rows and transitions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, timedelta
+from datetime import UTC, timedelta, tzinfo
 from enum import Enum
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,10 +22,11 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from core.durations import human_duration
 from core.enums import InvalidDatePolicy, Kind, Status
 from core.occurrence import Occurrence
-from core.preview import Preview
+from core.preview import Preview, wake_words
 from core.recurrence.compile import compile_schedule
 from core.recurrence.invalid_dates import MissingDate, missing_dates
 from core.render.table import transition_line
+from core.spec import ScheduleSpec
 from core.zones import Transition, get_zone
 from scheduler_gui.preview import text
 from scheduler_gui.status_style import BLUE, GREY, Look, look
@@ -139,6 +140,7 @@ class PreviewModel(QAbstractTableModel):
         self._second: ZoneInfo | None = None
         self._stale = False
         self._columns: list[Column] = [c for c in Column if c is not Column.SECOND]
+        self._wake_zone: tzinfo | None = None
         self._font = text.tabular_font()
         self._bold = QFont()
         self._bold.setBold(True)
@@ -155,11 +157,17 @@ class PreviewModel(QAbstractTableModel):
         self._stale = False
         self._items = []
         if preview is not None:
+            self.wake_for(preview.spec)
             self._items = [
                 _Separator(item, transition_line(item)) if isinstance(item, Transition) else item
                 for item in _with_notes(merge_rows(preview), omitted_dates(preview), get_zone(preview.spec.time_zone))
             ]
         self.endResetModel()
+
+    def wake_for(self, spec: ScheduleSpec | None) -> None:
+        """Say when the machine wakes for each row in the Why column when ``spec`` asks for ``wakeSystem``
+        (read in its zone); say nothing of it otherwise."""
+        self._wake_zone = get_zone(spec.time_zone) if spec is not None and spec.wake_system else None
 
     def start_rows(self, rows: list[Occurrence]) -> None:
         """The first rows of a preview still being built, in place of what was shown; its clock
@@ -347,7 +355,8 @@ class PreviewModel(QAbstractTableModel):
             if row.dispatch_delay:
                 delay = human_duration(timedelta(seconds=row.dispatch_delay))
                 why = f"{why}; dispatched {delay} later (jitter)" if why else f"dispatched {delay} later (jitter)"
-            return why
+            wakes = wake_words(row, self._wake_zone) if self._wake_zone is not None else None
+            return f"{why}; {wakes}" if why and wakes else why or wakes or ""
         if column is Column.OCCURRENCE_ID:
             return row.occurrence_id
         return row.logical_slot_id or text.NONE

@@ -327,6 +327,7 @@ class PreviewPanel(QWidget):
         """Rows of the document as it is now, as they are computed: the first ones take the place
         of the grey rows (back at the top), the next ones follow them."""
         if shown == len(rows):
+            self.model.wake_for(self._service.building)
             self.model.start_rows(rows)
             self.stack.setCurrentWidget(self.table)
             self.table.scrollToTop()

@@ -386,7 +386,7 @@ def test_preview_help_documents_local_times(run: Run) -> None:
 def test_internal_error_reports_a_bug(run: Run, demo: Callable[[str], str], monkeypatch: pytest.MonkeyPatch) -> None:
     import core.explain
 
-    def broken(*_: object) -> str:
+    def broken(*_: object, **__: object) -> str:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(core.explain, "explain", broken)

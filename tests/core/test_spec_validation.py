@@ -289,6 +289,7 @@ def test_canonical_dict_has_every_default_explicit() -> None:
         "cutoverAt": None,
         "horizon": "P14D",
         "businessPeriod": None,
+        "wakeSystem": False,
         "task": None,
     }
 
@@ -550,7 +551,7 @@ def test_runs_on_in_the_canonical_form(runs_on: dict[str, Any] | None) -> None:
     canonical = canonical_dict(parse_spec(data))
     # Absent stays absent: the default is the publishing host, recorded with the revision.
     assert canonical.get("runsOn") == runs_on and ("runsOn" in canonical) is (runs_on is not None)
-    assert list(canonical)[-2:] == (["runsOn", "task"] if runs_on else ["businessPeriod", "task"])
+    assert list(canonical)[-3:-1] == (["runsOn", "wakeSystem"] if runs_on else ["businessPeriod", "wakeSystem"])
     assert canonical_dict(parse_spec(load_text(dump_yaml(canonical)))) == canonical
 
 
@@ -558,3 +559,20 @@ def test_runs_on_in_the_json_schema() -> None:
     schema = ScheduleSpec.model_json_schema(by_alias=True)
     runs_on = schema["properties"]["runsOn"]
     assert "absent: the host it was published from" in json.dumps(runs_on)
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"), [(None, False), (False, False), (True, True)], ids=["absent", "false", "true"]
+)
+def test_wake_system_is_stored_explicitly_before_the_task(given: bool | None, stored: bool) -> None:
+    data = make_data() if given is None else make_data(wakeSystem=given)
+    canonical = canonical_dict(parse_spec(data))
+    assert canonical["wakeSystem"] is stored
+    assert list(canonical)[-2:] == ["wakeSystem", "task"]
+
+
+@pytest.mark.parametrize("text", ["yes", "true", 1], ids=["yes", "quoted_true", "one"])
+def test_wake_system_is_true_or_false_only(text: object) -> None:
+    error = refuse(make_data(wakeSystem=text))
+    assert [p.key for p in error.problems] == ["wakeSystem"]
+    assert json_schema()["properties"]["wakeSystem"] == {"default": False, "title": "Wakesystem", "type": "boolean"}

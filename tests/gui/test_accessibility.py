@@ -278,6 +278,7 @@ READING_ORDER = [
     "Test run",
     "Test run: output",
     RECOVERY,
+    "Wake this computer for each run",
     "After an outage",
     "Newest (how many missed runs to make up)",
     "Missed when late by",
