@@ -1,0 +1,85 @@
+"""Where an alert goes: the checks on an ``alerts:`` route's ``to`` (docs/spec.md, "Alerts").
+
+A route is ``mailto:ADDRESS`` (sent through the ledger's SMTP settings), an
+``https://`` URL (a webhook; plain ``http://`` only to this machine, a loopback
+address), or ``{secret: NAME}`` whose value, kept on the engine's host, is one
+of those. Credentials never go in the text itself: a URL with a user or password
+in it is refused, because the route is stored in the ledger.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+from core.enums import AlertKind
+from core.os_text import shown
+
+#: The kinds a route hears of when its ``on`` is left out: every one.
+DEFAULT_KINDS: tuple[AlertKind, ...] = (AlertKind.FAILED, AlertKind.UNKNOWN_EFFECT, AlertKind.MISFIRE_EXPIRED)
+#: The longest route the ledger stores (its column's width).
+MAX_ROUTE_CHARS = 2000
+_ADDRESS = re.compile(r"[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+_WHAT = "write mailto:ADDRESS, an https:// URL, or {secret: NAME}"
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and addresses of this machine's loopback (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def route_problem(text: str) -> str | None:
+    """Why ``text`` is not a route a person can write, or None when it is one."""
+    if len(text) > MAX_ROUTE_CHARS:
+        return f"is {len(text):,} characters long; a route is at most {MAX_ROUTE_CHARS:,}"
+    if text != text.strip() or not text:
+        return f"{shown(text)} has spaces around it or is empty; {_WHAT}"
+    if text.lower().startswith("mailto:"):
+        return _mail_problem(text[len("mailto:") :])
+    scheme = text.split(":", 1)[0].lower() if ":" in text else ""
+    if scheme not in ("https", "http"):
+        return f"{shown(text)} is not a route; {_WHAT}"
+    return _url_problem(text, scheme)
+
+
+def _mail_problem(address: str) -> str | None:
+    if not _ADDRESS.fullmatch(address):
+        return f"mailto:{shown(address)} is not one email address such as mailto:ops@example.com"
+    return None
+
+
+def _url_problem(text: str, scheme: str) -> str | None:
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+        _ = parts.port
+    except ValueError as exc:
+        return f"{shown(text)} is not a URL ({exc})"
+    if not host:
+        return f"{shown(text)} names no host; write e.g. https://hooks.example.com/tidemark"
+    if parts.username is not None or parts.password is not None:
+        return (
+            f"{shown(scheme + '://…@' + host)} holds a user or password, which the ledger would store; "
+            "keep the whole URL as a secret and write {secret: NAME}"
+        )
+    if scheme == "http" and not is_loopback(host):
+        return f"{shown(text)} is plain http to another machine; use https://, or http:// only to localhost"
+    return None
+
+
+def kinds_problem(kinds: list[AlertKind]) -> str | None:
+    """Why an ``on`` list is refused: empty, or a kind named twice."""
+    if not kinds:
+        return f"is empty; name at least one of {', '.join(k.value for k in AlertKind)}, or leave on out for all"
+    seen: set[AlertKind] = set()
+    for kind in kinds:
+        if kind in seen:
+            return f"{kind.value} is listed twice"
+        seen.add(kind)
+    return None
