@@ -83,3 +83,26 @@ def kinds_problem(kinds: list[AlertKind]) -> str | None:
             return f"{kind.value} is listed twice"
         seen.add(kind)
     return None
+
+
+def route_key(to: object) -> str:
+    """A route's ``to`` as the ledger stores it: the text, or ``{secret: NAME}``."""
+    if isinstance(to, dict):
+        return f"{{secret: {to['secret']}}}"
+    return str(to)
+
+
+def secret_of(route: str) -> str | None:
+    """The secret a stored route names (``{secret: NAME}``), else None."""
+    match = re.fullmatch(r"\{secret: ([^{}]+)\}", route)
+    return match.group(1) if match else None
+
+
+def stored_route_problem(route: str) -> str | None:
+    """Why ``route`` (as the ledger stores it, or as typed on a command line) is no route, else None."""
+    name = secret_of(route)
+    if name is not None:
+        from core.secrets import name_problem
+
+        return name_problem(name)
+    return route_problem(route)
