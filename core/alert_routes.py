@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from core.enums import AlertKind
@@ -106,3 +107,15 @@ def stored_route_problem(route: str) -> str | None:
 
         return name_problem(name)
     return route_problem(route)
+
+
+@dataclass(frozen=True)
+class Smtp:
+    """How ``mailto:`` routes are sent; the password is the secret ``password_secret`` names."""
+
+    host: str
+    port: int = 587
+    security: str = "starttls"
+    username: str | None = None
+    password_secret: str | None = None
+    sender: str = "tidemark@localhost"

@@ -32,6 +32,7 @@ from core.clock import Clock
 from core.engine import claim as claim_stage
 from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle, statements
 from core.engine.activity import Activity
+from core.engine.alerts import AlertSender
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
@@ -91,6 +92,8 @@ class Engine:
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
         self.activity = Activity()
         """What workers started and finished, not yet told on a pass's report."""
+        self.alerts = AlertSender(ledger, clock, self.worker, timeout=self.options.alert_timeout)
+        """Delivers the alert outbox: after a pass that waits, else on its own thread."""
 
     # --- the pass -----------------------------------------------------------------
 
@@ -121,10 +124,15 @@ class Engine:
         promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)
+        if wait and self.options.deliver_alerts:
+            self.alerts.deliver_due()  # after the tasks: never on their claim or dispatch path
         return self.activity.tell(report)
 
     def run_forever(self, *, poll_seconds: float = 1.0, on_pass: Callable[[PassReport], None] | None = None) -> None:
-        """Repeat passes until :meth:`stop`. Tasks run in the background between passes."""
+        """Repeat passes until :meth:`stop`. Tasks run in the background between passes,
+        and alerts are sent on a thread of their own."""
+        if self.options.deliver_alerts:
+            self.alerts.start(self._stop)
         while not self._stop.is_set():
             report = self.run_once(wait=False)
             if on_pass is not None:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from core.ledger.access import reading
+from core.ledger.alert_queries import failing_routes
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
 from core.ledger.crash_queries import LeftAttempt, attempts_left_by
 from core.ledger.db import Ledger
@@ -300,7 +301,8 @@ def person_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[
     with reading(ledger) as session:
         items = attention_items(session, now)
         summaries = list_schedules(session, now=now, stale_after=stale_after)
-        return needs_of(items, drift_attention(session), summaries)
+        failing = [f.route for f in failing_routes(session)]
+        return needs_of(items, drift_attention(session), summaries, failing)
 
 
 def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[DriftAttention, FutureDiff]:

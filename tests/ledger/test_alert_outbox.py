@@ -67,7 +67,7 @@ def _fail_one_minute(ledger: Ledger, spec: dict[str, Any]) -> Engine:
     """Publish at 12:00:30 and run the 12:01 occurrence, which fails for good."""
     _publish(ledger, spec, utc("2026-03-01T12:00:30Z"))
     clock = FixedClock(utc("2026-03-01T12:01:01Z"))
-    engine = Engine(ledger, clock, EngineOptions(max_workers=1))
+    engine = Engine(ledger, clock, EngineOptions(max_workers=1, deliver_alerts=False))
     engine.run_once()
     return engine
 
@@ -110,7 +110,9 @@ def test_which_routes_hear_of_a_failure(
 
 def test_an_unknown_effect_is_told_in_the_transaction_that_records_it(ledger: Ledger) -> None:
     _publish(ledger, _spec(alerts=[{"to": HOOK, "on": ["UNKNOWN_EFFECT"]}]), utc("2026-03-01T12:00:00Z"))
-    Engine(ledger, FixedClock(utc("2026-03-01T12:00:30Z")), EngineOptions(max_workers=1)).run_once()
+    Engine(
+        ledger, FixedClock(utc("2026-03-01T12:00:30Z")), EngineOptions(max_workers=1, deliver_alerts=False)
+    ).run_once()
     at = utc("2026-03-01T12:03:00Z")
     with ledger.write() as session:
         occ = session.scalars(select(Occurrence).where(Occurrence.state == S.PLANNED).limit(1)).one()
@@ -125,7 +127,9 @@ def test_an_unknown_effect_is_told_in_the_transaction_that_records_it(ledger: Le
 
 def test_a_rolled_back_change_leaves_no_alert(ledger: Ledger) -> None:
     _publish(ledger, _spec(alerts=[{"to": HOOK, "on": ["UNKNOWN_EFFECT"]}]), utc("2026-03-01T12:00:00Z"))
-    Engine(ledger, FixedClock(utc("2026-03-01T12:00:30Z")), EngineOptions(max_workers=1)).run_once()
+    Engine(
+        ledger, FixedClock(utc("2026-03-01T12:00:30Z")), EngineOptions(max_workers=1, deliver_alerts=False)
+    ).run_once()
     with pytest.raises(RuntimeError), ledger.write() as session:
         occ = session.scalars(select(Occurrence).where(Occurrence.state == S.PLANNED).limit(1)).one()
         occ.state = S.RUNNING
@@ -139,7 +143,9 @@ def test_each_missed_run_is_told(ledger: Ledger) -> None:
     # 12:00 to 12:03 missed under SKIP (12:03 is 30 s late): four MISFIRE_EXPIRED rows, four alerts
     spec = _spec(misfirePolicy="SKIP", alerts=[{"to": HOOK, "on": ["MISFIRE_EXPIRED"]}])
     _publish(ledger, spec, utc("2026-03-01T12:00:00Z"))
-    Engine(ledger, FixedClock(utc("2026-03-01T12:03:30Z")), EngineOptions(max_workers=1)).run_once()
+    Engine(
+        ledger, FixedClock(utc("2026-03-01T12:03:30Z")), EngineOptions(max_workers=1, deliver_alerts=False)
+    ).run_once()
     told = _outbox(ledger)
     with ledger.read() as session:
         expired = session.scalars(select(Occurrence.occurrence_id).where(Occurrence.state == S.MISFIRE_EXPIRED)).all()
@@ -150,7 +156,9 @@ def test_each_missed_run_is_told(ledger: Ledger) -> None:
 def test_a_long_outage_is_one_alert_for_its_range(ledger: Ledger) -> None:
     spec = _spec(misfirePolicy="SKIP", horizon="PT2H", alerts=[{"to": HOOK}])
     _publish(ledger, spec, utc("2026-02-26T12:00:00Z"))
-    Engine(ledger, FixedClock(utc("2026-03-01T12:00:30Z")), EngineOptions(max_workers=1)).run_once()
+    Engine(
+        ledger, FixedClock(utc("2026-03-01T12:00:30Z")), EngineOptions(max_workers=1, deliver_alerts=False)
+    ).run_once()
     with ledger.read() as session:
         rows = session.scalars(select(AlertOutbox)).all()
     ranges = [r for r in rows if r.occurrence_id.startswith("exp-")]
