@@ -119,3 +119,45 @@ class Smtp:
     username: str | None = None
     password_secret: str | None = None
     sender: str = "tidemark@localhost"
+
+
+#: How an SMTP connection is secured.
+SMTP_SECURITY = ("starttls", "tls", "none")
+
+
+def smtp_problems(smtp: Smtp) -> list[tuple[str, str]]:
+    """(option, why) for each thing wrong with ``smtp``; empty when it can be used."""
+    found = []
+    if not smtp.host.strip() or any(c.isspace() for c in smtp.host):
+        found.append(("host", f"{shown(smtp.host)} is not a host name"))
+    if not 1 <= smtp.port <= 65535:
+        found.append(("port", f"a port is between 1 and 65535, got {smtp.port}"))
+    if smtp.security not in SMTP_SECURITY:
+        found.append(("security", f"{shown(smtp.security)}; choose {', '.join(SMTP_SECURITY)}"))
+    elif smtp.security == "none" and not is_loopback(smtp.host):
+        found.append(
+            ("security", f"none (no TLS) only to this machine, not {smtp.host}: the password would travel in the clear")
+        )
+    if not _ADDRESS.fullmatch(smtp.sender):
+        found.append(("from", f"{shown(smtp.sender)} is not an email address such as tidemark@example.com"))
+    if smtp.password_secret is not None:
+        from core.secrets import name_problem
+
+        why = name_problem(smtp.password_secret)
+        if why is not None:
+            found.append(("password-secret", why))
+    if smtp.password_secret is not None and smtp.username is None:
+        found.append(("user", "a password needs a user to log in as"))
+    return found
+
+
+def route_argument(text: str) -> str:
+    """A route as typed on a command line (``secret:NAME`` or ``{secret: NAME}`` for a secret) as the
+    ledger stores it; ValueError saying why when it is none."""
+    text = text.strip()
+    match = re.fullmatch(r"\{?\s*secret\s*:\s*([^{}\s]+)\s*\}?", text)
+    stored = f"{{secret: {match.group(1)}}}" if match else text
+    why = stored_route_problem(stored)
+    if why is not None:
+        raise ValueError(why)
+    return stored

@@ -68,6 +68,11 @@ def next_try(session: Session) -> datetime | None:
     return session.scalar(select(func.min(AlertOutbox.next_try_at)).where(AlertOutbox.next_try_at.is_not(None)))
 
 
+def pending_count(session: Session) -> int:
+    """Alerts not yet delivered that will be tried again."""
+    return session.scalar(select(func.count()).where(AlertOutbox.next_try_at.is_not(None))) or 0
+
+
 def claim(session: Session, worker: str, now: datetime, until: datetime, limit: int = 20) -> list[Pending]:
     """Claim up to ``limit`` alerts due by ``now`` for ``worker`` until ``until``, oldest first."""
     free = (AlertOutbox.claimed_until.is_(None)) | (AlertOutbox.claimed_until < now)

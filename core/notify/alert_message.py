@@ -22,7 +22,7 @@ _WORDS = {
     "FAILED": "failed",
     "UNKNOWN_EFFECT": "has an unknown effect",
     "MISFIRE_EXPIRED": "missed a run",
-    "TEST": "sends a test alert",
+    "TEST": "test alert",
 }
 
 
@@ -34,6 +34,8 @@ def idempotency_key(occurrence_id: str, kind: str) -> str:
 def alert_text(data: dict[str, Any]) -> str:
     """One line: ``Tidemark: backup.nightly failed (2026-03-01T02:30:00, attempt 3): exited with status 1``."""
     sid, state = data.get("scheduleId", "?"), str(data.get("state", ""))
+    if state == "TEST":
+        return f"Tidemark: a test alert ({data.get('reason') or 'schedctl alerts test'})"
     if data.get("fromUtc") is not None:
         count = data.get("occurrences")
         many = f"{count:,} runs" if isinstance(count, int) else "runs"
@@ -62,6 +64,8 @@ def webhook_body(data: dict[str, Any], kind: str) -> dict[str, Any]:
 
 def mail_subject(data: dict[str, Any]) -> str:
     """``Tidemark: backup.nightly failed``."""
+    if data.get("state") == "TEST":
+        return "Tidemark: a test alert"
     return f"Tidemark: {data.get('scheduleId', '?')} {_WORDS.get(str(data.get('state', '')), 'alert')}"
 
 
