@@ -33,6 +33,8 @@ class HookServer:
     url: str
     status: int = 200
     hang: bool = False
+    #: Seconds to wait after taking a request before answering it (a slow receiver).
+    delay: float = 0.0
     received: list[Received] = field(default_factory=list)
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,10 +54,15 @@ def _handler(hook: HookServer) -> type[BaseHTTPRequestHandler]:
                 return
             with hook.lock:
                 hook.received.append(Received(self.path, self.headers.get("Idempotency-Key"), body))
-            self.send_response(hook.status)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
+            if hook.delay:
+                hook.released.wait(hook.delay)
+            try:
+                self.send_response(hook.status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the sender was killed waiting for the answer
 
         def log_message(self, *_args: Any) -> None:
             pass

@@ -62,6 +62,7 @@ class AlertSender:
         timeout: float = TIMEOUT,
         transport: Transport = _send,
         batch: int = 20,
+        lease: timedelta | None = None,
     ) -> None:
         self.ledger = ledger
         self.clock = clock
@@ -70,7 +71,7 @@ class AlertSender:
         self.transport = transport
         self.batch = batch
         #: How long a claim holds: every network call of a batch, with room to spare.
-        self.lease = timedelta(seconds=max(60.0, 3 * timeout * batch))
+        self.lease = lease or timedelta(seconds=max(60.0, 3 * timeout * batch))
 
     def deliver_due(self) -> Delivered:
         """Send every alert due now, batch by batch; returns what was done."""
