@@ -63,13 +63,16 @@ class AlertSender:
         transport: Transport = _send,
         batch: int = 20,
         lease: timedelta | None = None,
+        recorded: Callable[[alert_queries.Pending, Sent], None] | None = None,
     ) -> None:
+        """``recorded`` is told of each outcome once its record is committed (tests aim kills by it)."""
         self.ledger = ledger
         self.clock = clock
         self.worker = worker
         self.timeout = timeout
         self.transport = transport
         self.batch = batch
+        self.recorded = recorded
         #: How long a claim holds: every network call of a batch, with room to spare.
         self.lease = lease or timedelta(seconds=max(60.0, 3 * timeout * batch))
 
@@ -101,6 +104,8 @@ class AlertSender:
                 alert_queries.delivered(session, row.id, self.worker, now)
             else:
                 alert_queries.failed(session, row, self.worker, now, sent.said)
+        if self.recorded is not None:
+            self.recorded(row, sent)
         if sent.ok:
             done.delivered += 1
         else:

@@ -17,24 +17,21 @@ from datetime import timedelta
 
 from core.alert_routes import Smtp
 from core.clock import SystemClock
-from core.engine.alerts import AlertSender, Delivered
+from core.engine.alerts import AlertSender
 from core.ledger import alert_queries
 from core.ledger.db import open_ledger
 from core.notify.alert_message import idempotency_key
 from core.notify.alert_send import Alert, Sent, send
 
 
-class MarkedSender(AlertSender):
-    """The real sender, saying where it is."""
+class Markers:
+    """Where the sender says where it is."""
 
-    fd: int
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def mark(self, text: str) -> None:
         os.write(self.fd, f"{os.getpid()} {text}\n".encode())
-
-    def _deliver(self, row: alert_queries.Pending, smtp: Smtp | None, done: Delivered) -> None:
-        super()._deliver(row, smtp, done)
-        self.mark(f"recorded {idempotency_key(row.occurrence_id, row.kind)}")
 
 
 def main() -> int:
@@ -43,16 +40,19 @@ def main() -> int:
     parser.add_argument("--markers", required=True)
     args = parser.parse_args()
     ledger = open_ledger(args.db, SystemClock(), create=False)
-    sender: MarkedSender
+    markers = Markers(args.markers)
 
     def transport(alert: Alert, smtp: Smtp | None, timeout: float) -> Sent:
-        sender.mark(f"sending {idempotency_key(alert.occurrence_id, alert.kind)}")
+        markers.mark(f"sending {idempotency_key(alert.occurrence_id, alert.kind)}")
         sent = send(alert, smtp, timeout=timeout)
         if sent.ok:
-            sender.mark(f"sent {idempotency_key(alert.occurrence_id, alert.kind)}")
+            markers.mark(f"sent {idempotency_key(alert.occurrence_id, alert.kind)}")
         return sent
 
-    sender = MarkedSender(
+    def recorded(row: alert_queries.Pending, _sent: Sent) -> None:
+        markers.mark(f"recorded {idempotency_key(row.occurrence_id, row.kind)}")
+
+    sender = AlertSender(
         ledger,
         SystemClock(),
         f"worker-{os.getpid()}",
@@ -60,8 +60,8 @@ def main() -> int:
         transport=transport,
         batch=1,
         lease=timedelta(seconds=0.5),
+        recorded=recorded,
     )
-    sender.fd = os.open(args.markers, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     while True:
         sender.deliver_due()
         with ledger.read() as session:
