@@ -45,6 +45,34 @@ def spec(base: dict[str, Any] | None = None, **overrides: Any) -> ScheduleSpec:
     return parse_spec(data)
 
 
+#: Every minute in UTC, a task that fails at once and for good: each run is a FAILED occurrence (the alert tests).
+FAILING_MINUTELY: dict[str, Any] = {
+    "schema": "scheduleSpec.v1",
+    "scheduleId": "alerting",
+    "revision": 1,
+    "timeZone": "UTC",
+    "rule": "FREQ=MINUTELY",
+    "start": "2026-01-01T00:00:00",
+    "gapPolicy": "SHIFT_FORWARD",
+    "foldPolicy": "FIRST_ONLY",
+    "latenessWindow": "PT15S",
+    "horizon": "PT5M",
+    "retry": {"maxAttempts": 1},
+    "task": {"argv": ["/bin/false"], "effect": "idempotent"},
+}
+
+
+def spec_data(base: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """``base`` with camelCase overrides; None drops a key."""
+    data = dict(base)
+    for key, value in overrides.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data
+
+
 def utc(text: str) -> datetime:
     """``2026-03-08T07:00:00Z`` as an aware UTC datetime."""
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)

@@ -30,29 +30,14 @@ from core.spec_validation import parse_spec
 from tests.alert_servers import HookServer, MailBox, hook_server, smtp_server
 from tests.secret_stores import secret_store
 
-from . import utc
+from . import FAILING_MINUTELY, spec_data, utc
 
 SID = "alerting"
 START = utc("2026-03-01T12:00:30Z")
 
 
 def _spec(alerts: list[Any], **keys: Any) -> dict[str, Any]:
-    return {
-        "schema": "scheduleSpec.v1",
-        "scheduleId": SID,
-        "revision": 1,
-        "timeZone": "UTC",
-        "rule": "FREQ=MINUTELY",
-        "start": "2026-01-01T00:00:00",
-        "gapPolicy": "SHIFT_FORWARD",
-        "foldPolicy": "FIRST_ONLY",
-        "latenessWindow": "PT15S",
-        "horizon": "PT5M",
-        "retry": {"maxAttempts": 1},
-        "task": {"argv": ["/bin/false"], "effect": "idempotent"},
-        "alerts": alerts,
-        **keys,
-    }
+    return spec_data(FAILING_MINUTELY, alerts=alerts, **keys)
 
 
 @pytest.fixture

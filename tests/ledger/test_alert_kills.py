@@ -24,7 +24,7 @@ from core.ledger.publish import publish
 from core.spec_validation import parse_spec
 from tests.alert_servers import hook_server
 
-from . import utc
+from . import FAILING_MINUTELY, spec_data, utc
 
 WORKER = str(Path(__file__).with_name("alert_worker.py"))
 SENDERS = 4
@@ -35,21 +35,8 @@ REACH = 60.0
 
 
 def _spec(url: str) -> dict[str, Any]:
-    return {
-        "schema": "scheduleSpec.v1",
-        "scheduleId": "noisy",
-        "revision": 1,
-        "timeZone": "UTC",
-        "rule": "FREQ=MINUTELY",
-        "start": "2026-01-01T00:00:00",
-        "gapPolicy": "SHIFT_FORWARD",
-        "foldPolicy": "FIRST_ONLY",
-        "horizon": "PT10M",
-        "retry": {"maxAttempts": 1},
-        "task": {"argv": ["/bin/false"], "effect": "idempotent"},
-        "misfirePolicy": "CATCH_UP_ALL",
-        "alerts": [{"to": f"{url}?route={i}"} for i in range(ROUTES)],
-    }
+    routes = [{"to": f"{url}?route={i}"} for i in range(ROUTES)]
+    return spec_data(FAILING_MINUTELY, scheduleId="noisy", horizon="PT10M", misfirePolicy="CATCH_UP_ALL", alerts=routes)
 
 
 def _spawn(url: str, markers: Path) -> subprocess.Popen[bytes]:

@@ -20,7 +20,7 @@ from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
 from core.spec_validation import parse_spec
 
-from . import utc
+from . import FAILING_MINUTELY, spec_data, utc
 
 SID = "alerting"
 HOOK = "https://hooks.example.com/tm"
@@ -28,26 +28,7 @@ MAIL = "mailto:ops@example.com"
 
 
 def _spec(**keys: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "schema": "scheduleSpec.v1",
-        "scheduleId": SID,
-        "revision": 1,
-        "timeZone": "UTC",
-        "rule": "FREQ=MINUTELY",
-        "start": "2026-01-01T00:00:00",
-        "gapPolicy": "SHIFT_FORWARD",
-        "foldPolicy": "FIRST_ONLY",
-        "latenessWindow": "PT15S",
-        "horizon": "PT5M",
-        "retry": {"maxAttempts": 1},
-        "task": {"argv": ["/bin/false"], "effect": "idempotent"},
-    }
-    for key, value in keys.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    return data
+    return spec_data(FAILING_MINUTELY, **keys)
 
 
 def _publish(ledger: Ledger, spec: dict[str, Any], at: datetime) -> None:
