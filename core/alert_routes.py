@@ -161,3 +161,16 @@ def route_argument(text: str) -> str:
     if why is not None:
         raise ValueError(why)
     return stored
+
+
+def parse_routes(texts: list[str]) -> list[str]:
+    """Routes as typed (:func:`route_argument`), each once; ValueError naming the first one wrong."""
+    routes = []
+    for text in texts:
+        try:
+            routes.append(route_argument(text))
+        except ValueError as exc:
+            raise ValueError(f"route {text!r}: {exc}") from None
+    if len(set(routes)) != len(routes):
+        raise ValueError("a route is given twice; give each once")
+    return routes

@@ -31,17 +31,12 @@ def _kinds(text: str | None) -> frozenset[str]:
 
 
 def _routes(texts: list[str]) -> list[str]:
-    from core.alert_routes import route_argument
+    from core.alert_routes import parse_routes
 
-    routes = []
-    for text in texts:
-        try:
-            routes.append(route_argument(text))
-        except ValueError as exc:
-            raise UsageError(f"route {text!r}: {exc}") from None
-    if len(set(routes)) != len(routes):
-        raise UsageError("a route is given twice; give each once")
-    return routes
+    try:
+        return parse_routes(texts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _smtp(args: argparse.Namespace, before: Smtp | None) -> Smtp | None:

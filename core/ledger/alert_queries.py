@@ -24,7 +24,9 @@ from sqlalchemy.orm import Session
 
 from core.alert_routes import Smtp
 from core.enums import AlertKind
+from core.ledger.access import reading, writing
 from core.ledger.alert_outbox import Route, default_routes
+from core.ledger.db import Ledger
 from core.ledger.models import AlertOutbox, AlertRouteRow, AlertSmtp
 
 #: Failed sends of one alert after which its route counts as failing (one Needs-attention item per route).
@@ -186,3 +188,38 @@ def set_smtp(session: Session, smtp: Smtp | None, now: datetime) -> None:
                 updated_at=now,
             )
         )
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """The ledger's default routes (all told of ``kinds``) and its SMTP settings, as a window edits them."""
+
+    routes: tuple[str, ...]
+    kinds: frozenset[str]
+    smtp: Smtp | None
+
+
+def read_alert_settings(session: Session) -> AlertSettings:
+    """The default routes, the kinds the first of them hears of (all when there is none) and the SMTP settings."""
+    routes = list_default_routes(session)
+    kinds = routes[0].kinds if routes else frozenset(kind.value for kind in AlertKind)
+    return AlertSettings(tuple(r.route for r in routes), frozenset(kinds), smtp_settings(session))
+
+
+def write_alert_settings(session: Session, settings: AlertSettings, now: datetime) -> None:
+    """Replace the default routes and the SMTP settings with ``settings``."""
+    set_default_routes(session, [Route(r, settings.kinds) for r in settings.routes], now)
+    set_smtp(session, settings.smtp, now)
+
+
+def load_alert_settings(ledger: Ledger) -> AlertSettings:
+    """:func:`read_alert_settings` in a read transaction of its own (a window's call, off its GUI thread)."""
+    with reading(ledger) as session:
+        return read_alert_settings(session)
+
+
+def save_alert_settings(ledger: Ledger, settings: AlertSettings, now: datetime) -> AlertSettings:
+    """:func:`write_alert_settings` in a write transaction of its own; returns what was saved."""
+    with writing(ledger) as session:
+        write_alert_settings(session, settings, now)
+    return settings
