@@ -132,7 +132,7 @@ class Engine:
         """Repeat passes until :meth:`stop`. Tasks run in the background between passes,
         and alerts are sent on a thread of their own."""
         if self.options.deliver_alerts:
-            self.alerts.start(self._stop)
+            self.alerts.start(self._stop, max(poll_seconds, 0.05))
         while not self._stop.is_set():
             report = self.run_once(wait=False)
             if on_pass is not None:

@@ -5,6 +5,7 @@ Needs-attention item for a route that keeps failing; and engines sharing one out
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -233,3 +234,21 @@ def test_only_a_kill_between_send_and_record_repeats_an_alert_with_the_same_key(
     clock.advance(timedelta(hours=1))
     assert other.deliver_due().delivered == 0
     assert len(hook.received) == 2
+
+
+def test_a_running_engine_sends_on_its_own_thread(ledger: Ledger, hook: HookServer) -> None:
+    engine = _engine(ledger, [{"to": hook.url}])
+    runner = threading.Thread(target=engine.run_forever, kwargs={"poll_seconds": 0.05})
+    runner.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not hook.received and time.monotonic() < deadline:
+            time.sleep(0.02)  # the engine's threads run the task and send its alert
+    finally:
+        engine.stop()
+        runner.join(20)
+    assert [k.split(":")[1] for k in hook.keys()] == ["FAILED"]
+    senders = [t for t in threading.enumerate() if t.name == "tidemark-alerts"]
+    for sender in senders:
+        sender.join(5)  # it ends with the engine
+    assert not any(t.is_alive() for t in senders)
