@@ -39,7 +39,7 @@ class HookServer:
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def keys(self) -> list[str | None]:
+    def idempotency_keys(self) -> list[str | None]:
         with self.lock:
             return [r.key for r in self.received]
 

@@ -138,7 +138,7 @@ def test_a_route_that_keeps_failing_is_one_attention_item(ledger: Ledger, hook: 
     assert engine.alerts.deliver_due().delivered == 2
     with ledger.read() as session:
         assert alert_queries.failing_routes(session) == []
-    keys = hook.keys()
+    keys = hook.idempotency_keys()
     assert len(keys) == 8 and all(keys.count(k) == 4 for k in keys)  # each: three failed sends, one delivery
 
 
@@ -230,7 +230,7 @@ def test_only_a_kill_between_send_and_record_repeats_an_alert_with_the_same_key(
     clock.advance(dying.lease + timedelta(seconds=1))
     assert other.deliver_due().delivered == 1
     occ = _failed_id(ledger)
-    assert hook.keys() == [f"{occ}:FAILED", f"{occ}:FAILED"]  # one repeat, for the one kill
+    assert hook.idempotency_keys() == [f"{occ}:FAILED", f"{occ}:FAILED"]  # one repeat, for the one kill
     clock.advance(timedelta(hours=1))
     assert other.deliver_due().delivered == 0
     assert len(hook.received) == 2
@@ -247,7 +247,7 @@ def test_a_running_engine_sends_on_its_own_thread(ledger: Ledger, hook: HookServ
     finally:
         engine.stop()
         runner.join(20)
-    assert [k.split(":")[1] for k in hook.keys()] == ["FAILED"]
+    assert [k.split(":")[1] for k in hook.idempotency_keys()] == ["FAILED"]
     senders = [t for t in threading.enumerate() if t.name == "tidemark-alerts"]
     for sender in senders:
         sender.join(5)  # it ends with the engine
