@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from core.alert_routes import is_loopback, route_problem
 from core.errors import SpecError
 from core.exporting.crontab import export_crontab
+from core.exporting.systemd import export_systemd
 from core.spec import json_schema
 from core.spec_canonical import canonical_dict
 from core.spec_validation import parse_spec
@@ -95,10 +96,13 @@ def test_the_json_schema_describes_a_route() -> None:
     assert set(route["properties"]) == {"to", "on"}
 
 
-def test_cron_export_says_alerts_are_not_kept() -> None:
+def test_cron_and_systemd_exports_say_alerts_are_not_kept() -> None:
     data = make_data(alerts=[{"to": "mailto:ops@example.com"}], task={"argv": ["/bin/true"]})
-    exported = export_crontab(parse_spec(data), datetime(2026, 1, 1, tzinfo=UTC))
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    exported = export_crontab(parse_spec(data), now)
     assert any(note.text.startswith("alerts:") for note in exported.notes)
+    units = export_systemd(parse_spec(data), now)
+    assert any(line.startswith("alerts:") for line in units.lost)
 
 
 @given(st.sampled_from(["localhost", "127.0.0.1", "127.5.6.7", "::1"]))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from core import secrets
 from core.alert_routes import Smtp
@@ -252,3 +252,18 @@ def test_a_running_engine_sends_on_its_own_thread(ledger: Ledger, hook: HookServ
     for sender in senders:
         sender.join(5)  # it ends with the engine
     assert not any(t.is_alive() for t in senders)
+
+
+def test_a_round_with_nothing_due_costs_one_statement(ledger: Ledger) -> None:
+    sender = AlertSender(ledger, FixedClock(START), "idle")
+    sent: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(ledger.engine, "before_cursor_execute", count)
+    try:
+        assert sender.deliver_due().delivered == 0
+    finally:
+        event.remove(ledger.engine, "before_cursor_execute", count)
+    assert len(sent) == 1 and "min(alert_outbox.next_try_at)" in sent[0]

@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
-from core.ledger import events
+from core.ledger import alert_outbox, events
 from core.ledger.alert_outbox import expired_range_id
 from core.ledger.db import Ledger
 from core.ledger.models import AlertOutbox, AlertRouteRow, Occurrence
@@ -149,3 +149,29 @@ def test_a_long_outage_is_one_alert_for_its_range(ledger: Ledger) -> None:
     assert r.data["occurrences"] > 4000 and r.kind == "MISFIRE_EXPIRED"
     assert len(rows) < 5  # not one per missed minute
     assert timedelta(0) < utc(r.data["toUtc"]) - utc(r.data["fromUtc"])
+
+
+def test_changes_with_nothing_to_tell_cost_no_statement(ledger: Ledger) -> None:
+    sent: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    told = [
+        events.OccurrenceTransitioned(
+            at=utc("2026-03-01T12:00:00Z"),
+            schedule_id=SID,
+            occurrence_id="occ-x",
+            from_=S.RUNNING,
+            to=state,
+            reason=None,
+        )
+        for state in (S.SUCCEEDED, S.RETRY_WAIT, S.DUE)
+    ]
+    with ledger.write() as session:
+        event.listen(ledger.engine, "before_cursor_execute", count)
+        try:
+            assert alert_outbox.enqueue(session, told) == 0
+        finally:
+            event.remove(ledger.engine, "before_cursor_execute", count)
+    assert sent == []
