@@ -6,7 +6,9 @@ runs after a ``--once`` pass has waited for its tasks, and on its own thread
 outbox when the earliest alert is due (one indexed lookup; nothing more when
 none is), claims what is due in one short transaction, sends each alert with a
 timeout on every network call, and records each outcome in a transaction of its
-own. A send that fails is tried again after a backoff (30 s doubling to an hour);
+own. A send that fails is tried again after a backoff (30 s doubling to an hour),
+and the route's other alerts of the round wait with it, untried (a route that hangs
+costs a round one timeout, not one per alert);
 a route that keeps failing shows as one Needs-attention item
 (:func:`core.ledger.alert_queries.failing_routes`).
 
@@ -79,6 +81,7 @@ class AlertSender:
     def deliver_due(self) -> Delivered:
         """Send every alert due now, batch by batch; returns what was done."""
         done = Delivered()
+        dead: dict[str, Sent] = {}  # routes that failed this round: not tried again until the next
         with reading(self.ledger) as session:
             due = alert_queries.next_try(session)
         while due is not None and due <= self.clock.now():
@@ -89,15 +92,19 @@ class AlertSender:
             if not claimed:
                 break
             for row in claimed:
-                self._deliver(row, smtp, done)
+                self._deliver(row, smtp, done, dead)
             if len(claimed) < self.batch:
                 break
             with reading(self.ledger) as session:
                 due = alert_queries.next_try(session)
         return done
 
-    def _deliver(self, row: alert_queries.Pending, smtp: Smtp | None, done: Delivered) -> None:
-        sent = self.transport(Alert(row.occurrence_id, row.kind, row.route, row.data), smtp, self.timeout)
+    def _deliver(self, row: alert_queries.Pending, smtp: Smtp | None, done: Delivered, dead: dict[str, Sent]) -> None:
+        sent = dead.get(row.route)
+        if sent is None:
+            sent = self.transport(Alert(row.occurrence_id, row.kind, row.route, row.data), smtp, self.timeout)
+            if not sent.ok:
+                dead[row.route] = sent
         now = self.clock.now()
         with writing(self.ledger) as session:
             if sent.ok:
