@@ -36,19 +36,12 @@ DAILY: dict[str, Any] = {
 
 def spec(base: dict[str, Any] | None = None, **overrides: Any) -> ScheduleSpec:
     """A validated spec: ``base`` (the daily 02:30 New York one) with camelCase overrides; None drops a key."""
-    data = dict(DAILY if base is None else base)
-    for key, value in overrides.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    return parse_spec(data)
+    return parse_spec(spec_data(DAILY if base is None else base, **overrides))
 
 
-#: Every minute in UTC, a task that fails at once and for good: each run is a FAILED occurrence (the alert tests).
-FAILING_MINUTELY: dict[str, Any] = {
+#: Every minute in UTC from 2026-01-01, late after 15 s (add scheduleId, horizon and task).
+MINUTELY_UTC: dict[str, Any] = {
     "schema": "scheduleSpec.v1",
-    "scheduleId": "alerting",
     "revision": 1,
     "timeZone": "UTC",
     "rule": "FREQ=MINUTELY",
@@ -56,6 +49,11 @@ FAILING_MINUTELY: dict[str, Any] = {
     "gapPolicy": "SHIFT_FORWARD",
     "foldPolicy": "FIRST_ONLY",
     "latenessWindow": "PT15S",
+}
+#: Every minute, a task that fails at once and for good: each run is a FAILED occurrence (the alert tests).
+FAILING_MINUTELY: dict[str, Any] = {
+    **MINUTELY_UTC,
+    "scheduleId": "alerting",
     "horizon": "PT5M",
     "retry": {"maxAttempts": 1},
     "task": {"argv": ["/bin/false"], "effect": "idempotent"},
