@@ -114,3 +114,22 @@ def test_loopback_hosts(host: str) -> None:
 def test_plain_http_to_a_named_host_is_refused_and_https_is_not(host: str) -> None:
     assert route_problem(f"http://{host}/hook") is not None
     assert route_problem(f"https://{host}/hook") is None
+
+
+@pytest.mark.parametrize("key", ["on", "On", "ON"])
+def test_on_written_plain_in_yaml_is_the_key_on_not_yaml_1_1s_true(key: str) -> None:
+    text = dump_yaml(make_data()) + f"alerts:\n  - to: mailto:ops@example.com\n    {key}: [FAILED]\n"
+    data = load_text(text)
+    if key == "on":
+        assert canonical_dict(parse_spec(data))["alerts"] == [{"to": "mailto:ops@example.com", "on": ["FAILED"]}]
+    else:  # keys are case-sensitive: On is not on
+        with pytest.raises(SpecError) as info:
+            parse_spec(data)
+        assert any(p.key == f"alerts[0].{key}" and "did you mean 'on'" in p.message for p in info.value.problems)
+
+
+def test_a_new_file_quotes_on_for_yaml_1_1_readers_and_reads_it_back() -> None:
+    spec = parse_spec(make_data(alerts=[{"to": "https://e.example/x", "on": ["FAILED"]}]))
+    text = dump_yaml(canonical_dict(spec))
+    assert "    'on': [FAILED]\n" in text
+    assert canonical_dict(parse_spec(load_text(text))) == canonical_dict(spec)
