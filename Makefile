@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/pass_bench.py 10 100 1000
 	$(BIN)/python bench/count_bench.py
 	$(BIN)/python bench/apply_bench.py
+	$(BIN)/python bench/alerts_bench.py
 
 bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py

@@ -86,6 +86,17 @@ class Effect(StrEnum):
     """Running it twice does something twice (sends two emails): never re-sent blindly."""
 
 
+class AlertKind(StrEnum):
+    """What an alert route is told of: an occurrence entering one of these states."""
+
+    FAILED = "FAILED"
+    """The task failed and its attempts are used up."""
+    UNKNOWN_EFFECT = "UNKNOWN_EFFECT"
+    """A non_idempotent task's outcome was lost: a person must say whether it happened."""
+    MISFIRE_EXPIRED = "MISFIRE_EXPIRED"
+    """The occurrence was missed (the engine was down or late) and the misfire policy expired it."""
+
+
 class Status(StrEnum):
     """What the expansion says about one occurrence (docs/contract.md §2)."""
 

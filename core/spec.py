@@ -27,8 +27,10 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from core.alert_routes import DEFAULT_KINDS, kinds_problem, route_problem
 from core.durations import format_duration, parse_duration
 from core.enums import (
+    AlertKind,
     Effect,
     FoldPolicy,
     GapPolicy,
@@ -324,6 +326,61 @@ class Task(_Model):
         return {var: value.secret for var, value in self.env.items() if isinstance(value, SecretRef)}
 
 
+def _route_to(value: Any) -> Any:
+    """An alert route's ``to``: a route text (core.alert_routes) or ``{secret: NAME}``."""
+    if isinstance(value, str):
+        why = route_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+    if isinstance(value, SecretRef) or (isinstance(value, dict) and set(value) == {"secret"}):
+        return _env_value(value)
+    raise ValueError(f"{shown(value)} is not a route; write mailto:ADDRESS, an https:// URL, or {{secret: NAME}}")
+
+
+RouteTo = Annotated[
+    str | SecretRef,
+    BeforeValidator(_route_to),
+    WithJsonSchema(
+        {
+            "description": "mailto:ADDRESS, an https:// URL (http:// only to a loopback address), or {secret: NAME}",
+            "oneOf": [
+                {"type": "string", "pattern": "^(mailto:|https://|http://)"},
+                {
+                    "type": "object",
+                    "properties": {"secret": {"type": "string", "pattern": f"^{SECRET_NAME.pattern}$"}},
+                    "required": ["secret"],
+                    "additionalProperties": False,
+                },
+            ],
+        }
+    ),
+]
+
+
+def _all_kinds() -> list[AlertKind]:
+    return list(DEFAULT_KINDS)
+
+
+class AlertRoute(_Model):
+    """One ``alerts:`` route: where to tell, and of which states (all three when ``on`` is left out)."""
+
+    to: RouteTo
+    on: list[AlertKind] = Field(default_factory=_all_kinds)
+
+    @field_validator("on")
+    @classmethod
+    def _on(cls, value: list[AlertKind]) -> list[AlertKind]:
+        why = kinds_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+    def route_text(self) -> str:
+        """The route as the ledger stores it: the text, or ``{secret: NAME}``."""
+        return self.to if isinstance(self.to, str) else f"{{secret: {self.to.secret}}}"
+
+
 #: RFC 5545 weekday codes, Monday first.
 WEEKDAY_CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 WeekdayCode = Literal["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
@@ -462,6 +519,7 @@ class ScheduleSpec(_Model):
     runs_on: RunsOn | None = None
     #: Wake this machine from suspend for each run, where the OS allows (core/wake/).
     wake_system: bool = Field(default=False, strict=True)
+    alerts: list[AlertRoute] | None = None
     task: Task | None = None
 
     @field_validator("schedule_id")
@@ -508,6 +566,14 @@ class ScheduleSpec(_Model):
                 f"gives periods of up to {len(longest):,} characters (e.g. {shown(longest)}); "
                 f"a period is at most {MAX_PERIOD_CHARS}"
             )
+        return value
+
+    @field_validator("alerts")
+    @classmethod
+    def _alerts(cls, value: list[AlertRoute] | None) -> list[AlertRoute] | None:
+        twice = _twice([route.route_text() for route in value or []])
+        if twice:
+            raise ValueError(f"{shown(twice[0])} is listed twice; give each route once with all its states in on")
         return value
 
     @field_validator("runs_on", mode="before")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.enums import Kind
+from core.enums import AlertKind, Kind
 from core.recurrence.rules import normalize_rule_text
 from core.spec import KIND_KEYS, ScheduleSpec
 from core.timefmt import fmt_utc
@@ -49,6 +49,7 @@ KEY_ORDER = [
     "businessPeriod",
     "runsOn",
     "wakeSystem",
+    "alerts",
     "task",
 ]
 
@@ -69,6 +70,8 @@ def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fi
         raw["tzdbVersion"] = tzdb_version()
     if raw.get("cutoverAt") is None and cutover_at is not None:
         raw["cutoverAt"] = fmt_utc(cutover_at)
+    for route in raw.get("alerts") or []:
+        route["on"] = [kind.value for kind in AlertKind if kind.value in route["on"]]
     if raw.get("rule"):
         raw["rule"] = normalize_rule_text(raw["rule"])
     _, forbidden = KIND_KEYS[kind]
@@ -79,7 +82,7 @@ def canonical_dict(spec: ScheduleSpec, *, cutover_at: datetime | None = None, fi
         if kind is Kind.INTERVAL and key in ("invalidDatePolicy",):
             continue
         value = raw.get(key)
-        if key in ("maxCatchUp", "runsOn", "businessCalendar", "holidayPolicy") and value is None:
+        if key in ("maxCatchUp", "runsOn", "alerts", "businessCalendar", "holidayPolicy") and value is None:
             continue
         out[key] = value
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.spec import BusinessCalendar, Retry, Task
+from core.spec import AlertRoute, BusinessCalendar, Retry, Task
 from core.spec_canonical import KEY_ORDER
 
 Path = tuple[Any, ...]
@@ -29,6 +29,7 @@ KEY_ORDERS: dict[Path, list[str]] = {
     ("task",): _aliases(Task),
     ("retry",): _aliases(Retry),
     ("businessCalendar",): _aliases(BusinessCalendar),
+    ("alerts",): _aliases(AlertRoute),
 }
 
 

@@ -20,7 +20,7 @@ from core.errors import Problem, SpecError, UserError
 from core.os_text import key_text, shown, string_problem, task_problems, text_problems
 from core.recurrence.compile import compile_schedule
 from core.recurrence.rules import RuleError, parse_rule
-from core.spec import KIND_KEYS, SCHEMA_NAME, ScheduleSpec, Task
+from core.spec import KIND_KEYS, SCHEMA_NAME, AlertRoute, ScheduleSpec, Task
 from core.timefmt import fmt_local, fmt_utc
 
 
@@ -52,6 +52,10 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
                     close = [lowered[key.lower().replace("_", "")]]
             hint = f"; did you mean {close[0]!r}?" if close else ""
             problems.append(Problem(prefix + key_text(key), f"unknown key{hint}"))
+        elif model is ScheduleSpec and key == "alerts" and isinstance(value, list):
+            for i, route in enumerate(value):
+                if isinstance(route, dict):
+                    problems.extend(_unknown_key_problems(route, AlertRoute, f"{prefix}alerts[{i}]."))
         elif known[key] is not None and isinstance(value, dict):
             sub = known[key]
             assert sub is not None

@@ -113,10 +113,19 @@ _NewFileDumper.add_representer(list, _represent_list)
 _NewFileDumper.add_representer(dict, _represent_dict)
 
 
+_BOOL = "tag:yaml.org,2002:bool"
+
+
 def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    """A mapping whose keys appear once each. A plain key YAML 1.1 reads as a boolean (``on``,
+    ``off``, ``yes``, ``no``) is the text written: a spec's keys are names, and ``alerts``'
+    routes have one called ``on``."""
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _BOOL and key_node.style is None:
+            key: Any = key_node.value
+        else:
+            key = loader.construct_object(key_node, deep=deep)
         if key in mapping:
             raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice", key_node.start_mark)
         mapping[key] = loader.construct_object(value_node, deep=deep)

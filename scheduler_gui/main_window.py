@@ -598,7 +598,8 @@ class MainWindow(FilesMixin, QMainWindow):
         """Engine ▸ Engine Settings…: the engine's labels and trusted users, for its next start."""
         from scheduler_gui.monitor.engine_settings import EngineSettingsDialog
 
-        dialog = EngineSettingsDialog(self.ctx.settings, self)
+        ledger = (self.ctx.ledger, self.ctx.clock) if self.ctx.ledger_open else None
+        dialog = EngineSettingsDialog(self.ctx.settings, self, ledger=ledger)
         dialog.exec()
         dialog.deleteLater()
 

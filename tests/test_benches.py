@@ -24,6 +24,7 @@ DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 #: Each bench at a tiny size, and a line its output must hold. bench/window_stress.py runs in
 #: tests/gui/test_window_stress.py (a few seconds of the whole window), not again here.
 TINY: dict[str, tuple[list[str], str]] = {
+    "alerts_bench.py": (["--quick"], "ratio outbox / baseline"),
     "apply_bench.py": (["--quick"], "one apply per file"),
     "count_bench.py": (["--quick"], "one minute later"),
     "pass_bench.py": (["--quick"], "KiB"),

@@ -42,6 +42,9 @@ class Later:
         return run(args)
 
 
+cmd_alerts_list = Later("core.cli.alert_commands", "cmd_alerts_list")
+cmd_alerts_set = Later("core.cli.alert_commands", "cmd_alerts_set")
+cmd_alerts_test = Later("core.cli.alert_commands", "cmd_alerts_test")
 cmd_apply = Later("core.cli.apply_command", "cmd_apply")
 cmd_backfill = Later("core.cli.engine_commands", "cmd_backfill")
 cmd_engine_fence = Later("core.cli.engine_commands", "cmd_engine_fence")
@@ -541,6 +544,59 @@ _SECRET = Command(
     ),
 )
 
+_ALERTS = Command(
+    "alerts",
+    "the ledger's default alert routes and SMTP settings; send a test alert",
+    names_itself=True,
+    description="Schedules whose spec has no alerts: are told through the ledger's default routes. Routes are "
+    "mailto:ADDRESS (sent through the SMTP settings), an https:// URL (http:// only to this machine), or "
+    "secret:NAME for one kept as a secret on each engine's host (schedctl secret set NAME).",
+    subcommands=(
+        _ledger_command(
+            "set",
+            "replace the default routes, and set how mail is sent",
+            cmd_alerts_set,
+            arg("routes", nargs="*", metavar="ROUTE", help="the default routes, replacing those set before"),
+            arg(
+                "--on",
+                metavar="STATES",
+                help="the states told, comma-separated: FAILED, UNKNOWN_EFFECT, MISFIRE_EXPIRED (default all three)",
+            ),
+            arg("--clear", action="store_true", help="remove every default route"),
+            arg("--smtp-host", type=ledger_text, metavar="HOST", help="the SMTP server for mailto: routes"),
+            arg("--smtp-port", type=port_number, metavar="PORT", help="its port (default 587)"),
+            arg(
+                "--smtp-security", choices=("starttls", "tls", "none"), help="default starttls; none only to localhost"
+            ),
+            arg("--smtp-user", type=ledger_text, metavar="USER", help="the user to log in as"),
+            arg(
+                "--smtp-password-secret",
+                type=ledger_text,
+                metavar="NAME",
+                help="the secret holding the password, on each engine's host (never the password itself)",
+            ),
+            arg("--smtp-from", type=ledger_text, metavar="ADDRESS", help="the sender (default tidemark@localhost)"),
+            description="Replace the ledger's default routes with ROUTE..., each told of the states in --on, and "
+            "change the SMTP settings the --smtp- options give (the others keep their values).",
+        ),
+        _ledger_command(
+            "list",
+            "the default routes, the SMTP settings and the alerts not getting through",
+            cmd_alerts_list,
+            _FORMAT,
+        ),
+        _ledger_command(
+            "test",
+            "send one test alert to ROUTE and say what came back",
+            cmd_alerts_test,
+            arg("route", metavar="ROUTE", help="mailto:ADDRESS, an https:// URL, or secret:NAME"),
+            arg("--timeout", type=float, default=10.0, metavar="SECONDS", help="for each network call (default 10)"),
+            description="Send one test alert now (a mailto: route through the ledger's SMTP settings) and print "
+            "what the route answered. Exit status 0 when it took the alert, 1 when not, 2 for a route that is none.",
+        ),
+    ),
+)
+
 #: Where a command that writes files writes them, and whether it may replace one.
 _WRITE_FILES = (
     arg("--out", default=".", metavar="DIR", help="the folder to write into (default: here)"),
@@ -637,7 +693,7 @@ _EXPORT = Command(
 )
 
 #: Every command of ``schedctl``, in the order ``schedctl --help`` lists them.
-COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _SECRET, _IMPORT, _EXPORT)
+COMMANDS: tuple[Command, ...] = (*_SPEC_COMMANDS, *_LEDGER_COMMANDS, _ALERTS, _SECRET, _IMPORT, _EXPORT)
 
 
 # --- the builder ------------------------------------------------------------------------

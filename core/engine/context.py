@@ -53,6 +53,11 @@ class EngineOptions:
     """A running task's process group is ended when its engine process dies (see
     :mod:`core.engine.tether`). ``TIDEMARK_TASKS_OUTLIVE_ENGINE=1`` turns it off
     (tasks then outlive a crash, and the next engine finds them as orphans)."""
+    deliver_alerts: bool = True
+    """Send the alert outbox (after a pass that waits, else on a thread of its own); tests of
+    the outbox alone turn it off."""
+    alert_timeout: float = 10.0
+    """Seconds each network call of an alert may take."""
     version: str = field(default_factory=tidemark_version)
     """The Tidemark version this engine is: on its first pass on a ledger last run by an
     older one, it shadows the materialized future first (:mod:`core.engine.first_start`).

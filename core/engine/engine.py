@@ -32,6 +32,7 @@ from core.clock import Clock
 from core.engine import claim as claim_stage
 from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle, statements
 from core.engine.activity import Activity
+from core.engine.alerts import AlertSender
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
@@ -98,6 +99,8 @@ class Engine:
         """What workers started and finished, not yet told on a pass's report."""
         self.wake = WakeKeeper(wake) if wake is not None else None
         """The alarms that wake the machine for ``wakeSystem`` schedules (None: none kept)."""
+        self.alerts = AlertSender(ledger, clock, self.worker, timeout=self.options.alert_timeout)
+        """Delivers the alert outbox: after a pass that waits, else on its own thread."""
 
     # --- the pass -----------------------------------------------------------------
 
@@ -130,10 +133,15 @@ class Engine:
         self._dispatch(report, wait=wait)
         if self.wake is not None:
             self.wake.keep(self.ledger, ctx, self.clock.now(), wait=wait)
+        if wait and self.options.deliver_alerts:
+            self.alerts.deliver_due()  # after the tasks: never on their claim or dispatch path
         return self.activity.tell(report)
 
     def run_forever(self, *, poll_seconds: float = 1.0, on_pass: Callable[[PassReport], None] | None = None) -> None:
-        """Repeat passes until :meth:`stop`. Tasks run in the background between passes."""
+        """Repeat passes until :meth:`stop`. Tasks run in the background between passes,
+        and alerts are sent on a thread of their own."""
+        if self.options.deliver_alerts:
+            self.alerts.start(self._stop, max(poll_seconds, 0.05))
         while not self._stop.is_set():
             report = self.run_once(wait=False)
             if on_pass is not None:

@@ -163,6 +163,8 @@ def _run_notes(spec: ScheduleSpec) -> list[Note]:
         notes.append(Note("tzdbPolicy PIN: cron follows the machine's time zone database as it changes", when=False))
     if spec.runs_on is not None:
         notes.append(Note("runsOn: cron runs the job on the machine whose crontab holds it", when=False))
+    if spec.alerts:
+        notes.append(Note("alerts: cron mails a job's output to MAILTO, and tells no other route", when=False))
     return notes
 
 

@@ -154,6 +154,8 @@ def _policies(spec: ScheduleSpec) -> list[str]:
         lost.append("tzdbPolicy PIN: systemd follows the machine's installed tz database")
     if spec.runs_on is not None:
         lost.append("runsOn: install the units on the machine that should run them")
+    if spec.alerts:
+        lost.append("alerts: systemd tells no route; add OnFailure= to a unit that sends the alert")
     if spec.task is not None and spec.task.verify is not None:
         lost.append("task.verify: systemd runs no probe after the command")
     return lost

@@ -22,6 +22,7 @@ from sqlalchemy import bindparam, insert
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
+from core.ledger import alert_outbox
 from core.ledger.db import lock_for_write, session_actor, shared_write
 from core.ledger.event_types import (
     EVENT_CLASSES,
@@ -72,6 +73,7 @@ def append(session: Session, new: NewEvent) -> None:
 def append_many(session: Session, events: Iterable[NewEvent]) -> int:
     """Append events in one statement, each with the transaction's actor; returns how many."""
     actor = session_actor(session)
+    batch = list(events)
     rows = [
         {
             "at": e.at,
@@ -83,10 +85,12 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
             "actor_host": actor.host,
             "actor_role": actor.role,
         }
-        for e in events
+        for e in batch
     ]
     if not rows:
         return 0
+    # The alerts these changes call for, in their transaction (nothing at all when none does).
+    alert_outbox.enqueue(session, batch)
     shared = shared_write(session)
     if shared is not None:  # written last, with the commit (core.ledger.db.flush_events)
         shared.rows.extend(rows)

@@ -421,3 +421,72 @@ class ExpiredRange(Base):
     occurrences: Mapped[int | None] = mapped_column(Integer)
     tzdb_version: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime]
+
+
+class AlertRouteRow(Base):
+    """A ledger default alert route (0014): told for schedules whose spec has no ``alerts``.
+
+    ``route`` is the text a spec would hold (``mailto:…``, ``https://…``, or
+    ``{secret: NAME}``); ``kinds`` the states it hears of, comma-separated.
+    """
+
+    __tablename__ = "alert_routes"
+
+    route: Mapped[str] = mapped_column(String(2000), primary_key=True)
+    kinds: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+
+
+class AlertSmtp(Base):
+    """How ``mailto:`` routes are sent (0014): one row, or none until ``schedctl alerts set --smtp-host``.
+
+    The password is never here: ``password_secret`` names a secret kept on each engine's host.
+    """
+
+    __tablename__ = "alert_smtp"
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    host: Mapped[str] = mapped_column(String(255))
+    port: Mapped[int] = mapped_column(Integer)
+    #: ``starttls``, ``tls`` (implicit, port 465) or ``none`` (only to a loopback host).
+    security: Mapped[str] = mapped_column(String(16))
+    username: Mapped[str | None] = mapped_column(String(255))
+    password_secret: Mapped[str | None] = mapped_column(String(64))
+    sender: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[datetime]
+
+
+class AlertOutbox(Base):
+    """One alert to tell one route (0014), written in the transaction of the state change it tells of.
+
+    ``occurrence_id`` is the occurrence's id, or for an expired range (many occurrences
+    expired at once) an ``exp-`` id of the range. Unique on (occurrence, kind, route):
+    each route is told of each occurrence and state once. A sender claims a row by
+    setting ``claimed_by`` and ``claimed_until`` (a compare-and-set) and records
+    ``delivered_at``; ``next_try_at`` is None once it is delivered or given up, so the
+    index on it holds only what is pending.
+    """
+
+    __tablename__ = "alert_outbox"
+    __table_args__ = (
+        UniqueConstraint("occurrence_id", "kind", "route"),
+        Index("ix_alert_outbox_next_try_at", "next_try_at"),
+        Index("ix_alert_outbox_route_delivered_at", "route", "delivered_at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    occurrence_id: Mapped[str] = mapped_column(String(36))
+    schedule_id: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(24))
+    route: Mapped[str] = mapped_column(String(2000))
+    #: What the alert says (schedule, occurrence, state, reason, attempt, times), fixed when written.
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime]
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    next_try_at: Mapped[datetime | None]
+    claimed_by: Mapped[str | None] = mapped_column(String(255))
+    claimed_until: Mapped[datetime | None]
+    delivered_at: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from core.ledger.access import reading
+from core.ledger.alert_queries import FailingRoute, failing_routes
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
 from core.ledger.crash_queries import LeftAttempt, attempts_left_by
 from core.ledger.db import Ledger
@@ -71,7 +72,7 @@ from core.ledger.queries import (
     published_schedule,
 )
 from core.ledger.states import OccurrenceState
-from core.notify.needs import Need, held_key, needs_of
+from core.notify.needs import Need, alerts_key, held_key, needs_of
 from core.spec import ScheduleSpec
 
 #: Event kinds that may change the attention queue's schedules: drift's, and a schedule held or released.
@@ -278,10 +279,13 @@ class AttentionQueue:
     #: Schedules the engines hold, their revision unreadable or not expandable, with why
     #: (:func:`~core.ledger.queries.held_by_engines`).
     held_schedules: dict[str, str] = field(default_factory=dict)
+    #: Alert routes that keep failing, one each however many alerts wait for it
+    #: (:func:`~core.ledger.alert_queries.failing_routes`).
+    failing_routes: list[FailingRoute] = field(default_factory=list)
 
     @property
     def count(self) -> int:
-        return len(self.items) + len(self.drifts) + len(self.held_schedules)
+        return len(self.items) + len(self.drifts) + len(self.held_schedules) + len(self.failing_routes)
 
 
 def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
@@ -290,7 +294,14 @@ def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
     with reading(ledger) as session:
         items = attention_items(session, now)
         held = held_by(session, {item.occurrence.schedule_id for item in items})
-        return AttentionQueue(items, schedule_zones(session), held, drift_attention(session), held_by_engines(session))
+        return AttentionQueue(
+            items,
+            schedule_zones(session),
+            held,
+            drift_attention(session),
+            held_by_engines(session),
+            failing_routes(session),
+        )
 
 
 def person_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[Need]:
@@ -300,7 +311,8 @@ def person_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[
     with reading(ledger) as session:
         items = attention_items(session, now)
         summaries = list_schedules(session, now=now, stale_after=stale_after)
-        return needs_of(items, drift_attention(session), summaries)
+        failing = [f.route for f in failing_routes(session)]
+        return needs_of(items, drift_attention(session), summaries, failing)
 
 
 def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[DriftAttention, FutureDiff]:
@@ -311,10 +323,12 @@ def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[
 
 
 def _waiting_keys(session: Session) -> set[str]:
-    """The queue's occurrence ids, its drifted schedules (:func:`~core.ledger.drift_attention.attention_key`)
-    and the schedules the engines hold (:func:`~core.notify.needs.held_key`)."""
+    """The queue's occurrence ids, its drifted schedules (:func:`~core.ledger.drift_attention.attention_key`),
+    the schedules the engines hold (:func:`~core.notify.needs.held_key`) and the alert routes that keep
+    failing (:func:`~core.notify.needs.alerts_key`)."""
     drifted = {attention_key(d.schedule_id) for d in drift_attention(session)}
-    return attention_ids(session) | drifted | {held_key(sid) for sid in held_by_engines(session)}
+    routes = {alerts_key(f.route) for f in failing_routes(session)}
+    return attention_ids(session) | drifted | {held_key(sid) for sid in held_by_engines(session)} | routes
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,15 @@ TABLES = (
     "expired_ranges",
     "engines",
     "ledger_meta",
+    "alert_outbox",
+    "alert_routes",
+    "alert_smtp",
     VERSION_TABLE,
 )
 _READ = Rights()
 _APPEND = Rights(("SELECT", "INSERT"))
 _WRITE = Rights(("SELECT", "INSERT", "UPDATE"))
+_OWN = Rights(("SELECT", "INSERT", "UPDATE", "DELETE"))
 _VIEWER = dict.fromkeys(TABLES, _READ)
 
 #: kind -> table -> rights. A table a kind does not name here, it may only read.
@@ -69,6 +73,10 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
         "expired_ranges": _APPEND,
         # fence: the execution epoch
         "ledger_meta": Rights(update_columns=("execution_epoch",)),
+        # a reconciliation that fails an occurrence tells its alert routes; the ledger's default routes
+        "alert_outbox": _WRITE,
+        "alert_routes": _OWN,
+        "alert_smtp": _OWN,
     },
     RoleKind.ENGINE: _VIEWER
     | {
@@ -94,6 +102,8 @@ PRIVILEGES: dict[RoleKind, dict[str, Rights]] = {
         "engines": Rights(("SELECT", "INSERT", "UPDATE", "DELETE")),
         # the newest Tidemark version that has run an engine here (its first start of a new version)
         "ledger_meta": Rights(update_columns=("engine_version",)),
+        # alerts: written with the state change, claimed, sent and recorded
+        "alert_outbox": _WRITE,
     },
 }
 

@@ -56,6 +56,8 @@ class NeedKind(Enum):
     """A schedule whose materialized future a newer Tidemark computes otherwise."""
     HELD = "held by the engines"
     """A schedule the engines hold: its active revision cannot be read or expanded."""
+    ALERTS = "alerts not delivered"
+    """An alert route that keeps failing: one need per route, however many alerts wait for it."""
 
     @property
     def of_a_run(self) -> bool:
@@ -139,10 +141,22 @@ def drift_key(schedule_id: str) -> str:
     return f"{schedule_id} (tz drift)"
 
 
-def needs_of(items: Iterable[_Item], drifts: Iterable[_Drift], summaries: Iterable[_Summary]) -> list[Need]:
+def alerts_key(route: str) -> str:
+    """How an alert route that keeps failing is named among the needs."""
+    return f"{route} (alerts not delivered)"
+
+
+def needs_of(
+    items: Iterable[_Item],
+    drifts: Iterable[_Drift],
+    summaries: Iterable[_Summary],
+    failing_routes: Iterable[str] = (),
+) -> list[Need]:
     """The needs in the attention queue's ``items`` (:class:`~core.ledger.attention_queries.AttentionItem`),
-    its ``drifts`` (:class:`~core.ledger.drift_attention.DriftAttention`) and the schedules' ``summaries``
-    (:class:`~core.ledger.queries.ScheduleSummary`, read with ``stale_after`` so that ``waiting`` is set)."""
+    its ``drifts`` (:class:`~core.ledger.drift_attention.DriftAttention`), the schedules' ``summaries``
+    (:class:`~core.ledger.queries.ScheduleSummary`, read with ``stale_after`` so that ``waiting`` is set)
+    and the alert routes that keep failing (:func:`core.ledger.alert_queries.failing_routes`; the
+    route stands where a schedule would: ``{secret: NAME}`` for one kept as a secret)."""
     found = [
         Need(
             i.occurrence.occurrence_id,
@@ -158,6 +172,7 @@ def needs_of(items: Iterable[_Item], drifts: Iterable[_Drift], summaries: Iterab
     summaries = list(summaries)
     found += [Need(waiting_key(s.schedule_id), NeedKind.WAITING, s.schedule_id) for s in summaries if s.waiting]
     found += [Need(held_key(s.schedule_id), NeedKind.HELD, s.schedule_id) for s in summaries if s.held]
+    found += [Need(alerts_key(route), NeedKind.ALERTS, route) for route in failing_routes]
     return sorted(found, key=lambda n: (_ORDER.index(n.kind), n.schedule_id, n.key))
 
 
@@ -174,7 +189,9 @@ def notice_text(needs: Sequence[Need]) -> str:
     count = len(ordered)
     if all(n.kind.of_a_run for n in ordered):
         what = "run needs" if count == 1 else "runs need"
-    elif not any(n.kind.of_a_run for n in ordered):
+    elif all(n.kind is NeedKind.ALERTS for n in ordered):
+        what = "alert route needs" if count == 1 else "alert routes need"
+    elif not any(n.kind.of_a_run or n.kind is NeedKind.ALERTS for n in ordered):
         what = "schedule needs" if count == 1 else "schedules need"
     else:
         what = "things need"

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from core.clock import Clock
 from core.engine.admin import acknowledge_failed, retry_failed
 from core.engine.reconcile import Decision, reconcile
+from core.ledger.alert_queries import FailingRoute
 from core.ledger.attention_queries import AttentionItem
 from core.ledger.db import Ledger
 from core.ledger.drift_attention import DriftAttention, attention_key
@@ -48,6 +49,7 @@ from core.ledger.states import OccurrenceState
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.monitor.alert_route_card import AlertRouteCard
 from scheduler_gui.monitor.authors import decision_text, held_text
 from scheduler_gui.monitor.background import Background, describe_error, ledger_work
 from scheduler_gui.monitor.decision_row import decision_row, result_label
@@ -354,6 +356,7 @@ class AttentionView(QWidget):
         self.drift_cards: dict[str, DriftCard] = {}
         #: Cards of the schedules the engines hold, by schedule.
         self.held_cards: dict[str, HeldCard] = {}
+        self.route_cards: dict[str, AlertRouteCard] = {}
         self.heading = QLabel("Needs attention")
         heading_font = self.heading.font()
         heading_font.setPointSizeF(heading_font.pointSizeF() * 1.3)
@@ -414,7 +417,7 @@ class AttentionView(QWidget):
     @property
     def count(self) -> int:
         """The badge value for the sidebar."""
-        return len(self._items) + len(self._drifts) + len(self.held_cards)
+        return len(self._items) + len(self._drifts) + len(self.held_cards) + len(self.route_cards)
 
     @property
     def items(self) -> list[AttentionItem]:
@@ -459,6 +462,7 @@ class AttentionView(QWidget):
         self._items = loaded.items
         self._load_drifts(loaded.drifts)
         self._load_held(loaded.held_schedules)
+        self._load_routes(loaded.failing_routes)
         # Cards whose occurrence is unchanged stay as they are: a note being typed survives a reload.
         kept: dict[str, AttentionCard] = {}
         for item in loaded.items:
@@ -478,7 +482,12 @@ class AttentionView(QWidget):
         for card in self.cards.values():
             _drop(card)
         self.cards = kept
-        shown: list[QWidget] = [*self.held_cards.values(), *self.drift_cards.values(), *kept.values()]
+        shown: list[QWidget] = [
+            *self.held_cards.values(),
+            *self.route_cards.values(),
+            *self.drift_cards.values(),
+            *kept.values(),
+        ]
         for widget in shown:
             self._list_layout.removeWidget(widget)
         for position, widget in enumerate(shown):
@@ -520,6 +529,19 @@ class AttentionView(QWidget):
         for card in self.held_cards.values():
             _drop(card)
         self.held_cards = kept
+
+    def _load_routes(self, failing: list[FailingRoute]) -> None:
+        """Cards for the alert routes that keep failing: one whose count and error are unchanged stays."""
+        kept: dict[str, AlertRouteCard] = {}
+        for item in failing:
+            card = self.route_cards.pop(item.route, None)
+            if card is not None and card.failing != item:
+                _drop(card)
+                card = None
+            kept[item.route] = card if card is not None else AlertRouteCard(item)
+        for card in self.route_cards.values():
+            _drop(card)
+        self.route_cards = kept
 
     def _decide_drift(self, key: str, action: str, note: str) -> None:
         card = self.drift_cards.get(key)

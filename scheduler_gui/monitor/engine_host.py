@@ -112,6 +112,7 @@ class _Loop(QThread):
         clock = ctx.clock
         poll = self._host.poll_seconds
         in_error = False
+        alerting = False
         while not self.quit_flag.is_set():
             wait = poll
             try:
@@ -123,6 +124,9 @@ class _Loop(QThread):
                         self._sleep(poll * WATCH_EVERY)
                         continue
                     self.dispatching = True
+                    if not alerting:  # the outbox is sent on a thread of its own, until the window closes
+                        engine.alerts.start(self.quit_flag, poll)
+                        alerting = True
                     if self.heartbeat is not None:
                         self.heartbeat.state = EnginePresence.RUNNING
                     self.becameState.emit(EngineState.RUNNING)

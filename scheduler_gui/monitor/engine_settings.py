@@ -12,7 +12,9 @@ from its next start.
 The dialog also holds the tray's two choices, which apply at once: whether the
 tray tells what needs a person (:data:`~scheduler_gui.monitor.tray.NOTIFY_KEY`),
 and whether the close button hides the window in the tray while the engine runs
-(:data:`~scheduler_gui.monitor.hide_to_tray.HIDE_KEY`).
+(:data:`~scheduler_gui.monitor.hide_to_tray.HIDE_KEY`); and, given the ledger,
+its alert settings (:class:`~scheduler_gui.monitor.alert_settings.AlertsBox`),
+written to the ledger off the GUI thread when Save is pressed.
 """
 
 from __future__ import annotations
@@ -34,11 +36,15 @@ from PySide6.QtWidgets import (
 )
 
 from core.actor import Actor, current_actor
+from core.clock import Clock
 from core.errors import UserError
+from core.ledger.alert_queries import save_alert_settings
+from core.ledger.db import Ledger
 from core.placement import BUILT_IN_LABELS, LabelError, Placement, label_text, parse_labels, parse_trusts
 from scheduler_gui.a11y import accessible, buddy, plain_text
+from scheduler_gui.monitor.alert_settings import AlertsBox
 from scheduler_gui.monitor.hide_to_tray import HIDE_KEY, hide_on
-from scheduler_gui.monitor.schedule_actions import error_label
+from scheduler_gui.monitor.schedule_actions import DialogWrite, error_label
 from scheduler_gui.monitor.tray import NOTIFY_KEY, notify_on
 
 #: Settings keys: the labels as ``gpu=yes, site=lab``, the trusted users as ``bob, carol``.
@@ -117,7 +123,15 @@ class EngineSettingsDialog(QDialog):
     """Labels and trusted users of the window's engine; Save checks them and stores them, or says what is
     wrong and changes nothing."""
 
-    def __init__(self, settings: QSettings, parent: QWidget | None = None, *, actor: Actor | None = None) -> None:
+    def __init__(
+        self,
+        settings: QSettings,
+        parent: QWidget | None = None,
+        *,
+        actor: Actor | None = None,
+        ledger: tuple[Ledger, Clock] | None = None,
+    ) -> None:
+        """``ledger``: the ledger and clock whose alert settings the dialog shows too (none: no Alerts box)."""
         super().__init__(parent)
         self.settings = settings
         actor = actor or current_actor()
@@ -173,6 +187,13 @@ class EngineSettingsDialog(QDialog):
         layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(self.desktop)
+        #: The ledger's alert settings, when the dialog was given the ledger.
+        self.alerts: AlertsBox | None = None
+        self._ledger = ledger
+        if ledger is not None:
+            self.alerts = AlertsBox(ledger[0], self)
+            layout.addWidget(self.alerts)
+        self._write = DialogWrite(self.buttons, lambda _saved: self._keep(), self._failed, self)
         layout.addWidget(self.when)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
@@ -204,15 +225,44 @@ class EngineSettingsDialog(QDialog):
         return box
 
     def accept(self) -> None:
+        if self._write.busy:
+            return
         try:
-            self.saved = save_settings(self.settings, self.labels.text(), self.trusts.text())
+            parse_settings(self.labels.text(), self.trusts.text())
         except LabelError as exc:
-            self.problem.setText(_words(exc))
-            self.problem.show()
+            self._failed(_words(exc))
             (self.trusts if str(exc).startswith("--trust") else self.labels).setFocus()
             return
+        try:
+            alerts = self.alerts.planned() if self.alerts is not None else None
+        except UserError as exc:
+            self._failed(str(exc))
+            return
         self.problem.hide()
+        if alerts is None or self._ledger is None:
+            self._keep()
+            return
+        ledger, clock = self._ledger
+        self._write.start(lambda: save_alert_settings(ledger, alerts, clock.now()))
+
+    def _failed(self, message: str) -> None:
+        self.problem.setText(message)
+        self.problem.show()
+
+    def _keep(self) -> None:
+        """Store the engine's own settings (checked already) and close."""
+        self.saved = save_settings(self.settings, self.labels.text(), self.trusts.text())
         self.settings.setValue(NOTIFY_KEY, self.notify_box.isChecked())
         self.settings.setValue(HIDE_KEY, self.hide_box.isChecked())
         self.settings.sync()
         super().accept()
+
+    def reject(self) -> None:
+        if not self._write.busy:  # a write under way finishes first
+            super().reject()
+
+    def done(self, result: int) -> None:
+        self._write.wait()
+        if self.alerts is not None:
+            self.alerts.wait()
+        super().done(result)

@@ -13,27 +13,50 @@ from core.notify.needs import held_key
 from scheduler_gui.status_style import look
 
 
-class HeldCard(QFrame):
-    """One held schedule and why, in the engine's words."""
+class NoticeCard(QFrame):
+    """A card that only says something: a frame in the colour of a failure, a heading and a
+    selectable text (a held schedule; an alert route that keeps failing)."""
 
-    def __init__(self, schedule_id: str, why: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        object_name: str,
+        name: str,
+        heading: tuple[str, str],
+        text: tuple[str, str],
+        parent: QWidget | None = None,
+    ) -> None:
+        """``heading``: its rich text (``{colour}`` filled in) and accessible name; ``text``: the plain
+        text and its accessible name."""
         super().__init__(parent)
-        self.schedule_id = schedule_id
-        self.why = why
-        self.key = held_key(schedule_id)
         colour = look("FAILED").colour
-        self.setObjectName("heldCard")
+        self.setObjectName(object_name)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setStyleSheet(f"#heldCard {{ border: 1px solid {colour}; border-radius: 6px; }}")
-        self.setAccessibleName(f"held by the engines: {schedule_id}")
+        self.setStyleSheet(f"#{object_name} {{ border: 1px solid {colour}; border-radius: 6px; }}")
+        self.setAccessibleName(name)
         layout = QVBoxLayout(self)
-        self.title = QLabel(f"<b style='color:{colour}'>⏸ Held</b> · <b>{schedule_id}</b>")
+        self.title = QLabel(heading[0].format(colour=colour))
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setAccessibleName(f"Held, {schedule_id}")
+        self.title.setAccessibleName(heading[1])
         layout.addWidget(self.title)
-        self.what = QLabel(why[:1].upper() + why[1:])
+        self.what = QLabel(text[0])
         self.what.setWordWrap(True)
         self.what.setTextFormat(Qt.TextFormat.PlainText)
         self.what.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.what.setAccessibleName("Why the engines hold it")
+        self.what.setAccessibleName(text[1])
         layout.addWidget(self.what)
+
+
+class HeldCard(NoticeCard):
+    """One held schedule and why, in the engine's words."""
+
+    def __init__(self, schedule_id: str, why: str, parent: QWidget | None = None) -> None:
+        super().__init__(
+            "heldCard",
+            f"held by the engines: {schedule_id}",
+            (f"<b style='color:{{colour}}'>⏸ Held</b> · <b>{schedule_id}</b>", f"Held, {schedule_id}"),
+            (why[:1].upper() + why[1:], "Why the engines hold it"),
+            parent,
+        )
+        self.schedule_id = schedule_id
+        self.why = why
+        self.key = held_key(schedule_id)

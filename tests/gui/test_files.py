@@ -530,3 +530,29 @@ def test_a_read_only_file_says_so_once_and_stays(window: MainWindow, ctx: AppCon
         assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []
     finally:
         path.chmod(0o644)
+
+
+def test_a_files_alerts_are_kept_when_a_policy_is_saved(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    alerts = "alerts:   # who is told\n  - to: mailto:ops@example.com\n    on: [FAILED]\n  - to: {secret: TEAM_HOOK}\n"
+    text = COMMENTED.replace("task:\n", alerts + "task:\n")
+    (ctx.workspace / "daily-ops-summary.yaml").unlink()
+    path = ctx.workspace / "alerting.yaml"
+    path.write_text(text, encoding="utf-8")
+    window.resize(1280, 800)
+    window.show()
+    assert window.open_path(path)
+    qtbot.waitExposed(window)
+    radio = find(window.designer, "Missing time (clocks jump forward): Next valid time")
+    qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))
+    assert window.document.value("gapPolicy") == "SHIFT_FORWARD", window.statusBar().currentMessage()
+    click_save(window, qtbot)
+    assert not window.document.dirty, window.statusBar().currentMessage()
+    saved = path.read_text(encoding="utf-8")
+    assert changed(text, saved) == [
+        ("gapPolicy: SKIP                 # no run at 02:30 on the spring day",
+         "gapPolicy: SHIFT_FORWARD        # no run at 02:30 on the spring day")
+    ]  # fmt: skip
+    assert load_text(saved)["alerts"] == [
+        {"to": "mailto:ops@example.com", "on": ["FAILED"]},
+        {"to": {"secret": "TEAM_HOOK"}},
+    ]

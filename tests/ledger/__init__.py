@@ -36,13 +36,39 @@ DAILY: dict[str, Any] = {
 
 def spec(base: dict[str, Any] | None = None, **overrides: Any) -> ScheduleSpec:
     """A validated spec: ``base`` (the daily 02:30 New York one) with camelCase overrides; None drops a key."""
-    data = dict(DAILY if base is None else base)
+    return parse_spec(spec_data(DAILY if base is None else base, **overrides))
+
+
+#: Every minute in UTC from 2026-01-01, late after 15 s (add scheduleId, horizon and task).
+MINUTELY_UTC: dict[str, Any] = {
+    "schema": "scheduleSpec.v1",
+    "revision": 1,
+    "timeZone": "UTC",
+    "rule": "FREQ=MINUTELY",
+    "start": "2026-01-01T00:00:00",
+    "gapPolicy": "SHIFT_FORWARD",
+    "foldPolicy": "FIRST_ONLY",
+    "latenessWindow": "PT15S",
+}
+#: Every minute, a task that fails at once and for good: each run is a FAILED occurrence (the alert tests).
+FAILING_MINUTELY: dict[str, Any] = {
+    **MINUTELY_UTC,
+    "scheduleId": "alerting",
+    "horizon": "PT5M",
+    "retry": {"maxAttempts": 1},
+    "task": {"argv": ["/bin/false"], "effect": "idempotent"},
+}
+
+
+def spec_data(base: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """``base`` with camelCase overrides; None drops a key."""
+    data = dict(base)
     for key, value in overrides.items():
         if value is None:
             data.pop(key, None)
         else:
             data[key] = value
-    return parse_spec(data)
+    return data
 
 
 def utc(text: str) -> datetime:

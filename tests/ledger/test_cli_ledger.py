@@ -460,7 +460,7 @@ def test_fence_bumps_the_epoch(run: Session) -> None:
 
 
 def test_db_upgrade(run: Session) -> None:
-    expected = "ledger schema at revision 0013 (the newest this Tidemark knows)\n"
+    expected = "ledger schema at revision 0014 (the newest this Tidemark knows)\n"
     assert run.ok("db", "upgrade") == expected
     assert run.ok("db", "upgrade") == expected
 

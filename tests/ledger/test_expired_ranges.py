@@ -36,32 +36,15 @@ from core.ledger.states import OccurrenceState as S
 from core.render.ledger_table import schedule_json, schedules_table
 from core.spec_validation import parse_spec
 
+from . import MINUTELY_UTC, spec_data, utc
 from . import engine_stages as stages
-from . import utc
 
 SID = "outage"
 
 
 def _spec(**keys: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "schema": "scheduleSpec.v1",
-        "scheduleId": SID,
-        "revision": 1,
-        "timeZone": "UTC",
-        "rule": "FREQ=MINUTELY",
-        "start": "2026-01-01T00:00:00",
-        "gapPolicy": "SHIFT_FORWARD",
-        "foldPolicy": "FIRST_ONLY",
-        "latenessWindow": "PT15S",
-        "horizon": "PT2H",
-        "task": {"argv": ["/bin/true"], "effect": "idempotent"},
-    }
-    for key, value in keys.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    return data
+    task = {"argv": ["/bin/true"], "effect": "idempotent"}
+    return spec_data({**MINUTELY_UTC, "scheduleId": SID, "horizon": "PT2H", "task": task}, **keys)
 
 
 def _publish(ledger: Ledger, spec: dict[str, Any], at: datetime) -> None:

@@ -225,7 +225,7 @@ def _expected(url: str, kind: RoleKind) -> set[tuple[str, ...]]:
         ]
         updates = columns if "UPDATE" in rights.privileges else rights.update_columns
         expected |= {(table, column, "UPDATE") for column in updates}
-        if "INSERT" in rights.privileges and table in ("events", "expired_ranges"):
+        if "INSERT" in rights.privileges and table in ("events", "expired_ranges", "alert_outbox"):
             expected.add((f"{table}_id_seq", "USAGE"))
     return expected
 
@@ -493,3 +493,25 @@ def test_rights_held_through_another_role_are_named(
         grant(capsys, pg_url, engine, "engine")
         == f"role {engine!r} is now an engine, with exactly that kind's rights\n"
     )
+
+
+@ON_POSTGRESQL
+def test_roles_granted_before_alerts_get_their_kinds_rights_on_the_alert_tables(
+    pg_url: str, names: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from alembic import command
+
+    from core.ledger.db import alembic_config
+
+    kinds = (RoleKind.VIEWER, RoleKind.PUBLISHER, RoleKind.ENGINE)
+    for kind in kinds:
+        grant(capsys, pg_url, names[kind.value], kind.value)
+    engine = create_engine(pg_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(conn), "0013")
+            command.upgrade(alembic_config(conn), "head")
+    finally:
+        engine.dispose()
+    for kind in kinds:
+        assert _effective(pg_url, names[kind.value]) == _expected(pg_url, kind), kind
