@@ -10,6 +10,9 @@ each finished change of the rows is one undoable edit; rows that are not
 routes yet stay with their problem under them, and Save waits, as the other
 list fields do. The rows are read by the rules the spec is validated by
 (:func:`core.alert_routes.route_problem`, :func:`core.secrets.name_problem`).
+"Send a test alert" sends each route one test alert off the GUI thread, as
+``schedctl alerts test`` does (:func:`core.notify.alert_send.send_test`), and
+says what came back.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.alert_routes import DEFAULT_KINDS, route_problem
+from core.alert_routes import DEFAULT_KINDS, route_key, route_problem
 from core.enums import AlertKind
-from scheduler_gui.a11y import accessible
+from scheduler_gui.a11y import accessible, explain
+from scheduler_gui.background import LatestOnly
+from scheduler_gui.context import AppContext
 from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.document import SpecDocument
@@ -54,6 +59,12 @@ KIND_WORDS = {
     AlertKind.UNKNOWN_EFFECT: ("Unknown effect", "runs whose effect nobody can vouch for (UNKNOWN_EFFECT)"),
     AlertKind.MISFIRE_EXPIRED: ("Missed", "runs missed and expired by the misfire policy (MISFIRE_EXPIRED)"),
 }
+TEST_TIP = (
+    "Send one test alert to each route now and say what came back (as schedctl alerts test); mail goes "
+    "through the ledger's SMTP settings"
+)
+#: What a test alert's reason says.
+TEST_REASON = "a test alert from the Tidemark designer"
 _ALL = frozenset(k.value for k in DEFAULT_KINDS)
 _SECRET = re.compile(r"\{?\s*secret\s*:\s*([^{}\s]*)\s*\}?")
 #: A row as shown: the address text and the states ticked.
@@ -181,9 +192,10 @@ class RouteRow(QWidget):
 class AlertRoutesBox(QGroupBox):
     """Edits the document's ``alerts`` and says whose routes apply."""
 
-    def __init__(self, document: SpecDocument, parent: QWidget | None = None) -> None:
+    def __init__(self, document: SpecDocument, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__("Who is told (alerts)", parent)
         self._doc = document
+        self._ctx = ctx
         self._syncing = False
         layout = QVBoxLayout(self)
         self.group = QButtonGroup(self)
@@ -204,8 +216,18 @@ class AlertRoutesBox(QGroupBox):
         self.add_button.clicked.connect(self.add_route)
         add_row = QHBoxLayout()
         add_row.addWidget(self.add_button)
+        self.test_button = QPushButton("Send a test alert", self.rows_box)
+        accessible(self.test_button, "Alerts: send a test alert", TEST_TIP)
+        self.test_button.clicked.connect(self.send_test)
+        add_row.addWidget(self.test_button)
         add_row.addStretch(1)
         self.rows_layout.addLayout(add_row)
+        self.test_line = meaning_label(self.rows_box, "Alerts: test")
+        self.test_line.hide()
+        self.rows_layout.addWidget(self.test_line)
+        self._tester = LatestOnly(self)
+        self._tester.done.connect(lambda lines: self._say_test("\n".join(lines)))
+        self._tester.failed.connect(lambda message: self._say_test(f"No test alert was sent: {message}"))
         layout.addWidget(self.rows_box)
         self.problem_line = problem_label(self, "Alerts: problem")
         layout.addWidget(self.problem_line)
@@ -246,7 +268,7 @@ class AlertRoutesBox(QGroupBox):
         self.rows_layout.insertWidget(len(self.route_rows) - 1, row)  # above "Add a route"
         row.show()  # now, not when the layout gets to it: Tab and a screen reader find it at once
         # Made after "Add a route": Tab reads it after the row before it, then comes to the button.
-        order_tabs(self.buttons[OWN], *self.route_rows, self.add_button)
+        order_tabs(self.buttons[OWN], *self.route_rows, self.add_button, self.test_button)
         return row
 
     def _remove(self, row: RouteRow) -> None:
@@ -267,6 +289,40 @@ class AlertRoutesBox(QGroupBox):
             return
         self.problem.clear()
         self._doc.set_value(KEY, routes, label="Edit alert routes", merge=typed)
+
+    def send_test(self) -> None:
+        """Send each of the schedule's own routes one test alert, off the GUI thread; the line under the
+        buttons says what each route answered."""
+        routes = self._doc.value(KEY)
+        if self.problem.message or choice_of(routes) != OWN or self._tester.busy:
+            return
+        stored = [route_key(route.get("to")) for route in routes]
+        ctx, schedule_id = self._ctx, str(self._doc.value("scheduleId") or "tidemark")
+
+        def work() -> list[str]:
+            from core.ledger.alert_queries import load_alert_settings
+            from core.notify.alert_send import send_test
+
+            # Mail, or a secret that may hold mail, goes through the ledger's SMTP settings.
+            mail = not all(route.startswith("http") for route in stored)
+            smtp = load_alert_settings(ctx.ledger).smtp if mail else None
+            lines = []
+            for route in stored:
+                sent = send_test(route, smtp, ctx.clock.now(), schedule_id=schedule_id, reason=TEST_REASON)
+                lines.append(f"{'✔ delivered' if sent.ok else '✖ not delivered'} to {route}: {sent.said}")
+            return lines
+
+        self._say_test(f"Sending a test alert to {len(stored)} route{'s' if len(stored) != 1 else ''}…")
+        self._tester.submit(work)
+
+    def _say_test(self, text: str) -> None:
+        self.test_line.setText(text)
+        self.test_line.setAccessibleDescription(text)
+        self.test_line.show()
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until a test alert is sent (tests); the line changes through the event loop."""
+        return self._tester.wait(msecs)
 
     # --- reading ------------------------------------------------------------------
     def sync(self) -> None:
@@ -307,3 +363,6 @@ class AlertRoutesBox(QGroupBox):
         own = self.problem.message
         spec = [f"{p.key}: {p.message}" for p in self._doc.problems if p.key.startswith(KEY)]
         show_problems(self.problem_line, [own] if own else spec)
+        ready = not own and not spec and choice_of(self._doc.value(KEY)) == OWN
+        self.test_button.setEnabled(ready)
+        explain(self.test_button, TEST_TIP if ready else "Type the routes first: a test goes to each route shown")

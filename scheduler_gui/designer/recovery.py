@@ -77,7 +77,7 @@ class RecoveryPanel(QWidget):
         layout.addWidget(self._overlap_box())
         layout.addWidget(self._retry_box())
         layout.addWidget(self._jitter_box())
-        self.alerts = AlertRoutesBox(document, self)
+        self.alerts = AlertRoutesBox(document, ctx, self)
         layout.addWidget(self.alerts)
         layout.addStretch(1)
 

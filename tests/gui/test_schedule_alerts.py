@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from a11y_support import a11y_problems
+from alert_servers import hook_server
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QLineEdit, QPushButton, QRadioButton
@@ -255,3 +256,35 @@ def test_a_wrong_route_in_a_file_is_shown_with_its_problem(
     assert "ftp://example.com" in problem_text(shown, "Alerts") and "alerts[0].to" in problem_text(shown, "Alerts")
     click(qtbot, shown, NO_ONE)
     assert document.value("alerts") == [] and document.can_save
+
+
+def test_a_test_alert_goes_to_each_route_and_says_what_came_back(
+    panel: RecoveryPanel, document: SpecDocument, qtbot
+) -> None:
+    test = named(panel, "Alerts: send a test alert")
+    with hook_server() as hook:
+        click(qtbot, panel, OWN)
+        assert not test.isEnabled()  # nothing to send to yet
+        type_route(qtbot, panel, 1, hook.url)
+        assert test.isEnabled()
+        qtbot.mouseClick(test, Qt.MouseButton.LeftButton)
+        assert panel.alerts.wait()
+        line = named(panel, "Alerts: test")
+        qtbot.waitUntil(lambda: "delivered" in line.text())  # type: ignore[attr-defined]
+        assert line.text() == f"✔ delivered to {hook.url}: HTTP 200 OK"  # type: ignore[attr-defined]
+        [got] = hook.received
+    assert got.body["state"] == "TEST" and got.body["scheduleId"] == document.value("scheduleId")
+    assert document.undo_stack.undoText() == "Edit alert routes"  # a test changes nothing
+
+
+def test_a_mail_route_without_smtp_settings_says_so(panel: RecoveryPanel, qtbot) -> None:
+    click(qtbot, panel, OWN)
+    type_route(qtbot, panel, 1, "mailto:ops@example.com")
+    qtbot.mouseClick(named(panel, "Alerts: send a test alert"), Qt.MouseButton.LeftButton)
+    assert panel.alerts.wait()
+    line = named(panel, "Alerts: test")
+    qtbot.waitUntil(lambda: "delivered" in line.text())  # type: ignore[attr-defined]
+    assert line.text() == (  # type: ignore[attr-defined]
+        "✖ not delivered to mailto:ops@example.com: no SMTP server is set for mailto: routes; "
+        "set one with schedctl alerts set --smtp-host"
+    )
