@@ -12,7 +12,9 @@ list fields do. The rows are read by the rules the spec is validated by
 (:func:`core.alert_routes.route_problem`, :func:`core.secrets.name_problem`).
 "Send a test alert" sends each route one test alert off the GUI thread, as
 ``schedctl alerts test`` does (:func:`core.notify.alert_send.send_test`), and
-says what came back.
+says what came back. Under the default choice a line names the ledger's
+default routes, read off the GUI thread (or says there are none: then no one
+is told).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QRadioButton,
@@ -143,6 +147,17 @@ def read_routes(rows: list[Row], before: Any) -> list[dict[str, Any]]:
     return routes
 
 
+def defaults_text(settings: object) -> str:
+    """What the ledger's default routes are, in a line under the default choice."""
+    from core.ledger.alert_queries import AlertSettings
+
+    assert isinstance(settings, AlertSettings)
+    if not settings.routes:
+        return "This ledger has no default routes: no one is told until some are set there."
+    told = ", ".join(words.lower() for kind, (words, _what) in KIND_WORDS.items() if kind.value in settings.kinds)
+    return f"On this ledger those are {', '.join(settings.routes)}, told of runs {told}."
+
+
 class RouteRow(QWidget):
     """One route: its address, the states it hears of, and Remove."""
 
@@ -233,6 +248,16 @@ class AlertRoutesBox(QGroupBox):
         layout.addWidget(self.problem_line)
         self.meaning = meaning_label(self, "Alerts: meaning")
         layout.addWidget(self.meaning)
+        self.defaults_line = QLabel(self)  # the consequence: in the text's own colour, not a quiet note
+        self.defaults_line.setWordWrap(True)
+        self.defaults_line.setAccessibleName("Alerts: the ledger's routes now")
+        layout.addWidget(self.defaults_line)
+        self._defaults = LatestOnly(self)
+        self._defaults.done.connect(lambda settings: self._say_defaults(defaults_text(settings)))
+        self._defaults.failed.connect(
+            lambda message: self._say_defaults(f"The ledger's default routes cannot be read: {message}")
+        )
+        self._defaults_shown = False
         self.problem = FieldProblem(document, KEY, KEY, self._show_problems)
         document.changed.connect(self.sync)
         self.sync()
@@ -256,7 +281,6 @@ class AlertRoutesBox(QGroupBox):
     def add_route(self) -> None:
         """A new row, all states ticked, its address to type (the document waits for it)."""
         row = self._append_row()
-        self.rows_box.show()
         self._rows_edited(typed=False)
         row.address.setFocus()
 
@@ -285,7 +309,7 @@ class AlertRoutesBox(QGroupBox):
             routes = read_routes([r.row() for r in self.route_rows], before)
         except ValueError as exc:
             self.problem.set(str(exc), before)
-            self.buttons[OWN].setChecked(True)
+            self._show_choice(OWN)
             return
         self.problem.clear()
         self._doc.set_value(KEY, routes, label="Edit alert routes", merge=typed)
@@ -321,8 +345,33 @@ class AlertRoutesBox(QGroupBox):
         self.test_line.show()
 
     def wait(self, msecs: int = 30_000) -> bool:
-        """Block until a test alert is sent (tests); the line changes through the event loop."""
-        return self._tester.wait(msecs)
+        """Block until a test alert is sent and the default routes are read (tests, screenshots); the
+        lines change through the event loop."""
+        return self._tester.wait(msecs) and self._defaults.wait(msecs)
+
+    def read_defaults(self) -> None:
+        """Read the ledger's default routes for the line under the default choice, off the GUI thread."""
+        self._defaults_shown = True
+        if not self._ctx.ledger_open:
+            self._say_defaults("No ledger is open to say which routes those are.")
+            return
+        ledger = self._ctx.ledger
+
+        def work() -> object:
+            from core.ledger.alert_queries import load_alert_settings
+
+            return load_alert_settings(ledger)
+
+        self._defaults.submit(work)
+
+    def _say_defaults(self, text: str) -> None:
+        self.defaults_line.setText(text)
+        self.defaults_line.setAccessibleDescription(text)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.defaults_line.isVisibleTo(self) and not self._defaults_shown:
+            self.read_defaults()
 
     # --- reading ------------------------------------------------------------------
     def sync(self) -> None:
@@ -330,16 +379,21 @@ class AlertRoutesBox(QGroupBox):
         alerts = self._doc.value(KEY)
         held = self.problem.holds(alerts)
         choice = OWN if held else choice_of(alerts)
-        self._syncing = True
-        try:
-            self.buttons[choice].setChecked(True)
-            if not held and rows_of(alerts) != [(t.strip(), k) for t, k in self._rows()]:
-                self._show_rows(rows_of(alerts))
-        finally:
-            self._syncing = False
-        self.rows_box.setVisible(choice == OWN)
-        self.meaning.setText(next(m for c, _w, m in CHOICES if c == choice))
+        if not held and rows_of(alerts) != [(t.strip(), k) for t, k in self._rows()]:
+            self._show_rows(rows_of(alerts))
+        self._show_choice(choice)
         self._show_problems()
+
+    def _show_choice(self, choice: str) -> None:
+        """``choice`` checked, with what goes under it: the rows, or the line naming the ledger's routes."""
+        self.buttons[choice].setChecked(True)
+        self.rows_box.setVisible(choice == OWN)
+        self.defaults_line.setVisible(choice == DEFAULT)
+        if choice != DEFAULT:
+            self._defaults_shown = False
+        elif not self._defaults_shown and self.isVisible():
+            self.read_defaults()
+        self.meaning.setText(next(m for c, _w, m in CHOICES if c == choice))
 
     def _rows(self) -> list[Row]:
         return [r.row() for r in self.route_rows]

@@ -16,6 +16,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QLineEdit, QPushButton, QRadioButton
 from typing_support import named, problem_text
 
+from core.ledger.alert_queries import AlertSettings, save_alert_settings
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.alert_routes import read_routes, rows_of
 from scheduler_gui.designer.recovery import RecoveryPanel
@@ -288,3 +289,32 @@ def test_a_mail_route_without_smtp_settings_says_so(panel: RecoveryPanel, qtbot)
         "✖ not delivered to mailto:ops@example.com: no SMTP server is set for mailto: routes; "
         "set one with schedctl alerts set --smtp-host"
     )
+
+
+def test_the_default_choice_names_the_ledgers_routes(document: SpecDocument, ctx: AppContext, qtbot) -> None:
+    first = RecoveryPanel(document, ctx)
+    qtbot.addWidget(first)
+    first.show()
+    line = named(first, "Alerts: the ledger's routes now")
+    assert line.text() == "No ledger is open to say which routes those are."  # type: ignore[attr-defined]
+    settings = AlertSettings(("mailto:oncall@example.com",), frozenset({"FAILED", "MISFIRE_EXPIRED"}), None)
+    save_alert_settings(ctx.ledger, settings, ctx.clock.now())
+    shown = RecoveryPanel(document, ctx)
+    qtbot.addWidget(shown)
+    shown.show()
+    assert shown.alerts.wait()
+    line = named(shown, "Alerts: the ledger's routes now")
+    qtbot.waitUntil(lambda: "oncall" in line.text())  # type: ignore[attr-defined]
+    assert line.text() == "On this ledger those are mailto:oncall@example.com, told of runs failed, missed."  # type: ignore[attr-defined]
+    click(qtbot, shown, OWN)
+    assert not line.isVisibleTo(shown)
+
+
+def test_a_ledger_without_default_routes_says_no_one_is_told(panel: RecoveryPanel, ctx: AppContext, qtbot) -> None:
+    assert ctx.ledger is not None  # opened now: the panel read before, without one
+    click(qtbot, panel, NO_ONE)
+    click(qtbot, panel, DEFAULT)
+    assert panel.alerts.wait()
+    line = named(panel, "Alerts: the ledger's routes now")
+    qtbot.waitUntil(lambda: "no default routes" in line.text())  # type: ignore[attr-defined]
+    assert line.text() == "This ledger has no default routes: no one is told until some are set there."  # type: ignore[attr-defined]
