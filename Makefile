@@ -68,6 +68,11 @@ screenshots: $(STAMP)
 	@echo "docs/screenshots/business-days.png"
 	QT_QPA_PLATFORM=offscreen $(BIN)/scheduler-gui --screenshot docs/screenshots/business-days.png --view designer \
 		--spec docs/examples/invoice-first-business-day.yaml --size 1280x2000
+	@echo "docs/screenshots/wake-alerts.png"
+	QT_QPA_PLATFORM=offscreen $(BIN)/scheduler-gui --screenshot docs/screenshots/wake-alerts.png --view wake-alerts \
+		--size 1280x1400
+	@echo "docs/screenshots/alert-settings.png"
+	QT_QPA_PLATFORM=offscreen $(BIN)/scheduler-gui --screenshot docs/screenshots/alert-settings.png --view alert-settings
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

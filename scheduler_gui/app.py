@@ -21,6 +21,9 @@ from typing import Any, NoReturn
 _STARTED = time.perf_counter()
 
 VIEWS = ("designer", "preview", "timeline", "whatif", "monitor", "attention", "detail", "health", "engines")
+#: Pictures of one part, only with --screenshot: the designer's wake checkbox and alert routes, and
+#: Engine Settings with the ledger's default alert routes.
+SCENES = ("wake-alerts", "alert-settings")
 #: When set, the app prints the milliseconds from import to the first shown window and exits (bench/gui_bench.py).
 EXIT_AFTER_SHOW = "TIDEMARK_EXIT_AFTER_SHOW"
 _SIZE = re.compile(r"^(\d{2,5})x(\d{2,5})$")
@@ -55,7 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--db", metavar="URL", help="the ledger: a SQLite file or postgresql+psycopg:// URL")
     p.add_argument("--screenshot", metavar="PATH", help="render the window offscreen to a PNG and exit")
     p.add_argument(
-        "--view", choices=VIEWS, help="the view to open the window on (attention: Needs attention), or to render"
+        "--view",
+        choices=VIEWS + SCENES,
+        help="the view to open the window on (attention: Needs attention), or to render; "
+        f"with --screenshot also {' or '.join(SCENES)}",
     )
     p.add_argument("--spec", metavar="FILE", help="the schedule file to open")
     p.add_argument("--size", metavar="WxH", help="window size for --screenshot (default 1280x800)")
@@ -110,6 +116,8 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError("--minimized does not go with --screenshot")
     elif ns.size is not None:
         raise UsageError("--size goes with --screenshot")
+    elif ns.view in SCENES:
+        raise UsageError(f"--view {ns.view} goes with --screenshot (it is a picture, not a view to open on)")
     db = ns.db if ns.db is not None else os.environ.get("SCHEDULER_DB_URL") or None
     if db is not None:
         _check_db(db, "--db" if ns.db is not None else "SCHEDULER_DB_URL")

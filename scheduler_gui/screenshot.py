@@ -21,6 +21,10 @@ DEFAULT_SPEC = "daily-ops-summary.yaml"
 #: The zone of the demo workspace (and of the machine the pictures pretend to be on).
 SCREENSHOT_ZONE = "America/New_York"
 MONITOR_VIEWS = ("monitor", "attention", "detail", "health", "engines")
+#: The schedule the wake-alerts scene opens (when no --spec is given): it wakes the machine and has routes.
+ALERTS_SPEC = Path(__file__).resolve().parents[1] / "docs" / "examples" / "laptop-report-alerts.yaml"
+#: The ledger's default routes the alert-settings scene shows.
+DEFAULT_ROUTES = ("mailto:oncall@example.com", "{secret: TEAM_CHAT_HOOK}")
 
 
 def _drain(rounds: int = 20) -> None:
@@ -41,6 +45,8 @@ def render(window: object, view: str, size: tuple[int, int], path: Path) -> bool
     assert isinstance(window, MainWindow)
     window.resize(*size)
     window.show()
+    if view == "alert-settings":
+        return _render_engine_settings(window, path)
     if view in MONITOR_VIEWS:
         window.hub.wait()
         _drain()
@@ -48,7 +54,7 @@ def render(window: object, view: str, size: tuple[int, int], path: Path) -> bool
         if view == "detail":
             _select_first_occurrence(window)
     else:
-        window.show_view(view)
+        window.show_view("designer" if view == "wake-alerts" else view)
     if window.designer is not None:
         window.designer.service.refresh_now()
         window.designer.service.wait()
@@ -62,7 +68,53 @@ def render(window: object, view: str, size: tuple[int, int], path: Path) -> bool
         if callable(jump):
             jump()
             _drain(2)
+    if view == "wake-alerts":
+        _show_wake_and_alerts(window)
     return window.grab().save(str(path), "PNG")
+
+
+def _show_wake_and_alerts(window: object) -> None:
+    """Open "When things go wrong" and scroll the settings to it: the wake checkbox at the top, the
+    schedule's alert routes below; the settings take most of the height."""
+    designer = window.designer  # type: ignore[attr-defined]
+    designer.recovery_section.set_open(True)
+    recovery = designer.recovery
+    total = sum(designer.splitter.sizes())
+    designer.splitter.setSizes([total - 160, 160])
+    _drain(2)
+    area = designer.settings_area
+    area.ensureWidgetVisible(recovery.alerts, 0, 8)
+    top = designer.recovery_section.mapTo(area.widget(), designer.recovery_section.rect().topLeft()).y()
+    area.verticalScrollBar().setValue(top)
+    _drain(2)
+
+
+def _render_engine_settings(window: object, path: Path) -> bool:
+    """Engine ▸ Engine Settings… with the ledger's default alert routes read in, as a picture of the dialog."""
+    from scheduler_gui.monitor.engine_settings import EngineSettingsDialog
+
+    ctx = window.ctx  # type: ignore[attr-defined]
+    dialog = EngineSettingsDialog(ctx.settings, window, ledger=(ctx.ledger, ctx.clock))  # type: ignore[arg-type]
+    dialog.show()
+    assert dialog.alerts is not None
+    dialog.alerts.wait()
+    _drain()
+    dialog.resize(dialog.sizeHint())  # as tall as it asks (adjustSize keeps to a share of the offscreen screen)
+    _drain(2)
+    ok = dialog.grab().save(str(path), "PNG")
+    dialog.close()
+    dialog.deleteLater()
+    return ok
+
+
+def seed_default_routes(ctx: object) -> None:
+    """The demo ledger's default alert routes and mail server (the alert-settings scene)."""
+    from core.alert_routes import Smtp
+    from core.ledger.alert_queries import AlertSettings, save_alert_settings
+
+    smtp = Smtp("smtp.example.com", 587, "starttls", "tidemark", "SMTP_PASSWORD", "tidemark@example.com")
+    settings = AlertSettings(DEFAULT_ROUTES, frozenset({"FAILED", "UNKNOWN_EFFECT"}), smtp)
+    save_alert_settings(ctx.ledger, settings, ctx.clock.now())  # type: ignore[attr-defined]
 
 
 def _wait_for_views(window: object) -> None:
@@ -151,6 +203,9 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
             spec = target
         else:
             spec = workspace / DEFAULT_SPEC
+        if view == "wake-alerts" and spec.name == DEFAULT_SPEC and ALERTS_SPEC.is_file():  # a source checkout
+            spec = workspace / ALERTS_SPEC.name
+            shutil.copyfile(ALERTS_SPEC, spec)
         # The demo workspace's zone, confirmed: the pictures show the views, not the first start's question.
         choose_zone(workspace, SCREENSHOT_ZONE, SCREENSHOT_ZONE)
         ctx = AppContext(
@@ -166,6 +221,8 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
                 populate(ctx)
             if view == "engines":
                 announce_team(ctx)
+            if view == "alert-settings":
+                seed_default_routes(ctx)
             window = MainWindow(ctx)
             window.open_initial(spec)
             window.start_monitor()

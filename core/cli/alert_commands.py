@@ -165,11 +165,8 @@ def _listing(routes: list[Any], smtp: Smtp | None, failing: list[Any], pending: 
 
 def cmd_alerts_test(args: argparse.Namespace) -> int:
     """Send one test alert to ROUTE now and say what came back: exit 0 when it was taken, else 1."""
-    import uuid
-
     from core.ledger import alert_queries
-    from core.notify.alert_send import Alert, send
-    from core.timefmt import fmt_utc
+    from core.notify.alert_send import send_test
 
     [route] = _routes([args.route])
     clock = command_clock(args)
@@ -177,8 +174,8 @@ def cmd_alerts_test(args: argparse.Namespace) -> int:
     if route.startswith("mailto:"):
         with open_command_ledger(args, clock, create=False) as ledger, ledger.read() as session:
             smtp = alert_queries.smtp_settings(session)
-    now = clock.now()
-    data = {"scheduleId": "tidemark", "state": "TEST", "reason": "schedctl alerts test", "at": fmt_utc(now)}
-    sent = send(Alert(f"test-{uuid.uuid4().hex[:16]}", "TEST", route, data), smtp, timeout=args.timeout)
+    sent = send_test(
+        route, smtp, clock.now(), schedule_id="tidemark", reason="schedctl alerts test", timeout=args.timeout
+    )
     out(f"{'delivered' if sent.ok else 'not delivered'} to {route}: {sent.said}")
     return EXIT_OK if sent.ok else EXIT_INTERNAL

@@ -18,7 +18,9 @@ import socket
 import ssl
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
@@ -27,6 +29,7 @@ from core.alert_routes import Smtp, is_loopback, route_problem, secret_of
 from core.errors import first_line
 from core.notify.alert_message import idempotency_key, mail_body, mail_subject, webhook_body
 from core.secrets import MASK, SecretError, lookup
+from core.timefmt import fmt_utc
 from core.version import tidemark_version
 
 #: Seconds each network call may take (connect, send, read) unless told otherwise.
@@ -70,6 +73,15 @@ def send(alert: Alert, smtp: Smtp | None, *, timeout: float = TIMEOUT) -> Sent:
         return _post(alert, target, timeout)
     except Exception as exc:  # the route's trouble, told masked
         return Sent(False, _masked(_words(exc, timeout), masks))
+
+
+def send_test(
+    route: str, smtp: Smtp | None, now: datetime, *, schedule_id: str, reason: str, timeout: float = TIMEOUT
+) -> Sent:
+    """One test alert (kind ``TEST``, a fresh id) to ``route`` as the ledger stores it: what
+    ``schedctl alerts test`` and the designer's "Send a test alert" send."""
+    data = {"scheduleId": schedule_id, "state": "TEST", "reason": reason, "at": fmt_utc(now)}
+    return send(Alert(f"test-{uuid.uuid4().hex[:16]}", "TEST", route, data), smtp, timeout=timeout)
 
 
 def _target(route: str) -> tuple[str | Sent, tuple[str, ...]]:

@@ -182,7 +182,7 @@ class DesignerPanel(QWidget):
         )
         self.recovery_section = FoldSection(
             "When things go wrong",
-            "misfire · overlap · retry · jitter",
+            "misfire · overlap · retry · jitter · alerts",
             lambda: _build("designer.recovery", "RecoveryPanel", "The recovery settings", document, ctx, self),
         )
 

@@ -1,5 +1,6 @@
 """When things go wrong: missed runs (misfire), a run still going when the next
-comes due (overlap), failed runs (retry) and spread-out starts (jitter).
+comes due (overlap), failed runs (retry), spread-out starts (jitter) and who is
+told (alerts, :mod:`scheduler_gui.designer.alert_routes`).
 
 Each setting has a one-line meaning in words under it. Durations are typed as a
 person would say them (see :mod:`scheduler_gui.designer.duration_text`); the
@@ -21,6 +22,7 @@ from core.engine.backoff import backoff
 from core.enums import MisfirePolicy, OverlapPolicy
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
+from scheduler_gui.designer.alert_routes import AlertRoutesBox
 from scheduler_gui.designer.duration_text import DurationField
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
@@ -68,13 +70,15 @@ class RecoveryPanel(QWidget):
         self._doc = document
         self._ctx = ctx
         self._syncing = False
-        accessible(self, "When things go wrong", "Missed runs, overlapping runs, retries and jitter")
+        accessible(self, "When things go wrong", "Missed runs, overlapping runs, retries, jitter and who is told")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._missed_runs_box())
         layout.addWidget(self._overlap_box())
         layout.addWidget(self._retry_box())
         layout.addWidget(self._jitter_box())
+        self.alerts = AlertRoutesBox(document, ctx, self)
+        layout.addWidget(self.alerts)
         layout.addStretch(1)
 
         self.misfire.activated.connect(self._misfire_chosen)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QSizePolicy,
     QSpinBox,
     QWidget,
 )
@@ -68,6 +69,8 @@ class AlertsBox(QGroupBox):
         for box in self.kinds.values():
             row.addWidget(box)
         row.addStretch(1)
+        # Never shorter than its boxes: a short dialog squeezes the routes' text, not the states (they were cut).
+        states.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.host = self._line("SMTP server", "The mail server mailto: routes are sent through, e.g. smtp.example.com")
         self.port = QSpinBox()
         self.port.setRange(1, 65535)

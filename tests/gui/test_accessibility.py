@@ -51,7 +51,7 @@ MET = {
 }
 BUSINESS = "Business days — off · public holidays, weekend, closed dates"
 TASK = "Task — command · folder · environment · timeout"
-RECOVERY = "When things go wrong — misfire · overlap · retry · jitter"
+RECOVERY = "When things go wrong — misfire · overlap · retry · jitter · alerts"
 TABS = "Preview, timeline and what-if tabs"
 
 
@@ -289,6 +289,7 @@ READING_ORDER = [
     "Each wait ×",
     "Longest wait",
     "Start up to",
+    "Alerts: The ledger's default routes",
     TABS,
     "From",
     "Rows",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_gui.app import EXIT_AFTER_SHOW, main, parse_args
+from scheduler_gui.app import EXIT_AFTER_SHOW, SCENES, UsageError, main, parse_args
 
 
 @pytest.mark.parametrize(
@@ -97,6 +97,13 @@ def test_version(capsys) -> None:
 def test_screenshot_flags_parse(tmp_path: Path) -> None:
     opts = parse_args(["--screenshot", str(tmp_path / "a.png"), "--view", "health", "--size", "1024x640"])
     assert opts.view == "health" and opts.size == (1024, 640) and opts.screenshot == tmp_path / "a.png"
+
+
+@pytest.mark.parametrize("scene", SCENES)
+def test_a_scene_is_only_a_picture(scene: str, tmp_path: Path) -> None:
+    assert parse_args(["--screenshot", str(tmp_path / "a.png"), "--view", scene]).view == scene
+    with pytest.raises(UsageError, match=f"--view {scene} goes with --screenshot"):
+        parse_args(["--view", scene])
 
 
 def test_view_without_screenshot_opens_the_window_on_it() -> None:

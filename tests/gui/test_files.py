@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolButton, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox, QToolButton, QWidget
 from shell_fixtures import answer, keep_zones, window_fixture  # noqa: F401
 from spec_texts import COMMENTED
 
@@ -556,3 +556,37 @@ def test_a_files_alerts_are_kept_when_a_policy_is_saved(window: MainWindow, ctx:
         {"to": "mailto:ops@example.com", "on": ["FAILED"]},
         {"to": {"secret": "TEAM_HOOK"}},
     ]
+
+
+def test_a_route_typed_in_the_window_is_saved_beside_the_files_own(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    alerts = "alerts:   # who is told\n  - to: mailto:ops@example.com  # the on-call box\n    on: [FAILED]\n"
+    text = COMMENTED.replace("task:\n", alerts + "task:\n")
+    (ctx.workspace / "daily-ops-summary.yaml").unlink()
+    path = ctx.workspace / "alerting.yaml"
+    path.write_text(text, encoding="utf-8")
+    window.resize(1280, 800)
+    window.show()
+    assert window.open_path(path)
+    qtbot.waitExposed(window)
+    window.activateWindow()  # the window's Ctrl+Z reaches it
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    qtbot.mouseClick(find(window.designer, "When things go wrong — misfire · overlap · retry · jitter · alerts"),
+                     Qt.MouseButton.LeftButton)  # fmt: skip
+    qtbot.mouseClick(find(window.designer, "Alerts: add a route"), Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(find(window.designer, "Alert route 2"), "https://hooks.example.com/tm")
+    missed = find(window.designer, "Alert route 2: Missed")
+    qtbot.mouseClick(missed, Qt.MouseButton.LeftButton, pos=QPoint(20, missed.height() // 2))
+    click_save(window, qtbot)
+    assert not window.document.dirty, window.statusBar().currentMessage()
+    saved = path.read_text(encoding="utf-8")
+    assert "alerts:   # who is told\n  - to: mailto:ops@example.com  # the on-call box\n    on: [FAILED]\n" in saved
+    assert load_text(saved)["alerts"] == [
+        {"to": "mailto:ops@example.com", "on": ["FAILED"]},
+        {"to": "https://hooks.example.com/tm", "on": ["FAILED", "UNKNOWN_EFFECT"]},
+    ]
+    window.sidebar.schedule_view.setFocus()  # Ctrl+Z from outside a text field: the window's undo
+    QTest.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.document.value("alerts")[1] == {"to": "https://hooks.example.com/tm"}
+    QTest.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.document.value("alerts") == [{"to": "mailto:ops@example.com", "on": ["FAILED"]}]
+    assert find(window.designer, "Alert route 1").text() == "mailto:ops@example.com"  # type: ignore[attr-defined]

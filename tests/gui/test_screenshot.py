@@ -12,13 +12,22 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QDialog
 
 from core.clock import FixedClock
+from core.ledger.alert_queries import load_alert_settings
 from scheduler_gui.app import VIEWS
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.demo_ledger import populate_demo_ledger
-from scheduler_gui.screenshot import SCREENSHOT_NOW, announce_team, render
+from scheduler_gui.screenshot import (
+    ALERTS_SPEC,
+    DEFAULT_ROUTES,
+    SCREENSHOT_NOW,
+    announce_team,
+    render,
+    seed_default_routes,
+)
 from scheduler_gui.workspace import seed_workspace
 
 MIN_BYTES = 20_000
@@ -82,6 +91,49 @@ def test_every_view_renders_a_real_picture(view: str, demo_ctx: AppContext, tmp_
     assert target.stat().st_size >= MIN_BYTES
     assert distinct_colours(target) >= 8
     assert QImage(str(target)).size().width() == 1280
+
+
+def test_the_wake_and_alerts_scene_shows_both(demo_ctx: AppContext, tmp_path: Path, qtbot) -> None:
+    window = MainWindow(demo_ctx)
+    window.open_initial(ALERTS_SPEC)
+    window.start_monitor()
+    target = tmp_path / "wake-alerts.png"
+    try:
+        assert render(window, "wake-alerts", (1280, 1400), target)
+        recovery = window.designer.recovery
+        area = window.designer.settings_area
+        for part in (recovery.wake, recovery.alerts.route_rows[-1]):  # on the picture, within the scrolled area
+            top = part.mapTo(area.viewport(), part.rect().topLeft()).y()
+            assert top >= 0 and top + part.height() <= area.viewport().height()
+        assert recovery.wake.isChecked() and [r.row()[0] for r in recovery.alerts.route_rows] == [
+            "mailto:ops@example.com",
+            "secret:TEAM_CHAT_HOOK",
+        ]
+    finally:
+        window.hub.shutdown("stop")
+        window.designer.shutdown()
+        window.close()
+        window.deleteLater()
+    assert QImage(str(target)).size().height() == 1400 and distinct_colours(target) >= 8
+
+
+def test_the_alert_settings_scene_is_the_dialog_with_its_routes(demo_ctx: AppContext, tmp_path: Path, qtbot) -> None:
+    seed_default_routes(demo_ctx)
+    window = MainWindow(demo_ctx)
+    window.open_initial(demo_ctx.workspace / "daily-ops-summary.yaml")
+    target = tmp_path / "alert-settings.png"
+    try:
+        assert render(window, "alert-settings", (1280, 800), target)
+        shown = [d for d in window.findChildren(QDialog) if d.accessibleName() == "Engine Settings" and d.isVisible()]
+        assert shown == []  # closed once drawn
+    finally:
+        window.hub.shutdown("stop")
+        window.designer.shutdown()
+        window.close()
+        window.deleteLater()
+    image = QImage(str(target))
+    assert 400 < image.width() < 1280 and image.height() > 600 and distinct_colours(target) >= 8
+    assert load_alert_settings(demo_ctx.ledger).routes == DEFAULT_ROUTES  # what the dialog read and drew
 
 
 def test_the_command_writes_a_png(tmp_path: Path) -> None:
