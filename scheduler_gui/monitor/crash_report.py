@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.counts import times
 from core.ledger.crash_queries import LeftAttempt
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
@@ -56,7 +57,7 @@ def headline(exits: Sequence[UncleanExit], found: Sequence[LeftAttempt] = ()) ->
         f"{utc_seconds_text(last.started_at)})."
     )
     if len(exits) > 1:
-        text += f" It closed unexpectedly {len(exits)} times since it last quit normally."
+        text += f" It closed unexpectedly {times(len(exits))} since it last quit normally."
     return text
 
 

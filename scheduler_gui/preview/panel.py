@@ -151,7 +151,7 @@ class PreviewPanel(QWidget):
             self.next_button,
             "Next transition",
             f"Scroll to the next clock change; when it is not among the rows, they are extended to it "
-            f"(up to {MAX_ROWS} rows) (F6)",
+            f"(up to {MAX_ROWS:,} rows) (F6)",
         )
         self.next_button.setShortcut(QKeySequence(Qt.Key.Key_F6))
 
