@@ -218,13 +218,15 @@ class OccurrencesView(QWidget):
 
         for box, chars in (
             (self.schedule_box, 10),
-            (self.state_box, 10),
+            (self.state_box, 9),
             (self.time_box, 9),
-            (self.time_field_box, 9),
             (self.kind_box, 9),
         ):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(chars)
+        # Two short choices, always read whole ("by scheduled time"): as wide as their longest text.
+        for box in (self.time_field_box, self.order_box):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.text_edit.setMinimumWidth(120)
         # Two rows, in reading (and tab) order: what to show, then the text to find and the order.
         bar = QVBoxLayout()
