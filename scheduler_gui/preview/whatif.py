@@ -44,6 +44,7 @@ from core.zones import get_zone
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.preview import text
 from scheduler_gui.preview.model import row_tooltip
 from scheduler_gui.spec_follower import SpecFollower
@@ -194,6 +195,7 @@ class WhatIfView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
+        self.table.setItemDelegateForColumn(HEADERS.index("Why"), WholeWordsDelegate(self.table))
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
