@@ -89,3 +89,20 @@ def human_duration(delta: timedelta) -> str:
     if secs:
         parts.append(f"{secs} s")
     return " ".join(parts) or "0 s"
+
+
+#: An ISO 8601 duration standing alone in a sentence (``latenessWindow (PT15M)``).
+_DURATION_IN_TEXT = re.compile(r"(?<![\w./-])P(?=\d|T\d)[0-9WDTHMS]+(?![\w./-])")
+
+
+def durations_in_words(text: str) -> str:
+    """``text`` with every ISO 8601 duration in it said in words: ``latenessWindow (PT15M)`` ->
+    ``latenessWindow (15 min)``. What does not parse as a duration is left as written."""
+
+    def words(match: re.Match[str]) -> str:
+        try:
+            return human_duration(parse_duration(match.group()))
+        except ValueError:
+            return match.group()
+
+    return _DURATION_IN_TEXT.sub(words, text)

@@ -329,7 +329,7 @@ def _misfire_and_overlap(spec: ScheduleSpec) -> str:
         )
     else:
         n = spec.effective_max_catch_up or 1
-        runs = "run is" if n == 1 else f"{n} runs are"
+        runs = "run is" if n == 1 else f"{n:,} runs are"
         misfire = (
             f"After an outage only the newest missed {runs} made up and the rest expire "
             f"(misfirePolicy CATCH_UP_BOUNDED, maxCatchUp {n})"

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from core.counts import counted
+
 _STARTED = time.perf_counter()
 
 VIEWS = ("designer", "preview", "timeline", "whatif", "monitor", "attention", "detail", "health", "engines")
@@ -228,10 +230,10 @@ def _desktop_entry(what: str) -> int:
     try:
         if what == "install":
             written = install_desktop_entry(os.environ)
-            print(f"Added Tidemark to the applications menu ({len(written)} files, launcher {written[0]})")
+            print(f"Added Tidemark to the applications menu ({counted(len(written), 'file')}, launcher {written[0]})")
         else:
             removed = uninstall_desktop_entry(os.environ)
-            print(f"Removed Tidemark from the applications menu ({len(removed)} files)")
+            print(f"Removed Tidemark from the applications menu ({counted(len(removed), 'file')})")
     except DesktopEntryError as exc:
         print(f"scheduler-gui: {exc}", file=sys.stderr)
         return 2

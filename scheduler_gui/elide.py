@@ -1,13 +1,24 @@
 """Text cut to the room it has at a word's end, never in the middle of one: :func:`whole_words`,
-and :class:`WholeWordsLabel`, a one-line label that shows its text that way."""
+:class:`WholeWordsLabel`, a one-line label that shows its text that way, and
+:class:`WholeWordsDelegate`, table cells that do (their whole text in their tooltip)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt
+from PySide6.QtGui import QHelpEvent, QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+    QWidget,
+)
+
+_Index = QModelIndex | QPersistentModelIndex
 
 
 def whole_words(text: str, room: int, advance: Callable[[str], int]) -> str:
@@ -65,3 +76,64 @@ class WholeWordsLabel(QLabel):
         shown = whole_words(self._full, room, self.fontMetrics().horizontalAdvance)
         if shown != super().text():
             super().setText(shown)
+
+
+class WholeWordsDelegate(QStyledItemDelegate):
+    """Draws the cells of the columns whose header is one of ``headers`` (all columns without
+    ``headers``) cut at a word's end with "…" when they do not fit, never mid-word; such a cell's
+    tooltip starts with its whole text (then the model's own tooltip, if it has one)."""
+
+    def __init__(self, parent: QObject | None = None, headers: tuple[str, ...] | None = None) -> None:
+        super().__init__(parent)
+        self._headers = headers
+
+    def applies(self, index: _Index) -> bool:
+        if self._headers is None:
+            return True
+        model = index.model()
+        header = model.headerData(index.column(), Qt.Orientation.Horizontal) if model is not None else None
+        return header in self._headers
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: _Index) -> None:
+        super().initStyleOption(option, index)
+        if self.applies(index) and option.text:
+            option.text = whole_words(option.text, self._room(option), option.fontMetrics.horizontalAdvance)
+
+    @staticmethod
+    def _room(option: QStyleOptionViewItem) -> int:
+        widget = option.widget
+        style = widget.style() if widget is not None else None
+        if style is None:
+            return option.rect.width()
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, widget)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
+        return rect.width() - 2 * margin
+
+    def shown_text(self, view: QAbstractItemView, index: _Index) -> str:
+        """What the cell at ``index`` shows now in ``view``: its whole text, or its first words and "…"."""
+        option = QStyleOptionViewItem()
+        option.initFrom(view.viewport())
+        option.widget = view
+        option.rect = view.visualRect(view.model().index(index.row(), index.column(), index.parent()))
+        self.initStyleOption(option, index)
+        return option.text
+
+    def tooltip(self, view: QAbstractItemView, index: _Index) -> str | None:
+        """The cell's tooltip: its whole text first when the cell shows less of it."""
+        full = index.data(Qt.ItemDataRole.DisplayRole)
+        own = index.data(Qt.ItemDataRole.ToolTipRole)
+        if not self.applies(index) or not isinstance(full, str) or self.shown_text(view, index) == full:
+            return own if isinstance(own, str) else None
+        return f"{full}\n\n{own}" if isinstance(own, str) and own and own != full else full
+
+    def helpEvent(
+        self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem, index: _Index
+    ) -> bool:
+        if event.type() != QEvent.Type.ToolTip or not index.isValid():
+            return super().helpEvent(event, view, option, index)
+        tip = self.tooltip(view, index)
+        if tip:
+            QToolTip.showText(event.globalPos(), tip, view)
+        else:
+            QToolTip.hideText()
+        return True

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.clock import Clock
+from core.counts import counted
 from core.errors import UserError
 from core.importing.review import Review, ReviewJob, ReviewProblem, ReviewSpec, SaveError, save_into
 from core.importing.sources import review_files
@@ -251,9 +252,9 @@ class ImportDialog(QDialog):
         self._clear()
         files = sum(len(job.specs) for job in review.jobs)
         self.heading.setText(
-            f"From {', '.join(review.files)}: {len(review.jobs)} job{'s' if len(review.jobs) != 1 else ''} "
-            f"as {files} schedule{'s' if files != 1 else ''}; {len(review.problems)} line"
-            f"{'s' if len(review.problems) != 1 else ''} not imported. Nothing is written until you save."
+            f"From {', '.join(review.files)}: {counted(len(review.jobs), 'job')} "
+            f"as {counted(files, 'schedule')}; {counted(len(review.problems), 'line')} not imported. "
+            "Nothing is written until you save."
         )
         self.zone_box.setVisible(review.needs_zone)
         said = "the workspace's zone" if review.zone == self.default_zone else "chosen here"
@@ -320,7 +321,7 @@ class ImportDialog(QDialog):
 
     def _update_chosen(self) -> None:
         count = len(self.chosen())
-        self.chosen_label.setText(f"{count} schedule{'s' if count != 1 else ''} chosen" if self.review else "")
+        self.chosen_label.setText(f"{counted(count, 'schedule')} chosen" if self.review else "")
         ok = self.review is not None and count > 0 and not self._filling
         self.save_button.setEnabled(ok)
         explain(

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import TextIO, cast
 
+from core.counts import counted
+
 
 def out(text: str, *, coloured: bool = False) -> None:
     """``text`` on stdout, ending in exactly one newline of its own, with nothing in it that drives a terminal.
@@ -85,4 +87,4 @@ def unicode_ok() -> bool:
 
 def plural(n: int, word: str) -> str:
     """``1 occurrence``, ``2 occurrences``, with thousands separators."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+    return counted(n, word)

@@ -94,12 +94,16 @@ def plan_recovery(
             if policy is MisfirePolicy.SKIP:
                 why = "misfirePolicy SKIP runs no missed occurrence"
             else:
-                bound_text = max_catch_up if max_catch_up is not None else 1
-                why = f"only the newest {bound_text} are made up (misfirePolicy CATCH_UP_BOUNDED)"
+                why = f"{newest_made_up(bound)} (misfirePolicy CATCH_UP_BOUNDED)"
             out.append(
                 Decision(d.occurrence_id, d.due, Action.EXPIRE, f"missed by more than latenessWindow ({window}); {why}")
             )
     return out
+
+
+def newest_made_up(bound: int) -> str:
+    """``only the newest run is made up``, ``only the newest 2 are made up``."""
+    return "only the newest run is made up" if bound == 1 else f"only the newest {bound:,} are made up"
 
 
 #: Where the search for the newest maxCatchUp late occurrences starts, before doubling.
@@ -150,7 +154,7 @@ def certain_expiry(
         if newest is not None:
             why = (
                 f"missed by more than latenessWindow ({window}); "
-                f"only the newest {bound} are made up (misfirePolicy CATCH_UP_BOUNDED)"
+                f"{newest_made_up(bound)} (misfirePolicy CATCH_UP_BOUNDED)"
             )
             cuts.append(ExpiryCut(newest - jitter, policy.value, why))
     if not cuts:

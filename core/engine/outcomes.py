@@ -48,7 +48,8 @@ def _retry_or_fail(retry: Retry, attempt_number: int, why: str) -> Outcome:
     if attempt_number < retry.max_attempts:
         wait = backoff(retry, attempt_number)
         return Outcome(OccurrenceState.RETRY_WAIT, f"{why}; attempt {attempt_number + 1} follows", wait)
-    return Outcome(OccurrenceState.FAILED, f"{why}; all {retry.max_attempts} attempts used")
+    used = "its only attempt used" if retry.max_attempts == 1 else f"all {retry.max_attempts:,} attempts used"
+    return Outcome(OccurrenceState.FAILED, f"{why}; {used}")
 
 
 def decide(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from core.counts import counted
 from core.durations import format_duration
 from core.enums import InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, TzdbPolicy
 from core.exporting.clock_changes import clock_differences
@@ -66,7 +67,7 @@ def _end_notes(spec: ScheduleSpec) -> list[Note]:
     if "COUNT" in parts:
         notes.append(
             Note(
-                f"COUNT={parts['COUNT']}: the spec stops after {parts['COUNT']} runs; a crontab line "
+                f"COUNT={parts['COUNT']}: the spec stops after {counted(int(parts['COUNT']), 'run')}; a crontab line "
                 "never ends: remove it after the last run",
                 when=True,
             )
@@ -121,7 +122,7 @@ def _date_notes(spec: ScheduleSpec, fields: CronFields) -> list[Note]:
 
 
 def _newest(count: int) -> str:
-    return "the newest missed run runs late" if count == 1 else f"the newest {count} missed runs run late"
+    return "the newest missed run runs late" if count == 1 else f"the newest {count:,} missed runs run late"
 
 
 def _run_notes(spec: ScheduleSpec) -> list[Note]:
@@ -148,7 +149,10 @@ def _run_notes(spec: ScheduleSpec) -> list[Note]:
         )
     if spec.retry.max_attempts > 1:
         notes.append(
-            Note(f"retry: up to {spec.retry.max_attempts} attempts; cron never runs a failed job again", when=False)
+            Note(
+                f"retry: up to {spec.retry.max_attempts:,} attempts; cron never runs a failed job again",
+                when=False,
+            )
         )
     if spec.jitter > timedelta(0):
         notes.append(Note(f"jitter {format_duration(spec.jitter)}: cron starts a job on the minute", when=False))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from core.counts import counted
 from core.importing.cron import CrontabImport, ImportedJob
 from core.importing.cron_changes import change_lines, side_by_sides
 
@@ -46,9 +47,8 @@ def report_lines(result: CrontabImport, now: datetime) -> list[str]:
     lines = [line for _, block in sorted(said, key=lambda pair: pair[0]) for line in block]
     files = sum(len(job.specs) for job in result.jobs)
     lines.append(
-        f"{len(result.jobs)} job{'s' if len(result.jobs) != 1 else ''} imported into {files} "
-        f"file{'s' if files != 1 else ''}; {len(result.unimported)} line"
-        f"{'s' if len(result.unimported) != 1 else ''} not imported"
-        + (f"; {len(result.refused)} line{'s' if len(result.refused) != 1 else ''} refused" if result.refused else "")
+        f"{counted(len(result.jobs), 'job')} imported into {counted(files, 'file')}; "
+        f"{counted(len(result.unimported), 'line')} not imported"
+        + (f"; {counted(len(result.refused), 'line')} refused" if result.refused else "")
     )
     return lines

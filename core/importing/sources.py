@@ -159,7 +159,7 @@ def review_timers(paths: Sequence[Path], zone: str, now: datetime, taken: Set[st
                 first.zone_from == "from --zone",
                 tuple(review_spec(made.imported, now) for made in timer.specs),
                 changes[0] if changes else None,
-                (f"{len(timer.specs)} schedules: its triggers need more than one rule",)
+                (f"{len(timer.specs):,} schedules: its triggers need more than one rule",)
                 if len(timer.specs) > 1
                 else (),
                 changes,
@@ -170,7 +170,7 @@ def review_timers(paths: Sequence[Path], zone: str, now: datetime, taken: Set[st
 
 
 def _several(count: int) -> tuple[str, ...]:
-    return (f"{count} schedules: its triggers need more than one rule",) if count > 1 else ()
+    return (f"{count:,} schedules: its triggers need more than one rule",) if count > 1 else ()
 
 
 #: Readers by the file's suffix; a file with another suffix is read as a crontab.

@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session
 from core import holiday_codes
 from core.actor import Actor
 from core.clock import Clock
+from core.counts import counted
 from core.errors import UserError
 from core.ledger import events
 from core.ledger.access import writing
@@ -140,10 +141,9 @@ class DriftAttention:
     @property
     def runs_kept(self) -> str:
         """What Keep as materialized kept: ``2 drifted runs``, ``2 runs Tidemark 0.2.0 computes otherwise``."""
-        plural = "s" if self.occurrences != 1 else ""
         if self.new_code:
-            return f"{self.occurrences} run{plural} Tidemark {self.engine_version} computes otherwise"
-        return f"{self.occurrences} drifted run{plural}"
+            return f"{counted(self.occurrences, 'run')} Tidemark {self.engine_version} computes otherwise"
+        return counted(self.occurrences, "drifted run")
 
 
 def _latest_drift_events(session: Session, schedule_ids: Iterable[str] | None = None) -> dict[str, Event]:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.actor import Actor
+from core.counts import counted
 from core.ledger.event_types import EventKind
 
 #: The actor of an event written before actors were recorded (migration 0008).
@@ -53,8 +54,7 @@ def actor_text(actor: Actor | None) -> str:
 
 
 def _count(n: Any, word: str) -> str:
-    number = n if isinstance(n, int) else 0
-    return f"{number:,} {word}" if number == 1 else f"{number:,} {word}s"
+    return counted(n if isinstance(n, int) else 0, word)
 
 
 def _short(engine: Any) -> str:

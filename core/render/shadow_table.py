@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from core.counts import counted
 from core.ledger.shadow import ShadowDifference, ShadowReport
 from core.render.terminal import terminal_safe
 from core.timefmt import fmt_utc
@@ -18,8 +19,7 @@ _ASCII = str.maketrans({"—": "-", "→": "->", "·": "|"})
 _ABSENT = "—"
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+_count = counted  # the tables' one way to count
 
 
 def _cell(text: str | None) -> str:

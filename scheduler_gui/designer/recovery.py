@@ -331,7 +331,7 @@ class RecoveryPanel(QWidget):
             misfire = f"Every run missed by more than {late} is made up after an outage, oldest first, one at a time."
         else:
             n = spec.effective_max_catch_up or 1
-            runs = "run is" if n == 1 else f"{n} runs are"
+            runs = "run is" if n == 1 else f"{n:,} runs are"
             misfire = f"After an outage the newest missed {runs} made up; older missed runs expire."
         if spec.catch_up_window is not None:
             misfire += f" Nothing older than {human_duration(spec.catch_up_window)} is ever run."

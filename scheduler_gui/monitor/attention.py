@@ -55,7 +55,7 @@ from scheduler_gui.monitor.background import Background, describe_error, ledger_
 from scheduler_gui.monitor.decision_row import decision_row, result_label
 from scheduler_gui.monitor.drift_card import DriftAction, DriftCard, decide_drift
 from scheduler_gui.monitor.held_card import HeldCard
-from scheduler_gui.monitor.timetext import age_text, local_text, tabular_font, utc_seconds_text, utc_text
+from scheduler_gui.monitor.timetext import age_text, local_text, run_time_text, tabular_font, utc_seconds_text, utc_text
 from scheduler_gui.rights_gate import refusal
 from scheduler_gui.status_style import look
 
@@ -144,7 +144,7 @@ def attempt_text(item: AttentionItem, now: datetime | None = None) -> str:
     if age is not None:
         text += f", {age_text(age)} ago"
     if a.duration is not None:
-        text += f" · ran {age_text(a.duration)}"
+        text += f" · ran {run_time_text(a.duration)}"
     return text
 
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.counts import counted, times
 from core.ledger.crash_queries import LeftAttempt
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
@@ -56,7 +57,7 @@ def headline(exits: Sequence[UncleanExit], found: Sequence[LeftAttempt] = ()) ->
         f"{utc_seconds_text(last.started_at)})."
     )
     if len(exits) > 1:
-        text += f" It closed unexpectedly {len(exits)} times since it last quit normally."
+        text += f" It closed unexpectedly {times(len(exits))} since it last quit normally."
     return text
 
 
@@ -174,11 +175,11 @@ def _summary(found: Sequence[LeftAttempt]) -> str:
         return "It was running no task, so nothing needed recovering."
     settled = sum(1 for f in found if f.recovered)
     n = len(found)
-    text = f"It was running {n} task{'s' if n != 1 else ''}. "
+    text = f"It was running {counted(n, 'task')}. "
     if settled == n:
         return text + "The engine recovered each one by its rules (a retry, or a decision left to you):"
     return text + (
-        f"{settled} recovered so far; the engine settles the rest once their claims lapse (this list follows):"
+        f"{settled:,} recovered so far; the engine settles the rest once their claims lapse (this list follows):"
     )
 
 

@@ -8,6 +8,10 @@ task that hangs and is killed by its timeout (a non-idempotent effect, so it
 lands in UNKNOWN_EFFECT), and an outage whose missed runs are expired by the
 misfire policy.
 
+The simulated clock stands still between passes and runs while a pass runs
+(:class:`_PassClock`): an attempt lasts what its task really took, so the hanging
+task's attempt reads "timeout after 1 s", not "after 0 s".
+
 The two broken demo schedules (``nightly-backup``, ``inbox-sync``) run every
 ten minutes in ``resources/demo/``; here they run a few times a day and the
 hanging one times out after one second, so that simulating days takes seconds.
@@ -15,7 +19,8 @@ hanging one times out after one second, so that simulating days takes seconds.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +84,28 @@ _DELAYS = (2, 5, 1, 14, 3, 8, 41, 4, 2, 6, 19, 3)
 _MAX_PASSES = 5000
 
 
+class _PassClock:
+    """The engine's clock in the simulation: the fixed clock's instant at the start of a pass,
+    plus the real time gone by since then, so that each attempt lasts what its task took."""
+
+    def __init__(self, clock: FixedClock) -> None:
+        self._clock = clock
+        self._began = time.monotonic()
+
+    def start_pass(self, at: datetime) -> None:
+        self._clock.set(at)
+        self._began = time.monotonic()
+
+    def now(self) -> datetime:
+        return self._clock.now() + timedelta(seconds=time.monotonic() - self._began)
+
+
+def _next_second(instant: datetime) -> datetime:
+    """``instant`` rounded up to a whole second (the simulation wakes on whole seconds)."""
+    whole = instant.replace(microsecond=0)
+    return whole if whole == instant else whole + timedelta(seconds=1)
+
+
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in changes.items():
@@ -115,20 +142,22 @@ def populate_demo_ledger(ctx: AppContext, *, days: int = 2, outage: bool = True)
     seeded = publish_new(ledger, [(spec, None) for spec in demo_specs()], clock, check_task=False)
     if seeded.skipped:
         raise UserError("the demo ledger was refused: " + "; ".join(seeded.skipped))
-    engine = Engine(ledger, clock, EngineOptions(max_workers=4, lease=timedelta(minutes=10)))
+    running = _PassClock(clock)
+    engine = Engine(ledger, running, EngineOptions(max_workers=4, lease=timedelta(minutes=10)))
     end = clock.now() + timedelta(days=days)
     outage_at = clock.now() + timedelta(days=days) / 2 if outage else None
+    running.start_pass(clock.now())
     engine.run_once()
     for number in range(_MAX_PASSES):
         due = next_due_at(ledger)
         if due is None:
             break
-        wake = max(due, clock.now()) + timedelta(seconds=_DELAYS[number % len(_DELAYS)])
+        wake = _next_second(max(due, running.now())) + timedelta(seconds=_DELAYS[number % len(_DELAYS)])
         if outage_at is not None and wake >= outage_at:
             wake = outage_at + timedelta(hours=5)
             outage_at = None
         if wake >= end:
             break
-        clock.set(wake)
+        running.start_pass(wake)
         engine.run_once()
     clock.set(end)  # between two passes: what comes due next is still ahead

@@ -26,7 +26,7 @@ from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.authors import event_decision_text, held_text
 from scheduler_gui.monitor.background import describe_error, ledger_work
-from scheduler_gui.monitor.timetext import age_text, local_text, utc_seconds_text, utc_text
+from scheduler_gui.monitor.timetext import local_text, run_time_text, utc_seconds_text, utc_text
 from scheduler_gui.status_style import look
 
 #: What the pane says while no occurrence is selected.
@@ -154,7 +154,7 @@ def _attempt_html(a: AttemptView, zone: str) -> str:
     outcome = a.outcome.value if a.outcome is not None else "RUNNING"
     head = f"<p><b>Attempt {a.attempt_number}</b> · {_chip(outcome)} · {escape(a.ending())}"
     if a.duration is not None:
-        head += f" after {escape(age_text(a.duration))}"
+        head += f" after {escape(run_time_text(a.duration))}"
     head += "</p><table>"
     rows = [
         _row("Worker", _mono(a.worker)),

@@ -51,7 +51,7 @@ def decide_drift(ledger: Ledger, clock: Clock, schedule_id: str, action: DriftAc
 
 def _runs(n: int, verb: str) -> str:
     """``1 run moves``, ``3 runs move``."""
-    return f"{n} run {verb}s" if n == 1 else f"{n} runs {verb}"
+    return f"{n:,} run {verb}s" if n == 1 else f"{n:,} runs {verb}"
 
 
 def outlook_text(diff: FutureDiff) -> str:

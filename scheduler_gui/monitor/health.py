@@ -33,6 +33,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from core.counts import counted
 from core.ledger.health_queries import HealthSeries
 from core.ledger.monitor_reads import health_outlook
 from scheduler_gui.a11y import accessible
@@ -267,8 +268,8 @@ class HealthView(QWidget):
         delays = sorted(d.seconds for d in h.delays)
         median = delays[len(delays) // 2] if delays else None
         self.summary.setText(
-            f"{utc_text(h.start)} → {utc_text(h.end)} · {attempts} attempts · "
-            f"median delay {age_text(median)} · {sum(h.misfires)} misfires · "
+            f"{utc_text(h.start)} → {utc_text(h.end)} · {counted(attempts, 'attempt')} · "
+            f"median delay {age_text(median)} · {counted(sum(h.misfires), 'misfire')} · "
             f"{loaded.waiting} waiting for a person, the oldest for {age_text(h.oldest_unresolved_now)}"
         )
         self._delays(h, span)

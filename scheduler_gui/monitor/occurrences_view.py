@@ -36,7 +36,8 @@ from core.ledger.queries import OccurrenceFilter
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
-from scheduler_gui.monitor.occurrences_model import NowEdgeRole, OccurrenceIdRole, OccurrencesModel, StateRole
+from scheduler_gui.elide import WholeWordsDelegate
+from scheduler_gui.monitor.occurrences_model import COLUMNS, NowEdgeRole, OccurrenceIdRole, OccurrencesModel, StateRole
 from scheduler_gui.status_style import look
 
 _S = OccurrenceState
@@ -110,6 +111,16 @@ class NowLineDelegate(QStyledItemDelegate):
         painter.setPen(QPen(option.palette.color(QPalette.ColorRole.Highlight), 2))
         painter.drawLine(rect.left(), y, rect.right(), y)
         painter.restore()
+
+
+class OutcomeDelegate(WholeWordsDelegate):
+    """The last outcome cut at a word's end (its whole text in the tooltip), with the line at now."""
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().paint(painter, option, index)
+        NowLineDelegate.paint_now(painter, option, index)
 
 
 class StateChipDelegate(NowLineDelegate):
@@ -216,15 +227,7 @@ class OccurrencesView(QWidget):
         self.error_label.setAccessibleName("Ledger problem")
         self.error_label.hide()
 
-        for box, chars in (
-            (self.schedule_box, 10),
-            (self.state_box, 10),
-            (self.time_box, 9),
-            (self.time_field_box, 9),
-            (self.kind_box, 9),
-        ):
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(chars)
+        self._size_boxes()
         self.text_edit.setMinimumWidth(120)
         # Two rows, in reading (and tab) order: what to show, then the text to find and the order.
         bar = QVBoxLayout()
@@ -249,6 +252,7 @@ class OccurrencesView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setItemDelegate(NowLineDelegate(self.table))
         self.table.setItemDelegateForColumn(0, StateChipDelegate(self.table))
+        self.table.setItemDelegateForColumn(COLUMNS.index("Last outcome"), OutcomeDelegate(self.table))
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
@@ -297,6 +301,15 @@ class OccurrencesView(QWidget):
         self.model.refreshed.connect(self._on_loaded)
         self.model.errorOccurred.connect(self._show_error)
         self.model.reload()
+
+    def _size_boxes(self) -> None:
+        """The filters give up room down to a few characters (their popups show the long choices);
+        the two short choices are always read whole ("by scheduled time"): as wide as their longest."""
+        for box, chars in ((self.schedule_box, 10), (self.state_box, 9), (self.time_box, 9), (self.kind_box, 9)):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(chars)
+        for box in (self.time_field_box, self.order_box):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
 
     # --- filter ---------------------------------------------------------------------------------
 

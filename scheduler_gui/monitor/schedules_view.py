@@ -19,8 +19,9 @@ from PySide6.QtWidgets import (
 
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
+from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.monitor.ledger_table import TablePage
-from scheduler_gui.monitor.schedules_model import SPARK_LENGTH, MarksRole, ScheduleIdRole, SchedulesModel
+from scheduler_gui.monitor.schedules_model import COLUMNS, SPARK_LENGTH, MarksRole, ScheduleIdRole, SchedulesModel
 from scheduler_gui.status_style import look
 
 MARK = 8
@@ -78,6 +79,7 @@ class SchedulesView(TablePage, QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
         self.table.setItemDelegateForColumn(6, SparklineDelegate(self.table))
+        self.table.setItemDelegateForColumn(COLUMNS.index("Last outcome"), WholeWordsDelegate(self.table))
         self.table.horizontalHeader().setStretchLastSection(True)
         for column, width in enumerate((230, 100, 250, 140, 150, 220)):
             self.table.setColumnWidth(column, width)

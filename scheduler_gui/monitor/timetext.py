@@ -59,6 +59,14 @@ def nominal_text(nominal_local: str, fold_ordinal: int) -> str:
     return f"{text} (2nd)" if fold_ordinal == 1 else text
 
 
+def run_time_text(duration: timedelta | None) -> str:
+    """How long an attempt ran: ``4 ms`` under a second (a task that ran never reads "0 s"),
+    else as :func:`age_text` (``1 s``, ``3 min``); ``—`` for None."""
+    if duration is not None and timedelta(0) < duration < timedelta(seconds=1):
+        return f"{max(1, round(duration.total_seconds() * 1000))} ms"
+    return age_text(duration)
+
+
 def age_text(age: timedelta | float | None) -> str:
     """``3 min``, ``2 h 05 min``, ``4 d 3 h``; ``—`` for None."""
     if age is None:

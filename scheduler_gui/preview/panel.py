@@ -45,6 +45,7 @@ from core.occurrence import Occurrence
 from core.preview import Preview
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
+from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.preview.model import Column, CopyRole, PreviewModel, transition_words
 from scheduler_gui.preview.text import tabular_font
 from scheduler_gui.preview.zone_choice import ZoneChoice
@@ -151,7 +152,7 @@ class PreviewPanel(QWidget):
             self.next_button,
             "Next transition",
             f"Scroll to the next clock change; when it is not among the rows, they are extended to it "
-            f"(up to {MAX_ROWS} rows) (F6)",
+            f"(up to {MAX_ROWS:,} rows) (F6)",
         )
         self.next_button.setShortcut(QKeySequence(Qt.Key.Key_F6))
 
@@ -234,6 +235,7 @@ class PreviewPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
+        self.table.setItemDelegate(WholeWordsDelegate(self.table, headers=(Column.WHY.value,)))
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(QFontMetrics(tabular_font()).height() + 8)
         self._build_header(self.table.horizontalHeader())

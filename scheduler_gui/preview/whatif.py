@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.durations import format_duration
+from core.durations import durations_in_words, human_duration
 from core.engine.misfire import Action
 from core.spec import ScheduleSpec
 from core.whatif import WhatIfRow, what_if
@@ -44,6 +44,7 @@ from core.zones import get_zone
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.document import SpecDocument
+from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.preview import text
 from scheduler_gui.preview.model import row_tooltip
 from scheduler_gui.spec_follower import SpecFollower
@@ -130,7 +131,11 @@ class WhatIfModel(QAbstractTableModel):
             return text.utc_text(row.due)
         if column == 2:
             return ACTION_LOOKS[row.action].label
-        return row.reason or "due less than latenessWindow before the machine came back"
+        return (
+            durations_in_words(row.reason)
+            if row.reason
+            else "due less than latenessWindow before the machine came back"
+        )
 
 
 def _qdt(instant: datetime) -> QDateTime:
@@ -142,13 +147,13 @@ def _instant(value: QDateTime) -> datetime:
 
 
 def policy_words(spec: ScheduleSpec) -> str:
-    """``misfirePolicy CATCH_UP_BOUNDED (maxCatchUp 1) · latenessWindow PT15M``."""
+    """``misfirePolicy CATCH_UP_BOUNDED (maxCatchUp 1) · latenessWindow 15 min``: durations in words."""
     words = f"misfirePolicy {spec.misfire_policy.value}"
     if spec.effective_max_catch_up is not None:
         words += f" (maxCatchUp {spec.effective_max_catch_up})"
-    words += f" · latenessWindow {format_duration(spec.lateness_window)}"
+    words += f" · latenessWindow {human_duration(spec.lateness_window)}"
     if spec.catch_up_window is not None:
-        words += f" · catchUpWindow {format_duration(spec.catch_up_window)}"
+        words += f" · catchUpWindow {human_duration(spec.catch_up_window)}"
     return words
 
 
@@ -190,6 +195,7 @@ class WhatIfView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
+        self.table.setItemDelegateForColumn(HEADERS.index("Why"), WholeWordsDelegate(self.table))
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -286,8 +292,8 @@ class WhatIfView(QWidget):
             counts = {action: sum(1 for r in rows if r.action is action) for action in Action}
             _, off_to = self.outage()
             self.summary.setText(
-                f"On return at {text.utc_text(off_to)}: {counts[Action.CATCH_UP]} run late · "
-                f"{counts[Action.EXPIRE]} expire · {counts[Action.RUN]} run on time. {policy}"
+                f"On return at {text.utc_text(off_to)}: {counts[Action.CATCH_UP]:,} run late · "
+                f"{counts[Action.EXPIRE]:,} expire · {counts[Action.RUN]:,} run on time. {policy}"
             )
             self.stack.setCurrentWidget(self.table)
         self.computed.emit()

@@ -89,6 +89,23 @@ def test_within_the_lateness_window_is_no_misfire() -> None:
     assert "latenessWindow (PT15M)" in (decisions[0].reason or "")
 
 
+@pytest.mark.parametrize(
+    ("bound", "words"),
+    [
+        pytest.param(1, "only the newest run is made up", id="one_is_singular"),
+        pytest.param(2, "only the newest 2 are made up", id="two_plural"),
+        pytest.param(1500, "only the newest 1,500 are made up", id="thousands_separated"),
+    ],
+)
+def test_bounded_reason_agrees_with_its_count(bound: int, words: str) -> None:
+    decisions = plan_recovery(
+        daily_missed(bound + 2), NOW, MisfirePolicy.CATCH_UP_BOUNDED, max_catch_up=bound, lateness_window=WINDOW
+    )
+    expired = [d.reason for d in decisions if d.action is Action.EXPIRE]
+    assert expired and all(f"; {words} (misfirePolicy CATCH_UP_BOUNDED)" in (r or "") for r in expired)
+    assert not any("newest 1 are" in (r or "") for r in expired)
+
+
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(
     offsets=st.lists(st.integers(min_value=0, max_value=60 * 24 * 30), min_size=0, max_size=60, unique=True),

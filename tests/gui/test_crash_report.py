@@ -23,7 +23,7 @@ from core.ledger.models import Attempt, Occurrence
 from core.ledger.states import OccurrenceState as S
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
-from scheduler_gui.monitor.crash_report import CrashReport, CrashReportDialog
+from scheduler_gui.monitor.crash_report import CrashReport, CrashReportDialog, headline
 from scheduler_gui.session_guard import SESSION_HEADER, UncleanExit
 
 #: The crashed window's pid: Linux never hands out one above 2**22.
@@ -194,3 +194,16 @@ def test_the_dialog_renders_readably(ctx: AppContext, window: MainWindow, qtbot,
     for label in dialog.findChildren(QLabel):
         if label.isVisible():
             assert label.height() >= label.heightForWidth(label.width()) or not label.wordWrap(), label.text()
+
+
+@pytest.mark.parametrize(
+    ("closed", "said"),
+    [
+        pytest.param(1, None, id="once_says_nothing_more"),
+        pytest.param(2, " It closed unexpectedly twice since it last quit normally.", id="twice"),
+        pytest.param(3, " It closed unexpectedly 3 times since it last quit normally.", id="three_times"),
+    ],
+)
+def test_the_headline_counts_the_unclean_exits_in_words(tmp_path: Path, closed: int, said: str | None) -> None:
+    text = headline([_exit(tmp_path, None)] * closed)
+    assert text.endswith(said) if said is not None else "closed unexpectedly" not in text.split(").", 1)[1]

@@ -63,7 +63,9 @@ def test_bounded_catch_up_runs_the_newest(view: WhatIfView, qtbot, qtmodeltester
     ]
     assert _column(view, 1) == ["2026-06-01 06:30Z", "2026-06-02 06:30Z", "2026-06-03 06:30Z"]
     assert _column(view, 2) == ["⊘ misfire expired", "⊘ misfire expired", "↻ runs late"]
-    assert "only the newest 1 are made up" in _column(view, 3)[0]
+    assert _column(view, 3)[0] == (
+        "missed by more than latenessWindow (15 min); only the newest run is made up (misfirePolicy CATCH_UP_BOUNDED)"
+    )
     assert view.summary.text().startswith("On return at 2026-06-04 00:00Z: 1 run late · 2 expire · 0 run on time.")
     assert "misfirePolicy CATCH_UP_BOUNDED (maxCatchUp 1)" in view.summary.text()
     late = view.model.index(2, 2).data(Qt.ItemDataRole.ForegroundRole)
@@ -71,6 +73,19 @@ def test_bounded_catch_up_runs_the_newest(view: WhatIfView, qtbot, qtmodeltester
     expired = view.model.index(0, 0).data(Qt.ItemDataRole.ForegroundRole)
     assert expired.color() == QColor(GREY)
     assert view.local_range.text() == "= Sun 2026-05-31 20:00 EDT → Wed 2026-06-03 20:00 EDT"
+
+
+def test_two_made_up_says_so_in_the_plural_and_in_words(view: WhatIfView, document: SpecDocument, qtbot) -> None:
+    with qtbot.waitSignal(view.computed, timeout=10_000):
+        document.set_values({"maxCatchUp": 2, "latenessWindow": "PT1H30M"}, label="Two")
+    _ask(view, qtbot)
+    assert _column(view, 2) == ["⊘ misfire expired", "↻ runs late", "↻ runs late"]
+    assert _column(view, 3)[0] == (
+        "missed by more than latenessWindow (1 h 30 min); only the newest 2 are made up "
+        "(misfirePolicy CATCH_UP_BOUNDED)"
+    )
+    assert view.summary.text().startswith("On return at 2026-06-04 00:00Z: 2 run late · 1 expire · 0 run on time.")
+    assert "PT" not in view.summary.text() and "latenessWindow 1 h 30 min" in view.summary.text()
 
 
 def test_matches_the_core_function(view: WhatIfView, document: SpecDocument, qtbot) -> None:
@@ -142,7 +157,7 @@ def test_policy_words() -> None:
 
     spec = parse_spec(demo_mapping("daily-ops-summary") | {"catchUpWindow": "P1D"})
     assert policy_words(spec) == (
-        "misfirePolicy CATCH_UP_BOUNDED (maxCatchUp 1) · latenessWindow PT15M · catchUpWindow P1D"
+        "misfirePolicy CATCH_UP_BOUNDED (maxCatchUp 1) · latenessWindow 15 min · catchUpWindow 1 day"
     )
 
 

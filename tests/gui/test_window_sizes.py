@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QPoint
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QStyle, QStyleOptionComboBox, QWidget
 from shell_fixtures import window_fixture  # noqa: F401
 
 from scheduler_gui.elide import whole_words
@@ -73,6 +73,39 @@ def test_the_monitor_fits_1024_and_the_status_bar_keeps_whole_words(window: Main
             kept = shown[:-1]
             assert label.text()[len(kept)] in " ·:", (shown, label.text())
         assert label.accessibleName() == label.text()  # a screen reader hears all of it
+
+
+def _edit_room(box: QComboBox) -> int:
+    """The width a combo box gives its text (without its arrow and frame)."""
+    option = QStyleOptionComboBox()
+    box.initStyleOption(option)
+    field = box.style().subControlRect(
+        QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, box
+    )
+    return field.width()
+
+
+def test_the_occurrences_sort_and_time_boxes_show_their_whole_text_at_1024(window: MainWindow, qtbot: Any) -> None:
+    """ "by scheduled time" and "Oldest first" are read whole at 1024x640, whichever is chosen."""
+    from scheduler_gui.monitor.occurrences_view import OccurrencesView
+
+    with qtbot.waitSignal(window.hub.ledgerReady, timeout=30_000):
+        window.start_monitor()
+    window.show_view("occurrences")
+    _at(window, qtbot, 1024, 640)
+    assert window.width() == 1024
+    view = window.findChild(OccurrencesView)
+    assert view is not None and view.isVisible()
+    for box in (view.time_field_box, view.order_box):
+        for choice in range(box.count()):
+            box.setCurrentIndex(choice)
+            QApplication.processEvents()
+            text = box.currentText()
+            assert box.fontMetrics().horizontalAdvance(text) <= _edit_room(box), (box.accessibleName(), text)
+            assert _inside(box, view), box.accessibleName()
+    for box in (view.schedule_box, view.state_box, view.time_box, view.kind_box):  # their first choice too
+        box.setCurrentIndex(0)
+        assert box.fontMetrics().horizontalAdvance(box.currentText()) <= _edit_room(box), box.accessibleName()
 
 
 @pytest.mark.parametrize(

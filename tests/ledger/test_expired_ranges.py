@@ -207,7 +207,7 @@ def test_one_range_one_event_and_the_cursor_in_one_transaction(ledger: Ledger) -
     assert (r.from_utc, r.to_utc, r.occurrences) == (utc("2026-02-26T12:00:00Z"), utc("2026-03-01T12:00:00Z"), 4320)
     assert r.policy == "CATCH_UP_BOUNDED"
     assert r.reason == (
-        "missed by more than latenessWindow (PT15S); only the newest 1 are made up (misfirePolicy CATCH_UP_BOUNDED)"
+        "missed by more than latenessWindow (PT15S); only the newest run is made up (misfirePolicy CATCH_UP_BOUNDED)"
     )
     assert r.summary().startswith(
         "4,320 occurrences of outage revision 1 from 2026-02-26T12:00:00Z to 2026-03-01T12:00:00Z expired by "
@@ -277,7 +277,7 @@ def test_schedctl_ledger_shows_the_range(ledger: Ledger, capsys: pytest.CaptureF
             "state": "MISFIRE_EXPIRED",
             "policy": "CATCH_UP_BOUNDED",
             "reason": "missed by more than latenessWindow (PT15S); "
-            "only the newest 1 are made up (misfirePolicy CATCH_UP_BOUNDED)",
+            "only the newest run is made up (misfirePolicy CATCH_UP_BOUNDED)",
             "occurrences": 4320,
         }
     ]
