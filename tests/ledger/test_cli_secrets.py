@@ -141,6 +141,9 @@ DB_COMMANDS = {
     "db grant": ["db", "grant", "alice", "--as", "viewer"],
     "drift": ["drift"],
     "shadow": ["shadow"],
+    "alerts set": ["alerts", "set", "https://example.com/hook"],
+    "alerts list": ["alerts", "list"],
+    "alerts test": ["alerts", "test", "mailto:ops@example.com"],
 }
 
 
