@@ -86,7 +86,8 @@ class WakeKeeper:
             return {}
         with ledger.read() as session:
             due = next_due(session, self.asking, now)
-        return {sid: wake_at(at) for sid, at in due.items() if wake_at(at) > now}
+        alarms = {sid: wake_at(at) for sid, at in due.items()}
+        return {sid: at for sid, at in alarms.items() if at > now}
 
     def _adopt(self, ledger: Ledger, wanted: dict[str, datetime]) -> None:
         """The first pass: keep the listed alarms that are right, set the missing ones, and

@@ -87,24 +87,25 @@ def claim(session: Session, worker: str, now: datetime, until: datetime, limit: 
     if session.get_bind().dialect.name == "postgresql":
         stmt = stmt.with_for_update(skip_locked=True)
     ids = list(session.scalars(stmt))
-    claimed: list[Pending] = []
-    for row_id in ids:
-        won = session.execute(
-            update(AlertOutbox)
-            .where(AlertOutbox.id == row_id, AlertOutbox.delivered_at.is_(None), free)
-            .values(claimed_by=worker, claimed_until=until)
-            .returning(
-                AlertOutbox.occurrence_id,
-                AlertOutbox.schedule_id,
-                AlertOutbox.kind,
-                AlertOutbox.route,
-                AlertOutbox.data,
-                AlertOutbox.attempts,
-            )
-        ).one_or_none()
-        if won is not None:
-            claimed.append(Pending(row_id, *won))
-    return claimed
+    if not ids:
+        return []
+    won = session.execute(
+        update(AlertOutbox)
+        .where(AlertOutbox.id.in_(ids), AlertOutbox.delivered_at.is_(None), free)
+        .values(claimed_by=worker, claimed_until=until)
+        .returning(
+            AlertOutbox.id,
+            AlertOutbox.occurrence_id,
+            AlertOutbox.schedule_id,
+            AlertOutbox.kind,
+            AlertOutbox.route,
+            AlertOutbox.data,
+            AlertOutbox.attempts,
+        )
+        .execution_options(synchronize_session=False)
+    ).all()
+    order = {row_id: i for i, row_id in enumerate(ids)}  # oldest first, as selected
+    return sorted((Pending(*row) for row in won), key=lambda p: order[p.id])
 
 
 def delivered(session: Session, row_id: int, worker: str, now: datetime) -> bool:
