@@ -25,14 +25,12 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QCheckBox,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
-    QRadioButton,
     QVBoxLayout,
     QWidget,
 )
@@ -42,6 +40,7 @@ from core.enums import AlertKind
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.designer.choice_buttons import choice_buttons
 from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.document import SpecDocument
@@ -213,15 +212,7 @@ class AlertRoutesBox(QGroupBox):
         self._ctx = ctx
         self._syncing = False
         layout = QVBoxLayout(self)
-        self.group = QButtonGroup(self)
-        self.buttons: dict[str, QRadioButton] = {}
-        for choice, words, meaning in CHOICES:
-            button = QRadioButton(words, self)
-            accessible(button, f"Alerts: {words}", meaning)
-            self.group.addButton(button)
-            self.buttons[choice] = button
-            layout.addWidget(button)
-            button.clicked.connect(lambda _checked=False, choice=choice: self.choose(choice))
+        self.group, self.buttons = choice_buttons(self, layout, "Alerts", CHOICES, self.choose)
         self.rows_box = QWidget(self)
         self.rows_layout = QVBoxLayout(self.rows_box)
         self.rows_layout.setContentsMargins(24, 0, 0, 0)  # under "These routes", whose rows they are

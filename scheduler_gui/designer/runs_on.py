@@ -22,15 +22,15 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import QButtonGroup, QGroupBox, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from core.actor import current_actor
 from core.placement import HOST_LABEL
 from core.runs_on_match import engine_match, label_rows, read_label_rows
 from core.spec import ANY_ENGINE
-from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
+from scheduler_gui.designer.choice_buttons import choice_buttons
 from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.designer.task_fields import ArgvList
@@ -70,16 +70,9 @@ class RunsOnBox(QGroupBox):
         self._ctx = ctx
         self._syncing = False
         layout = QVBoxLayout(self)
-        self.group = QButtonGroup(self)
-        self.buttons: dict[str, QRadioButton] = {}
         host = current_actor().host
-        for choice, words, meaning in CHOICES:
-            button = QRadioButton(words, self)
-            accessible(button, f"Runs on: {words}", meaning.format(host=host))
-            self.group.addButton(button)
-            self.buttons[choice] = button
-            layout.addWidget(button)
-            button.clicked.connect(lambda _checked=False, choice=choice: self.choose(choice))
+        choices = [(choice, words, meaning.format(host=host)) for choice, words, meaning in CHOICES]
+        self.group, self.buttons = choice_buttons(self, layout, "Runs on", choices, self.choose)
         rows = QHBoxLayout()
         rows.setContentsMargins(24, 0, 0, 0)  # under "Engines with labels", whose rows they are
         self.labels = ArgvList("Runs on labels", "Labels an engine must have, one KEY=VALUE per row", self,
