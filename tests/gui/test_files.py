@@ -532,8 +532,9 @@ def test_a_read_only_file_says_so_once_and_stays(window: MainWindow, ctx: AppCon
         path.chmod(0o644)
 
 
-def test_a_files_alerts_are_kept_when_a_policy_is_saved(window: MainWindow, ctx: AppContext, qtbot) -> None:
-    alerts = "alerts:   # who is told\n  - to: mailto:ops@example.com\n    on: [FAILED]\n  - to: {secret: TEAM_HOOK}\n"
+def open_with_alerts(window: MainWindow, ctx: AppContext, qtbot, alerts: str) -> tuple[Path, str]:
+    """The commented spec with ``alerts`` (YAML text) before its task, alone in the workspace and open
+    in the window at 1280x800; returns its path and its text."""
     text = COMMENTED.replace("task:\n", alerts + "task:\n")
     (ctx.workspace / "daily-ops-summary.yaml").unlink()
     path = ctx.workspace / "alerting.yaml"
@@ -542,6 +543,12 @@ def test_a_files_alerts_are_kept_when_a_policy_is_saved(window: MainWindow, ctx:
     window.show()
     assert window.open_path(path)
     qtbot.waitExposed(window)
+    return path, text
+
+
+def test_a_files_alerts_are_kept_when_a_policy_is_saved(window: MainWindow, ctx: AppContext, qtbot) -> None:
+    alerts = "alerts:   # who is told\n  - to: mailto:ops@example.com\n    on: [FAILED]\n  - to: {secret: TEAM_HOOK}\n"
+    path, text = open_with_alerts(window, ctx, qtbot, alerts)
     radio = find(window.designer, "Missing time (clocks jump forward): Next valid time")
     qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))
     assert window.document.value("gapPolicy") == "SHIFT_FORWARD", window.statusBar().currentMessage()
@@ -560,14 +567,7 @@ def test_a_files_alerts_are_kept_when_a_policy_is_saved(window: MainWindow, ctx:
 
 def test_a_route_typed_in_the_window_is_saved_beside_the_files_own(window: MainWindow, ctx: AppContext, qtbot) -> None:
     alerts = "alerts:   # who is told\n  - to: mailto:ops@example.com  # the on-call box\n    on: [FAILED]\n"
-    text = COMMENTED.replace("task:\n", alerts + "task:\n")
-    (ctx.workspace / "daily-ops-summary.yaml").unlink()
-    path = ctx.workspace / "alerting.yaml"
-    path.write_text(text, encoding="utf-8")
-    window.resize(1280, 800)
-    window.show()
-    assert window.open_path(path)
-    qtbot.waitExposed(window)
+    path, _text = open_with_alerts(window, ctx, qtbot, alerts)
     window.activateWindow()  # the window's Ctrl+Z reaches it
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     qtbot.mouseClick(find(window.designer, "When things go wrong — misfire · overlap · retry · jitter · alerts"),
