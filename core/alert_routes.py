@@ -41,6 +41,8 @@ def route_problem(text: str) -> str | None:
         return f"is {len(text):,} characters long; a route is at most {MAX_ROUTE_CHARS:,}"
     if text != text.strip() or not text:
         return f"{shown(text)} has spaces around it or is empty; {_WHAT}"
+    if any(c.isspace() or not c.isprintable() for c in text):
+        return f"{shown(text)} holds a space or a control character, which no route has (a URL writes a space %20)"
     if text.lower().startswith("mailto:"):
         return _mail_problem(text[len("mailto:") :])
     scheme = text.split(":", 1)[0].lower() if ":" in text else ""
@@ -128,7 +130,7 @@ SMTP_SECURITY = ("starttls", "tls", "none")
 def smtp_problems(smtp: Smtp) -> list[tuple[str, str]]:
     """(option, why) for each thing wrong with ``smtp``; empty when it can be used."""
     found = []
-    if not smtp.host.strip() or any(c.isspace() for c in smtp.host):
+    if not smtp.host.strip() or any(c.isspace() or not c.isprintable() for c in smtp.host):
         found.append(("host", f"{shown(smtp.host)} is not a host name"))
     if not 1 <= smtp.port <= 65535:
         found.append(("port", f"a port is between 1 and 65535, got {smtp.port}"))

@@ -78,6 +78,8 @@ def test_set_then_list_routes_and_smtp(capsys: pytest.CaptureFixture[str], ledge
             ["--smtp-host", "smtp.example.com", "--smtp-security", "none"], "only to this machine", id="smtp_clear"
         ),
         pytest.param(["--smtp-host", "h", "--smtp-password-secret", "PW"], "--smtp-user: a password", id="no_user"),
+        pytest.param(["https://a.example/\x1b[2J"], "control character", id="escape_in_route"),
+        pytest.param(["--smtp-host", "evil\x1b[2Jhost"], "is not a host name", id="escape_in_smtp_host"),
         pytest.param([], "nothing to set", id="nothing"),
     ],
 )
