@@ -1,0 +1,133 @@
+"""Workers' writes joined into one commit (SQLite, :mod:`core.engine.group_commit`): units that
+arrive while a transaction is open share its commit; one that fails is rolled back alone; a
+commit that fails fails every unit in it, and nothing of them is written. Counted, not timed:
+the leader's block waits until the others have joined."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.orm import Session
+
+from core.clock import FixedClock
+from core.engine.group_commit import GroupCommit, GroupCommitFailed
+from core.ledger.db import Ledger, open_ledger
+
+from . import NOW
+
+TIMEOUT = 30.0
+
+
+@pytest.fixture
+def sqlite_ledger(tmp_path: Path) -> Iterator[Ledger]:
+    with open_ledger(str(tmp_path / "ledger.db"), FixedClock(NOW)) as ledger:
+        with ledger.write() as session:
+            session.execute(text("CREATE TABLE units (name TEXT)"))
+        yield ledger
+
+
+def _rows(ledger: Ledger) -> list[str]:
+    with ledger.read() as session:
+        return sorted(session.scalars(text("SELECT name FROM units")))
+
+
+def _commits(ledger: Ledger) -> list[int]:
+    count = [0]
+
+    def committed(_connection: object) -> None:
+        count[0] += 1
+
+    event.listen(ledger.engine, "commit", committed)
+    return count
+
+
+def _insert(session: Session, name: str) -> None:
+    session.execute(text("INSERT INTO units (name) VALUES (:name)"), {"name": name})
+
+
+def _run_joined(
+    ledger: Ledger, group: GroupCommit, names: list[str], fail: str | None = None
+) -> dict[str, BaseException | None]:
+    """The first name leads; the others join its open transaction before it ends its block."""
+    outcome: dict[str, BaseException | None] = {}
+
+    def unit(name: str, hold: threading.Event | None = None) -> None:
+        try:
+            with group.transaction(lambda: ledger.write(serialize=False)) as session:
+                _insert(session, name)
+                if hold is not None:
+                    assert group.wait_for_members(len(names), TIMEOUT)
+                if name == fail:
+                    raise ValueError(f"{name} fails")
+            outcome[name] = None
+        except BaseException as exc:
+            outcome[name] = exc
+
+    lead = threading.Thread(target=unit, args=(names[0], threading.Event()))
+    lead.start()
+    assert group.wait_for_members(1, TIMEOUT)
+    others = [threading.Thread(target=unit, args=(name,)) for name in names[1:]]
+    for thread in others:
+        thread.start()
+    for thread in [lead, *others]:
+        thread.join(TIMEOUT)
+    return outcome
+
+
+def test_units_that_arrive_while_one_is_open_share_its_commit(sqlite_ledger: Ledger) -> None:
+    group = GroupCommit(limit=16)
+    commits = _commits(sqlite_ledger)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c", "d"])
+    assert outcome == {"a": None, "b": None, "c": None, "d": None}
+    assert (commits[0], group.commits) == (1, 1)
+    assert _rows(sqlite_ledger) == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("fail", ["a", "c"], ids=["the_leader_fails", "a_member_fails"])
+def test_a_unit_that_fails_is_rolled_back_alone(sqlite_ledger: Ledger, fail: str) -> None:
+    group = GroupCommit(limit=16)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c"], fail=fail)
+    assert isinstance(outcome.pop(fail), ValueError)
+    assert set(outcome.values()) == {None}
+    assert _rows(sqlite_ledger) == sorted({"a", "b", "c"} - {fail})
+    assert group.commits == 1
+
+
+def test_a_unit_returns_only_after_its_commit_and_fails_with_it(sqlite_ledger: Ledger) -> None:
+    """The commit itself fails (the leader's transaction): every unit in it raises, none is written."""
+    group = GroupCommit(limit=16)
+
+    @contextmanager
+    def broken() -> Iterator[Session]:
+        with sqlite_ledger.write(serialize=False) as session:
+            yield session
+            raise OSError("disk full")
+
+    outcome: dict[str, BaseException | None] = {}
+
+    def unit(name: str) -> None:
+        try:
+            with group.transaction(broken) as session:
+                _insert(session, name)
+                if name == "a":
+                    assert group.wait_for_members(2, TIMEOUT)
+            outcome[name] = None
+        except BaseException as exc:
+            outcome[name] = exc
+
+    lead = threading.Thread(target=unit, args=("a",))
+    lead.start()
+    assert group.wait_for_members(1, TIMEOUT)
+    member = threading.Thread(target=unit, args=("b",))
+    member.start()
+    lead.join(TIMEOUT)
+    member.join(TIMEOUT)
+    assert isinstance(outcome["a"], OSError)
+    assert isinstance(outcome["b"], GroupCommitFailed) and isinstance(outcome["b"].__cause__, OSError)
+    assert _rows(sqlite_ledger) == []
+    assert group.commits == 0
