@@ -130,7 +130,8 @@ def worker(url: str, task: str, per_schedule: int) -> None:
         if task == "no-op":
             mock.patch.object(run_stage, "run_command", instant_success).start()
         if sweep:  # everything is materialized already: the sweep would find nothing to do
-            mock.patch.object(plan, "materialize", lambda *args, **kwargs: None).start()
+            nothing = plan.Sweep(clock.now(), [], {}, set())
+            mock.patch.object(plan, "select_sweep", lambda *args, **kwargs: nothing).start()
         started = 0
         while True:
             report = engine.run_once()

@@ -122,23 +122,17 @@ class Engine:
         plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report, now=self.clock.now())
         hold = ctx.held_schedules
         first_start.shadow_new_version(self.ledger, self.clock, self.options.version, ctx.first_start)
-        fill = self.options.fill_rows_per_pass
-        plan.materialize(
-            self.ledger,
-            self.clock,
-            report,
-            fill_rows=fill,
-            hold=hold,
-            unreadable=ctx.unreadable,
-            share=ctx.share,
-            everything=not ctx.swept,
+        sweep = plan.select_sweep(self.ledger, self.clock, hold=hold, share=ctx.share, everything=not ctx.swept)
+        plan.catch_up(
+            self.ledger, self.clock, sweep, report, fill_rows=self.options.fill_rows_per_pass, unreadable=ctx.unreadable
         )
         ctx.swept = True
         hold = ctx.held_schedules  # with those whose materialization failed
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
         promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
-        self._dispatch(report, wait=wait)
+        self._dispatch(report, wait=wait)  # what is due starts before the far rows are written
+        plan.fill(self.ledger, self.clock, sweep, report, unreadable=ctx.unreadable)
         if self.wake is not None:
             self.wake.keep(self.ledger, ctx, self.clock.now(), wait=wait)
         if wait and self.options.deliver_alerts:
