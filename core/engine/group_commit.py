@@ -154,6 +154,9 @@ class GroupCommit:
         try:
             with self._turn:
                 savepoint = session.begin_nested()
+                # Emitted now, not when the session is next used: the hot path's statements go
+                # to the driver's connection directly (core.ledger.prepared), past the session.
+                session.connection()
                 try:
                     yield session
                 except BaseException:

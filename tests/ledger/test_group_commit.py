@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
 from core.engine.group_commit import GroupCommit, GroupCommitFailed
-from core.ledger.db import Ledger, open_ledger
+from core.ledger.db import DRIVER, Ledger, open_ledger
 
 from . import NOW
 
@@ -47,18 +47,22 @@ def _commits(ledger: Ledger) -> list[int]:
 
 
 def _insert(session: Session, name: str) -> None:
-    session.execute(text("INSERT INTO units (name) VALUES (:name)"), {"name": name})
+    """On the driver's connection, past the session, as the engine's hot path writes."""
+    held = session.info.get(DRIVER)
+    driver = held if held is not None else session.connection().connection.driver_connection
+    driver.execute("INSERT INTO units (name) VALUES (?)", (name,))
 
 
 def _run_joined(
     ledger: Ledger, group: GroupCommit, names: list[str], fail: str | None = None
 ) -> dict[str, BaseException | None]:
-    """The first name leads; the others join its open transaction before it ends its block."""
+    """The first name leads; the others join its open transaction before it ends its block. Each
+    thread has its own held connection (an engine worker's ``Ledger.writer``); the leader's is used."""
     outcome: dict[str, BaseException | None] = {}
 
     def unit(name: str, hold: threading.Event | None = None) -> None:
         try:
-            with group.transaction(lambda: ledger.write(serialize=False)) as session:
+            with ledger.writer(serialize=False) as own, group.transaction(own) as session:
                 _insert(session, name)
                 if hold is not None:
                     assert group.wait_for_members(len(names), TIMEOUT)
