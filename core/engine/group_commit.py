@@ -5,16 +5,19 @@ outcome (with the next claim) after it. On SQLite every commit is an fsync
 (``synchronous = FULL``), and the write lock lets one writer in at a time, so
 workers finishing together would otherwise queue for it and commit one by
 one. :class:`GroupCommit` lets a worker that wants to write join the
-transaction another worker has open: the first one in opens it (the leader),
-those arriving before it commits add their own unit of work to it, one at a
-time, each in a savepoint of its own, and the leader commits once for all of
-them, up to ``limit`` units.
+transaction another worker has open: the first one in opens it (the leader)
+and writes first, those arriving before it commits add their own unit of
+work to it, one at a time, each in a savepoint of its own, and the leader
+commits once for all of them, up to ``limit`` units. A unit alone costs no
+savepoint.
 
 Nothing of the rule that a task never starts without a durable claim
 changes: a unit's ``with`` block returns only once the transaction holding
 it has committed (or raises if it did not), and the worker starts its task
 after that. A unit that raises is rolled back to its savepoint alone and
-raises in its own worker; the others commit. An outcome waits in its batch
+raises in its own worker; the others commit (when the leader's own unit
+fails, the transaction is rolled back before any other unit has written,
+and those waiting go on in another). An outcome waits in its batch
 at most until the units that joined before it are written; one lost to a
 crash before the commit is recovered as any lost outcome (invariant 5).
 
@@ -54,6 +57,8 @@ class _Batch:
     session: Session | None = None
     """The transaction's session, once its leader has opened it."""
     finished: bool = False
+    broken: bool = False
+    """Its leader's unit failed: the transaction is rolled back, and no other unit may write in it."""
     error: BaseException | None = None
     """Why it did not commit (None: it did, when finished)."""
 
@@ -81,36 +86,45 @@ class GroupCommit:
     def transaction(self, own: Write) -> Iterator[Session]:
         """A write transaction for one unit of work: the batch open now, else a new one opened
         with ``own``. The block's changes are committed when the ``with`` ends without error."""
-        with self._cond:
-            batch = self._batch
-            leader = batch is None or not batch.open or batch.members >= self.limit
+        while True:
+            with self._cond:
+                batch = self._batch
+                leader = batch is None or not batch.open or batch.members >= self.limit
+                if leader or batch is None:
+                    batch = self._batch = _Batch()
+                else:
+                    batch.members += 1
+                self._cond.notify_all()
             if leader:
-                batch = self._batch = _Batch()
-            else:
-                assert batch is not None
-                batch.members += 1
-            self._cond.notify_all()
-        assert batch is not None
-        if leader:
-            with self._lead(batch, own) as session:
-                yield session
-        else:
-            with self._join(batch) as session:
-                yield session
+                with self._lead(batch, own) as session:
+                    yield session
+                return
+            if self._take_turn(batch):
+                break  # else the transaction it joined ended before its turn: another one
+        with self._member(batch) as session:
+            yield session
 
     @contextmanager
     def _lead(self, batch: _Batch, own: Write) -> Iterator[Session]:
-        failure: BaseException | None = None
+        """The first unit: it opens the transaction, writes first (no savepoint: if it fails the
+        transaction is rolled back, and those who joined meanwhile go on in another one), waits
+        for the units that joined, and commits."""
         try:
             with own() as session:
+                self._turn.acquire()  # before anyone else can write on the session
                 with self._cond:
                     batch.session = session
                     self._cond.notify_all()
                 try:
-                    with self._unit(batch, session) as mine:
-                        yield mine
-                except BaseException as exc:  # its own unit only: the others still commit
-                    failure = exc
+                    yield session
+                except BaseException:
+                    with self._cond:
+                        batch.broken = True
+                        batch.open = False
+                    raise
+                finally:
+                    self._turn.release()
+                    self._done(batch)
                 with self._cond:
                     self._cond.wait_for(lambda: batch.done == batch.members)
                     batch.open = False
@@ -128,42 +142,44 @@ class GroupCommit:
                 if self._batch is batch:
                     self._batch = None
                 self._cond.notify_all()
-        if failure is not None:
-            raise failure
 
-    @contextmanager
-    def _join(self, batch: _Batch) -> Iterator[Session]:
+    def _take_turn(self, batch: _Batch) -> bool:
+        """Wait for the joined transaction to open and for this unit's turn on it. False (the turn
+        not held) when it ended first: its leader failed, and nothing of this unit was written."""
         with self._cond:
             self._cond.wait_for(lambda: batch.session is not None or batch.finished)
+        self._turn.acquire()
+        if batch.session is not None and not batch.broken and not batch.finished:
+            return True
+        self._turn.release()
+        self._done(batch)
+        return False
+
+    @contextmanager
+    def _member(self, batch: _Batch) -> Iterator[Session]:
+        """A unit that joined (its turn held): in a savepoint of its own, then it waits for the commit."""
         session = batch.session
-        if session is None or batch.finished:
-            with self._cond:
-                batch.done += 1
-                self._cond.notify_all()
-            raise GroupCommitFailed("the transaction this write joined did not open") from batch.error
-        with self._unit(batch, session) as mine:
-            yield mine
+        assert session is not None
+        try:
+            savepoint = session.begin_nested()
+            # Emitted now, not when the session is next used: the hot path's statements go
+            # to the driver's connection directly (core.ledger.prepared), past the session.
+            session.connection()
+            try:
+                yield session
+            except BaseException:
+                savepoint.rollback()
+                raise
+            savepoint.commit()
+        finally:
+            self._turn.release()
+            self._done(batch)
         with self._cond:
             self._cond.wait_for(lambda: batch.finished)
         if batch.error is not None:
             raise GroupCommitFailed("the transaction this write joined did not commit") from batch.error
 
-    @contextmanager
-    def _unit(self, batch: _Batch, session: Session) -> Iterator[Session]:
-        """One unit's block, alone on the session, in a savepoint of its own."""
-        try:
-            with self._turn:
-                savepoint = session.begin_nested()
-                # Emitted now, not when the session is next used: the hot path's statements go
-                # to the driver's connection directly (core.ledger.prepared), past the session.
-                session.connection()
-                try:
-                    yield session
-                except BaseException:
-                    savepoint.rollback()
-                    raise
-                savepoint.commit()
-        finally:
-            with self._cond:
-                batch.done += 1
-                self._cond.notify_all()
+    def _done(self, batch: _Batch) -> None:
+        with self._cond:
+            batch.done += 1
+            self._cond.notify_all()
