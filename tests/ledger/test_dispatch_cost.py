@@ -11,11 +11,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from core.clock import FixedClock
 from core.engine import claim as claim_stage
 from core.engine.engine import Engine, EngineOptions
+from core.ledger import db as db_module
 from core.ledger.db import Ledger
 from core.ledger.event_types import EventKind
 from core.ledger.models import Event
@@ -24,17 +25,20 @@ from core.spec_validation import parse_spec
 
 from . import utc
 from .engine_stages import TRUE
+from .test_pass_cost import MINUTELY
 
+#: Every minute from 2026-03-02 00:00 UTC, a true task.
 EVERY_MINUTE: dict[str, Any] = {
-    "schema": "scheduleSpec.v1",
-    "revision": 1,
-    "timeZone": "UTC",
-    "kind": "interval",
-    "every": "PT1M",
+    **MINUTELY,
     "anchor": "2026-03-02T00:00:00Z",
     "cutoverAt": "2026-03-02T00:00:00Z",
     "task": TRUE,
 }
+
+
+#: Statements one more due run costs at most: PostgreSQL (through SQLAlchemy, and the commit's
+#: pipeline as one), SQLite (every statement on the connection, its transaction's and savepoint's too).
+PER_RUN = {"postgresql": 6, "sqlite": 13}
 
 
 @contextmanager
@@ -106,3 +110,74 @@ def test_a_pass_after_an_outage_dispatches_before_the_fill(ledger: Ledger, clock
     after = [to for i, to in written if i > claimed]
     assert before and max(before) <= now + timedelta(hours=1)
     assert after and max(after) >= now + timedelta(days=1)
+
+
+@contextmanager
+def statements_sent(ledger: Ledger) -> Iterator[list[str]]:
+    """Every statement sent to the server (PostgreSQL, through SQLAlchemy or in a commit's
+    pipeline) or to SQLite (traced on its connections, prepared statements included)."""
+    sent: list[str] = []
+    if ledger.dialect == "sqlite":
+
+        def traced(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+            dbapi_connection.set_trace_callback(sent.append)
+
+        event.listen(ledger.engine, "checkout", traced)
+        try:
+            yield sent
+        finally:
+            event.remove(ledger.engine, "checkout", traced)
+        return
+
+    def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    real = db_module.flush_events
+
+    def flushed(session: Any) -> None:
+        shared = db_module.shared_write(session)
+        if shared is not None and (shared.rows or shared.deferred):
+            sent.append("-- the commit's pipeline")
+        real(session)
+
+    event.listen(ledger.engine, "before_cursor_execute", before)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(db_module, "flush_events", flushed)
+    try:
+        yield sent
+    finally:
+        patch.undo()
+        event.remove(ledger.engine, "before_cursor_execute", before)
+
+
+def _counted_pass(ledger: Ledger, engine: Engine, runs: int) -> int:
+    """A pass of ``engine`` that runs ``runs`` due runs; the statements it sent."""
+    with statements_sent(ledger) as sent:
+        report = engine.run_once()
+    assert report.outcomes == {"SUCCEEDED": runs}
+    return len(sent)
+
+
+def test_each_run_of_a_backlog_sends_a_bounded_number_of_statements(ledger: Ledger, clock: FixedClock) -> None:
+    """What one more due run costs an engine's worker (its claim with its attempt row and event,
+    its outcome with the attempt's end and events, in one transaction), counted on each database:
+    the pass's own statements cancel out between a backlog of 10 and one of 30."""
+    start = utc("2026-03-02T00:00:00Z")
+    clock.set(start)
+    data = {
+        **EVERY_MINUTE,
+        "scheduleId": "backlog",
+        "horizon": "PT1H",
+        "latenessWindow": "PT2H",
+        "misfirePolicy": "CATCH_UP_ALL",
+    }
+    with ledger.write() as session:
+        publish(session, parse_spec(data), clock)
+    clock.set(start + timedelta(seconds=30))
+    engine = Engine(ledger, clock)
+    assert engine.run_once().outcomes == {"SUCCEEDED": 1}  # materialized far ahead: the next passes only run
+    clock.set(start + timedelta(minutes=10, seconds=30))
+    ten = _counted_pass(ledger, engine, 10)
+    clock.set(start + timedelta(minutes=40, seconds=30))
+    thirty = _counted_pass(ledger, engine, 30)
+    assert (thirty - ten) / 20 <= PER_RUN[ledger.dialect], (ten, thirty)
