@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from core.calendar.holiday_codes import closed_days
 from core.enums import HolidayPolicy
 from core.errors import ComputeLimitError
-from core.holiday_codes import closed_days
-from core.spec import WEEKDAY_CODES, BusinessCalendar
+from core.spec.model import WEEKDAY_CODES, BusinessCalendar
 
 #: How far a move looks for a business day before it gives up with a clear error.
 SEARCH_DAYS = 400

@@ -9,14 +9,14 @@ from __future__ import annotations
 import itertools
 from datetime import date, datetime, timedelta
 
-from core.business_days import BusinessDays, day_text
+from core.calendar.business_days import BusinessDays, day_text
 from core.enums import HolidayPolicy, Kind, Status
-from core.occurrence import Occurrence
 from core.recurrence.compile import compile_schedule
 from core.recurrence.describe import join_words
 from core.recurrence.expand import iter_rows
-from core.spec import WEEKDAY_CODES, BusinessCalendar, ScheduleSpec
-from core.timefmt import fmt_clock
+from core.recurrence.occurrence import Occurrence
+from core.spec.model import WEEKDAY_CODES, BusinessCalendar, ScheduleSpec
+from core.time.formats import fmt_clock
 
 #: How far ahead the next touched holiday is looked for, in rows and in time.
 LOOKAHEAD_ROWS = 5000

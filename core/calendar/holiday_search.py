@@ -2,7 +2,7 @@
 ("germany") or a subdivision ("berlin", "new york"), accents and case ignored.
 
 The designer's "Business days" picker lists these matches, best first; the codes and names are
-:func:`core.holiday_codes.known_codes`.
+:func:`core.calendar.holiday_codes.known_codes`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
 
-from core.holiday_codes import HolidayCode, known_codes
+from core.calendar.holiday_codes import HolidayCode, known_codes
 
 
 class Fit(IntEnum):

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from core.cli.common import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines
 from core.cli.output import err as _say
 from core.cli.parser import build_parser
-from core.redact import mask_urls
 from core.render.terminal import terminal_safe
+from core.team.redact import mask_urls
 
 
 def _internal_error(exc: BaseException) -> int:

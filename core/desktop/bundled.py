@@ -16,7 +16,7 @@ PACKAGE = "tidemark_resources"
 #: The folder's name in a source checkout.
 SOURCE_FOLDER = "resources"
 
-_BESIDE_CORE = Path(__file__).resolve().parent.parent
+_BESIDE_CORE = Path(__file__).resolve().parents[2]
 
 
 def bundled_root(beside: Path = _BESIDE_CORE) -> Path:

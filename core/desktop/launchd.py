@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.desktop_entry import APP_ID
-from core.redact import mask_urls
-from core.service_command import (
+from core.desktop.entry import APP_ID
+from core.desktop.service_command import (
     Ran,
     Runner,
     ServiceResult,
@@ -34,6 +33,7 @@ from core.service_command import (
     system_runner,
     write_private,
 )
+from core.team.redact import mask_urls
 
 #: The agent's launchd label (and the plist's name): the app id's own, with ``.engine``.
 LABEL = f"{APP_ID}.engine"

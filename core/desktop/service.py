@@ -9,7 +9,7 @@ Restart=on-failure), then runs ``systemctl --user daemon-reload`` and
 and the calls without touching the machine. Where systemd or a user session is
 absent, nothing is written and the result says so, with the command to run
 instead. On macOS (:func:`running_on` is ``darwin``) the same calls write and
-remove a launchd agent instead (core/launchd.py).
+remove a launchd agent instead (core/desktop/launchd.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.exporting.refusal import control_character
-from core.exporting.unit_syntax import assignment, command_line, plain_value
-from core.redact import mask_urls
-from core.service_command import (
+from core.desktop.service_command import (
     Ran,
     Runner,
     ServiceResult,
@@ -38,6 +35,9 @@ from core.service_command import (
     system_runner,
     write_private,
 )
+from core.exporting.refusal import control_character
+from core.exporting.unit_syntax import assignment, command_line, plain_value
+from core.team.redact import mask_urls
 
 UNIT_NAME = "tidemark-engine.service"
 
@@ -87,7 +87,8 @@ def team_options(
 
 
 def running_on() -> str:
-    """The platform a service is installed for: ``darwin`` gets a launchd agent (core.launchd), the rest systemd."""
+    """The platform a service is installed for: ``darwin`` gets a launchd agent (core.desktop.launchd),
+    the rest systemd."""
     return sys.platform
 
 
@@ -163,12 +164,12 @@ def _unavailable(setup: ServiceSetup) -> tuple[str | None, list[tuple[str, ...]]
 def install_service(db: str | None, setup: ServiceSetup | None = None, options: Sequence[str] = ()) -> ServiceResult:
     """Write the unit, reload the user manager, and enable and start the service; ``options``
     go after ``engine run`` (:func:`engine_argv`; the ledger goes in its environment). On macOS, a launchd agent instead
-    (:func:`core.launchd.install_agent`)."""
+    (:func:`core.desktop.launchd.install_agent`)."""
     problem = service_problem(pinned_db(db), options)
     if problem is not None:
         return ServiceResult(False, (f"{problem}; nothing was installed",), (setup or ServiceSetup()).unit_path)
     if setup is None and running_on() == "darwin":
-        from core.launchd import install_agent
+        from core.desktop.launchd import install_agent
 
         return install_agent(db, options=options)
     setup = setup or ServiceSetup()
@@ -221,7 +222,7 @@ def install_service(db: str | None, setup: ServiceSetup | None = None, options: 
 def uninstall_service(setup: ServiceSetup | None = None) -> ServiceResult:
     """Stop and disable the service, remove the unit and reload the user manager (macOS: remove the agent)."""
     if setup is None and running_on() == "darwin":
-        from core.launchd import uninstall_agent
+        from core.desktop.launchd import uninstall_agent
 
         return uninstall_agent()
     setup = setup or ServiceSetup()
@@ -248,7 +249,7 @@ def uninstall_service(setup: ServiceSetup | None = None) -> ServiceResult:
 def service_installed(setup: ServiceSetup | None = None) -> bool:
     """Whether this user has the unit file (macOS: the agent's plist)."""
     if setup is None and running_on() == "darwin":
-        from core.launchd import agent_installed
+        from core.desktop.launchd import agent_installed
 
         return agent_installed()
     return (setup or ServiceSetup()).unit_path.exists()
@@ -257,7 +258,7 @@ def service_installed(setup: ServiceSetup | None = None) -> bool:
 def start_installed_service(setup: ServiceSetup | None = None) -> ServiceResult:
     """Start the installed service now (the window hands its ledger over to it)."""
     if setup is None and running_on() == "darwin":
-        from core.launchd import start_installed_agent
+        from core.desktop.launchd import start_installed_agent
 
         return start_installed_agent()
     setup = setup or ServiceSetup()

@@ -1,5 +1,5 @@
 """Words for wall times around a clock change, shared by the consequence lines
-(``core.consequences``) and the summary (``core.explain``): the day a change is
+(``core.explain.consequences``) and the summary (``core.explain.summary``): the day a change is
 told under, "clocks jump from 02:00 EST to 03:00 EDT", a zone's abbreviation or
 its offset when the abbreviation says nothing.
 """
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from core.recurrence.describe import join_words
-from core.timefmt import fmt_clock
-from core.zones import Transition, format_offset
+from core.time.formats import fmt_clock
+from core.time.zones import Transition, format_offset
 
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 

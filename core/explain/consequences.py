@@ -29,16 +29,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from core.change_words import day_label, jump_words, transition_day, wall_range, zone_word
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind, Status
-from core.occurrence import Occurrence
+from core.explain.change_words import day_label, jump_words, transition_day, wall_range, zone_word
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import expand, iter_rows
 from core.recurrence.invalid_dates import MonthDayPlan, plan_for
+from core.recurrence.occurrence import Occurrence
 from core.recurrence.rules import build_rrule
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_clock
-from core.zones import Transition, shifted, transitions
+from core.spec.model import ScheduleSpec
+from core.time.formats import fmt_clock
+from core.time.zones import Transition, shifted, transitions
 
 #: How far ahead to look for a gap, a fold or a missing date that touches the schedule.
 LOOKAHEAD = timedelta(days=3660)

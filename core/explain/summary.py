@@ -6,7 +6,7 @@ missed runs and overlap).
 ``schedctl explain`` prints them as one paragraph (:func:`explain`); the
 designer shows the sentence on a line of its own and each policy on its own
 line (:func:`summarize`). What is said about clock changes and missing dates
-comes from :func:`core.consequences.consequences`: the rows the preview shows
+comes from :func:`core.explain.consequences.consequences`: the rows the preview shows
 from the same instant, with the chosen policies.
 """
 
@@ -16,19 +16,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.business_words import policy_line
-from core.change_words import clocks, day_label, jump_words, transition_day, wall_range, zone_word
-from core.consequences import LOOKAHEAD, Consequences, consequences
-from core.durations import human_duration
+from core.calendar.business_words import policy_line
+from core.desktop.wake.alarms import WakeBackend, wake_line
 from core.enums import InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, Status
-from core.occurrence import Occurrence
+from core.explain.change_words import clocks, day_label, jump_words, transition_day, wall_range, zone_word
+from core.explain.consequences import LOOKAHEAD, Consequences, consequences
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.describe import describe_bounds, describe_rule, join_words
 from core.recurrence.expand import expand, iter_rows
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.wake.alarms import WakeBackend, wake_line
-from core.zones import Transition, next_transition, shifted
+from core.recurrence.occurrence import Occurrence
+from core.spec.model import ScheduleSpec
+from core.time.durations import human_duration
+from core.time.formats import fmt_clock, fmt_local, fmt_utc
+from core.time.zones import Transition, next_transition, shifted
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def explain(spec: ScheduleSpec, now: datetime, *, wake: WakeBackend | None = Non
     The gap and fold described are the first ones from ``now`` on (or from the
     schedule's first row when that is later) that touch one of its rows. With
     ``wakeSystem``, ``wake`` (this host's wake backend) says whether the machine
-    can be woken (:func:`core.wake.alarms.wake_line`).
+    can be woken (:func:`core.desktop.wake.alarms.wake_line`).
     """
     return summarize(spec, now, wake=wake).paragraph()
 

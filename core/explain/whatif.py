@@ -14,11 +14,11 @@ from datetime import datetime
 
 from core.engine.misfire import Action, Due, plan_recovery
 from core.errors import ComputeLimitError, UserError
-from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_utc
+from core.recurrence.occurrence import Occurrence
+from core.spec.model import ScheduleSpec
+from core.time.formats import fmt_utc
 
 #: Occurrences an outage may hold before the question is refused as too big.
 MAX_WHATIF_ROWS = 10_000

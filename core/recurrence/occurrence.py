@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.enums import Status
-from core.timefmt import fmt_local, fmt_utc
-from core.zones import format_offset
+from core.time.formats import fmt_local, fmt_utc
+from core.time.zones import format_offset
 
 
 @dataclass(slots=True)

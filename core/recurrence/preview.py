@@ -10,15 +10,15 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from core.desktop.wake.alarms import wake_at
 from core.enums import Kind
 from core.errors import ComputeLimitError
-from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_utc
-from core.wake.alarms import wake_at
-from core.zones import Transition, format_offset, next_transition, shifted, transitions, tzdb_version
+from core.recurrence.occurrence import Occurrence
+from core.spec.model import ScheduleSpec
+from core.time.formats import fmt_utc
+from core.time.zones import Transition, format_offset, next_transition, shifted, transitions, tzdb_version
 
 #: Rows a single preview may hold.
 MAX_PREVIEW_ROWS = 1_000_000
@@ -28,7 +28,7 @@ ROWS_PAST_CHANGE = 3
 
 def wake_time(row: Occurrence) -> datetime | None:
     """With ``wakeSystem``: when the machine is woken for ``row`` (its dispatch time minus the
-    lead, :data:`core.wake.alarms.LEAD`); None for a row that never runs."""
+    lead, :data:`core.desktop.wake.alarms.LEAD`); None for a row that never runs."""
     dispatch = row.dispatch
     return wake_at(dispatch) if row.runnable and dispatch is not None else None
 

@@ -1,8 +1,8 @@
 """How much a spec file may hold: the bounds reading one keeps against hostile input.
 
-Spec files come from anywhere (a colleague, a download). :mod:`core.specfile` reads at most
+Spec files come from anywhere (a colleague, a download). :mod:`core.spec.files` reads at most
 :data:`MAX_SPEC_BYTES` and refuses JSON nested deeper than :data:`MAX_SPEC_DEPTH`;
-:mod:`core.yaml_text` keeps all four for YAML, whose aliases (``*name``) can make a small file
+:mod:`core.spec.yaml_text` keeps all four for YAML, whose aliases (``*name``) can make a small file
 expand into a huge document ("billion laughs").
 """
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from core.enums import AlertKind, Kind
 from core.recurrence.rules import normalize_rule_text
-from core.spec import KIND_KEYS, ScheduleSpec
-from core.timefmt import fmt_utc
-from core.zones import tzdb_version
+from core.spec.model import KIND_KEYS, ScheduleSpec
+from core.time.formats import fmt_utc
+from core.time.zones import tzdb_version
 
 KEY_ORDER = [
     "schema",

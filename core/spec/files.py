@@ -12,11 +12,11 @@ walks it.
 
 New spec files are written by :func:`dump_yaml` with the same table of types,
 so that what it writes reads back as it was meant (a date plain, ``yes``
-quoted). Saving into a file a person wrote is :mod:`core.spec_yaml`'s.
+quoted). Saving into a file a person wrote is :mod:`core.spec.yaml_io`'s.
 
-The YAML reader and writer are :mod:`core.yaml_text`'s, imported when a file is
+The YAML reader and writer are :mod:`core.spec.yaml_text`'s, imported when a file is
 YAML: checking a JSON spec never loads PyYAML. The bounds are
-:mod:`core.spec_bounds`'s.
+:mod:`core.spec.bounds`'s.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from typing import Any, BinaryIO
 
 from core.errors import SpecError, SpecFileError
 from core.os_text import shown
-from core.spec import ScheduleSpec
-from core.spec_bounds import MAX_SPEC_ALIASES, MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_VALUES
-from core.spec_validation import parse_spec
+from core.spec.bounds import MAX_SPEC_ALIASES, MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_VALUES
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
 
 __all__ = [
     "MAX_SPEC_ALIASES",
@@ -95,7 +95,7 @@ def load_text(text: str, source: str = "<text>") -> Any:
     if not text.strip():
         raise SpecFileError(f"{source}: the file is empty")
     if not is_json_text(text, source):
-        from core.yaml_text import load_yaml  # PyYAML loads only for YAML
+        from core.spec.yaml_text import load_yaml  # PyYAML loads only for YAML
 
         return load_yaml(text, source)
     try:
@@ -169,7 +169,7 @@ def load_spec(path: str | os.PathLike[str]) -> ScheduleSpec:
 
 
 def dump_yaml(data: Mapping[str, Any], *, keep_order: bool = False) -> str:
-    """The text of a new spec file: :func:`core.yaml_text.dump_yaml`, PyYAML loaded when asked."""
-    from core.yaml_text import dump_yaml as dump
+    """The text of a new spec file: :func:`core.spec.yaml_text.dump_yaml`, PyYAML loaded when asked."""
+    from core.spec.yaml_text import dump_yaml as dump
 
     return dump(data, keep_order=keep_order)

@@ -2,8 +2,8 @@
 
 The model's fields, their types and the checks each field makes on its own.
 Validating a whole document (every problem at once, each naming its key) is
-:mod:`core.spec_validation`'s; the text a published revision stores is
-:mod:`core.spec_canonical`'s. This module knows nothing of recurrence rules:
+:mod:`core.spec.validation`'s; the text a published revision stores is
+:mod:`core.spec.canonical`'s. This module knows nothing of recurrence rules:
 the recurrence code compiles a :class:`ScheduleSpec`, so the model stays below it.
 """
 
@@ -27,8 +27,6 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from core.alert_routes import DEFAULT_KINDS, kinds_problem, route_problem
-from core.durations import format_duration, parse_duration
 from core.enums import (
     AlertKind,
     Effect,
@@ -43,9 +41,11 @@ from core.enums import (
 )
 from core.errors import ZoneError
 from core.os_text import key_text, shown
-from core.secrets import SECRET_NAME, SECRET_NAME_RULE, name_problem
-from core.timefmt import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
-from core.zones import check_zone_name
+from core.team.alert_routes import DEFAULT_KINDS, kinds_problem, route_problem
+from core.team.secrets import SECRET_NAME, SECRET_NAME_RULE, name_problem
+from core.time.durations import format_duration, parse_duration
+from core.time.formats import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
+from core.time.zones import check_zone_name
 
 SCHEMA_NAME = "scheduleSpec.v1"
 SCHEDULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -256,7 +256,7 @@ class Retry(_Model):
 
 
 class SecretRef(_Model):
-    """``{secret: NAME}``: a task variable whose value the engine's host keeps (core.secrets), never the ledger."""
+    """``{secret: NAME}``: a task variable whose value the engine's host keeps (core.team.secrets), never the ledger."""
 
     secret: str = Field(
         description=f"the secret's name: {SECRET_NAME_RULE}", json_schema_extra={"pattern": f"^{SECRET_NAME.pattern}$"}
@@ -327,7 +327,7 @@ class Task(_Model):
 
 
 def _route_to(value: Any) -> Any:
-    """An alert route's ``to``: a route text (core.alert_routes) or ``{secret: NAME}``."""
+    """An alert route's ``to``: a route text (core.team.alert_routes) or ``{secret: NAME}``."""
     if isinstance(value, str):
         why = route_problem(value)
         if why is not None:
@@ -391,7 +391,7 @@ def _default_weekend() -> list[WeekdayCode]:
 
 
 def _holiday_code(value: str) -> str:
-    from core.holiday_codes import code_problem  # the holidays package loads only when a calendar names codes
+    from core.calendar.holiday_codes import code_problem  # the holidays package loads only when a calendar names codes
 
     problem = code_problem(value)
     if problem is not None:
@@ -517,7 +517,7 @@ class ScheduleSpec(_Model):
     horizon: Duration = timedelta(days=14)
     business_period: str | None = None
     runs_on: RunsOn | None = None
-    #: Wake this machine from suspend for each run, where the OS allows (core/wake/).
+    #: Wake this machine from suspend for each run, where the OS allows (core/desktop/wake/).
     wake_system: bool = Field(default=False, strict=True)
     alerts: list[AlertRoute] | None = None
     task: Task | None = None

@@ -1,6 +1,6 @@
 """The contract's order of a spec's keys, for writing files.
 
-At the top a spec's keys go in :data:`core.spec_canonical.KEY_ORDER`; inside ``task`` and
+At the top a spec's keys go in :data:`core.spec.canonical.KEY_ORDER`; inside ``task`` and
 ``retry`` in the order of the models' fields. A new file is written in that
 order; a person's file keeps its own, and a key added to it goes beside the keys
 the contract puts next to it (:func:`insertion_points`). Keys the contract does
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.spec import AlertRoute, BusinessCalendar, Retry, Task
-from core.spec_canonical import KEY_ORDER
+from core.spec.canonical import KEY_ORDER
+from core.spec.model import AlertRoute, BusinessCalendar, Retry, Task
 
 Path = tuple[Any, ...]
 """Where a value sits in the spec: ``()`` for the top, ``("task",)`` inside the task."""

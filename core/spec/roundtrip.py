@@ -3,11 +3,11 @@
 :func:`rewrite` loads the file's text with ruamel.yaml's round-trip loader
 (comments, key order, quoting, flow and block style, anchors kept), walks the
 new mapping onto it and dumps it. The walk touches only what differs from the
-mapping the text was read as (by the safe loader, :func:`core.specfile.load_text`,
+mapping the text was read as (by the safe loader, :func:`core.spec.files.load_text`,
 which every text passes first): a changed value is assigned where it stands, in
 its old quoting; a mapping or list is edited inside, entry by entry; a removed
 key goes and a new key goes where the contract orders it
-(:func:`core.spec_order.insertion_points`); :mod:`core.yaml_comments` keeps
+(:func:`core.spec.order.insertion_points`); :mod:`core.spec.yaml_comments` keeps
 each comment with the entry it belongs to.
 
 ruamel.yaml is set to change as little as possible of what is not edited:
@@ -41,9 +41,9 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
-from core import yaml_comments
-from core.spec_order import Path, contract_order, insertion_points
-from core.yaml_text import fits_on_one_line, writes_plain
+from core.spec import yaml_comments
+from core.spec.order import Path, contract_order, insertion_points
+from core.spec.yaml_text import fits_on_one_line, writes_plain
 
 _LINE_BREAKS = re.compile("[\r\n\x85\u2028\u2029]")
 _NULL_WORD = re.compile(r"(~|null|Null|NULL)(?![^\s,\]}#])")

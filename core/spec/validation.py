@@ -1,7 +1,7 @@
 """Validating a scheduleSpec.v1 document: parse -> validate -> compile.
 
 :func:`parse_spec` takes a loaded mapping and returns a
-:class:`~core.spec.ScheduleSpec`, or raises :class:`~core.errors.SpecError`
+:class:`~core.spec.model.ScheduleSpec`, or raises :class:`~core.errors.SpecError`
 naming every problem at once, each by its key, with "did you mean" for an
 unknown key. :func:`semantic_problems` holds the checks that need the whole
 document, among them that the rule compiles (the recurrence code's work).
@@ -14,14 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from core.business_days import SEARCH_DAYS, BusinessDays, longest_closure
+from core.calendar.business_days import SEARCH_DAYS, BusinessDays, longest_closure
 from core.enums import HolidayPolicy, Kind, MisfirePolicy
 from core.errors import Problem, SpecError, UserError
 from core.os_text import key_text, shown, string_problem, task_problems, text_problems
 from core.recurrence.compile import compile_schedule
 from core.recurrence.rules import RuleError, parse_rule
-from core.spec import KIND_KEYS, SCHEMA_NAME, AlertRoute, ScheduleSpec, Task
-from core.timefmt import fmt_local, fmt_utc
+from core.spec.model import KIND_KEYS, SCHEMA_NAME, AlertRoute, ScheduleSpec, Task
+from core.time.formats import fmt_local, fmt_utc
 
 
 def _known_keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:

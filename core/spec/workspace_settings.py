@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError, ZoneError, first_line
-from core.zones import check_zone_name
+from core.time.zones import check_zone_name
 
 #: The file's name in the workspace folder (a dot file: the folder lists schedules, not settings).
 SETTINGS_NAME = ".tidemark-workspace.json"

@@ -2,16 +2,16 @@
 
 A person's file has comments, an order of keys, quotes and flow lists of their
 choosing. :class:`SpecText` keeps the text it was read from beside what it
-holds (read by the safe loader, :func:`core.specfile.load_text`, with all its
+holds (read by the safe loader, :func:`core.spec.files.load_text`, with all its
 limits), and :meth:`SpecText.render` writes another mapping into that text
-with ruamel.yaml's round-trip mode (:func:`core.spec_roundtrip.rewrite`), so a
+with ruamel.yaml's round-trip mode (:func:`core.spec.roundtrip.rewrite`), so a
 one-field edit is a one-line change.
 
 The result is read back with the safe loader and must be exactly the mapping
 asked for, types included. Where it is not, or the layout is one the round trip
 does not edit (a top-level ``{...}``, merge keys), the file is written fresh in
 block style in its own key order below its header comments
-(:func:`core.specfile.dump_yaml`): the data is never wrong, only comments can go.
+(:func:`core.spec.files.dump_yaml`): the data is never wrong, only comments can go.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.errors import UserError
-from core.spec_order import merged_order
-from core.spec_roundtrip import CannotKeep, rewrite, same
-from core.specfile import dump_yaml, is_json_text, load_text
+from core.spec.files import dump_yaml, is_json_text, load_text
+from core.spec.order import merged_order
+from core.spec.roundtrip import CannotKeep, rewrite, same
 
 _log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class SpecText:
 
     @classmethod
     def parse(cls, text: str, source: str = "<text>") -> SpecText:
-        """Read ``text`` with every check of :func:`core.specfile.load_text`; raises its SpecFileError."""
+        """Read ``text`` with every check of :func:`core.spec.files.load_text`; raises its SpecFileError."""
         return cls(text, load_text(text, source), is_json=is_json_text(text, source), source=source)
 
     @property

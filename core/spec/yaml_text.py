@@ -1,11 +1,11 @@
 """YAML of spec files: the safe reader that keeps dates and times as the text a person wrote,
 and the writer of new files with the same table of types (a date written plain, ``yes`` quoted).
 
-Reading keeps every bound of :mod:`core.spec_bounds`: no key twice, values nested at most
-:data:`~core.spec_bounds.MAX_SPEC_DEPTH` deep, at most :data:`~core.spec_bounds.MAX_SPEC_ALIASES`
-aliases (``*name``), and at most :data:`~core.spec_bounds.MAX_SPEC_VALUES` values and
-:data:`~core.spec_bounds.MAX_SPEC_BYTES` characters once the aliases are expanded.
-:mod:`core.specfile` reads a spec file through :func:`load_yaml` unless it is JSON, which
+Reading keeps every bound of :mod:`core.spec.bounds`: no key twice, values nested at most
+:data:`~core.spec.bounds.MAX_SPEC_DEPTH` deep, at most :data:`~core.spec.bounds.MAX_SPEC_ALIASES`
+aliases (``*name``), and at most :data:`~core.spec.bounds.MAX_SPEC_VALUES` values and
+:data:`~core.spec.bounds.MAX_SPEC_BYTES` characters once the aliases are expanded.
+:mod:`core.spec.files` reads a spec file through :func:`load_yaml` unless it is JSON, which
 needs none of PyYAML (nor the time it takes to load).
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from core.errors import SpecFileError
-from core.spec_bounds import MAX_SPEC_ALIASES, MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_VALUES
-from core.spec_order import merged_order
+from core.spec.bounds import MAX_SPEC_ALIASES, MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_VALUES
+from core.spec.order import merged_order
 
 #: YAML 1.1's implicit types without timestamps: dates and times stay the text the person wrote.
 #: The writers use the same table, so that what they write plain reads back as text.
@@ -226,7 +226,7 @@ def fits_on_one_line(items: list[Any]) -> bool:
 
 def dump_yaml(data: Mapping[str, Any], *, keep_order: bool = False) -> str:
     """The text of a new spec file: block style, keys in the contract's order
-    (:mod:`core.spec_order`; in ``data``'s own order when ``keep_order``).
+    (:mod:`core.spec.order`; in ``data``'s own order when ``keep_order``).
 
     Never one ``{...}`` line, even without a task: only an empty mapping or list is written
     ``{}`` or ``[]``, and a list of plain values stays on its key's line while it fits

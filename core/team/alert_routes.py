@@ -105,7 +105,7 @@ def stored_route_problem(route: str) -> str | None:
     """Why ``route`` (as the ledger stores it, or as typed on a command line) is no route, else None."""
     name = secret_of(route)
     if name is not None:
-        from core.secrets import name_problem
+        from core.team.secrets import name_problem
 
         return name_problem(name)
     return route_problem(route)
@@ -143,7 +143,7 @@ def smtp_problems(smtp: Smtp) -> list[tuple[str, str]]:
     if not _ADDRESS.fullmatch(smtp.sender):
         found.append(("from", f"{shown(smtp.sender)} is not an email address such as tidemark@example.com"))
     if smtp.password_secret is not None:
-        from core.secrets import name_problem
+        from core.team.secrets import name_problem
 
         why = name_problem(smtp.password_secret)
         if why is not None:

@@ -1,8 +1,8 @@
 """Where a task runs and whom an engine trusts (docs/ledger.md, "Teams":
 "Where a task runs" and "Whom an engine trusts").
 
-An engine has labels: the built-in ``host`` (:func:`core.actor.host_name`) and
-``user`` (:func:`core.actor.os_user`), plus any given with ``schedctl engine
+An engine has labels: the built-in ``host`` (:func:`core.team.actor.host_name`) and
+``user`` (:func:`core.team.actor.os_user`), plus any given with ``schedctl engine
 run --label KEY=VALUE``. A revision runs on an engine when
 
 - its spec's ``runsOn`` labels all equal the engine's (``{any: true}``: any
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.actor import Actor, current_actor
-from core.durations import human_duration
 from core.os_text import string_problem
-from core.spec import ANY_ENGINE
+from core.spec.model import ANY_ENGINE
+from core.team.actor import Actor, current_actor
+from core.time.durations import human_duration
 
 #: The labels every engine has; ``--label`` may not set them.
 HOST_LABEL = "host"

@@ -2,10 +2,10 @@
 designer's "Runs on" (docs/gui.md, docs/spec.md ``runsOn``).
 
 The spec is not published yet: its publisher would be the person at the
-window (:func:`core.actor.current_actor`, with the database role the window's
+window (:func:`core.team.actor.current_actor`, with the database role the window's
 ledger logged in as: on PostgreSQL engines trust roles), and a spec without
 ``runsOn`` would run on engines whose ``host`` is theirs. An engine matches when it is live,
-has every wanted label (:mod:`core.placement`) and trusts that publisher; one
+has every wanted label (:mod:`core.team.placement`) and trusts that publisher; one
 that has the labels but would not trust them is named apart, as the reason the
 runs could still wait.
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from core.actor import Actor
-from core.durations import human_duration
-from core.placement import HOST_LABEL, TRUST_ANYONE, Wants, label_text, mismatch
-from core.spec import ANY_ENGINE, runs_on_value
+from core.spec.model import ANY_ENGINE, runs_on_value
+from core.team.actor import Actor
+from core.team.placement import HOST_LABEL, TRUST_ANYONE, Wants, label_text, mismatch
+from core.time.durations import human_duration
 
 
 class SeenEngineRow(Protocol):

@@ -9,7 +9,7 @@ with bounds first: the size, every count against the length, each block in
 place, the version 2+ footer newline-terminated at the very end and its POSIX TZ
 string by a strict grammar. Every step is bounded by the length of the bytes,
 which is bounded by :data:`MAX_TZIF_BYTES`. Only bytes that pass are handed to
-zoneinfo (:func:`core.zones.pinned_zone`).
+zoneinfo (:func:`core.time.zones.pinned_zone`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from core.errors import ZoneError
-from core.zones import Transition, check_zone_name, get_zone, transitions
+from core.time.zones import Transition, check_zone_name, get_zone, transitions
 
 #: Rule changes older than this many years are not worth a note.
 RECENT_YEARS = 10

@@ -37,8 +37,8 @@ from enum import IntEnum
 from functools import lru_cache
 from importlib import resources
 
-from core.zone_info import ZoneChoice, country_names, zone_choices, zone_tab, zone_table
-from core.zones import format_offset, get_zone, transitions
+from core.time.zone_info import ZoneChoice, country_names, zone_choices, zone_tab, zone_table
+from core.time.zones import format_offset, get_zone, transitions
 
 #: Areas whose names are places; links elsewhere (``US/Eastern``, ``EST``, ``Japan``) are not offered.
 _PLACE_AREAS = frozenset(

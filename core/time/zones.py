@@ -23,7 +23,7 @@ import tzdata
 
 from core.errors import ZoneError, first_line
 from core.os_text import shown
-from core.tzif_check import check_tzif
+from core.time.tzif_check import check_tzif
 
 _RAW_OFFSET = re.compile(r"^(?:UTC|GMT|Z)?\s*[+\-−]\s*\d{1,2}(?::?\d{2})?$", re.IGNORECASE)
 
@@ -134,7 +134,7 @@ def pinned_zone(name: str, tzif: bytes) -> ZoneInfo:
 
     Cached by the bytes' digest: every revision pinned to the same rules shares one zone.
     The bytes are untrusted (anyone who can write the ledger can write them): they are
-    checked with bounds first (:func:`core.tzif_check.check_tzif`), and whatever they
+    checked with bounds first (:func:`core.time.tzif_check.check_tzif`), and whatever they
     are, this returns or raises :class:`ZoneError` in bounded time, never hangs.
     """
     key = (name, hashlib.sha256(tzif).hexdigest())

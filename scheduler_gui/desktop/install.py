@@ -1,7 +1,7 @@
 """Tidemark on the desktop: the applications menu (``--install-desktop-entry``, Help > Add to
 Applications Menu) and the session's autostart (Engine > Start with My Session).
 
-The files and their text are core's (:mod:`core.desktop_entry`); this side only
+The files and their text are core's (:mod:`core.desktop.entry`); this side only
 draws the icon's PNGs from its SVG, which needs Qt.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSignalBlocker, Qt
 from PySide6.QtGui import QAction, QImage, QPainter
 
-from core.desktop_entry import (
+from core.desktop.entry import (
     PNG_SIZES,
     DesktopEntryError,
     autostart_enabled,

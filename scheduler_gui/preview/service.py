@@ -34,13 +34,13 @@ from PySide6.QtCore import QObject, Signal
 
 from core.clock import Clock
 from core.errors import UserError
-from core.occurrence import Occurrence
-from core.preview import Preview, Reach, build_preview_to_change
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, Reach, build_preview_to_change
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
 from scheduler_gui.background import Superseded
-from scheduler_gui.document import SpecDocument
-from scheduler_gui.spec_follower import SpecFollower
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.spec_follower import SpecFollower
 
 #: The keys of the business calendar: rows are shown without them while they are being filled in.
 _CALENDAR_KEYS = frozenset(("businessCalendar", "holidayPolicy"))
@@ -126,7 +126,7 @@ class PreviewService(QObject):
     """Builds the preview of ``document`` from :attr:`start` (default: the clock's now)."""
 
     ready = Signal(object)
-    """A :class:`~core.preview.Preview` for the newest request."""
+    """A :class:`~core.recurrence.preview.Preview` for the newest request."""
     failed = Signal(str)
     """The spec is invalid, or the preview could not be built (the message says why)."""
     busyChanged = Signal(bool)

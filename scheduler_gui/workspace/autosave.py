@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, QTimer
 
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 #: Milliseconds without edits before the unsaved document is written.
 IDLE_MS = 3000

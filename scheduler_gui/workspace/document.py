@@ -7,7 +7,7 @@ the person sees and loading shows what the file says. Every change goes
 through the undo stack; validation is the core's own ``parse_spec``.
 
 Beside the mapping the document keeps the text it was opened from
-(:class:`core.spec_yaml.SpecText`): saving writes the changes into that text
+(:class:`core.spec.yaml_io.SpecText`): saving writes the changes into that text
 with ruamel.yaml's round-trip mode, so the person's comments, key order and
 quoting stay, and a one-field edit is a one-line change. A document that was
 never saved is written fresh in block style with the contract's key order. A
@@ -27,11 +27,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import Problem, SpecError, SpecFileError, UserError
-from core.spec import ScheduleSpec
-from core.spec_order import merged_order
-from core.spec_validation import parse_spec
-from core.spec_yaml import SpecText, json_text
-from core.specfile import dump_yaml, read_spec_text
+from core.spec.files import dump_yaml, read_spec_text
+from core.spec.model import ScheduleSpec
+from core.spec.order import merged_order
+from core.spec.validation import parse_spec
+from core.spec.yaml_io import SpecText, json_text
 from scheduler_gui.undo import Command, UndoStack
 
 _MISSING = object()

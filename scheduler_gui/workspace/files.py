@@ -7,7 +7,7 @@ whose id another file or a published schedule already has is offered a fresh
 id (it is a new schedule, revision 1), or not saved.
 
 A new schedule starts in the workspace's zone; if nobody changed it, its first
-save asks once whether it should run there (:mod:`scheduler_gui.workspace_zone`).
+save asks once whether it should run there (:mod:`scheduler_gui.workspace.zone`).
 
 A mixin of :class:`~scheduler_gui.main_window.MainWindow`; it only touches the
 window through the attributes and methods listed on the class.
@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from core.errors import UserError
-from core.specfile import load_text
-from scheduler_gui.document import SpecDocument
+from core.spec.files import load_text
 from scheduler_gui.monitor.states import HubState
-from scheduler_gui.schedule_names import NamesInUse, check_id, id_format_problem
-from scheduler_gui.workspace import blank_spec, from_template, list_specs, read_entry, templates
-from scheduler_gui.workspace_zone import UntouchedZone, WorkspaceZone, keep_untouched_zone
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.folder import blank_spec, from_template, list_specs, read_entry, templates
+from scheduler_gui.workspace.schedule_names import NamesInUse, check_id, id_format_problem
+from scheduler_gui.workspace.zone import UntouchedZone, WorkspaceZone, keep_untouched_zone
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenu, QWidget
 
-    from scheduler_gui.autosave import Autosaver
     from scheduler_gui.context import AppContext
-    from scheduler_gui.monitor_hub import MonitorHub
-    from scheduler_gui.recent import RecentFiles
+    from scheduler_gui.monitor.hub import MonitorHub
+    from scheduler_gui.workspace.autosave import Autosaver
+    from scheduler_gui.workspace.recent import RecentFiles
 
 #: The file types Save As offers.
 SPEC_FILTER = "Schedules (*.yaml *.yml)"
@@ -164,7 +164,7 @@ class FilesMixin:
         """File ▸ Import…: a crontab (``paths``, else asked for) reviewed in the import dialog; the chosen
         jobs are saved into the workspace as new files, unpublished and untrusted, and the first is
         opened as any file from disk. Returns the files written."""
-        from scheduler_gui.import_dialog import IMPORT_FILTER, ImportDialog
+        from scheduler_gui.workspace.import_dialog import IMPORT_FILTER, ImportDialog
 
         if paths is None:
             names, _filter = QFileDialog.getOpenFileNames(

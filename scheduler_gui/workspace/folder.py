@@ -14,12 +14,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.bundled import demo_dir
 from core.clock import Clock
+from core.desktop.bundled import demo_dir
 from core.errors import UserError
-from core.spec import SCHEDULE_ID
-from core.specfile import load_text, read_spec_text
-from core.zones import get_zone
+from core.spec.files import load_text, read_spec_text
+from core.spec.model import SCHEDULE_ID
+from core.time.zones import get_zone
 
 #: The demo schedules shipped with the app; they double as templates.
 DEMO_DIR = demo_dir()

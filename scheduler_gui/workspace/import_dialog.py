@@ -35,7 +35,7 @@ from core.counts import counted
 from core.errors import UserError
 from core.importing.review import Review, ReviewJob, ReviewProblem, ReviewSpec, SaveError, save_into
 from core.importing.sources import review_files
-from core.occurrence import Occurrence
+from core.recurrence.occurrence import Occurrence
 from scheduler_gui.a11y import accessible, buddy, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.designer.zone_picker import ZonePicker

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.spec import SCHEDULE_ID
-from scheduler_gui.workspace import ids_in_use, names_in_use, slug, unique_id
+from core.spec.model import SCHEDULE_ID
+from scheduler_gui.workspace.folder import ids_in_use, names_in_use, slug, unique_id
 
 if TYPE_CHECKING:
     from core.ledger.queries import PublishedSchedule, ScheduleSummary

@@ -31,7 +31,7 @@ from typing import IO
 
 from core.clock import Clock
 from core.engine.processes import Liveness, ProcessIdentity, identify, liveness, this_host
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 #: How often a running window says it is alive; the crash happened within this after "last seen".
 BEAT_EVERY = timedelta(seconds=30)

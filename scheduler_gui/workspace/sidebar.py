@@ -34,12 +34,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import ZoneError
-from core.zones import format_offset, get_zone
+from core.time.zones import format_offset, get_zone
 from scheduler_gui import status_style
 from scheduler_gui.a11y import accessible
 from scheduler_gui.elide import whole_words
-from scheduler_gui.schedule_names import Published
-from scheduler_gui.workspace import SpecEntry
+from scheduler_gui.workspace.folder import SpecEntry
+from scheduler_gui.workspace.schedule_names import Published
 
 if TYPE_CHECKING:
     # Only for types: importing the ledger package loads SQLAlchemy, which the first paint does not need.

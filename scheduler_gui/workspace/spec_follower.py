@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 from scheduler_gui.background import LatestOnly
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 class SpecFollower(QObject):

@@ -1,4 +1,4 @@
-"""The workspace's default zone in the window (the file itself is :mod:`core.workspace_settings`).
+"""The workspace's default zone in the window (the file itself is :mod:`core.spec.workspace_settings`).
 
 * :class:`WorkspaceZone`: the default zone, whether a person confirmed it, and this machine's zone
   (read through ``AppContext.machine_zone``, so tests give their own).
@@ -20,11 +20,11 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from core.clock import Clock
-from core.workspace_settings import SettingsRead, WorkspaceSettingsError, choose_zone, read_settings, zone_mismatch
+from core.spec.workspace_settings import SettingsRead, WorkspaceSettingsError, choose_zone, read_settings, zone_mismatch
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.status_style import ORANGE
+from scheduler_gui.workspace.document import SpecDocument
 
 if TYPE_CHECKING:
     from scheduler_gui.designer.zone_picker import ZonePicker

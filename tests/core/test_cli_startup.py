@@ -35,7 +35,7 @@ sys.exit(status)
 """
 HEAVY = ("sqlalchemy", "alembic", "holidays", "icalendar", "PySide6", "core.ledger", "core.engine")
 #: Not needed to check a JSON spec: PyYAML (and its writer), the secrets file's folder, a traceback.
-UNUSED = ("yaml", "core.yaml_text", "ruamel", "platformdirs", "traceback")
+UNUSED = ("yaml", "core.spec.yaml_text", "ruamel", "platformdirs", "traceback")
 
 
 def _modules(*argv: str) -> set[str]:
@@ -55,7 +55,14 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     [
         pytest.param(
             ["validate", "{spec}"],
-            (*HEAVY, *UNUSED, "core.render.jsonfmt", "core.render.table", "core.preview", "core.cli.ledger_commands"),
+            (
+                *HEAVY,
+                *UNUSED,
+                "core.render.jsonfmt",
+                "core.render.table",
+                "core.recurrence.preview",
+                "core.cli.ledger_commands",
+            ),
             id="validate",
         ),
         pytest.param(
@@ -70,7 +77,9 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
         ),
         pytest.param(["explain", "{spec}", "--now", "2026-03-05T12:00:00Z"], (*HEAVY, *UNUSED), id="explain"),
         pytest.param(
-            ["--help"], (*HEAVY, *UNUSED, "pydantic", "dateutil", "core.spec", "core.cli.spec_commands"), id="help"
+            ["--help"],
+            (*HEAVY, *UNUSED, "pydantic", "dateutil", "core.spec.model", "core.cli.spec_commands"),
+            id="help",
         ),
     ],
 )
@@ -95,7 +104,7 @@ def test_a_yaml_spec_brings_the_yaml_reader(tmp_path: Path) -> None:
     path = tmp_path / "startup.yaml"
     path.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in SPEC.items()), encoding="utf-8")
     modules = _modules("validate", str(path))
-    assert {"yaml", "core.yaml_text"} <= modules
+    assert {"yaml", "core.spec.yaml_text"} <= modules
 
 
 def test_only_the_program_freezes_what_it_holds(tmp_path: Path) -> None:

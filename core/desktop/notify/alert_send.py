@@ -25,11 +25,11 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
 
-from core.alert_routes import Smtp, is_loopback, route_problem, secret_of
+from core.desktop.notify.alert_message import idempotency_key, mail_body, mail_subject, webhook_body
 from core.errors import first_line
-from core.notify.alert_message import idempotency_key, mail_body, mail_subject, webhook_body
-from core.secrets import MASK, SecretError, lookup
-from core.timefmt import fmt_utc
+from core.team.alert_routes import Smtp, is_loopback, route_problem, secret_of
+from core.team.secrets import MASK, SecretError, lookup
+from core.time.formats import fmt_utc
 from core.version import tidemark_version
 
 #: Seconds each network call may take (connect, send, read) unless told otherwise.

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from queue import Empty, Queue
 from typing import Any
 
-from core.desktop_entry import APP_ID
+from core.desktop.entry import APP_ID
 
 #: The notification service's name, object and interface.
 SERVICE = "org.freedesktop.Notifications"

@@ -1,13 +1,13 @@
 """The headless engine's notifications: what newly needs a person on its ledger,
-told through the desktop's notification service (:mod:`core.notify.desktop_bus`).
+told through the desktop's notification service (:mod:`core.desktop.notify.desktop_bus`).
 
 ``schedctl engine run`` (what the systemd user service runs) makes one
 :class:`ServiceNotices` unless ``--no-notify``. After each pass it
 :meth:`~ServiceNotices.tick`\\ s: at most every :data:`EVERY` it reads the
 attention queue, the drifted schedules and the schedules waiting for an engine
-(:func:`core.ledger.monitor_reads.person_needs`) and hands them to a :class:`~core.notify.needs.NoticeBook`,
+(:func:`core.ledger.monitor_reads.person_needs`) and hands them to a :class:`~core.desktop.notify.needs.NoticeBook`,
 which gives one notice per batch. While a window on the same ledger runs (it
-owns :func:`~core.notify.desktop_bus.window_name` on the session bus), what is
+owns :func:`~core.desktop.notify.desktop_bus.window_name` on the session bus), what is
 new counts as told and the window's tray tells it instead.
 
 Without a session bus the engine says so in one line and notifies nothing; a
@@ -26,12 +26,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.notify.needs import FirstLook, Notice, NoticeBook
+from core.desktop.notify.needs import FirstLook, Notice, NoticeBook
 
 if TYPE_CHECKING:
     from core.clock import Clock
+    from core.desktop.notify.desktop_bus import DesktopBus
     from core.ledger.db import Ledger
-    from core.notify.desktop_bus import DesktopBus
 
 #: The least time between two looks at the ledger.
 EVERY = timedelta(seconds=5)
@@ -158,7 +158,7 @@ def start_notices(
 ) -> ServiceNotices | None:
     """The engine's notices on the session bus at ``address``, "Open" starting the window on the
     ledger ``db``; None, said in one line, when there is no session bus."""
-    from core.notify.desktop_bus import BusUnavailable, DesktopBus, window_name
+    from core.desktop.notify.desktop_bus import BusUnavailable, DesktopBus, window_name
 
     try:
         bus = DesktopBus.connect(lambda: spawn(*open_attention(db)), address)

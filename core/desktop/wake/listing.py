@@ -3,9 +3,9 @@ listing (the truth), each at the machine's wall time with UTC beside it."""
 
 from __future__ import annotations
 
-from core.timefmt import fmt_utc
-from core.wake.alarms import WakeBackend, WakeError
-from core.zones import get_zone
+from core.desktop.wake.alarms import WakeBackend, WakeError
+from core.time.formats import fmt_utc
+from core.time.zones import get_zone
 
 
 def alarm_lines(backend: WakeBackend, zone_name: str) -> list[str]:

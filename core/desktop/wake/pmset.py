@@ -1,7 +1,7 @@
 """Wake alarms on macOS with ``pmset schedule wake "MM/dd/yy HH:mm:ss"`` (local time).
 
 ``pmset schedule`` needs administrator rights, so it is offered only to an
-engine running as root (:mod:`core.wake.probe`). pmset's events carry no name
+engine running as root (:mod:`core.desktop.wake.probe`). pmset's events carry no name
 of ours: this backend remembers which time it set for which schedule, cancels
 that one (``pmset schedule cancel wake ...``), and lists what ``pmset -g sched``
 says, naming the schedule where the time is one it set.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from core.service_command import Runner
-from core.wake.alarms import Alarm, WakeError
+from core.desktop.service_command import Runner
+from core.desktop.wake.alarms import Alarm, WakeError
 
 _SCHED = re.compile(r"wake(?:poweron)? at (\d{2}/\d{2}/\d{2,4} \d{2}:\d{2}:\d{2})")
 

@@ -17,10 +17,10 @@ import sys
 import threading
 from collections.abc import Callable
 
-from core.service_command import Runner, timed_runner
-from core.wake.alarms import CALL_TIMEOUT, CannotWake, WakeBackend
-from core.wake.pmset import PmsetWakes
-from core.wake.systemd_timer import FIRST_WAKING_VERSION, SystemdTimers
+from core.desktop.service_command import Runner, timed_runner
+from core.desktop.wake.alarms import CALL_TIMEOUT, CannotWake, WakeBackend
+from core.desktop.wake.pmset import PmsetWakes
+from core.desktop.wake.systemd_timer import FIRST_WAKING_VERSION, SystemdTimers
 
 _VERSION = re.compile(r"^systemd (\d+)")
 

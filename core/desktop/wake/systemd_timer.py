@@ -16,8 +16,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from core.service_command import Ran, Runner
-from core.wake.alarms import PREFIX, Alarm, WakeError, alarm_name
+from core.desktop.service_command import Ran, Runner
+from core.desktop.wake.alarms import PREFIX, Alarm, WakeError, alarm_name
 
 #: The first systemd whose user manager may set ``WakeSystem=`` by default.
 FIRST_WAKING_VERSION = 254
