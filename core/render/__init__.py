@@ -6,6 +6,10 @@ that a front end pays for ``icalendar`` only when it writes a calendar.
 Every format writes its rows one by one as the source yields them
 (:func:`write`), so a :class:`~core.recurrence.preview.PreviewStream` of a million rows
 is written in bounded memory; :func:`render` returns the same text as a string.
+
+Around the engine (docs/architecture.md): may import core/engine/ and every package below it,
+and the other packages of its layer (core/explain/, core/importing/, core/exporting/,
+core/render/, core/desktop/).
 """
 
 from __future__ import annotations
