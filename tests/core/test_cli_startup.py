@@ -115,3 +115,39 @@ def test_only_the_program_freezes_what_it_holds(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["ok", "ok", "0 0 0 True"]
+
+
+def _child(*lines: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("extra", "built"),
+    [
+        pytest.param({}, "False False False", id="plain"),
+        pytest.param({"task": {"argv": ["/bin/true"]}}, "True False False", id="task"),
+        pytest.param(
+            {"businessCalendar": {"weekend": ["SU"]}, "holidayPolicy": "SKIP"}, "False True False", id="calendar"
+        ),
+        pytest.param({"alerts": [{"to": "mailto:ops@example.com"}]}, "False False True", id="alerts"),
+    ],
+)
+def test_a_nested_model_is_built_when_a_spec_holds_its_key(
+    tmp_path: Path, extra: dict[str, object], built: str
+) -> None:
+    """The validators of task, businessCalendar and alerts are built the first time a spec holds
+    the key, not when the spec model loads."""
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps(SPEC | extra), encoding="utf-8")
+    printed = _child(
+        "from core.cli.app import main",
+        f"assert main(['validate', {str(path)!r}]) == 0",
+        "from core.spec import ScheduleSpec",
+        "fields = [ScheduleSpec.model_fields[name].metadata for name in ('task', 'business_calendar', 'alerts')]",
+        "print(*(any(getattr(m, 'built', False) for m in meta) for meta in fields))",
+    )
+    assert printed == ["ok", built]
