@@ -151,3 +151,26 @@ def test_a_nested_model_is_built_when_a_spec_holds_its_key(
         "print(*(any(getattr(m, 'built', False) for m in meta) for meta in fields))",
     )
     assert printed == ["ok", built]
+
+
+@pytest.mark.parametrize(
+    ("argv", "gen0"),
+    [
+        pytest.param(["validate", "{spec}"], 50_000, id="validate"),
+        pytest.param(["preview", "{spec}", "--count", "2", "--now", "2026-03-05T12:00:00Z"], 50_000, id="preview"),
+        pytest.param(["engine"], 700, id="engine"),
+    ],
+)
+def test_a_spec_command_collects_young_objects_seldom(tmp_path: Path, argv: list[str], gen0: int) -> None:
+    """Run as the program, a spec command raises the young generation's threshold for its run;
+    another command (here one that only names its subcommands) keeps Python's own."""
+    path = tmp_path / "startup.json"
+    path.write_text(json.dumps(SPEC), encoding="utf-8")
+    printed = _child(
+        "import gc, sys",
+        "from core.cli.app import main",
+        f"sys.argv[1:] = {[a.format(spec=path) for a in argv]!r}",
+        "main()",
+        "print(gc.get_threshold()[0])",
+    )
+    assert printed[-1] == str(gen0)
