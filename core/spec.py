@@ -32,7 +32,6 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
-from core.alert_routes import DEFAULT_KINDS, kinds_problem, route_problem
 from core.durations import format_duration, parse_duration
 from core.enums import (
     AlertKind,
@@ -402,6 +401,8 @@ class Task(_Nested):
 
 def _route_to(value: Any) -> Any:
     """An alert route's ``to``: a route text (core.alert_routes) or ``{secret: NAME}``."""
+    from core.alert_routes import route_problem  # the routes' rules load only for a spec with alerts
+
     if isinstance(value, str):
         why = route_problem(value)
         if why is not None:
@@ -433,6 +434,8 @@ RouteTo = Annotated[
 
 
 def _all_kinds() -> list[AlertKind]:
+    from core.alert_routes import DEFAULT_KINDS
+
     return list(DEFAULT_KINDS)
 
 
@@ -445,6 +448,8 @@ class AlertRoute(_Nested):
     @field_validator("on")
     @classmethod
     def _on(cls, value: list[AlertKind]) -> list[AlertKind]:
+        from core.alert_routes import kinds_problem
+
         why = kinds_problem(value)
         if why is not None:
             raise ValueError(why)

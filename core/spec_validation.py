@@ -9,7 +9,6 @@ document, among them that the rule compiles (the recurrence code's work).
 
 from __future__ import annotations
 
-import difflib
 import typing
 from typing import Any
 
@@ -47,7 +46,9 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
         if string_problem(key):
             continue  # reported by text_problems
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+            from difflib import get_close_matches  # a near match, for a name that is wrong
+
+            close = get_close_matches(key, list(known), n=1, cutoff=0.6)
             if not close:
                 lowered = {k.lower(): k for k in known}
                 if key.lower().replace("_", "") in lowered:

@@ -6,7 +6,6 @@ Also finds a zone's offset changes ("transitions") in a range of instants.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import io
 import itertools
@@ -107,7 +106,9 @@ def check_zone_name(name: object) -> str:
         raise ZoneError(
             f"unknown time zone {shown(name)}; zone names are case-sensitive: did you mean {lower[name.lower()]}?"
         )
-    close = difflib.get_close_matches(name, list(lower.values()), n=1, cutoff=0.75)
+    from difflib import get_close_matches  # a near match, for a name that is wrong
+
+    close = get_close_matches(name, list(lower.values()), n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]}?" if close else "; use an IANA name such as America/New_York"
     raise ZoneError(f"unknown time zone {shown(name)}{hint}")
 
