@@ -22,7 +22,6 @@ import tzdata
 
 from core.errors import ZoneError, first_line
 from core.os_text import shown
-from core.tzif_check import check_tzif
 
 _RAW_OFFSET = re.compile(r"^(?:UTC|GMT|Z)?\s*[+\-−]\s*\d{1,2}(?::?\d{2})?$", re.IGNORECASE)
 
@@ -154,6 +153,8 @@ _PROBES = tuple(datetime(year, 7, 1) for year in (1, 1970, 2000, 2038, 9999))
 
 
 def _read_pinned(name: str, tzif: bytes) -> ZoneInfo:
+    from core.tzif_check import check_tzif  # only pinned bytes are checked so
+
     try:
         check_tzif(tzif)
         zone = ZoneInfo.from_file(io.BytesIO(tzif), key=name)

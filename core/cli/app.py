@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from core.cli.common import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Invalid, UsageError, problem_lines
 from core.cli.output import err as _say
 from core.cli.parser import build_parser
-from core.redact import mask_urls
 from core.render.terminal import terminal_safe
 
 
 def _internal_error(exc: BaseException) -> int:
     import traceback  # only for a bug: a command that works never loads it
+
+    from core.redact import mask_urls
 
     _say(f"schedctl: internal error: {type(exc).__name__}: {exc} (this is a bug; please report it)")
     sys.stderr.write(terminal_safe(mask_urls("".join(traceback.format_exception(exc)))))

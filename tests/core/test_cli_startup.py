@@ -34,8 +34,23 @@ print("\\n".join(sorted(sys.modules)))
 sys.exit(status)
 """
 HEAVY = ("sqlalchemy", "alembic", "holidays", "icalendar", "PySide6", "core.ledger", "core.engine")
-#: Not needed to check a JSON spec: PyYAML (and its writer), the secrets file's folder, a traceback.
-UNUSED = ("yaml", "core.yaml_text", "ruamel", "platformdirs", "traceback")
+#: Not needed to check a JSON spec: PyYAML (and its writer), the secrets file's folder, a traceback
+#: and the masking of its URLs, the near-match finder (for a wrong name), the alert routes' rules
+#: (for a spec without alerts), the check of pinned zone bytes, the wake backends and subprocess
+#: (for a spec without wakeSystem).
+UNUSED = (
+    "yaml",
+    "core.yaml_text",
+    "ruamel",
+    "platformdirs",
+    "traceback",
+    "core.redact",
+    "difflib",
+    "core.alert_routes",
+    "core.tzif_check",
+    "core.wake",
+    "subprocess",
+)
 
 
 def _modules(*argv: str) -> set[str]:
