@@ -37,7 +37,7 @@ HEAVY = ("sqlalchemy", "alembic", "holidays", "icalendar", "PySide6", "core.ledg
 #: Not needed to check a JSON spec: PyYAML (and its writer), the secrets file's folder, a traceback
 #: and the masking of its URLs, the near-match finder (for a wrong name), the alert routes' rules
 #: (for a spec without alerts), the check of pinned zone bytes, the wake backends and subprocess
-#: (for a spec without wakeSystem).
+#: (for a spec without wakeSystem), the settling of business periods (for a spec without businessPeriod).
 UNUSED = (
     "yaml",
     "core.yaml_text",
@@ -50,6 +50,7 @@ UNUSED = (
     "core.tzif_check",
     "core.wake",
     "subprocess",
+    "core.recurrence.periods",
 )
 
 
