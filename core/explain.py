@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from core.business_words import policy_line
 from core.change_words import clocks, day_label, jump_words, transition_day, wall_range, zone_word
@@ -27,8 +28,10 @@ from core.recurrence.describe import describe_bounds, describe_rule, join_words
 from core.recurrence.expand import expand, iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.wake.alarms import WakeBackend, wake_line
 from core.zones import Transition, next_transition, shifted
+
+if TYPE_CHECKING:
+    from core.wake.alarms import WakeBackend
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ def summarize(spec: ScheduleSpec, now: datetime, *, wake: WakeBackend | None = N
             f"Each run starts up to {human_duration(spec.jitter)} late, by a fixed delay derived from its id (jitter)."
         )
     if spec.wake_system:
+        from core.wake.alarms import wake_line  # only a spec with wakeSystem asks
+
         lines.append(wake_line(wake))
     return Summary(headline, tuple(lines))
 

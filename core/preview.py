@@ -17,7 +17,6 @@ from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
 from core.spec import ScheduleSpec
 from core.timefmt import fmt_utc
-from core.wake.alarms import wake_at
 from core.zones import Transition, format_offset, next_transition, shifted, transitions, tzdb_version
 
 #: Rows a single preview may hold.
@@ -29,6 +28,8 @@ ROWS_PAST_CHANGE = 3
 def wake_time(row: Occurrence) -> datetime | None:
     """With ``wakeSystem``: when the machine is woken for ``row`` (its dispatch time minus the
     lead, :data:`core.wake.alarms.LEAD`); None for a row that never runs."""
+    from core.wake.alarms import wake_at  # only a spec with wakeSystem asks
+
     dispatch = row.dispatch
     return wake_at(dispatch) if row.runnable and dispatch is not None else None
 

@@ -97,15 +97,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """One paragraph: the rule, the zone, and what the policies do at the next gap and fold."""
     from core.errors import UserError
     from core.explain import explain
-    from core.wake.probe import host_backend
     from core.zones import get_zone
 
     spec = read_spec(args.spec)
     zone = get_zone(spec.time_zone)
     now = current_time(args, zone)
     start = parse_time(args.from_, "--from", zone) if args.from_ is not None else now
+    wake = None
+    if spec.wake_system:
+        from core.wake.probe import host_backend  # subprocess and the OS probes, only for wakeSystem
+
+        wake = host_backend()
     try:
-        text = explain(spec, start, wake=host_backend() if spec.wake_system else None)
+        text = explain(spec, start, wake=wake)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
     except OverflowError:  # a search that would leave the calendar, where nothing narrowed it first
