@@ -9,7 +9,6 @@ English where the package has them, else in the country's own language.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -90,6 +89,8 @@ def code_problem(code: object) -> str | None:
         return f"{shown(code)} is not a holiday code such as US, US-NY or DE-BE"
     if code in _by_code():
         return None
+    from difflib import get_close_matches  # a near match, for a code that is wrong
+
     upper = code.strip().upper().replace("_", "-")
     if upper in _by_code():
         return f"{shown(code)} is not a holiday code; did you mean {upper}? (codes are written in capitals)"
@@ -99,14 +100,14 @@ def code_problem(code: object) -> str | None:
         subs = [item.code for item in known_codes() if item.code.startswith(country + "-")]
         if not subs:
             return f"{shown(code)}: the holidays package has no subdivisions for {country}; use {country}"
-        close = difflib.get_close_matches(upper, subs, n=3, cutoff=0.5)
+        close = get_close_matches(upper, subs, n=3, cutoff=0.5)
         hint = (
             f"did you mean {' or '.join(close)}?"
             if close
             else f"{country} has {', '.join(subs[:12])}" + (", ..." if len(subs) > 12 else "")
         )
         return f"{shown(code)} is not a subdivision the holidays package knows; {hint}"
-    close = difflib.get_close_matches(upper, list(_by_code()), n=3, cutoff=0.6)
+    close = get_close_matches(upper, list(_by_code()), n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     return f"{shown(code)} is not a country or subdivision code of the holidays package (e.g. US, US-NY, DE-BE){hint}"
 

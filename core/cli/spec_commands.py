@@ -95,7 +95,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """One paragraph: the rule, the zone, and what the policies do at the next gap and fold."""
-    from core.desktop.wake.probe import host_backend
     from core.errors import UserError
     from core.explain.summary import explain
     from core.time.zones import get_zone
@@ -104,8 +103,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     zone = get_zone(spec.time_zone)
     now = current_time(args, zone)
     start = parse_time(args.from_, "--from", zone) if args.from_ is not None else now
+    wake = None
+    if spec.wake_system:
+        from core.desktop.wake.probe import host_backend  # subprocess and the OS probes, only for wakeSystem
+
+        wake = host_backend()
     try:
-        text = explain(spec, start, wake=host_backend() if spec.wake_system else None)
+        text = explain(spec, start, wake=wake)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
     except OverflowError:  # a search that would leave the calendar, where nothing narrowed it first

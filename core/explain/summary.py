@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from core.calendar.business_words import policy_line
-from core.desktop.wake.alarms import WakeBackend, wake_line
 from core.enums import InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, Status
 from core.explain.change_words import clocks, day_label, jump_words, transition_day, wall_range, zone_word
 from core.explain.consequences import LOOKAHEAD, Consequences, consequences
@@ -29,6 +29,9 @@ from core.spec.model import ScheduleSpec
 from core.time.durations import human_duration
 from core.time.formats import fmt_clock, fmt_local, fmt_utc
 from core.time.zones import Transition, next_transition, shifted
+
+if TYPE_CHECKING:
+    from core.desktop.wake.alarms import WakeBackend
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ def summarize(spec: ScheduleSpec, now: datetime, *, wake: WakeBackend | None = N
             f"Each run starts up to {human_duration(spec.jitter)} late, by a fixed delay derived from its id (jitter)."
         )
     if spec.wake_system:
+        from core.desktop.wake.alarms import wake_line  # only a spec with wakeSystem asks
+
         lines.append(wake_line(wake))
     return Summary(headline, tuple(lines))
 

@@ -19,6 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from core.enums import FoldPolicy, GapPolicy, Kind, Status
@@ -27,11 +28,13 @@ from core.identity import IdFactory, jitter_seconds
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.fast import Resolver, fast_nominals, fast_rule, fast_walls
 from core.recurrence.occurrence import Occurrence
-from core.recurrence.periods import Kept, PeriodMarks, PeriodState
 from core.recurrence.resolve import Reading, resolve
 from core.time.durations import human_duration
 from core.time.formats import fmt_clock, fmt_local, fmt_utc
 from core.time.zones import ZoneIndex, shifted, transitions, zone_index
+
+if TYPE_CHECKING:  # business periods' own module loads only for a spec with businessPeriod
+    from core.recurrence.periods import Kept, PeriodMarks, PeriodState
 
 #: How far positions can stray from a nominal wall time read as UTC at most
 #: (offsets up to about ±16 h in the historic data, plus a gap of up to a day):

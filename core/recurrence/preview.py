@@ -10,7 +10,6 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.desktop.wake.alarms import wake_at
 from core.enums import Kind
 from core.errors import ComputeLimitError
 from core.recurrence.compile import CompiledSchedule, compile_schedule
@@ -29,6 +28,8 @@ ROWS_PAST_CHANGE = 3
 def wake_time(row: Occurrence) -> datetime | None:
     """With ``wakeSystem``: when the machine is woken for ``row`` (its dispatch time minus the
     lead, :data:`core.desktop.wake.alarms.LEAD`); None for a row that never runs."""
+    from core.desktop.wake.alarms import wake_at  # only a spec with wakeSystem asks
+
     dispatch = row.dispatch
     return wake_at(dispatch) if row.runnable and dispatch is not None else None
 

@@ -20,12 +20,17 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     PlainSerializer,
+    TypeAdapter,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from core.enums import (
     AlertKind,
@@ -41,7 +46,6 @@ from core.enums import (
 )
 from core.errors import ZoneError
 from core.os_text import key_text, shown
-from core.team.alert_routes import DEFAULT_KINDS, kinds_problem, route_problem
 from core.team.secrets import SECRET_NAME, SECRET_NAME_RULE, name_problem
 from core.time.durations import format_duration, parse_duration
 from core.time.formats import fmt_local, fmt_utc, parse_instant, parse_local, parse_local_or_date
@@ -55,6 +59,17 @@ TZDB_VERSION = re.compile(r"^[0-9A-Za-z._+-]{1,16}$")
 MAX_PERIOD_CHARS = 255
 #: The nominal time whose period is longest: the longest day and month names at once (Wednesday, September).
 _LONGEST_NOMINAL = datetime(2026, 9, 30, 23, 59, 59, 999999)
+
+
+def _no_items() -> list[Any]:
+    """An empty list; a function of ours, as pydantic reads the signature of a default factory and
+    that of the builtin ``list`` costs a millisecond and a half the first time."""
+    return []
+
+
+def _no_names() -> dict[str, Any]:
+    """An empty mapping (see :func:`_no_items`)."""
+    return {}
 
 
 def _whole(value: Any) -> None:
@@ -246,6 +261,64 @@ class _Model(BaseModel):
     )
 
 
+class _Nested(_Model):
+    """A model that is only a key of :class:`ScheduleSpec` that most specs leave out (``task``,
+    ``businessCalendar``, ``alerts``): pydantic builds its validator when it first validates one,
+    not when the module loads."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class _WhenPresent:
+    """``Annotated[Task | None, _WhenPresent()]``: a key of :class:`ScheduleSpec` validated as its
+    type by a validator built the first time a document holds the key (a spec without a task,
+    a business calendar or alerts never builds theirs; together 5 ms of each command's start).
+
+    What it checks and says is the type's own: the problems of a validation run by a validator
+    keep their places (``task.argv``), and the JSON Schema is the type's (:class:`_SpecJsonSchema`)."""
+
+    def __init__(self) -> None:
+        self._kind: Any = None
+        self._adapter: TypeAdapter[Any] | None = None
+
+    @property
+    def built(self) -> bool:
+        """Whether the validator has been built (a document has held the key, or the schema was asked)."""
+        return self._adapter is not None
+
+    def adapter(self) -> TypeAdapter[Any]:
+        if self._adapter is None:
+            self._adapter = TypeAdapter(self._kind)
+        return self._adapter
+
+    def _validate(self, value: Any) -> Any:
+        return self.adapter().validate_python(value)
+
+    def __get_pydantic_core_schema__(self, kind: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        self._kind = kind
+        return core_schema.no_info_plain_validator_function(self._validate, metadata={_WHEN_PRESENT: self})
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(self.adapter().core_schema)
+
+
+_WHEN_PRESENT = "tidemark_when_present"
+
+
+class _SpecJsonSchema(GenerateJsonSchema):
+    """The JSON Schema of a key validated :class:`_WhenPresent` is that of its type, its title too:
+    none for a nested model (``task``), the key's name for a list (``alerts``)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        inner = schema
+        while isinstance(inner, dict) and inner.get("type") in ("model-field", "default"):
+            inner = inner["schema"]
+        later = inner.get("metadata", {}).get(_WHEN_PRESENT) if isinstance(inner, dict) else None
+        if isinstance(later, _WhenPresent):
+            return super().field_title_should_be_set(later.adapter().core_schema)
+        return super().field_title_should_be_set(schema)
+
+
 class Retry(_Model):
     """How a failed attempt is retried: exponential backoff, capped."""
 
@@ -255,7 +328,7 @@ class Retry(_Model):
     max_backoff: Duration = timedelta(minutes=10)
 
 
-class SecretRef(_Model):
+class SecretRef(_Nested):
     """``{secret: NAME}``: a task variable whose value the engine's host keeps (core.team.secrets), never the ledger."""
 
     secret: str = Field(
@@ -288,13 +361,13 @@ def _env_value(value: Any) -> Any:
 EnvValue = Annotated[str | SecretRef, BeforeValidator(_env_value)]
 
 
-class Task(_Model):
+class Task(_Nested):
     """What runs: a command as an argv list, never through a shell."""
 
     kind: Literal["command"] = "command"
     argv: list[str] = Field(min_length=1)
     cwd: str | None = None
-    env: dict[str, EnvValue] = Field(default_factory=dict)
+    env: dict[str, EnvValue] = Field(default_factory=_no_names)
     timeout: Duration = timedelta(minutes=10)
     effect: Effect = Effect.NON_IDEMPOTENT
     verify: list[str] | None = None
@@ -328,6 +401,8 @@ class Task(_Model):
 
 def _route_to(value: Any) -> Any:
     """An alert route's ``to``: a route text (core.team.alert_routes) or ``{secret: NAME}``."""
+    from core.team.alert_routes import route_problem  # the routes' rules load only for a spec with alerts
+
     if isinstance(value, str):
         why = route_problem(value)
         if why is not None:
@@ -359,10 +434,12 @@ RouteTo = Annotated[
 
 
 def _all_kinds() -> list[AlertKind]:
+    from core.team.alert_routes import DEFAULT_KINDS
+
     return list(DEFAULT_KINDS)
 
 
-class AlertRoute(_Model):
+class AlertRoute(_Nested):
     """One ``alerts:`` route: where to tell, and of which states (all three when ``on`` is left out)."""
 
     to: RouteTo
@@ -371,6 +448,8 @@ class AlertRoute(_Model):
     @field_validator("on")
     @classmethod
     def _on(cls, value: list[AlertKind]) -> list[AlertKind]:
+        from core.team.alert_routes import kinds_problem
+
         why = kinds_problem(value)
         if why is not None:
             raise ValueError(why)
@@ -437,18 +516,20 @@ def _twice(values: list[Any]) -> list[Any]:
     return again
 
 
-class BusinessCalendar(_Model):
+class BusinessCalendar(_Nested):
     """Which local dates are business days: public holidays, the weekend and a company's own dates."""
 
     holidays: list[HolidayCodeText] = Field(
-        default_factory=list,
+        default_factory=_no_items,
         description="country or country-subdivision codes of the holidays package (US, US-NY, DE-BE, GB-SCT, JP)",
     )
     weekend: list[WeekdayCode] = Field(
         default_factory=_default_weekend, description="RFC 5545 weekday codes of the weekend (default SA, SU)"
     )
-    closed: list[CalendarDate] = Field(default_factory=list, description="extra closed dates (a company's own)")
-    open: list[CalendarDate] = Field(default_factory=list, description="dates that are business days despite the above")
+    closed: list[CalendarDate] = Field(default_factory=_no_items, description="extra closed dates (a company's own)")
+    open: list[CalendarDate] = Field(
+        default_factory=_no_items, description="dates that are business days despite the above"
+    )
 
     @field_validator("closed", "open", mode="before")
     @classmethod
@@ -497,8 +578,8 @@ class ScheduleSpec(_Model):
     rule: str | None = None
     start: LocalDateTime | None = None
     end: EndBound | None = None
-    exclude: list[Exclusion] = Field(default_factory=list)
-    business_calendar: BusinessCalendar | None = None
+    exclude: list[Exclusion] = Field(default_factory=_no_items)
+    business_calendar: Annotated[BusinessCalendar | None, _WhenPresent()] = None
     holiday_policy: HolidayPolicy | None = None
     every: Duration | None = None
     anchor: Instant | None = None
@@ -519,8 +600,8 @@ class ScheduleSpec(_Model):
     runs_on: RunsOn | None = None
     #: Wake this machine from suspend for each run, where the OS allows (core/desktop/wake/).
     wake_system: bool = Field(default=False, strict=True)
-    alerts: list[AlertRoute] | None = None
-    task: Task | None = None
+    alerts: Annotated[list[AlertRoute] | None, _WhenPresent()] = None
+    task: Annotated[Task | None, _WhenPresent()] = None
 
     @field_validator("schedule_id")
     @classmethod
@@ -611,7 +692,7 @@ KIND_KEYS: dict[Kind, tuple[set[str], set[str]]] = {
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of scheduleSpec.v1, for editors."""
-    schema = ScheduleSpec.model_json_schema(by_alias=True, mode="validation")
+    schema = ScheduleSpec.model_json_schema(by_alias=True, mode="validation", schema_generator=_SpecJsonSchema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://tidemark.invalid/schema/scheduleSpec.v1.json"
     schema["title"] = "scheduleSpec.v1"

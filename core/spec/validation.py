@@ -9,7 +9,7 @@ document, among them that the rule compiles (the recurrence code's work).
 
 from __future__ import annotations
 
-import difflib
+import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -20,15 +20,18 @@ from core.errors import Problem, SpecError, UserError
 from core.os_text import key_text, shown, string_problem, task_problems, text_problems
 from core.recurrence.compile import compile_schedule
 from core.recurrence.rules import RuleError, parse_rule
-from core.spec.model import KIND_KEYS, SCHEMA_NAME, AlertRoute, ScheduleSpec, Task
+from core.spec.model import KIND_KEYS, SCHEMA_NAME, AlertRoute, ScheduleSpec
 from core.time.formats import fmt_local, fmt_utc
 
 
 def _known_keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    """Each key of ``model`` with the model it holds, if one (``retry``; ``task`` and
+    ``businessCalendar``, which may be left out, too), so that its own keys are checked by name."""
     out: dict[str, type[BaseModel] | None] = {}
     for name, info in model.model_fields.items():
         alias = info.alias or name
-        ann = info.annotation
+        kinds = [k for k in typing.get_args(info.annotation) if k is not type(None)] or [info.annotation]
+        ann = kinds[0] if len(kinds) == 1 else None
         out[alias] = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
     return out
 
@@ -36,8 +39,6 @@ def _known_keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
 def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[Problem]:
     problems: list[Problem] = []
     known = _known_keys(model)
-    if model is ScheduleSpec:
-        known["task"] = Task
     for key, value in data.items():
         if not isinstance(key, str):
             problems.append(Problem(prefix.rstrip(".") or "(top level)", f"keys must be text, got {shown(key)}"))
@@ -45,7 +46,9 @@ def _unknown_key_problems(data: dict[str, Any], model: type[BaseModel], prefix: 
         if string_problem(key):
             continue  # reported by text_problems
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+            from difflib import get_close_matches  # a near match, for a name that is wrong
+
+            close = get_close_matches(key, list(known), n=1, cutoff=0.6)
             if not close:
                 lowered = {k.lower(): k for k in known}
                 if key.lower().replace("_", "") in lowered:

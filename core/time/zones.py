@@ -6,7 +6,6 @@ Also finds a zone's offset changes ("transitions") in a range of instants.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import io
 import itertools
@@ -23,7 +22,6 @@ import tzdata
 
 from core.errors import ZoneError, first_line
 from core.os_text import shown
-from core.time.tzif_check import check_tzif
 
 _RAW_OFFSET = re.compile(r"^(?:UTC|GMT|Z)?\s*[+\-−]\s*\d{1,2}(?::?\d{2})?$", re.IGNORECASE)
 
@@ -107,7 +105,9 @@ def check_zone_name(name: object) -> str:
         raise ZoneError(
             f"unknown time zone {shown(name)}; zone names are case-sensitive: did you mean {lower[name.lower()]}?"
         )
-    close = difflib.get_close_matches(name, list(lower.values()), n=1, cutoff=0.75)
+    from difflib import get_close_matches  # a near match, for a name that is wrong
+
+    close = get_close_matches(name, list(lower.values()), n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]}?" if close else "; use an IANA name such as America/New_York"
     raise ZoneError(f"unknown time zone {shown(name)}{hint}")
 
@@ -153,6 +153,8 @@ _PROBES = tuple(datetime(year, 7, 1) for year in (1, 1970, 2000, 2038, 9999))
 
 
 def _read_pinned(name: str, tzif: bytes) -> ZoneInfo:
+    from core.time.tzif_check import check_tzif  # only pinned bytes are checked so
+
     try:
         check_tzif(tzif)
         zone = ZoneInfo.from_file(io.BytesIO(tzif), key=name)
