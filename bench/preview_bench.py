@@ -82,7 +82,7 @@ def best_of(runs: int, fn: Callable[[], int]) -> tuple[float, int]:
 
 
 def baseline(rule_text: str, start: datetime, zone_name: str, count: int | None, until: datetime | None) -> int:
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     zone = get_zone(zone_name)
     rule = rrule.rrulestr("RRULE:" + rule_text, dtstart=start)
@@ -140,7 +140,7 @@ def write_spec(folder: Path, name: str, rule_text: str, **more: object) -> Path:
 def in_process(runs: int, rows: int, quick: bool) -> None:
     from core.recurrence.compile import compile_schedule
     from core.recurrence.expand import expand, first_rows
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     print(f"\n{'in process: expansion only':60} {'floor s':>10} {'tidemark s':>10} {'rows':>8} {'ratio':>6}")
     cases = []

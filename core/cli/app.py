@@ -17,7 +17,7 @@ from core.render.terminal import terminal_safe
 def _internal_error(exc: BaseException) -> int:
     import traceback  # only for a bug: a command that works never loads it
 
-    from core.redact import mask_urls
+    from core.team.redact import mask_urls
 
     _say(f"schedctl: internal error: {type(exc).__name__}: {exc} (this is a bug; please report it)")
     sys.stderr.write(terminal_safe(mask_urls("".join(traceback.format_exception(exc)))))

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
-from core.occurrence import Occurrence
-from core.preview import Preview, transition_json, wake_time
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, transition_json, wake_time
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 if TYPE_CHECKING:
     from core.render.source import Source

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, TextIO
 
-from core.durations import human_duration
 from core.enums import Status
-from core.occurrence import Occurrence
-from core.preview import Preview, wake_words
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, wake_words
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_clock
-from core.zones import Transition, format_offset, get_zone
+from core.time.durations import human_duration
+from core.time.formats import fmt_clock
+from core.time.zones import Transition, format_offset, get_zone
 
 if TYPE_CHECKING:
     from core.render.source import Source

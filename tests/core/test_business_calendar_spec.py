@@ -10,10 +10,10 @@ import pytest
 from helpers import make_data
 
 from core.errors import SpecError
-from core.spec import json_schema
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
-from core.specfile import load_text
+from core.spec.canonical import canonical_dict
+from core.spec.files import load_text
+from core.spec.model import json_schema
+from core.spec.validation import parse_spec
 
 
 def test_the_schema_shows_both_keys() -> None:

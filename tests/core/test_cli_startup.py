@@ -40,15 +40,15 @@ HEAVY = ("sqlalchemy", "alembic", "holidays", "icalendar", "PySide6", "core.ledg
 #: (for a spec without wakeSystem), the settling of business periods (for a spec without businessPeriod).
 UNUSED = (
     "yaml",
-    "core.yaml_text",
+    "core.spec.yaml_text",
     "ruamel",
     "platformdirs",
     "traceback",
-    "core.redact",
+    "core.team.redact",
     "difflib",
-    "core.alert_routes",
-    "core.tzif_check",
-    "core.wake",
+    "core.team.alert_routes",
+    "core.time.tzif_check",
+    "core.desktop.wake",
     "subprocess",
     "core.recurrence.periods",
 )
@@ -71,7 +71,14 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     [
         pytest.param(
             ["validate", "{spec}"],
-            (*HEAVY, *UNUSED, "core.render.jsonfmt", "core.render.table", "core.preview", "core.cli.ledger_commands"),
+            (
+                *HEAVY,
+                *UNUSED,
+                "core.render.jsonfmt",
+                "core.render.table",
+                "core.recurrence.preview",
+                "core.cli.ledger_commands",
+            ),
             id="validate",
         ),
         pytest.param(
@@ -86,7 +93,9 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
         ),
         pytest.param(["explain", "{spec}", "--now", "2026-03-05T12:00:00Z"], (*HEAVY, *UNUSED), id="explain"),
         pytest.param(
-            ["--help"], (*HEAVY, *UNUSED, "pydantic", "dateutil", "core.spec", "core.cli.spec_commands"), id="help"
+            ["--help"],
+            (*HEAVY, *UNUSED, "pydantic", "dateutil", "core.spec.model", "core.cli.spec_commands"),
+            id="help",
         ),
     ],
 )
@@ -111,7 +120,7 @@ def test_a_yaml_spec_brings_the_yaml_reader(tmp_path: Path) -> None:
     path = tmp_path / "startup.yaml"
     path.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in SPEC.items()), encoding="utf-8")
     modules = _modules("validate", str(path))
-    assert {"yaml", "core.yaml_text"} <= modules
+    assert {"yaml", "core.spec.yaml_text"} <= modules
 
 
 def test_only_the_program_freezes_what_it_holds(tmp_path: Path) -> None:
@@ -162,7 +171,7 @@ def test_a_nested_model_is_built_when_a_spec_holds_its_key(
     printed = _child(
         "from core.cli.app import main",
         f"assert main(['validate', {str(path)!r}]) == 0",
-        "from core.spec import ScheduleSpec",
+        "from core.spec.model import ScheduleSpec",
         "fields = [ScheduleSpec.model_fields[name].metadata for name in ('task', 'business_calendar', 'alerts')]",
         "print(*(any(getattr(m, 'built', False) for m in meta) for meta in fields))",
     )

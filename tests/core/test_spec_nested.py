@@ -11,8 +11,8 @@ from helpers import make_data
 from pydantic import BaseModel, ValidationError
 
 from core.errors import SpecError
-from core.spec import AlertRoute, BusinessCalendar, ScheduleSpec, Task, json_schema
-from core.spec_validation import parse_spec
+from core.spec.model import AlertRoute, BusinessCalendar, ScheduleSpec, Task, json_schema
+from core.spec.validation import parse_spec
 
 
 class _AtOnce(BaseModel):
