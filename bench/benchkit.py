@@ -22,7 +22,7 @@ from core.engine.runner import PreparedCommand, RunResult
 def interval_spec(schedule_id: str, due: int, argv: list[str], **more: Any) -> Any:
     """An interval schedule every minute from 2026-03-02 00:00 UTC whose ``due`` first
     occurrences are no misfire when run late (every due row runs)."""
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     return parse_spec(
         {

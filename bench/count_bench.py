@@ -37,7 +37,7 @@ from core.engine.engine import Engine, EngineOptions
 from core.ledger import open_ledger, publish
 from core.ledger.compiled import forget_compiled
 from core.ledger.materialize import forget_expansions
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 WALKED = [0]

@@ -31,12 +31,12 @@ from PySide6.QtCore import QEventLoop, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from core.clock import FixedClock
-from core.preview import build_preview
+from core.recurrence.preview import build_preview
 from scheduler_gui.app import EXIT_AFTER_SHOW
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview.panel import PreviewPanel
-from scheduler_gui.preview_service import DEBOUNCE_MS, PreviewService
+from scheduler_gui.preview.service import DEBOUNCE_MS, PreviewService
+from scheduler_gui.workspace.document import SpecDocument
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "resources" / "demo" / "hourly-fallback.yaml"

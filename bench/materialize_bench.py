@@ -37,8 +37,8 @@ from core.ledger import materialize, open_ledger, publish
 from core.ledger.compiled import compiled_revision
 from core.ledger.models import Revision
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 RUNS = 5

@@ -37,7 +37,7 @@ from sqlalchemy import text
 from core.clock import FixedClock
 from core.ledger import open_ledger, publish
 from core.ledger.db import Ledger
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
 SCHEDULES = 20

@@ -39,7 +39,7 @@ from core.engine.engine import Engine, EngineOptions
 from core.ledger import open_ledger, publish
 from core.ledger.db import Ledger
 from core.ledger.publish import pause, resume
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DAILY: dict[str, Any] = {

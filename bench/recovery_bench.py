@@ -47,8 +47,8 @@ from core.engine import run as run_stage
 from core.engine.engine import EngineOptions, PassReport
 from core.ledger import open_ledger, publish
 from core.ledger.models import Attempt, Event, Occurrence
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_utc
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_utc
 
 #: Half a minute after a minutely run, and latenessWindow 15 s: every missed occurrence is a misfire,
 #: none is merely on time, so the bound is exactly maxCatchUp per schedule.

@@ -196,7 +196,7 @@ def _pass_ms(engine: Any, clock: Any, at: datetime) -> tuple[float, Any]:
 def _publish_all(ledger: Any, clock: Any, mix: str, n: int) -> float:
     """Milliseconds per schedule to publish ``n`` schedules of ``mix``, one unit of work each."""
     from core.ledger import publish
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     make = MIXES[mix]
     spent = 0.0
@@ -260,7 +260,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     from core.clock import FixedClock
     from core.engine.engine import Engine
     from core.ledger import open_ledger, publish
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     out, clock = dict(case), FixedClock(PUBLISHED)
     with (

@@ -43,7 +43,7 @@ from core.clock import SystemClock
 from core.engine.admin import run_now
 from core.ledger.models import Attempt
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.app import build_application
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_thread_gc import collect_on_this_thread

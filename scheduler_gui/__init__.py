@@ -1,4 +1,11 @@
-"""Tidemark's desktop window (PySide6). ``core`` never imports this package."""
+"""Tidemark's desktop window (PySide6). ``core`` never imports this package.
+
+Its root holds the application (app, main_window, status_bar, screenshot),
+which may import every part, and what every part shares (context, actions,
+icons, a11y, undo, …), which imports no part. The parts, designer/, monitor/,
+preview/, workspace/ and desktop/, use each other's widgets. Nothing here
+imports core/cli/ (docs/architecture.md).
+"""
 
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ def _check_spec(spec: Path, given: str) -> None:
     if not spec.is_file():
         raise UsageError(f"--spec {given}: {'is a folder' if spec.is_dir() else 'no such file'}")
     from core.errors import UserError
-    from core.specfile import load_text, read_spec_text
+    from core.spec.files import load_text, read_spec_text
 
     try:
         data = load_text(read_spec_text(spec), given)
@@ -170,7 +170,7 @@ def build_application(argv0: str = "scheduler-gui") -> object:
     """The QApplication with Tidemark's name, icon and style (the one already running, if any)."""
     from PySide6.QtWidgets import QApplication
 
-    from core.desktop_entry import APP_ID
+    from core.desktop.entry import APP_ID
     from scheduler_gui.context import APPLICATION, ORGANIZATION
     from scheduler_gui.icons import app_icon
     from scheduler_gui.main_thread_gc import collect_on_this_thread
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scheduler-gui: {exc}", file=sys.stderr)
         return 2
     if opts.version:
-        from core.zones import tzdb_version
+        from core.time.zones import tzdb_version
 
         print(f"scheduler-gui {_version()} (tzdata {tzdb_version()})")
         return 0
@@ -224,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _desktop_entry(what: str) -> int:
-    from core.desktop_entry import DesktopEntryError
-    from scheduler_gui.desktop_install import install_desktop_entry, uninstall_desktop_entry
+    from core.desktop.entry import DesktopEntryError
+    from scheduler_gui.desktop.install import install_desktop_entry, uninstall_desktop_entry
 
     try:
         if what == "install":
@@ -261,8 +261,8 @@ def _run(opts: Options) -> int:
     from core.errors import UserError
     from scheduler_gui.context import AppContext, default_workspace
     from scheduler_gui.main_window import MainWindow
-    from scheduler_gui.session_guard import BEAT_EVERY
-    from scheduler_gui.workspace import seed_workspace
+    from scheduler_gui.workspace.folder import seed_workspace
+    from scheduler_gui.workspace.session_guard import BEAT_EVERY
 
     workspace = opts.workspace or default_workspace()
     try:
@@ -330,7 +330,7 @@ def show_first(window: Any, opts: Options) -> None:
 
 def _guard_session(ctx: Any) -> tuple[Any, list[Any]]:
     """This session's marker and crash log in the data folder, and the sessions that died before it."""
-    from scheduler_gui.session_guard import SessionGuard, data_folder
+    from scheduler_gui.workspace.session_guard import SessionGuard, data_folder
 
     guard = SessionGuard(data_folder(), ctx.clock)
     try:

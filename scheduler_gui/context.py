@@ -29,7 +29,7 @@ def default_workspace() -> Path:
 
 def machine_zone() -> str:
     """The zone this machine is set to (its name only; the rules always come from tzdata)."""
-    from core.zone_info import system_zone_name
+    from core.time.zone_info import system_zone_name
 
     return system_zone_name()
 

@@ -8,7 +8,7 @@ from functools import cache
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 
-from core.bundled import icon_dir
+from core.desktop.bundled import icon_dir
 
 ICON_DIR = icon_dir()
 _SIZES = (16, 24, 32, 48, 64)

@@ -1,5 +1,5 @@
 """The main window: menus, toolbar, the sidebar, the designer and monitor pages,
-the status bar and remembered geometry; files come from :mod:`scheduler_gui.files`.
+the status bar and remembered geometry; files come from :mod:`scheduler_gui.workspace.files`.
 
 One :class:`SpecDocument` per open file: opening another file builds a new
 document and a new designer page for it, so no view ever shows one file's
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.zones import tzdb_version
+from core.time.zones import tzdb_version
 from scheduler_gui import version
 from scheduler_gui.actions import (
     add_tool_action,
@@ -35,27 +35,27 @@ from scheduler_gui.actions import (
     keys_text,
     refresh_icons,
 )
-from scheduler_gui.autosave import Autosaver
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.panel import DesignerPanel
-from scheduler_gui.desktop_install import follow_session_start
-from scheduler_gui.document import SpecDocument
-from scheduler_gui.files import FilesMixin
-from scheduler_gui.first_run_card import FirstRunCard
+from scheduler_gui.desktop.install import follow_session_start
 from scheduler_gui.icons import app_icon
 from scheduler_gui.message_bar import MessageBar
 from scheduler_gui.monitor import hide_to_tray
+from scheduler_gui.monitor.hub import MonitorHub
 from scheduler_gui.monitor.states import EngineState, HubState, ShutdownMode
 from scheduler_gui.monitor.tray import AttentionTray, tray_available
-from scheduler_gui.monitor_hub import MonitorHub
 from scheduler_gui.optional import load, placeholder
-from scheduler_gui.recent import RecentFiles
 from scheduler_gui.rights_gate import RightsBanner, refusal, show_engine_refusal, with_rights
-from scheduler_gui.schedule_names import check_id
-from scheduler_gui.sidebar import Sidebar, schedule_rows
 from scheduler_gui.status_bar import StatusLine
-from scheduler_gui.workspace import list_specs
-from scheduler_gui.workspace_zone import WorkspaceZone, ZoneBanner, ZoneStatus
+from scheduler_gui.workspace.autosave import Autosaver
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.files import FilesMixin
+from scheduler_gui.workspace.first_run_card import FirstRunCard
+from scheduler_gui.workspace.folder import list_specs
+from scheduler_gui.workspace.recent import RecentFiles
+from scheduler_gui.workspace.schedule_names import check_id
+from scheduler_gui.workspace.sidebar import Sidebar, schedule_rows
+from scheduler_gui.workspace.zone import WorkspaceZone, ZoneBanner, ZoneStatus
 
 DEFAULT_SIZE = (1280, 800)
 MONITOR_PAGES = ("occurrences", "attention", "health", "schedules", "engines")
@@ -605,7 +605,7 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def add_to_applications_menu(self) -> None:
         """Help ▸ Add to Applications Menu: what ``--install-desktop-entry`` does, said in the status bar."""
-        from scheduler_gui.desktop_install import add_to_applications_menu
+        from scheduler_gui.desktop.install import add_to_applications_menu
 
         self.say(add_to_applications_menu(), 10000)
 

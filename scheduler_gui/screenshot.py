@@ -109,8 +109,8 @@ def _render_engine_settings(window: object, path: Path) -> bool:
 
 def seed_default_routes(ctx: object) -> None:
     """The demo ledger's default alert routes and mail server (the alert-settings scene)."""
-    from core.alert_routes import Smtp
     from core.ledger.alert_queries import AlertSettings, save_alert_settings
+    from core.team.alert_routes import Smtp
 
     smtp = Smtp("smtp.example.com", 587, "starttls", "tidemark", "SMTP_PASSWORD", "tidemark@example.com")
     settings = AlertSettings(DEFAULT_ROUTES, frozenset({"FAILED", "UNKNOWN_EFFECT"}), smtp)
@@ -143,11 +143,11 @@ def announce_team(ctx: object) -> None:
     three hours ago."""
     from datetime import timedelta
 
-    from core.actor import Actor, current_actor
     from core.clock import FixedClock
     from core.engine.presence import announce
     from core.ledger.states import EngineKind
-    from core.placement import Placement
+    from core.team.actor import Actor, current_actor
+    from core.team.placement import Placement
 
     ledger, now, me = ctx.ledger, ctx.clock.now(), current_actor()  # type: ignore[attr-defined]
     earlier = FixedClock(now - timedelta(hours=3))
@@ -183,13 +183,13 @@ def take_screenshot(path: Path, view: str, spec: Path | None, size: tuple[int, i
 
     from core.clock import FixedClock
     from core.errors import UserError
-    from core.workspace_settings import choose_zone
+    from core.spec.workspace_settings import choose_zone
     from scheduler_gui.app import build_application
     from scheduler_gui.context import AppContext
     from scheduler_gui.main_window import MainWindow
     from scheduler_gui.monitor.states import ShutdownMode
     from scheduler_gui.optional import load
-    from scheduler_gui.workspace import seed_workspace
+    from scheduler_gui.workspace.folder import seed_workspace
 
     build_application()
     with tempfile.TemporaryDirectory(prefix="tidemark-shot-") as tmp:

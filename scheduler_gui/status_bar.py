@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QFontDatabase
 from PySide6.QtWidgets import QMainWindow, QSizePolicy, QToolBar
 
-from core.zones import tzdb_version
+from core.time.zones import tzdb_version
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.actions import keys_text
 from scheduler_gui.elide import WholeWordsLabel
 from scheduler_gui.monitor.states import EngineState, HubState
-from scheduler_gui.sidebar import fmt_next
+from scheduler_gui.workspace.sidebar import fmt_next
 
 if TYPE_CHECKING:
-    from scheduler_gui.monitor_hub import MonitorHub
+    from scheduler_gui.monitor.hub import MonitorHub
 
 #: The engine's states (``EngineHost.state``, and the hub's own before there is an engine) in words.
 ENGINE_WORDS = {

@@ -7,7 +7,7 @@ to the third Sunday of March. In 2026 New York then springs forward on March 15
 instead of March 8: 02:30 on March 9-14 is EST (07:30Z), not EDT (06:30Z).
 
 :func:`install` makes it what the installed tzdata says (with its own version)
-for the rest of a test, through ``core.zones.zone_tzif`` and ``tzdata.IANA_VERSION``,
+for the rest of a test, through ``core.time.zones.zone_tzif`` and ``tzdata.IANA_VERSION``,
 and clears every cache that holds a zone built from the old data.
 
 :func:`install_tzdata` does the same for zones given as TZif bytes under a new release
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import pytest
 import tzdata
 
-import core.zones
+import core.time.zones
 from core.ledger.compiled import forget_compiled
 
 ZONE = "America/New_York"
@@ -34,7 +34,7 @@ _MOVED = b"\nEST5EDT,M3.3.0,M11.1.0\n"
 
 def spring_a_week_later() -> bytes:
     """New York's TZif bytes with daylight saving time starting a week later (third Sunday of March)."""
-    real = core.zones.zone_tzif(ZONE)
+    real = core.time.zones.zone_tzif(ZONE)
     assert real.endswith(_FOOTER), "the installed New York zone has another footer than the test expects"
     return real[: -len(_FOOTER)] + _MOVED
 
@@ -43,8 +43,8 @@ def clear_zone_caches() -> None:
     """Forget every zone, zone index, compiled revision and kept expansion built so far."""
     import importlib
 
-    core.zones.get_zone.cache_clear()
-    core.zones.zone_index.cache_clear()
+    core.time.zones.get_zone.cache_clear()
+    core.time.zones.zone_index.cache_clear()
     forget_compiled()
     materialize = importlib.import_module("core.ledger.materialize")
     with materialize._RESUME_LOCK:
@@ -53,8 +53,8 @@ def clear_zone_caches() -> None:
 
 def install(monkeypatch: pytest.MonkeyPatch, tzif: bytes, version: str) -> None:
     """From now on in this test, the installed tzdata is ``version`` and its New York zone is ``tzif``."""
-    real = core.zones.zone_tzif
-    monkeypatch.setattr(core.zones, "zone_tzif", lambda name: tzif if name == ZONE else real(name))
+    real = core.time.zones.zone_tzif
+    monkeypatch.setattr(core.time.zones, "zone_tzif", lambda name: tzif if name == ZONE else real(name))
     monkeypatch.setattr(tzdata, "IANA_VERSION", version)
     clear_zone_caches()
 
@@ -85,8 +85,8 @@ def install_tzdata(
 ) -> None:
     """From now until the test ends, ``zones`` (TZif bytes by name) replace the tzdata package's
     and its release is ``release``."""
-    real = core.zones.zone_tzif
-    monkeypatch.setattr(core.zones, "zone_tzif", lambda name: zones[name] if name in zones else real(name))
+    real = core.time.zones.zone_tzif
+    monkeypatch.setattr(core.time.zones, "zone_tzif", lambda name: zones[name] if name in zones else real(name))
     monkeypatch.setattr(tzdata, "IANA_VERSION", release)
     clear_zone_caches()
     request.addfinalizer(clear_zone_caches)  # nothing loads a zone between this and monkeypatch's undo

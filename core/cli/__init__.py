@@ -17,6 +17,8 @@ for one command), the commands in :mod:`~core.cli.spec_commands`,
 :mod:`~core.cli.role_commands` (``db grant``), the
 table of every command and the parser built from it in :mod:`~core.cli.parser`,
 and :mod:`~core.cli.app` (``main``).
+
+May import every core package (docs/architecture.md); nothing imports it.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from core.cli.output import out
 if TYPE_CHECKING:
     import argparse
 
-    from core.alert_routes import Smtp
+    from core.team.alert_routes import Smtp
 
 
 def _kinds(text: str | None) -> frozenset[str]:
@@ -31,7 +31,7 @@ def _kinds(text: str | None) -> frozenset[str]:
 
 
 def _routes(texts: list[str]) -> list[str]:
-    from core.alert_routes import parse_routes
+    from core.team.alert_routes import parse_routes
 
     try:
         return parse_routes(texts)
@@ -43,7 +43,7 @@ def _smtp(args: argparse.Namespace, before: Smtp | None) -> Smtp | None:
     """The SMTP settings the options make of ``before``; ``before`` when none is given."""
     from dataclasses import replace
 
-    from core.alert_routes import Smtp, smtp_problems
+    from core.team.alert_routes import Smtp, smtp_problems
 
     given = {
         "host": args.smtp_host,
@@ -165,8 +165,8 @@ def _listing(routes: list[Any], smtp: Smtp | None, failing: list[Any], pending: 
 
 def cmd_alerts_test(args: argparse.Namespace) -> int:
     """Send one test alert to ROUTE now and say what came back: exit 0 when it was taken, else 1."""
+    from core.desktop.notify.alert_send import send_test
     from core.ledger import alert_queries
-    from core.notify.alert_send import send_test
 
     [route] = _routes([args.route])
     clock = command_clock(args)

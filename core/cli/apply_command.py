@@ -105,7 +105,7 @@ def _nothing_published(refused: int, specs: int) -> list[str]:
 
 
 def _line(outcome: Outcome) -> str:
-    from core.timefmt import fmt_utc
+    from core.time.formats import fmt_utc
 
     result, spec = outcome.result, outcome.item.spec
     if result is None:

@@ -88,7 +88,7 @@ def ledger_text(text: str) -> str:
 
 def engine_label(text: str) -> tuple[str, str]:
     """``--label KEY=VALUE``: a label of the engine (not ``host`` or ``user``, which are built in)."""
-    from core.placement import LabelError, parse_label
+    from core.team.placement import LabelError, parse_label
 
     ledger_text(text)
     try:
@@ -100,7 +100,7 @@ def engine_label(text: str) -> tuple[str, str]:
 def trusted_user(text: str) -> str:
     """``--trust NAME``: a publisher whose revisions the engine runs (a database role on
     PostgreSQL, an OS user on SQLite), or ``*`` for anyone."""
-    from core.placement import LabelError, parse_trust
+    from core.team.placement import LabelError, parse_trust
 
     ledger_text(text)
     try:
@@ -122,7 +122,7 @@ def time_text(text: str) -> str:
 def parse_time(text: str, option: str, zone: ZoneInfo) -> datetime:
     """An option's time as an aware UTC instant; local times are read in ``zone`` (see --help)."""
     from core.recurrence.resolve import candidates, gap_transition
-    from core.timefmt import parse_instant, parse_local
+    from core.time.formats import parse_instant, parse_local
 
     try:
         if _INSTANT_SUFFIX.search(text):

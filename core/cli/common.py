@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.errors import UserError
-    from core.spec import ScheduleSpec
+    from core.spec.model import ScheduleSpec
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -50,7 +50,7 @@ def problem_lines(path: str, exc: UserError) -> list[str]:
 def warn_credentials(path: str, spec: ScheduleSpec) -> None:
     """Warn (without refusing) about each clear-text variable whose name looks like a credential."""
     from core.cli.output import err
-    from core.secrets import credential_warnings
+    from core.team.secrets import credential_warnings
 
     if spec.task is not None:
         for line in credential_warnings(spec.task.env):
@@ -60,8 +60,8 @@ def warn_credentials(path: str, spec: ScheduleSpec) -> None:
 def read_spec(path: str) -> ScheduleSpec:
     """Read and validate a spec; ``-`` reads standard input."""
     from core.errors import UserError
-    from core.spec_validation import parse_spec
-    from core.specfile import MAX_SPEC_BYTES, load_spec, load_text, read_bounded, spec_text
+    from core.spec.files import MAX_SPEC_BYTES, load_spec, load_text, read_bounded, spec_text
+    from core.spec.validation import parse_spec
 
     try:
         if path == "-":

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from core.clock import Clock
+    from core.desktop.notify.service_notices import ServiceNotices
     from core.engine.engine import Engine, PassReport
     from core.ledger.db import Ledger
-    from core.notify.service_notices import ServiceNotices
 
 _AFTER = {
     "happened": "a person said it happened",
@@ -38,7 +38,7 @@ NAMED_SCHEDULES = 5
 def pass_summary(report: PassReport, at: datetime) -> str:
     """One line about an engine pass: what it did, and what the engine's tasks started and
     finished since the last line, naming their schedules."""
-    from core.timefmt import fmt_utc
+    from core.time.formats import fmt_utc
 
     expired = f"expired {report.expired:,}"
     if report.expired_ranges:
@@ -110,11 +110,11 @@ def cmd_engine_run(args: argparse.Namespace) -> int:
     runs and retires when it stops. It refuses to start while another live
     engine dispatches on the same ledger, unless --allow-second.
     """
+    from core.desktop.wake.probe import host_backend
     from core.engine.engine import Engine, EngineOptions
     from core.engine.presence import Heartbeat, announce, retire
     from core.ledger.states import EngineKind
-    from core.placement import Placement
-    from core.wake.probe import host_backend
+    from core.team.placement import Placement
 
     if args.now is not None and not args.once:
         raise UsageError("--now: only with --once (a running engine follows the real clock)")
@@ -256,13 +256,13 @@ def _run_forever(engine: Engine, ledger: Ledger, clock: Clock, args: argparse.Na
 
 
 def start_notices(args: argparse.Namespace, ledger: Ledger, clock: Clock) -> ServiceNotices | None:
-    """The desktop notifications of a running engine (:mod:`core.notify.service_notices`),
+    """The desktop notifications of a running engine (:mod:`core.desktop.notify.service_notices`),
     None with ``--no-notify`` or without a session bus (said in one line)."""
     if getattr(args, "no_notify", False):
         return None
     from core.cli.ledger_access import db_url
-    from core.notify.service_notices import start_notices as start
-    from core.service_command import pinned_db
+    from core.desktop.notify.service_notices import start_notices as start
+    from core.desktop.service_command import pinned_db
 
     return start(ledger, clock, pinned_db(db_url(args)))
 
@@ -319,8 +319,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from core.engine.admin import backfill
     from core.ledger.publish import get_schedule
     from core.ledger.queries import list_schedules
-    from core.timefmt import fmt_utc
-    from core.zones import get_zone
+    from core.time.formats import fmt_utc
+    from core.time.zones import get_zone
 
     clock = command_clock(args)
     with open_command_ledger(args, clock, create=False) as ledger:
@@ -376,8 +376,8 @@ def cmd_install_service(args: argparse.Namespace) -> int:
     """Install, enable and start the systemd user service that runs ``schedctl engine run``."""
     from core.cli.common import DB_ENV
     from core.cli.ledger_access import db_url
-    from core.service import install_service, service_problem
-    from core.service_command import pinned_db
+    from core.desktop.service import install_service, service_problem
+    from core.desktop.service_command import pinned_db
 
     if args.now is not None:
         raise UsageError(
@@ -394,7 +394,7 @@ def cmd_install_service(args: argparse.Namespace) -> int:
 def team_options(args: argparse.Namespace) -> list[str]:
     """``engine run``'s options as given (``--metrics-port``, ``--allow-second``, ``--label``, ``--trust``,
     ``--no-notify``), for a service that runs it."""
-    from core.service import team_options as options
+    from core.desktop.service import team_options as options
 
     return options(
         allow_second=bool(getattr(args, "allow_second", False)),
@@ -407,6 +407,6 @@ def team_options(args: argparse.Namespace) -> list[str]:
 
 def cmd_uninstall_service(args: argparse.Namespace) -> int:
     """Stop, disable and remove the systemd user service."""
-    from core.service import uninstall_service
+    from core.desktop.service import uninstall_service
 
     return _service_outcome(args, uninstall_service())

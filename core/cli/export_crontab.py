@@ -19,7 +19,7 @@ def cmd_export_crontab(args: argparse.Namespace) -> int:
     """Write the crontab text; with --out FILE, say where and whether it runs at the spec's times."""
     from core.exporting.crontab import export_crontab
     from core.exporting.refusal import ExportRefused
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     spec = read_spec(args.spec)
     path = checked_out(args.out, overwrite=args.overwrite)

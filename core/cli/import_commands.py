@@ -87,7 +87,7 @@ def cmd_import_crontab(args: argparse.Namespace) -> int:
     from core.importing.cron import import_crontab
     from core.importing.cron_report import report_lines
     from core.importing.crontab_file import CrontabError, crontab_text
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     name = "<stdin>" if args.file == "-" else args.file
     zone, zone_from = _zone_option(args.zone)
@@ -173,8 +173,8 @@ def _zone_option(zone: str | None) -> tuple[str, str]:
     machine's zone (the one the old scheduler ran them in)."""
     from core.errors import ZoneError
     from core.importing.cron import ZONE_GIVEN, ZONE_MACHINE
-    from core.zone_info import system_zone_name
-    from core.zones import check_zone_name
+    from core.time.zone_info import system_zone_name
+    from core.time.zones import check_zone_name
 
     if zone is None:
         return system_zone_name(), ZONE_MACHINE
@@ -188,7 +188,7 @@ def cmd_import_systemd(args: argparse.Namespace) -> int:
     """Read the timers and their services, write their specs into --out, print the report."""
     from core.importing.systemd import TimerError, import_timers
     from core.importing.systemd_report import report_lines
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     zone, zone_from = _zone_option(args.zone)
     now = current_time(args, get_zone("UTC"))

@@ -38,7 +38,7 @@ def db_url(args: argparse.Namespace) -> str | None:
 def command_clock(args: argparse.Namespace, zone_name: str = "UTC") -> FixedClock | SystemClock:
     """A clock frozen at --now, or the system clock."""
     from core.clock import FixedClock, SystemClock
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     if args.now is None:
         return SystemClock()

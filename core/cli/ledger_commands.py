@@ -174,7 +174,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     from core.ledger.drift_attention import drift_attention
     from core.ledger.materialize import drift
     from core.ledger.publish import get_schedule
-    from core.zones import tzdb_version
+    from core.time.zones import tzdb_version
 
     if args.note is not None and args.keep is None:
         raise UsageError("--note: goes with --keep (a republished revision is its own record)")
@@ -197,7 +197,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 
 def _drift_lines(items: list[Any], release: str) -> list[str]:
-    from core.timefmt import fmt_utc
+    from core.time.formats import fmt_utc
 
     if not items:
         return [f"no drift: every future occurrence keeps its instant under the installed tzdb {release}"]
@@ -228,7 +228,7 @@ def _drift_decision(args: argparse.Namespace) -> int:
     """``drift --keep ID`` or ``drift --republish ID``: one recorded decision."""
     from core.errors import PublishError
     from core.ledger.drift_attention import keep_materialized, republish, republish_outlook
-    from core.timefmt import fmt_utc
+    from core.time.formats import fmt_utc
 
     clock = command_clock(args)
     with open_command_ledger(args, clock, create=False) as ledger:
@@ -301,7 +301,7 @@ def cmd_events(args: argparse.Namespace) -> int:
     from core.cli.output import terminal_safe_stream
     from core.ledger.audit_queries import AuditFilter, audit_events, check_filter, widest
     from core.render.events_table import column_widths, write_events_json, write_events_table
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     since = parse_time(args.since, "--since", get_zone("UTC")).astimezone(UTC) if args.since is not None else None
     kinds = _kinds(args.kind) if args.kind is not None else frozenset()

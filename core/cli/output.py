@@ -49,8 +49,8 @@ def terminal_safe_stream(target: TextIO) -> TextIO:
 
 def err(text: object) -> None:
     """One message on stderr: no database password, nothing that drives a terminal."""
-    from core.redact import mask_urls
     from core.render.terminal import terminal_safe
+    from core.team.redact import mask_urls
 
     print(terminal_safe(mask_urls(str(text))), file=sys.stderr)
 

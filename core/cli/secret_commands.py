@@ -1,5 +1,5 @@
 """``schedctl secret``: keep the values that task variables written ``{secret: NAME}`` receive
-(core.secrets). A value is read from a hidden prompt on a terminal, else from standard input;
+(core.team.secrets). A value is read from a hidden prompt on a terminal, else from standard input;
 never from the command line, where other users' ``ps`` would see it. Nothing prints a value."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _read_value(name: str) -> str:
 
 def cmd_secret_set(args: argparse.Namespace) -> int:
     """Store a secret in the keyring (or the file with --file)."""
-    from core.secrets import SecretError, Store, check_name, secrets_file, store
+    from core.team.secrets import SecretError, Store, check_name, secrets_file, store
 
     if args.value is not None:
         raise UsageError(
@@ -56,7 +56,7 @@ def cmd_secret_list(args: argparse.Namespace) -> int:
     """Every secret's name and where it is kept; never a value."""
     import json
 
-    from core.secrets import SecretError, entries
+    from core.team.secrets import SecretError, entries
 
     try:
         found = entries()
@@ -77,7 +77,7 @@ def cmd_secret_list(args: argparse.Namespace) -> int:
 
 def cmd_secret_delete(args: argparse.Namespace) -> int:
     """Remove a secret from the keyring and the file."""
-    from core.secrets import SecretError, delete
+    from core.team.secrets import SecretError, delete
 
     try:
         removed = delete(args.name)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable, Iterator
 
-    from core.occurrence import Occurrence
+    from core.recurrence.occurrence import Occurrence
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -46,10 +46,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_preview(args: argparse.Namespace) -> int:
     """The rows of docs/contract.md §2 from --from on, in the chosen format, written as they are produced."""
     from core.errors import UserError
-    from core.preview import MAX_PREVIEW_ROWS, stream_preview
     from core.recurrence.compile import compile_schedule
+    from core.recurrence.preview import MAX_PREVIEW_ROWS, stream_preview
     from core.render import write
-    from core.zones import LAST_INSTANT
+    from core.time.zones import LAST_INSTANT
 
     spec = read_spec(args.spec)
     try:
@@ -96,16 +96,20 @@ def cmd_preview(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """One paragraph: the rule, the zone, and what the policies do at the next gap and fold."""
     from core.errors import UserError
-    from core.explain import explain
-    from core.wake.probe import host_backend
-    from core.zones import get_zone
+    from core.explain.summary import explain
+    from core.time.zones import get_zone
 
     spec = read_spec(args.spec)
     zone = get_zone(spec.time_zone)
     now = current_time(args, zone)
     start = parse_time(args.from_, "--from", zone) if args.from_ is not None else now
+    wake = None
+    if spec.wake_system:
+        from core.desktop.wake.probe import host_backend  # subprocess and the OS probes, only for wakeSystem
+
+        wake = host_backend()
     try:
-        text = explain(spec, start, wake=host_backend() if spec.wake_system else None)
+        text = explain(spec, start, wake=wake)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
     except OverflowError:  # a search that would leave the calendar, where nothing narrowed it first
@@ -120,7 +124,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     """The JSON Schema of scheduleSpec.v1, for editors."""
     import json
 
-    from core.spec import json_schema
+    from core.spec.model import json_schema
 
     out(json.dumps(json_schema(), indent=2, ensure_ascii=False))
     return EXIT_OK
@@ -128,7 +132,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_demos(args: argparse.Namespace) -> int:
     """The demo schedules this installation ships: each name and file, or the file of the one named."""
-    from core.bundled import demo_files
+    from core.desktop.bundled import demo_files
 
     demos = demo_files()
     if args.name is not None:

@@ -18,7 +18,7 @@ def cmd_export_systemd(args: argparse.Namespace) -> int:
     """Write the timer and the service into --out and say what they could not keep."""
     from core.exporting.refusal import ExportRefused
     from core.exporting.systemd import export_systemd
-    from core.zones import get_zone
+    from core.time.zones import get_zone
 
     spec = read_spec(args.spec)
     out_dir = Path(args.out)

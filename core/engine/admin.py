@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core.actor import Actor
 from core.clock import Clock
 from core.engine.orphans import live_attempt, live_settled_attempt
 from core.errors import UserError
@@ -24,9 +23,10 @@ from core.ledger.materialize import governing_segments, materialize
 from core.ledger.models import LedgerMeta, Occurrence, Revision
 from core.ledger.publish import get_schedule
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
-from core.occurrence import Occurrence as Row
 from core.recurrence.expand import expand
-from core.timefmt import fmt_local, fmt_utc
+from core.recurrence.occurrence import Occurrence as Row
+from core.team.actor import Actor
+from core.time.formats import fmt_local, fmt_utc
 from core.version import tidemark_version
 
 _S = OccurrenceState

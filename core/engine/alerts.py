@@ -26,17 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from core.alert_routes import Smtp
 from core.clock import Clock
+from core.desktop.notify.alert_send import TIMEOUT, Alert, Sent, send
 from core.errors import UserError
 from core.ledger import alert_queries
 from core.ledger.access import reading, writing
 from core.ledger.db import Ledger
-from core.notify.alert_send import TIMEOUT, Alert, Sent, send
+from core.team.alert_routes import Smtp
 
 _log = logging.getLogger(__name__)
 
-#: Sends an alert: :func:`core.notify.alert_send.send`, or a test's stand-in.
+#: Sends an alert: :func:`core.desktop.notify.alert_send.send`, or a test's stand-in.
 Transport = Callable[[Alert, Smtp | None, float], Sent]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
-from core.spec import Retry
+from core.spec.model import Retry
 
 
 def backoff(retry: Retry, attempt_number: int) -> timedelta:

@@ -14,8 +14,8 @@ from core.ledger import events
 from core.ledger.compiled import resolving_tzdb, revision_schedule
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceKind, OccurrenceState
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_local, fmt_utc
+from core.spec.model import ScheduleSpec
+from core.time.formats import fmt_local, fmt_utc
 from core.version import tidemark_version
 
 

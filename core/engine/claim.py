@@ -29,7 +29,7 @@ from core.ledger.db import lock_schedules, shared_write
 from core.ledger.models import Attempt, Occurrence, Revision, Schedule
 from core.ledger.prepared import Prepared
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 
 _S = OccurrenceState
 

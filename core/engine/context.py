@@ -25,8 +25,8 @@ from core.engine.runner import PreparedCommand, TaskIdentity
 from core.engine.share import Share
 from core.engine.specs import Specs
 from core.engine.statements import Held
-from core.placement import Placement
-from core.spec import ScheduleSpec, Task
+from core.spec.model import ScheduleSpec, Task
+from core.team.placement import Placement
 from core.version import tidemark_version
 
 #: Set to 1, tasks are not tied to their engine's life (a diagnostic and test switch).

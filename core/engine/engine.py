@@ -29,6 +29,7 @@ from contextlib import AbstractContextManager
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
+from core.desktop.wake.alarms import WakeBackend
 from core.engine import claim as claim_stage
 from core.engine import drift_check, first_start, plan, processes, promote, recover, run, settle, statements
 from core.engine.activity import Activity
@@ -42,8 +43,7 @@ from core.engine.wake import WakeKeeper
 from core.ledger import events
 from core.ledger.db import Ledger
 from core.ledger.states import OccurrenceState
-from core.placement import Placement
-from core.wake.alarms import WakeBackend
+from core.team.placement import Placement
 
 __all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
 
@@ -72,10 +72,10 @@ class Engine:
     ) -> None:
         """``placement``: the engine's labels and whom it trusts (default: this process's
         user and host, trusting only that user). It also trusts the database role it logs in
-        as (:meth:`core.placement.Placement.trusting_role`). ``engine_id``: the engine's
+        as (:meth:`core.team.placement.Placement.trusting_role`). ``engine_id``: the engine's
         presence row (:func:`core.engine.presence.announce`); with it, engines sharing the
         ledger split materialization between them (:mod:`core.engine.share`). ``wake``: the
-        host's wake backend (:func:`core.wake.probe.host_backend`); with it, the engine keeps an
+        host's wake backend (:func:`core.desktop.wake.probe.host_backend`); with it, the engine keeps an
         alarm for each ``wakeSystem`` schedule it runs (:mod:`core.engine.wake`)."""
         self.ledger = ledger
         self.clock = clock

@@ -29,7 +29,7 @@ from core.ledger.db import Ledger
 from core.ledger.expired import expired_totals
 from core.ledger.models import Attempt, EngineRow, Occurrence, Schedule
 from core.ledger.states import TERMINAL, OccurrenceState, ScheduleState
-from core.placement import BUILT_IN_LABELS
+from core.team.placement import BUILT_IN_LABELS
 
 #: Attempts younger than this feed the due-to-start delay summary.
 DELAY_WINDOW = timedelta(hours=24)

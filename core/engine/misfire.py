@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from core.durations import format_duration
 from core.enums import Kind, MisfirePolicy
 from core.ledger.expired import ExpiryCut, fixed_offset
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand
 from core.recurrence.periods import PeriodState
+from core.time.durations import format_duration
 
 
 class Action(StrEnum):

@@ -39,7 +39,7 @@ from core.engine.processes import (
 from core.engine.runner import KILL_GRACE_SECONDS, only_zombies
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.states import OccurrenceState as _S
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from enum import StrEnum
 from core.engine.backoff import backoff
 from core.enums import Effect
 from core.ledger.states import OccurrenceState
-from core.spec import Retry
+from core.spec.model import Retry
 
 
 class Verdict(StrEnum):

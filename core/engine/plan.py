@@ -34,8 +34,8 @@ from core.ledger.materialize import (
 from core.ledger.models import Event, Revision, Schedule
 from core.ledger.publishers import wants_columns, wants_of
 from core.ledger.states import ScheduleState
-from core.placement import Placement, refusal
-from core.timefmt import fmt_utc
+from core.team.placement import Placement, refusal
+from core.time.formats import fmt_utc
 
 #: Write transactions of materialization per pass at most.
 MATERIALIZE_ROUNDS = 10_000
@@ -125,7 +125,7 @@ def hold_refused(
     ledger: Ledger, placement: Placement, refusals: Refusals, report: PassReport, now: datetime | None = None
 ) -> None:
     """Find the revisions this engine does not run: their ``runsOn`` asks for labels it
-    lacks, or it does not trust their publisher (:mod:`core.placement`). Their
+    lacks, or it does not trust their publisher (:mod:`core.team.placement`). Their
     occurrences are never claimed here, and a schedule whose newest revision it is is
     neither materialized nor promoted here either, so its misfire policy is applied by
     the engine that finally runs it, not by this one.

@@ -39,8 +39,8 @@ from core.ledger.db import Ledger
 from core.ledger.events import EngineFoundGone, EngineStarted, EngineStopped, append
 from core.ledger.models import EngineRow, Occurrence, Schedule
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
-from core.placement import Placement
-from core.timefmt import fmt_utc
+from core.team.placement import Placement
+from core.time.formats import fmt_utc
 from core.version import tidemark_version
 
 EngineId = NewType("EngineId", str)
@@ -186,7 +186,7 @@ def announce(
     The engine is recorded as ``process`` (default: this process, or ``pid``
     on this host, named ``host`` when given), with ``placement``'s OS user,
     labels and trusted publishers (default: this process's; with the database
-    role it logs in as, :meth:`~core.placement.Placement.trusting_role`), and
+    role it logs in as, :meth:`~core.team.placement.Placement.trusting_role`), and
     this Tidemark's version.
     """
     now = clock.now()

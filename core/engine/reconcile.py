@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
-from core.actor import Actor
 from core.clock import Clock
 from core.engine.outcomes import Outcome
 from core.engine.settle import Settling, settle
@@ -17,6 +16,7 @@ from core.ledger.compiled import stored_spec
 from core.ledger.db import Ledger
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceState
+from core.team.actor import Actor
 
 _S = OccurrenceState
 

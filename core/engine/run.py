@@ -35,9 +35,9 @@ from core.engine.runner import (
 )
 from core.engine.tether import TETHER
 from core.ledger.db import Ledger
-from core.secrets import SecretError
-from core.spec import Task
-from core.timefmt import fmt_utc
+from core.spec.model import Task
+from core.team.secrets import SecretError
+from core.time.formats import fmt_utc
 
 __all__ = [
     "Slot",

@@ -28,10 +28,10 @@ from typing import Protocol
 import psutil
 
 from core.clock import Clock
+from core.desktop.service_command import DB_VARIABLE
 from core.engine.output_keep import OutputKeeper
-from core.secrets import SecretMask, reference_name, resolve
-from core.service_command import DB_VARIABLE
-from core.spec import SecretRef
+from core.spec.model import SecretRef
+from core.team.secrets import SecretMask, reference_name, resolve
 
 #: Bytes of stdout and of stderr kept per attempt (the rest is counted, not stored).
 TAIL_BYTES = 8192
@@ -150,8 +150,8 @@ def prepare(
     """Render a task for one attempt. ``base_env`` defaults to this process's environment,
     less the engine's own variables (:data:`ENGINE_ONLY`); the task's own ``env`` wins over it.
 
-    A ``{secret: NAME}`` value is looked up on this host now (:func:`core.secrets.resolve`);
-    a secret that is not there raises :class:`core.secrets.SecretError`, naming it."""
+    A ``{secret: NAME}`` value is looked up on this host now (:func:`core.team.secrets.resolve`);
+    a secret that is not there raises :class:`core.team.secrets.SecretError`, naming it."""
     rendered = render_argv(argv, identity)
     values, secrets = resolve(task_env)
     references = {var: name for var, value in task_env.items() if (name := reference_name(value)) is not None}
@@ -222,7 +222,7 @@ class RunResult:
 class _Tail:
     """The last ``limit`` bytes of one pipe, and how many earlier bytes were dropped.
 
-    The task's secrets are masked in the bytes as they arrive (:class:`core.secrets.SecretMask`),
+    The task's secrets are masked in the bytes as they arrive (:class:`core.team.secrets.SecretMask`),
     before the tail is cut or decoded: neither a cut nor a value that is not UTF-8 lets a piece through."""
 
     def __init__(self, limit: int, secrets: tuple[str, ...] = ()) -> None:

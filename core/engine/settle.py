@@ -36,7 +36,7 @@ from core.ledger import events
 from core.ledger.db import Ledger, lock_schedules
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState, check_transition
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 
 _S = OccurrenceState
 

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from core.ledger.compiled import stored_spec
 from core.ledger.models import Revision
 from core.ledger.prepared import Prepared
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 
 
 def active_spec(session: Session, schedule_id: str) -> ScheduleSpec:

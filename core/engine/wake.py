@@ -1,5 +1,5 @@
 """The wake stage: one alarm per ``wakeSystem`` schedule, at its next due run
-minus the lead (:mod:`core.wake`; docs/ledger.md, "Waking the machine").
+minus the lead (:mod:`core.desktop.wake`; docs/ledger.md, "Waking the machine").
 
 After each pass, the engine works out when each schedule it runs with
 ``wakeSystem: true`` is next due (one statement for all of them, none when there
@@ -23,12 +23,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.desktop.wake.alarms import WakeBackend, WakeError, wake_at
 from core.engine.context import Context
 from core.ledger.compiled import stored_spec
 from core.ledger.db import Ledger
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import OccurrenceState, ScheduleState
-from core.wake.alarms import WakeBackend, WakeError, wake_at
 
 _log = logging.getLogger(__name__)
 

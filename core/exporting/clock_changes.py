@@ -24,8 +24,8 @@ from core.importing.cron_expr import parse_fields
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
 from core.recurrence.rules import parse_rule
-from core.spec import ScheduleSpec
-from core.zones import Transition, get_zone, transitions
+from core.spec.model import ScheduleSpec
+from core.time.zones import Transition, get_zone, transitions
 
 #: How far ahead changes are compared: 28 years, after which weekdays fall on the same dates again.
 CYCLE = timedelta(days=365 * 28 + 7)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.durations import format_duration
 from core.enums import Kind
 from core.exporting.refusal import ExportRefused
 from core.recurrence.rules import ParsedRule, number_runs, parse_rule
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
+from core.time.durations import format_duration
 
 _WEEKDAY = {"SU": 0, "MO": 1, "TU": 2, "WE": 3, "TH": 4, "FR": 5, "SA": 6}
 #: Each field's lowest and highest value.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from core.exporting.refusal import ExportRefused, on_one_line
 from core.importing.cron import MAIL_VARIABLES
 from core.importing.cron_command import DEFAULT_SHELL, with_input
-from core.spec import SecretRef, Task
+from core.spec.model import SecretRef, Task
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from core.counts import counted
-from core.durations import format_duration
 from core.enums import InvalidDatePolicy, Kind, MisfirePolicy, OverlapPolicy, TzdbPolicy
 from core.exporting.clock_changes import clock_differences
 from core.exporting.cron_fields import CronFields, spec_fields
@@ -24,9 +23,10 @@ from core.exporting.cron_line import CronTask, cron_task
 from core.exporting.refusal import ExportRefused
 from core.importing.spec_comments import comment_text
 from core.recurrence.rules import parse_rule
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_local, fmt_utc
-from core.zones import get_zone
+from core.spec.model import ScheduleSpec
+from core.time.durations import format_duration
+from core.time.formats import fmt_local, fmt_utc
+from core.time.zones import get_zone
 
 _ZONE_NOTE = (
     "CRON_TZ is read by cronie; Debian's cron ignores it and runs every job on the machine's zone "

@@ -20,8 +20,8 @@ from core.exporting.refusal import ExportRefused
 from core.exporting.unit_syntax import assignment, command_line, directory, plain_value
 from core.importing.systemd_calendar import weekday_text
 from core.importing.systemd_unit import span_text
-from core.spec import ScheduleSpec
-from core.zones import get_zone
+from core.spec.model import ScheduleSpec
+from core.time.zones import get_zone
 
 _WEEKDAYS = {"MO": 0, "TU": 1, "WE": 2, "TH": 3, "FR": 4, "SA": 5, "SU": 6}
 _SUPPORTED = {"FREQ", "INTERVAL", "BYMONTH", "BYMONTHDAY", "BYDAY", "BYHOUR", "BYMINUTE", "BYSECOND", "WKST"}

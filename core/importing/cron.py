@@ -31,10 +31,10 @@ from core.importing.cron_expr import CronExpr, CronRule, cron_rules, parse_field
 from core.importing.crontab_file import REBOOT, Assignment, CrontabError, JobLine, read_crontab
 from core.importing.input_text import BLANKS, split_words
 from core.importing.spec_comments import commented_yaml
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_local
-from core.zones import check_zone_name, get_zone
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_local
+from core.time.zones import check_zone_name, get_zone
 
 #: Variables that set the zone of the jobs below them (CRON_TZ first where both are set).
 ZONE_VARIABLES = ("CRON_TZ", "TZ")

@@ -15,10 +15,10 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from core.importing.cron_expr import CronExpr
-from core.preview import build_preview
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_clock
-from core.zones import Transition, get_zone, next_transition, transitions
+from core.recurrence.preview import build_preview
+from core.spec.model import ScheduleSpec
+from core.time.formats import fmt_clock
+from core.time.zones import Transition, get_zone, next_transition, transitions
 
 _MINUTE = timedelta(minutes=1)
 #: Runs a step apart, more than this many in a row, are written as one stretch ("01:00 EDT to

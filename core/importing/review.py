@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from core.change_words import day_label, jump_words, zone_word
+from core.explain.change_words import day_label, jump_words, zone_word
 from core.importing.cron import ImportedSpec
 from core.importing.cron_changes import SideBySide, run_words
-from core.occurrence import Occurrence
-from core.preview import build_preview
 from core.recurrence.compile import compile_schedule
 from core.recurrence.describe import describe_rule
-from core.timefmt import fmt_clock
-from core.zones import get_zone
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import build_preview
+from core.time.formats import fmt_clock
+from core.time.zones import get_zone
 
 #: Next runs shown under each spec.
 PREVIEW_ROWS = 3

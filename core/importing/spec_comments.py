@@ -1,6 +1,6 @@
 """A new spec file's text with a comment above each key that says why it holds what it holds.
 
-The text is :func:`core.specfile.dump_yaml`'s (block style, the contract's key order); each
+The text is :func:`core.spec.files.dump_yaml`'s (block style, the contract's key order); each
 comment goes on the line above its top-level key, and a header comment above everything. The
 result is read back and must hold exactly the document: comments never change the data.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.spec_roundtrip import same
-from core.specfile import dump_yaml, load_text
+from core.spec.files import dump_yaml, load_text
+from core.spec.roundtrip import same
 
 
 def comment_text(text: str) -> str:

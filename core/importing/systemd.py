@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from core.durations import format_duration
 from core.enums import FoldPolicy, GapPolicy, Kind, MisfirePolicy, OverlapPolicy
 from core.errors import UserError
 from core.importing.cron import ImportedSpec
@@ -40,9 +39,10 @@ from core.importing.systemd_calendar import (
 from core.importing.systemd_exec import ExecCommand, ExecError, described, environment, exec_command, specifiers
 from core.importing.systemd_merge import merge_calendars
 from core.importing.systemd_unit import Setting, UnitError, parse_span, read_unit, unit_name_problem
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_local
-from core.zones import get_zone
+from core.spec.validation import parse_spec
+from core.time.durations import format_duration
+from core.time.formats import fmt_local
+from core.time.zones import get_zone
 
 _ID_WIDTH = 56
 _TRUE = ("1", "yes", "y", "true", "t", "on")

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 from core.errors import UserError, ZoneError
 from core.importing.input_text import UNIT_BLANKS, split_words
-from core.zones import check_zone_name
+from core.time.zones import check_zone_name
 
 _WEEKDAY_NAMES = (
     ("mon", "monday"),

@@ -11,7 +11,7 @@ from datetime import datetime
 from core.importing.cron_changes import SideBySide, change_lines, change_window, next_changes, spec_moved, spec_runs
 from core.importing.systemd import ImportedTimer, Note, SystemdImport, TimerSpec
 from core.importing.systemd_calendar import elapses
-from core.zones import get_zone
+from core.time.zones import get_zone
 
 
 def systemd_side_by_sides(made: TimerSpec, after: datetime) -> list[SideBySide]:

@@ -1,6 +1,10 @@
 """The ledger (docs/contract.md §4): schedules and their revisions, occurrences, attempts
 and the append-only event log, on SQLite (default) or PostgreSQL.
 
+May import the schedule layer (core/spec/, core/calendar/, core/recurrence/,
+core/team/), core/time/ and the basics (docs/architecture.md), and of
+core/desktop/ only notify/ (what needs a person).
+
 Typical use, one unit of work per command::
 
     with open_ledger(url, clock) as ledger:

@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from core.actor import Actor
 from core.errors import LedgerUnavailable, first_line
 from core.ledger.db import LOCK_NOT_AVAILABLE, Ledger
 from core.ledger.role_kinds import refused_line
+from core.team.actor import Actor
 
 #: SQLSTATE insufficient_privilege: the database role lacks a right the work needs.
 NO_RIGHT = "42501"

@@ -25,12 +25,12 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from core.alert_routes import route_key
 from core.enums import AlertKind
 from core.identity import canonical
 from core.ledger.event_types import NewEvent, OccurrencesExpired, OccurrenceTransitioned
 from core.ledger.models import AlertOutbox, AlertRouteRow, Occurrence, Revision
-from core.timefmt import fmt_utc
+from core.team.alert_routes import route_key
+from core.time.formats import fmt_utc
 
 _KINDS = frozenset(kind.value for kind in AlertKind)
 _OUTBOX = AlertOutbox.metadata.tables[AlertOutbox.__tablename__]

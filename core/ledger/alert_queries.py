@@ -22,12 +22,12 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from core.alert_routes import Smtp
 from core.enums import AlertKind
 from core.ledger.access import reading, writing
 from core.ledger.alert_outbox import Route, default_routes
 from core.ledger.db import Ledger
 from core.ledger.models import AlertOutbox, AlertRouteRow, AlertSmtp
+from core.team.alert_routes import Smtp
 
 #: Failed sends of one alert after which its route counts as failing (one Needs-attention item per route).
 FAILING_AFTER = 3

@@ -15,13 +15,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.actor import Actor
 from core.ledger import events
 from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence
 from core.ledger.monitor_queries import AttemptView, id_chunks, last_attempts
 from core.ledger.queries import EventView, OccurrenceView, event_actor, occurrence_view
 from core.ledger.states import OccurrenceState
+from core.team.actor import Actor
 
 _S = OccurrenceState
 

@@ -28,9 +28,9 @@ from pydantic import BaseModel
 from core.errors import ComputeLimitError, SpecError, ZoneError, first_line
 from core.ledger.models import Revision
 from core.recurrence.compile import CompiledSchedule, compile_schedule
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.zones import pinned_zone, tzdb_version
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
+from core.time.zones import pinned_zone, tzdb_version
 
 #: What reading or expanding one stored revision can raise: its text refused by this
 #: Tidemark, its pinned rules unreadable, an expansion's bound reached (a business

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.monitor_queries import AttemptView, _attempt
 from core.ledger.states import OccurrenceState
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 #: At most this many attempts are listed (a window runs a handful of tasks at once).
 LIMIT = 200

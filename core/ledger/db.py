@@ -46,11 +46,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
-from core.actor import Actor, current_actor
 from core.clock import Clock, SystemClock
 from core.errors import LedgerError, first_line
 from core.ledger.models import VERSION_TABLE, LedgerMeta
-from core.redact import mask_urls
+from core.team.actor import Actor, current_actor
+from core.team.redact import mask_urls
 from core.version import is_newer, tidemark_version
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -486,7 +486,7 @@ class Ledger:
         self.where = where
         self.clock = clock
         #: Who writes when a write names no actor (None: this process's OS user and host,
-        #: :func:`core.actor.current_actor`, read at each write).
+        #: :func:`core.team.actor.current_actor`, read at each write).
         self.actor = actor
         #: The database role this ledger logged in as (PostgreSQL's ``session_user``), asked once.
         self._role: tuple[str | None] | None = None

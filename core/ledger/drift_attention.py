@@ -37,8 +37,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import holiday_codes
-from core.actor import Actor
+from core.calendar import holiday_codes
 from core.clock import Clock
 from core.counts import counted
 from core.errors import UserError
@@ -52,9 +51,10 @@ from core.ledger.models import Event, Revision, Schedule
 from core.ledger.publish import PublishResult, get_schedule, publish
 from core.ledger.shadow import ShadowReport
 from core.ledger.states import ScheduleState
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.zones import tzdb_version
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
+from core.team.actor import Actor
+from core.time.zones import tzdb_version
 
 FOUND = EventKind.SCHEDULE_DRIFT_FOUND.value
 SHADOW = EventKind.SCHEDULE_SHADOW_DIFFERS.value

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from core.ledger.models import EngineRow, Occurrence, Revision, Schedule
 from core.ledger.publishers import wants_columns, wants_of
 from core.ledger.states import EngineKind, EnginePresence, OccurrenceState, ScheduleState
-from core.placement import Placement, Wants, refusal
+from core.team.placement import Placement, Wants, refusal
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from enum import Enum, StrEnum
 from typing import Any, ClassVar
 
 from core.ledger.states import EngineKind, OccurrenceKind, OccurrenceState, ScheduleState
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 
 class EventKind(StrEnum):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from core.actor import Actor
 from core.counts import counted
 from core.ledger.event_types import EventKind
+from core.team.actor import Actor
 
 #: The actor of an event written before actors were recorded (migration 0008).
 NO_ACTOR = "—"

@@ -33,8 +33,8 @@ from core.ledger.models import ExpiredRange
 from core.ledger.queries import OccurrenceFilter
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.recurrence.compile import CompiledSchedule
-from core.timefmt import fmt_utc
-from core.zones import transitions
+from core.time.formats import fmt_utc
+from core.time.zones import transitions
 
 #: A range is recorded only when it holds at least this many occurrences; fewer
 #: are materialized as MISFIRE_EXPIRED rows, which say more about each one.

@@ -25,20 +25,20 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.actor import Actor, current_actor
 from core.enums import TzdbPolicy
 from core.ledger.compiled import compiled_revision
 from core.ledger.materialize import governing_segments
 from core.ledger.models import Occurrence, Revision
 from core.ledger.period_carry import periods_to_carry, taken_periods
 from core.ledger.states import OccurrenceKind, OccurrenceState
-from core.occurrence import Occurrence as Row
-from core.placement import Wants, runs_on_text
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec
-from core.spec_canonical import canonical_dict
-from core.timefmt import fmt_utc, parse_instant
-from core.tzdb_policy import policy_of, policy_words
+from core.recurrence.occurrence import Occurrence as Row
+from core.spec.canonical import canonical_dict
+from core.spec.model import ScheduleSpec
+from core.team.actor import Actor, current_actor
+from core.team.placement import Wants, runs_on_text
+from core.time.formats import fmt_utc, parse_instant
+from core.time.tzdb_policy import policy_of, policy_words
 
 _S = OccurrenceState
 #: States a cutover cancels (not started yet).

@@ -41,7 +41,7 @@ from typing import Any, TypedDict, Unpack
 from sqlalchemy import ColumnElement, Integer, and_, bindparam, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from core import holiday_codes
+from core.calendar import holiday_codes
 from core.clock import Clock
 from core.enums import Status
 from core.errors import LedgerError, UnknownScheduleError
@@ -59,12 +59,12 @@ from core.ledger.states import (
     OccurrenceState,
     ScheduleState,
 )
-from core.occurrence import Occurrence as Row
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand, iter_rows
+from core.recurrence.occurrence import Occurrence as Row
 from core.recurrence.periods import PeriodMarks, PeriodState
+from core.time.zones import shifted, tzdb_version
 from core.version import tidemark_version
-from core.zones import shifted, tzdb_version
 
 #: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
 CHUNK = 2000

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from core.desktop.notify.needs import Need, alerts_key, held_key, needs_of
 from core.ledger.access import reading
 from core.ledger.alert_queries import FailingRoute, failing_routes
 from core.ledger.attention_queries import AttentionItem, attention_ids, attention_items, touches_attention
@@ -72,8 +73,7 @@ from core.ledger.queries import (
     published_schedule,
 )
 from core.ledger.states import OccurrenceState
-from core.notify.needs import Need, alerts_key, held_key, needs_of
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 
 #: Event kinds that may change the attention queue's schedules: drift's, and a schedule held or released.
 _QUEUE_KINDS = DRIFT_KINDS | {EventKind.SCHEDULE_UNREADABLE.value}
@@ -305,7 +305,7 @@ def attention_queue(ledger: Ledger, now: datetime) -> AttentionQueue:
 
 
 def person_needs(ledger: Ledger, now: datetime, stale_after: timedelta) -> list[Need]:
-    """What needs a person now (:func:`~core.notify.needs.needs_of`): the attention queue's runs,
+    """What needs a person now (:func:`~core.desktop.notify.needs.needs_of`): the attention queue's runs,
     its drifted schedules and the schedules waiting for an engine (live within ``stale_after``),
     in one read."""
     with reading(ledger) as session:
@@ -324,8 +324,8 @@ def republish_preview(ledger: Ledger, schedule_id: str, now: datetime) -> tuple[
 
 def _waiting_keys(session: Session) -> set[str]:
     """The queue's occurrence ids, its drifted schedules (:func:`~core.ledger.drift_attention.attention_key`),
-    the schedules the engines hold (:func:`~core.notify.needs.held_key`) and the alert routes that keep
-    failing (:func:`~core.notify.needs.alerts_key`)."""
+    the schedules the engines hold (:func:`~core.desktop.notify.needs.held_key`) and the alert routes that keep
+    failing (:func:`~core.desktop.notify.needs.alerts_key`)."""
     drifted = {attention_key(d.schedule_id) for d in drift_attention(session)}
     routes = {alerts_key(f.route) for f in failing_routes(session)}
     return attention_ids(session) | drifted | {held_key(sid) for sid in held_by_engines(session)} | routes

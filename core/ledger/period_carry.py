@@ -38,7 +38,7 @@ from core.ledger.compiled import compiled_revision
 from core.ledger.models import Occurrence
 from core.ledger.states import PERIOD_RELEASING, OccurrenceKind, OccurrenceState
 from core.recurrence.expand import iter_rows
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 from core.version import tidemark_version
 
 #: How far before and after the cancelled runs the new revision's runs are looked at.

@@ -28,8 +28,7 @@ from pathlib import Path
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
-from core import holiday_codes
-from core.actor import Actor, current_actor
+from core.calendar import holiday_codes
 from core.clock import Clock
 from core.enums import TzdbPolicy
 from core.errors import LedgerError, PublishError, UnknownScheduleError, UserError, ZoneError, first_line
@@ -40,11 +39,12 @@ from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.period_carry import carry_periods
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
 from core.os_text import string_problem
-from core.spec import ScheduleSpec, Task
-from core.spec_canonical import canonical_dict
-from core.timefmt import parse_instant
+from core.spec.canonical import canonical_dict
+from core.spec.model import ScheduleSpec, Task
+from core.team.actor import Actor, current_actor
+from core.time.formats import parse_instant
+from core.time.zones import pinned_zone, tzdb_version, zone_tzif
 from core.version import tidemark_version
-from core.zones import pinned_zone, tzdb_version, zone_tzif
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def publish(
     ``actor`` is who publishes (default: this process's user and host); the revision
     records it as its publisher, with the database role on PostgreSQL: engines run
     a revision only where its ``runsOn`` (default: the publisher's host) matches and
-    when they trust its publisher (:mod:`core.placement`).
+    when they trust its publisher (:mod:`core.team.placement`).
 
     Refuses (:class:`PublishError`, nothing written) a spec without ``task``, a
     program that is not there (unless ``check_task`` is false), and a revision

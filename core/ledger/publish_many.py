@@ -28,15 +28,15 @@ from typing import Any
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
-from core.actor import Actor
 from core.clock import Clock
 from core.errors import PublishError
 from core.ledger.db import Ledger
 from core.ledger.models import Revision
 from core.ledger.publish import PublishResult, RevisionSource, publish, refuse_number, refuse_pin, refuse_task
-from core.spec import ScheduleSpec
-from core.spec_canonical import canonical_dict
-from core.timefmt import parse_instant
+from core.spec.canonical import canonical_dict
+from core.spec.model import ScheduleSpec
+from core.team.actor import Actor
+from core.time.formats import parse_instant
 
 #: Specs published per write transaction (a few milliseconds each on SQLite: about 50 ms a batch).
 BATCH = 10

@@ -5,9 +5,9 @@ On PostgreSQL it is the database role that wrote the revision, recorded by the d
 itself (``revisions.publisher_role``, set from ``session_user`` by a trigger since migration
 0011, whatever the client sent). On SQLite, where everyone who may write the file is one
 principal, it is the OS user the publishing process ran as (``publisher_user``, from its
-uid). Every read that asks :func:`core.placement.refusal` or
-:func:`core.placement.waiting_text` about a revision selects :func:`wants_columns` and
-builds its :class:`~core.placement.Wants` with :func:`wants_of`.
+uid). Every read that asks :func:`core.team.placement.refusal` or
+:func:`core.team.placement.waiting_text` about a revision selects :func:`wants_columns` and
+builds its :class:`~core.team.placement.Wants` with :func:`wants_of`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from core.ledger.models import Revision
-from core.placement import Wants
+from core.team.placement import Wants
 
 
 def by_role(session: Session) -> bool:
@@ -36,5 +36,5 @@ def wants_columns(session: Session) -> tuple[InstrumentedAttribute[Any], ...]:
 
 
 def wants_of(session: Session, spec_json: str | None, publisher: str | None, host: str | None) -> Wants:
-    """A revision's :class:`~core.placement.Wants` from the columns of :func:`wants_columns`."""
+    """A revision's :class:`~core.team.placement.Wants` from the columns of :func:`wants_columns`."""
     return Wants.of_revision(spec_json, publisher, host, by_role(session))

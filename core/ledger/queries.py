@@ -18,17 +18,17 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from core.actor import Actor
 from core.errors import UserError
 from core.ledger.compiled import compiled_revision, stored_spec
 from core.ledger.event_types import EventKind
 from core.ledger.models import EngineRow, Event, ExpiredRange, Occurrence, Revision, Schedule
 from core.ledger.publishers import by_role, trusted_publisher
 from core.ledger.states import EnginePresence, OccurrenceKind, OccurrenceState, ScheduleState
-from core.placement import SeenEngine, Wants, waiting_text
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec
-from core.timefmt import fmt_utc
+from core.spec.model import ScheduleSpec
+from core.team.actor import Actor
+from core.team.placement import SeenEngine, Wants, waiting_text
+from core.time.formats import fmt_utc
 
 #: States that still have an execution ahead of them (for "next due").
 _PENDING = (OccurrenceState.PLANNED, OccurrenceState.DUE, OccurrenceState.RETRY_WAIT)
@@ -66,7 +66,7 @@ class ScheduleSummary:
     #: materialized ahead yet (see :func:`list_schedules` with ``now``).
     next_due_expected: bool = False
     #: Why no live engine runs the schedule while something of it is due, in one line
-    #: (:func:`core.placement.waiting_text`); None when one does, or nothing is due
+    #: (:func:`core.team.placement.waiting_text`); None when one does, or nothing is due
     #: (see :func:`list_schedules` with ``stale_after``).
     waiting: str | None = None
     #: Why the engines hold the schedule (its active revision cannot be read or expanded:
@@ -177,7 +177,7 @@ def list_schedules(
 
     With ``now`` and ``stale_after`` (engines whose heartbeat is older are gone),
     an active schedule that has something due, or nothing materialized ahead,
-    and that no live engine runs (labels, trust; :mod:`core.placement`) says so
+    and that no live engine runs (labels, trust; :mod:`core.team.placement`) says so
     in ``waiting``.
     """
     counts: dict[str, dict[OccurrenceState, int]] = {}

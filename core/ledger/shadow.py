@@ -33,15 +33,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import holiday_codes
+from core.calendar import holiday_codes
 from core.clock import Clock
 from core.enums import Kind
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.materialize import GOV_COLUMNS, expected_rows, governing_segments, yielded_to
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.states import PERIOD_RELEASING, SLOT_RELEASING, OccurrenceKind, OccurrenceState, ScheduleState
-from core.timefmt import fmt_utc
-from core.zones import tzdb_version
+from core.time.formats import fmt_utc
+from core.time.zones import tzdb_version
 
 _S = OccurrenceState
 

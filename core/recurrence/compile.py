@@ -12,14 +12,14 @@ from zoneinfo import ZoneInfo
 
 from dateutil import rrule as du
 
-from core.business_days import BusinessDays
+from core.calendar.business_days import BusinessDays
 from core.enums import FoldPolicy, GapPolicy, Kind
 from core.errors import Problem, SpecError
 from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_for
 from core.recurrence.rebase import can_rebase, explicit_parts, rebased_start
 from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_instant, until_local
-from core.spec import ScheduleSpec
-from core.zones import ZoneIndex, get_zone, zone_index
+from core.spec.model import ScheduleSpec
+from core.time.zones import ZoneIndex, get_zone, zone_index
 
 #: A rule whose first occurrence is further than this from its start is refused.
 FIRST_OCCURRENCE_BOUND_YEARS = 1000

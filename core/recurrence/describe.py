@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from core.recurrence.rules import WEEKDAYS, ParsedRule, number_runs
-from core.timefmt import fmt_clock
+from core.time.formats import fmt_clock
 
 DAY_NAMES = {
     "MO": "Monday",

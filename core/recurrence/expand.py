@@ -4,7 +4,7 @@
 on every machine, and ``expand(a, c) == expand(a, b) + expand(b, c)``.
 
 The pipeline: nominal wall times (from the rule, or the interval's instants)
--> business days (a closed date skipped or moved, :mod:`core.business_days`)
+-> business days (a closed date skipped or moved, :mod:`core.calendar.business_days`)
 -> resolution in the zone (gap/fold policies) -> exclusions -> ordering by
 (positionUtc, nominalLocal, foldOrdinal) -> collisions on one instant ->
 repeated business periods -> the requested window.
@@ -19,19 +19,22 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from core.durations import human_duration
 from core.enums import FoldPolicy, GapPolicy, Kind, Status
 from core.errors import ComputeLimitError
 from core.identity import IdFactory, jitter_seconds
-from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.fast import Resolver, fast_nominals, fast_rule, fast_walls
-from core.recurrence.periods import Kept, PeriodMarks, PeriodState
+from core.recurrence.occurrence import Occurrence
 from core.recurrence.resolve import Reading, resolve
-from core.timefmt import fmt_clock, fmt_local, fmt_utc
-from core.zones import ZoneIndex, shifted, transitions, zone_index
+from core.time.durations import human_duration
+from core.time.formats import fmt_clock, fmt_local, fmt_utc
+from core.time.zones import ZoneIndex, shifted, transitions, zone_index
+
+if TYPE_CHECKING:  # business periods' own module loads only for a spec with businessPeriod
+    from core.recurrence.periods import Kept, PeriodMarks, PeriodState
 
 #: How far positions can stray from a nominal wall time read as UTC at most
 #: (offsets up to about ±16 h in the historic data, plus a gap of up to a day):
@@ -39,7 +42,7 @@ from core.zones import ZoneIndex, shifted, transitions, zone_index
 _DRIFT = timedelta(days=2)
 #: The offsets of a year are read from this much before it to this much after it.
 _YEAR_MARGIN = timedelta(days=3)
-#: ... every 12 hours (as :func:`core.zones.transitions` reads them), from 28 December before
+#: ... every 12 hours (as :func:`core.time.zones.transitions` reads them), from 28 December before
 #: the year to 6 January after it (the margin above, and the largest offset on either side).
 _SAMPLES = [timedelta(hours=12 * k) for k in range(2 * (366 + 9) + 1)]
 #: Released rows :func:`_ordered` keeps in its buffer before dropping them: few enough that a row

@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from core.durations import human_duration
 from core.enums import FoldPolicy, GapPolicy, Status
-from core.timefmt import fmt_clock
-from core.zones import Transition, ZoneIndex, find_change
+from core.time.durations import human_duration
+from core.time.formats import fmt_clock
+from core.time.zones import Transition, ZoneIndex, find_change
 
 
 class Reading(NamedTuple):

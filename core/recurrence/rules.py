@@ -4,7 +4,6 @@ then handed to python-dateutil for expansion on the floating local wall clock.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -130,7 +129,9 @@ def parse_rule(text: str) -> ParsedRule:
         if name in ("SKIP", "RSCALE"):
             raise RuleError(f"{name} is not used in rules here; set invalidDatePolicy in the spec instead")
         if name not in PART_ORDER:
-            close = difflib.get_close_matches(name, PART_ORDER, n=1, cutoff=0.6)
+            from difflib import get_close_matches  # a near match, for a name that is wrong
+
+            close = get_close_matches(name, PART_ORDER, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}?" if close else ""
             raise RuleError(f"unknown rule part {name}{hint}")
         if name in parts:

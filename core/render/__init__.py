@@ -1,11 +1,15 @@
-"""Renderers of a :class:`~core.preview.Preview`: table, json, csv and ics.
+"""Renderers of a :class:`~core.recurrence.preview.Preview`: table, json, csv and ics.
 
 Each format lives in its own module and is imported only when asked for, so
 that a front end pays for ``icalendar`` only when it writes a calendar.
 
 Every format writes its rows one by one as the source yields them
-(:func:`write`), so a :class:`~core.preview.PreviewStream` of a million rows
+(:func:`write`), so a :class:`~core.recurrence.preview.PreviewStream` of a million rows
 is written in bounded memory; :func:`render` returns the same text as a string.
+
+Around the engine (docs/architecture.md): may import core/engine/ and every package below it,
+and the other packages of its layer (core/explain/, core/importing/, core/exporting/,
+core/render/, core/desktop/).
 """
 
 from __future__ import annotations

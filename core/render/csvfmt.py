@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from core.occurrence import ROW_KEYS, Occurrence
-from core.preview import Preview
+from core.recurrence.occurrence import ROW_KEYS, Occurrence
+from core.recurrence.preview import Preview
 from core.render.terminal import terminal_safe
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from core.ledger.event_words import claimed_text, event_note, event_what, role_text
 from core.ledger.queries import EventView
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 _NONE = "—"
 _ASCII = str.maketrans({"—": "-", "→": "->", "·": "|"})

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from icalendar import Calendar, Event, vText
 
-from core.occurrence import Occurrence
-from core.preview import Preview
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview
 
 if TYPE_CHECKING:
     from core.render.source import Source

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
-from core.occurrence import Occurrence
-from core.preview import Preview, transition_json, wake_time
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, transition_json, wake_time
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -48,6 +48,16 @@ def row_text(row: Occurrence, free: Callable[[str | None], str], *, wake: bool =
     without the separator before it. Ids, instants and offsets are plain ASCII: quoted as they are.
     With ``wake`` (the spec's ``wakeSystem``) the row ends with its ``wakeAt``."""
     occ, slot, nominal, fold, status, resolved, local, offset, position, reason, period, dispatch = row.json_values()
+    if slot and resolved and local and offset and dispatch and not wake:
+        # A row that runs holds all five texts: one template, no quoting piece by piece.
+        return (
+            f'{{\n      "occurrenceId": "{occ}",\n      "logicalSlotId": "{slot}",\n'
+            f'      "nominalLocal": "{nominal}",\n      "foldOrdinal": {fold},\n      "status": "{status}",\n'
+            f'      "resolvedUtc": "{resolved}",\n      "resolvedLocal": "{local}",\n      "utcOffset": "{offset}",\n'
+            f'      "positionUtc": "{position}",\n      "reason": {"null" if reason is None else free(reason)},\n'
+            f'      "businessPeriod": {"null" if period is None else free(period)},\n'
+            f'      "dispatchUtc": "{dispatch}"\n    }}'
+        )
     slot = "null" if slot is None else '"' + slot + '"'
     resolved = "null" if resolved is None else '"' + resolved + '"'
     local = "null" if local is None else '"' + local + '"'

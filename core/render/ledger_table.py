@@ -21,8 +21,8 @@ from core.ledger.models import Attempt
 from core.ledger.queries import OccurrenceView, ScheduleSummary
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_local, fmt_utc
-from core.zones import format_offset, get_zone
+from core.time.formats import fmt_local, fmt_utc
+from core.time.zones import format_offset, get_zone
 
 _NONE = "—"
 _ASCII = str.maketrans({"—": "-", "·": "|", "②": "2", "…": "..."})

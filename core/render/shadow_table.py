@@ -13,7 +13,7 @@ import json
 from core.counts import counted
 from core.ledger.shadow import ShadowDifference, ShadowReport
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 _ASCII = str.maketrans({"—": "-", "→": "->", "·": "|"})
 _ABSENT = "—"

@@ -8,13 +8,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from datetime import datetime
 
-    from core.occurrence import Occurrence
-    from core.spec import ScheduleSpec
-    from core.zones import Transition
+    from core.recurrence.occurrence import Occurrence
+    from core.spec.model import ScheduleSpec
+    from core.time.zones import Transition
 
 
 class Source(Protocol):
-    """What a renderer reads: a :class:`~core.preview.Preview` or a :class:`~core.preview.PreviewStream`."""
+    """What a renderer reads: a :class:`~core.recurrence.preview.Preview` or a
+    :class:`~core.recurrence.preview.PreviewStream`."""
 
     @property
     def spec(self) -> ScheduleSpec: ...

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, TextIO
 
-from core.durations import human_duration
 from core.enums import Status
-from core.occurrence import Occurrence
-from core.preview import Preview, wake_words
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, wake_words
 from core.render.terminal import terminal_safe
-from core.timefmt import fmt_clock
-from core.zones import Transition, format_offset, get_zone
+from core.time.durations import human_duration
+from core.time.formats import fmt_clock
+from core.time.zones import Transition, format_offset, get_zone
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -105,6 +105,19 @@ def _cells(
 ) -> tuple[str, str, str, str, str]:
     # A SCHEDULED row runs at its nominal wall time, whose text the row holds, as it holds the instant's.
     scheduled = row.status is Status.SCHEDULED
+    resolved, shift, text = row.resolved, row.offset, row.resolved_utc
+    if scheduled and resolved is not None and shift is not None and not row.dispatch_delay and wake_zone is None:
+        # The common row, its cells written at once: what the general way below writes for it.
+        nominal = row.nominal
+        when = f"{_WEEKDAYS[nominal.weekday()]} {_day_and_clock(nominal, row.nominal_local)}"
+        zone = label(row.abbreviation, shift)
+        return (
+            f"{when} {zone}",
+            f"{_day_and_clock(resolved, text)}Z",
+            format_offset(shift),
+            status_text(row),
+            row.reason or "",
+        )
     local = row.nominal if scheduled else row.resolved_local
     if row.runnable and local is not None and row.resolved is not None and row.offset is not None:
         when = f"{_when(local, row.nominal_local if scheduled else None)} {label(row.abbreviation, row.offset)}"

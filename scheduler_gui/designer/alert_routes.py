@@ -9,9 +9,9 @@ as a secret on the engine's host) and the states it hears of. Each choice and
 each finished change of the rows is one undoable edit; rows that are not
 routes yet stay with their problem under them, and Save waits, as the other
 list fields do. The rows are read by the rules the spec is validated by
-(:func:`core.alert_routes.route_problem`, :func:`core.secrets.name_problem`).
+(:func:`core.team.alert_routes.route_problem`, :func:`core.team.secrets.name_problem`).
 "Send a test alert" sends each route one test alert off the GUI thread, as
-``schedctl alerts test`` does (:func:`core.notify.alert_send.send_test`), and
+``schedctl alerts test`` does (:func:`core.desktop.notify.alert_send.send_test`), and
 says what came back. Under the default choice a line names the ledger's
 default routes, read off the GUI thread (or says there are none: then no one
 is told).
@@ -35,16 +35,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.alert_routes import DEFAULT_KINDS, route_key, route_problem
 from core.enums import AlertKind
+from core.team.alert_routes import DEFAULT_KINDS, route_key, route_problem
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.choice_buttons import choice_buttons
 from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.tab_order import order_tabs
+from scheduler_gui.workspace.document import SpecDocument
 
 #: The spec's key, and the field name the rows' problem is kept under in the document.
 KEY = "alerts"
@@ -105,7 +105,7 @@ def read_to(text: str) -> str | dict[str, str]:
     text = text.strip()
     match = _SECRET.fullmatch(text)
     if match:
-        from core.secrets import name_problem
+        from core.team.secrets import name_problem
 
         why = name_problem(match.group(1))
         if why is not None:
@@ -315,8 +315,8 @@ class AlertRoutesBox(QGroupBox):
         ctx, schedule_id = self._ctx, str(self._doc.value("scheduleId") or "tidemark")
 
         def work() -> list[str]:
+            from core.desktop.notify.alert_send import send_test
             from core.ledger.alert_queries import load_alert_settings
-            from core.notify.alert_send import send_test
 
             # Mail, or a secret that may hold mail, goes through the ledger's SMTP settings.
             mail = not all(route.startswith("http") for route in stored)

@@ -27,12 +27,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.business_words import next_touch, policy_line
+from core.calendar.business_words import next_touch, policy_line
+from core.calendar.holiday_codes import code_info, code_problem
 from core.enums import HolidayPolicy, Kind
 from core.errors import SpecError
-from core.holiday_codes import code_info, code_problem
-from core.spec import WEEKDAY_CODES
-from core.spec_validation import parse_spec
+from core.spec.model import WEEKDAY_CODES
+from core.spec.validation import parse_spec
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
@@ -52,9 +52,9 @@ from scheduler_gui.designer.business_state import (
 from scheduler_gui.designer.business_year import MONTHS_PER_ROW, NARROW_MONTHS_PER_ROW, YearView
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.designer.when_fields import add_row, form_layout, stack
-from scheduler_gui.document import SpecDocument
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview.service import PreviewService
 from scheduler_gui.reflow import Reflow, widths
+from scheduler_gui.workspace.document import SpecDocument
 
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 OFF_MEANING = (

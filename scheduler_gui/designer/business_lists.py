@@ -1,5 +1,5 @@
 """The list fields of the "Business days" section: a search over the holiday codes
-(:func:`core.holiday_search.search_codes`), a list whose rows are removed with a button or the
+(:func:`core.calendar.holiday_search.search_codes`), a list whose rows are removed with a button or the
 Delete key, and a date field that adds its date with Enter or a button.
 """
 
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.holiday_search import search_codes
+from core.calendar.holiday_search import search_codes
 from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.field_problem import ProblemLine
 from scheduler_gui.designer.typed_inputs import DateTimeField

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from core.enums import HolidayPolicy
-from core.spec import WEEKDAY_CODES
+from core.spec.model import WEEKDAY_CODES
 
 CALENDAR = "businessCalendar"
 POLICY = "holidayPolicy"

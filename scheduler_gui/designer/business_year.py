@@ -5,7 +5,7 @@ US-NY").
 A public holiday is a filled disc, a closed date of your own a ring, a weekend day grey and a date
 open despite the rest underlined; the legend under the months says so (colour is never the only
 signal). The marks are the calendar's own data: the codes' holidays as
-:func:`core.holiday_codes.closed_days` lists them, the weekend, ``closed`` and ``open``.
+:func:`core.calendar.holiday_codes.closed_days` lists them, the weekend, ``closed`` and ``open``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget
 
-from core.holiday_codes import closed_days, code_info
-from core.spec import WEEKDAY_CODES
+from core.calendar.holiday_codes import closed_days, code_info
+from core.spec.model import WEEKDAY_CODES
 from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.business_state import items, weekend_of
 from scheduler_gui.designer.notes import meaning_label
@@ -68,7 +68,7 @@ def year_marks(calendar: Mapping[str, Any], year: int) -> dict[date, DayMark]:
             continue
         for day_, name in closed_days(code, year).items():
             earlier = marks.get(day_)
-            why = f"{name} in {code}"  # the preview's words (core.business_days)
+            why = f"{name} in {code}"  # the preview's words (core.calendar.business_days)
             if earlier is not None and earlier.mark is Mark.HOLIDAY:
                 why = f"{earlier.why}; {why}"
             marks[day_] = DayMark(Mark.HOLIDAY, why)

@@ -48,7 +48,7 @@ from core.recurrence.form import (
     times_parts,
 )
 from core.recurrence.rules import WEEKDAYS, RuleError
-from core.zone_info import wall_time_hint
+from core.time.zone_info import wall_time_hint
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.typed_inputs import CountSpin, DateTimeField

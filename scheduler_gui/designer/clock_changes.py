@@ -3,7 +3,7 @@
 date does not exist (day 31 of a 30-day month).
 
 Each choice is a radio button in plain words, followed by a consequence line
-computed by the core (``core.consequences``) for this rule in this zone, with
+computed by the core (``core.explain.consequences``) for this rule in this zone, with
 the next real date; the other choices say what they would do in their tooltips.
 The lines are seen from the instant the preview starts from (its From, or
 "now"), and each names a row the preview built with that choice lists.
@@ -18,16 +18,22 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QButtonGroup, QGroupBox, QLabel, QRadioButton, QVBoxLayout, QWidget
 
-from core.consequences import Consequences, FoldConsequence, GapConsequence, InvalidDateConsequence, consequences
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
 from core.errors import SpecError
-from core.spec_validation import parse_spec
+from core.explain.consequences import (
+    Consequences,
+    FoldConsequence,
+    GapConsequence,
+    InvalidDateConsequence,
+    consequences,
+)
+from core.spec.validation import parse_spec
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.notes import problem_label, show_problems
-from scheduler_gui.document import SpecDocument
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview.service import PreviewService
+from scheduler_gui.workspace.document import SpecDocument
 
 DEBOUNCE_MS = 60
 

@@ -15,11 +15,11 @@ from typing import Any
 
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
-from core.durations import format_duration, human_duration, parse_duration
+from core.time.durations import format_duration, human_duration, parse_duration
 from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.notes import problem_label, show_problems
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 _UNITS = {
     "s": 1,

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import QButtonGroup, QLabel, QLineEdit, QRadioButton, QTo
 from core.errors import ZoneError
 from core.recurrence.form import rule_without_end, with_count
 from core.recurrence.rules import RuleError, parse_rule
-from core.timefmt import fmt_local, parse_instant, parse_local_or_date
-from core.zones import get_zone
+from core.time.formats import fmt_local, parse_instant, parse_local_or_date
+from core.time.zones import get_zone
 from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.field_problem import NOT_A_VALUE, ProblemLine
 from scheduler_gui.designer.typed_inputs import CountSpin, DateTimeField

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QWidget
 
 from core.errors import Problem, UserError
 from scheduler_gui.designer.zone_picker import ErrorLine
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 #: What a field's reading raises when its text is not a value (core's user errors included).
 NOT_A_VALUE = (ValueError, UserError)

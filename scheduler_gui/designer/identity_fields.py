@@ -4,7 +4,7 @@
 The id follows the title (its slug, made unique) until the person edits the id
 by hand. It is checked as it is typed: the contract's form, no other file of
 the workspace with the same id, and no schedule in the ledger published from
-another file (:mod:`scheduler_gui.schedule_names`). A problem sits under the
+another file (:mod:`scheduler_gui.workspace.schedule_names`). A problem sits under the
 field and Save and Publish wait (``SpecDocument.set_field_problem``); the
 mapping keeps its last good id. Once the schedule is published from this file
 the id is fixed: the field is read-only, says why, and offers "Make a new
@@ -23,14 +23,14 @@ from scheduler_gui.a11y import accessible, buddy, explain
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.notes import meaning_label, problem_label
 from scheduler_gui.designer.zone_picker import fixed_font
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.monitor.states import HubState
 from scheduler_gui.rights_gate import refusal
-from scheduler_gui.schedule_names import IdCheck, NamesInUse, check_id, follows_title
-from scheduler_gui.workspace import read_entry
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.folder import read_entry
+from scheduler_gui.workspace.schedule_names import IdCheck, NamesInUse, check_id, follows_title
 
 if TYPE_CHECKING:
-    from scheduler_gui.monitor_hub import MonitorHub
+    from scheduler_gui.monitor.hub import MonitorHub
 
 #: The field name under which the id's problem is recorded in the document.
 FIELD = "scheduleId"

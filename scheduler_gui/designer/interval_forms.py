@@ -16,9 +16,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core.durations import format_duration, parse_duration
-from core.timefmt import fmt_utc, parse_instant
-from core.zone_info import wall_time_hint
+from core.time.durations import format_duration, parse_duration
+from core.time.formats import fmt_utc, parse_instant
+from core.time.zone_info import wall_time_hint
 from scheduler_gui.designer.field_problem import ProblemLine, TypedField
 from scheduler_gui.designer.typed_inputs import DateTimeField
 from scheduler_gui.designer.when_fields import DurationField, add_row, as_local, field_row, form_layout, stack

@@ -29,11 +29,11 @@ from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.business_state import CALENDAR, heading_detail
 from scheduler_gui.designer.trust import TrustStore
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.optional import load
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview.service import PreviewService
 from scheduler_gui.reflow import Reflow, widths
 from scheduler_gui.tab_order import move_after, order_tabs
+from scheduler_gui.workspace.document import SpecDocument
 
 if TYPE_CHECKING:  # loaded when the panel is made (the first window appears sooner)
     from scheduler_gui.designer.identity_fields import IdentityFields

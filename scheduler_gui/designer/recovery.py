@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.durations import human_duration
 from core.engine.backoff import backoff
 from core.enums import MisfirePolicy, OverlapPolicy
+from core.time.durations import human_duration
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.alert_routes import AlertRoutesBox
@@ -27,7 +27,7 @@ from scheduler_gui.designer.duration_text import DurationField
 from scheduler_gui.designer.field_problem import FieldProblem, TypedField
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.designer.typed_inputs import CountSpin, RatioSpin
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 #: The wake checkbox's text and accessible name.
 WAKE = "Wake this computer for each run"

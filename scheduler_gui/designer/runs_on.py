@@ -10,7 +10,7 @@ labels yet stay in the list with their problem under it, and the document
 
 The line under it reads the engines the ledger has seen off the GUI thread
 (:func:`core.ledger.monitor_reads.engines_seen`) and asks
-:func:`core.runs_on_match.engine_match` which would run the schedule were it
+:func:`core.team.runs_on_match.engine_match` which would run the schedule were it
 published now by the person at the window; it is read again when the choice
 changes, when the field is shown and every few seconds while it is (engines
 come and go).
@@ -24,17 +24,17 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.actor import current_actor
-from core.placement import HOST_LABEL
-from core.runs_on_match import engine_match, label_rows, read_label_rows
-from core.spec import ANY_ENGINE
+from core.spec.model import ANY_ENGINE
+from core.team.actor import current_actor
+from core.team.placement import HOST_LABEL
+from core.team.runs_on_match import engine_match, label_rows, read_label_rows
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.choice_buttons import choice_buttons
 from scheduler_gui.designer.field_problem import FieldProblem
 from scheduler_gui.designer.notes import meaning_label, problem_label, show_problems
 from scheduler_gui.designer.task_fields import ArgvList
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 #: The spec's key, and the field name its rows' problem is kept under in the document.
 KEY = "runsOn"

@@ -2,7 +2,7 @@
 designer, rewritten after every edit. One short sentence first (what and when,
 in bold), then each policy on a line of its own.
 
-The words are the core's own (``core.explain.summarize``, whose sentences
+The words are the core's own (``core.explain.summary.summarize``, whose sentences
 ``schedctl explain`` prints as one paragraph), computed off the GUI thread from
 the instant the preview starts from (its From, or "now"), so that the dates
 they name are those of the preview's rows. While the document is invalid the
@@ -18,15 +18,15 @@ from html import escape
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from core.desktop.wake.probe import host_backend
 from core.errors import Problem
-from core.explain import Summary, summarize
-from core.spec import ScheduleSpec
-from core.wake.probe import host_backend
+from core.explain.summary import Summary, summarize
+from core.spec.model import ScheduleSpec
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
-from scheduler_gui.preview_service import PreviewService
-from scheduler_gui.spec_follower import SpecFollower
+from scheduler_gui.preview.service import PreviewService
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.spec_follower import SpecFollower
 
 #: Milliseconds of quiet after an edit before the words are rebuilt.
 DEBOUNCE_MS = 60

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.enums import Effect
-from core.spec import Task
+from core.spec.model import Task
 from scheduler_gui.a11y import accessible, buddy, explain
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import DurationField
@@ -43,8 +43,8 @@ from scheduler_gui.designer.runs_on import RunsOnBox
 from scheduler_gui.designer.task_fields import EFFECTS, ArgvList, EnvTable, env_pairs, read_argv, read_env
 from scheduler_gui.designer.trial_run import TrialRun, sample_identity
 from scheduler_gui.designer.trust import TrustKeeper, TrustPrompt, TrustStore
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.status_style import VERMILLION
+from scheduler_gui.workspace.document import SpecDocument
 
 
 class TaskEditor(QWidget):
@@ -210,7 +210,7 @@ class TaskEditor(QWidget):
     def store_as_secret(self, row: int) -> None:
         """Keep row ``row``'s value as a secret on this computer (as ``schedctl secret set`` does, named
         like the variable) and put the reference in its place in the document, as one undoable edit."""
-        from core.secrets import SecretError, Store, secrets_file, store
+        from core.team.secrets import SecretError, Store, secrets_file, store
 
         rows = self.env_table.rows()
         if not 0 <= row < len(rows):

@@ -22,12 +22,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from core.clock import Clock
-from core.durations import human_duration
 from core.engine.runner import RunResult, TaskIdentity, prepare, run_command
 from core.errors import UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec, Task
+from core.spec.model import ScheduleSpec, Task
+from core.time.durations import human_duration
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.designer.task_fields import mono

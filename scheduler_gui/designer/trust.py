@@ -34,10 +34,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.bundled import demo_dir
+from core.desktop.bundled import demo_dir
 from scheduler_gui.a11y import accessible
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.status_style import ORANGE
+from scheduler_gui.workspace.document import SpecDocument
 
 DEMO_DIR = demo_dir()
 _PREFIX = "trust/sha256"

@@ -1,17 +1,17 @@
 """The zone's rules: follow the installed tz database, or pin the rules as published
-(``tzdbPolicy``), with what that means for this zone in words (:mod:`core.tzdb_policy`)."""
+(``tzdbPolicy``), with what that means for this zone in words (:mod:`core.time.tzdb_policy`)."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
 from core.enums import TzdbPolicy
-from core.tzdb_policy import consequence
-from core.zones import tzdb_version
+from core.time.tzdb_policy import consequence
+from core.time.zones import tzdb_version
 from scheduler_gui.a11y import accessible
 from scheduler_gui.designer.notes import meaning_label
 from scheduler_gui.designer.when_fields import field_row
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 POLICY_CHOICES = (
     (TzdbPolicy.FOLLOW.value, "Follow changes of the law"),

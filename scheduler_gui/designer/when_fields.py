@@ -12,8 +12,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.durations import format_duration, parse_duration
-from core.timefmt import parse_local
+from core.time.durations import format_duration, parse_duration
+from core.time.formats import parse_local
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.designer.typed_inputs import CountSpin
 

@@ -23,9 +23,9 @@ from core.clock import Clock
 from core.enums import Kind
 from core.errors import ZoneError
 from core.recurrence.form import RuleForm
-from core.spec import KIND_KEYS
-from core.timefmt import fmt_local, fmt_utc, parse_instant
-from core.zones import get_zone
+from core.spec.model import KIND_KEYS
+from core.time.formats import fmt_local, fmt_utc, parse_instant
+from core.time.zones import get_zone
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.calendar_form import CalendarForm
@@ -36,7 +36,7 @@ from scheduler_gui.designer.tzdb_policy_field import TzdbPolicyField
 from scheduler_gui.designer.when_fields import add_row, as_local, field_row, form_layout, split_duration, stack
 from scheduler_gui.designer.when_state import WhenState
 from scheduler_gui.designer.zone_picker import ZonePicker
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 __all__ = ["CANNOT_SHOW", "KINDS", "WhenForm", "kind_switch_changes", "split_duration"]
 
@@ -252,8 +252,8 @@ class WhenForm(QGroupBox):
     def _fill_default_zone(self) -> None:
         """A new, untouched schedule without a zone gets the workspace's zone (asked about on its first save)."""
         if self._doc.value("timeZone") is None and self._doc.path is None and self._doc.undo_stack.count() == 0:
-            from core.workspace_settings import read_settings
-            from scheduler_gui.workspace_zone import UntouchedZone
+            from core.spec.workspace_settings import read_settings
+            from scheduler_gui.workspace.zone import UntouchedZone
 
             zone = read_settings(self._ctx.workspace, self._ctx.machine_zone()).zone
             self._doc.set_value("timeZone", zone, label="Use the workspace's time zone")

@@ -17,12 +17,12 @@ from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QWidget
 from core.clock import Clock
 from core.enums import Kind
 from core.errors import ZoneError
-from core.timefmt import fmt_local
-from core.zones import get_zone
+from core.time.formats import fmt_local
+from core.time.zones import get_zone
 from scheduler_gui.designer.field_problem import FieldProblem, ProblemLine, TypedField
 from scheduler_gui.designer.typed_inputs import DateTimeField
 from scheduler_gui.designer.when_fields import as_local
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 _KIND_VALUES = frozenset(kind.value for kind in Kind)
 

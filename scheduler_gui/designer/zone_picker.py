@@ -4,7 +4,7 @@ under it the zone's yearly pattern ("EST −05:00 · DST Mar–Nov") and a note
 when its rules changed recently ("no DST since 2022").
 
 Typing lists the zones matching an IANA name, a city, a country or an
-abbreviation (``core.zone_search``). Enter takes the typed zone only when it is
+abbreviation (``core.time.zone_search``). Enter takes the typed zone only when it is
 exact or the one match of its kind ("India" → Asia/Kolkata); otherwise the
 list stays open and says to pick one ("EST", "Germany"). Leaving the field with
 anything but a zone name puts the chosen zone back and says nothing changed.
@@ -43,8 +43,8 @@ from PySide6.QtWidgets import (
 
 from core.clock import Clock, SystemClock
 from core.errors import ZoneError
-from core.zone_info import choice_for, rules_note, zone_summary
-from core.zone_search import ZoneMatch, ZoneSearch, search_zones
+from core.time.zone_info import choice_for, rules_note, zone_summary
+from core.time.zone_search import ZoneMatch, ZoneSearch, search_zones
 from scheduler_gui.a11y import accessible
 from scheduler_gui.status_style import ORANGE, VERMILLION
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from core.desktop.notify.needs import alerts_key
 from core.ledger.alert_queries import FailingRoute
-from core.notify.needs import alerts_key
 from scheduler_gui.monitor.held_card import NoticeCard
 
 

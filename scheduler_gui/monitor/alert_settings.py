@@ -1,7 +1,7 @@
 """The ledger's alert settings in the window (Engine ▸ Engine Settings…, "Alerts"): the
 default routes of schedules whose spec has no ``alerts``, the states they hear of, and
 how mail is sent. The same rules and the same ledger rows as ``schedctl alerts set``
-(:func:`core.alert_routes.parse_routes`, :func:`core.alert_routes.smtp_problems`,
+(:func:`core.team.alert_routes.parse_routes`, :func:`core.team.alert_routes.smtp_problems`,
 :func:`core.ledger.alert_queries.save_alert_settings`); read and written off the GUI thread.
 """
 
@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.alert_routes import SMTP_SECURITY, Smtp, parse_routes, smtp_problems
 from core.enums import AlertKind
 from core.errors import UserError
 from core.ledger.alert_queries import AlertSettings, load_alert_settings
 from core.ledger.db import Ledger
+from core.team.alert_routes import SMTP_SECURITY, Smtp, parse_routes, smtp_problems
 from scheduler_gui.a11y import accessible, buddy, plain_text
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.monitor.schedule_actions import problem_text

@@ -33,11 +33,11 @@ from scheduler_gui.monitor.schedule_actions import error_label
 from scheduler_gui.monitor.states import ShutdownMode
 
 if TYPE_CHECKING:
-    from core.service_command import ServiceResult
+    from core.desktop.service_command import ServiceResult
 
 
 def _default_installer(db: str | None, options: Sequence[str] = ()) -> ServiceResult:
-    from core.service import install_service
+    from core.desktop.service import install_service
 
     return install_service(db, options=options)
 
@@ -46,8 +46,8 @@ def _engine_options(host: Any) -> list[str]:
     """The window's engine's labels and trusted users (Engine Settings), and ``--no-notify``
     when the person turned notifications off there, for the service that takes over from it;
     none when they cannot be read (the engine says why when it starts)."""
+    from core.desktop.service import team_options
     from core.errors import UserError
-    from core.service import team_options
     from scheduler_gui.monitor.engine_settings import read_settings
     from scheduler_gui.monitor.tray import notify_on
 
@@ -62,7 +62,7 @@ def _engine_options(host: Any) -> list[str]:
 
 
 def _default_installed() -> bool:
-    from core.service import service_installed
+    from core.desktop.service import service_installed
 
     return service_installed()
 

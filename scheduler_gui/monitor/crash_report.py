@@ -33,7 +33,7 @@ from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.timetext import utc_seconds_text
-from scheduler_gui.session_guard import UncleanExit
+from scheduler_gui.workspace.session_guard import UncleanExit
 
 OccurrenceRole = Qt.ItemDataRole.UserRole + 1
 

@@ -24,15 +24,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.bundled import demo_dir
 from core.clock import FixedClock
+from core.desktop.bundled import demo_dir
 from core.engine.engine import Engine, EngineOptions
 from core.errors import UserError
 from core.ledger.monitor_reads import next_due_at
 from core.ledger.publish import publish_new
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.specfile import load_text
+from core.spec.files import load_text
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
 from scheduler_gui.context import AppContext
 
 DEMO_DIR = demo_dir()

@@ -16,11 +16,11 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from core.durations import human_duration, parse_duration
 from core.ledger.event_words import actor_text, event_what
 from core.ledger.monitor_queries import AttemptView
 from core.ledger.monitor_reads import OccurrenceDetails, occurrence_detail
 from core.ledger.queries import EventView
+from core.time.durations import human_duration, parse_duration
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext

@@ -40,7 +40,7 @@ from core.engine.presence import (
 )
 from core.errors import UserError
 from core.ledger.states import EngineKind, EnginePresence
-from core.placement import Placement
+from core.team.placement import Placement
 from scheduler_gui.a11y import accessible
 from scheduler_gui.monitor.engine_settings import app_placement
 from scheduler_gui.monitor.states import EngineState, ShutdownMode
@@ -97,8 +97,8 @@ class _Loop(QThread):
         self.dispatching = False
 
     def run(self) -> None:  # the thread
+        from core.desktop.wake.probe import host_backend
         from core.engine.engine import Engine, EngineOptions
-        from core.wake.probe import host_backend
 
         ctx = self._host.ctx
         try:
@@ -354,7 +354,7 @@ class EngineHost(QObject):
             return self._outlook.tasks_running
 
     def _hand_over(self) -> None:
-        from core.service import service_installed, start_installed_service
+        from core.desktop.service import service_installed, start_installed_service
 
         with contextlib.suppress(Exception):
             if service_installed():

@@ -3,10 +3,10 @@
 "Teams: where a task runs and whom an engine trusts").
 
 They are the window's ``schedctl engine run --label KEY=VALUE --trust USER``,
-checked by the same rules (:func:`core.placement.parse_labels`,
-:func:`core.placement.parse_trusts`) and kept in the app's settings
+checked by the same rules (:func:`core.team.placement.parse_labels`,
+:func:`core.team.placement.parse_trusts`) and kept in the app's settings
 (``engine/labels``, ``engine/trusts``). :func:`app_placement` builds the engine's
-:class:`~core.placement.Placement` from them; the engine announces and applies it
+:class:`~core.team.placement.Placement` from them; the engine announces and applies it
 from its next start.
 
 The dialog also holds the tray's two choices, which apply at once: whether the
@@ -35,12 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.actor import Actor, current_actor
 from core.clock import Clock
 from core.errors import UserError
 from core.ledger.alert_queries import save_alert_settings
 from core.ledger.db import Ledger
-from core.placement import BUILT_IN_LABELS, LabelError, Placement, label_text, parse_labels, parse_trusts
+from core.team.actor import Actor, current_actor
+from core.team.placement import BUILT_IN_LABELS, LabelError, Placement, label_text, parse_labels, parse_trusts
 from scheduler_gui.a11y import accessible, buddy, plain_text
 from scheduler_gui.monitor.alert_settings import AlertsBox
 from scheduler_gui.monitor.hide_to_tray import HIDE_KEY, hide_on
@@ -81,7 +81,7 @@ def _split_trusts(text: str) -> list[str]:
 
 
 def parse_settings(labels: str, trusts: str) -> EngineSettings:
-    """The two fields as typed; :class:`~core.placement.LabelError` naming the first thing wrong."""
+    """The two fields as typed; :class:`~core.team.placement.LabelError` naming the first thing wrong."""
     parsed = parse_labels(_split_labels(labels))
     return EngineSettings(parsed, parse_trusts(_split_trusts(trusts)))
 
@@ -96,7 +96,7 @@ def read_settings(settings: QSettings) -> EngineSettings:
 
 
 def save_settings(settings: QSettings, labels: str, trusts: str) -> EngineSettings:
-    """Check the two fields and store them; on a :class:`~core.placement.LabelError` nothing is stored."""
+    """Check the two fields and store them; on a :class:`~core.team.placement.LabelError` nothing is stored."""
     parsed = parse_settings(labels, trusts)
     settings.setValue(LABELS_KEY, parsed.labels_text)
     settings.setValue(TRUSTS_KEY, parsed.trusts_text)

@@ -26,7 +26,7 @@ from core.engine.presence import STALE_AFTER
 from core.ledger.engine_queries import EngineView
 from core.ledger.monitor_reads import engines_seen
 from core.ledger.states import EngineKind, EnginePresence
-from core.placement import BUILT_IN_LABELS, TRUST_ANYONE, label_text
+from core.team.placement import BUILT_IN_LABELS, TRUST_ANYONE, label_text
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.ledger_table import LedgerTableModel
 from scheduler_gui.monitor.timetext import age_text, nominal_text, tabular_font, utc_seconds_text

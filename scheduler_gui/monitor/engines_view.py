@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from core.wake.listing import alarm_lines
-from core.wake.probe import host_backend
+from core.desktop.wake.listing import alarm_lines
+from core.desktop.wake.probe import host_backend
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext

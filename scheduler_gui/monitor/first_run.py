@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.bundled import demo_dir
+from core.desktop.bundled import demo_dir
 from core.errors import UserError
 from core.ledger.publish import RevisionSource, publish_new
-from core.specfile import load_spec
+from core.spec.files import load_spec
 
 if TYPE_CHECKING:
     from scheduler_gui.context import AppContext

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from core.notify.needs import held_key
+from core.desktop.notify.needs import held_key
 from scheduler_gui.status_style import look
 
 

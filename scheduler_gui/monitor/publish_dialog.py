@@ -34,17 +34,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.explain import explain
+from core.explain.summary import explain
 from core.ledger.future_diff import DiffRow, FutureDiff, Move
 from core.ledger.monitor_reads import publish_outlook
 from core.ledger.queries import PublishedSchedule
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 from scheduler_gui.a11y import accessible
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.monitor.schedule_actions import DialogWrite, error_label, problem_text, zone_time
 from scheduler_gui.preview.text import tabular_font, utc_text
-from scheduler_gui.schedule_names import Published
 from scheduler_gui.status_style import BLUISH_GREEN, GREY, ORANGE, look
+from scheduler_gui.workspace.schedule_names import Published
 
 if TYPE_CHECKING:
     from core.ledger.publish import PublishResult

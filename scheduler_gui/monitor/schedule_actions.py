@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import LedgerUnavailable, UnknownScheduleError, UserError
-from core.zones import get_zone
+from core.time.zones import get_zone
 from scheduler_gui.a11y import accessible, explain
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.preview.text import offset_text, tabular_font, utc_text, wall_in_zone

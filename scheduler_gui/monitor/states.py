@@ -10,7 +10,7 @@ from enum import StrEnum
 
 
 class HubState(StrEnum):
-    """Where the window's link to the ledger stands (:class:`~scheduler_gui.monitor_hub.MonitorHub`)."""
+    """Where the window's link to the ledger stands (:class:`~scheduler_gui.monitor.hub.MonitorHub`)."""
 
     CLOSED = "closed"
     """Not opened yet (the window opens it after its first paint)."""

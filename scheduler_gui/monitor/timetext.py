@@ -10,7 +10,7 @@ from PySide6.QtCore import QLocale
 from PySide6.QtGui import QFont, QFontDatabase
 
 from core.render.table import zone_label
-from core.zones import format_offset, get_zone
+from core.time.zones import format_offset, get_zone
 
 
 def tabular_font() -> QFont:

@@ -3,14 +3,14 @@
 while the engine runs (:mod:`scheduler_gui.monitor.hide_to_tray`).
 
 What needs a person and the text it is told in are the core's
-(:func:`core.ledger.monitor_reads.person_needs`, :class:`core.notify.needs.NoticeBook`),
+(:func:`core.ledger.monitor_reads.person_needs`, :class:`core.desktop.notify.needs.NoticeBook`),
 the same four kinds and the same words as the headless engine's notifications:
 an unknown effect, a failure with its attempts used up, a schedule waiting for
 an engine, a drifted schedule. What already waits when the ledger opens is
 known (the Attention badge shows it); each later batch is one message.
 
 While the tray follows a ledger, the window owns that ledger's name on the
-session bus (:func:`core.notify.desktop_bus.window_name`), so that the engine
+session bus (:func:`core.desktop.notify.desktop_bus.window_name`), so that the engine
 service on the same ledger leaves the notifying to it.
 
 Where the desktop has no system tray (or the app runs offscreen) there is no
@@ -29,8 +29,8 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
-from core.notify.desktop_bus import body
-from core.notify.needs import FirstLook, Need, Notice, NoticeBook
+from core.desktop.notify.desktop_bus import body
+from core.desktop.notify.needs import FirstLook, Need, Notice, NoticeBook
 from scheduler_gui.background import LatestOnly
 from scheduler_gui.context import AppContext
 from scheduler_gui.status_style import REDDISH_PURPLE
@@ -218,7 +218,7 @@ def _describe(exc: BaseException) -> str:
 
 def _own_window_name(where: str) -> Any:
     """The window's name for ledger ``where`` on the session bus, or None where there is no bus."""
-    from core.notify.desktop_bus import BusUnavailable, claim_name, window_name
+    from core.desktop.notify.desktop_bus import BusUnavailable, claim_name, window_name
 
     try:
         return claim_name(window_name(where))

@@ -1,1 +1,5 @@
-"""The preview table, the timeline and the what-if view."""
+"""The preview table, the timeline and the what-if view.
+
+May import the window's other parts, the shared modules at scheduler_gui's root (not the
+application: app, main_window, status_bar, screenshot) and any core package but core/cli/.
+"""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from core.zones import Transition
+from core.time.zones import Transition
 
 #: Tick spacings, finest first. Days and weeks are counted on the wall clock.
 TICK_STEPS: tuple[timedelta, ...] = (

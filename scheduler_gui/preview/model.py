@@ -3,7 +3,7 @@ for each clock change, placed between the occurrences it falls between; under
 invalidDatePolicy OMIT, a note row for each date the rule names that its month
 lacks ("2027-02-31 does not exist: no run"), where the date would have been.
 
-The model only adapts :class:`core.preview.Preview`; every time, status and
+The model only adapts :class:`core.recurrence.preview.Preview`; every time, status and
 reason comes from the core. Cells are computed when the view asks for them, so
 replacing 5000 rows costs one pass that merges rows and transitions.
 """
@@ -19,15 +19,15 @@ from zoneinfo import ZoneInfo
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from core.durations import human_duration
 from core.enums import InvalidDatePolicy, Kind, Status
-from core.occurrence import Occurrence
-from core.preview import Preview, wake_words
 from core.recurrence.compile import compile_schedule
 from core.recurrence.invalid_dates import MissingDate, missing_dates
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, wake_words
 from core.render.table import transition_line
-from core.spec import ScheduleSpec
-from core.zones import Transition, get_zone
+from core.spec.model import ScheduleSpec
+from core.time.durations import human_duration
+from core.time.zones import Transition, get_zone
 from scheduler_gui.preview import text
 from scheduler_gui.status_style import BLUE, GREY, Look, look
 

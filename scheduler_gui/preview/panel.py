@@ -39,17 +39,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.change_words import day_label, transition_day
 from core.errors import UserError
-from core.occurrence import Occurrence
-from core.preview import Preview
+from core.explain.change_words import day_label, transition_day
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
 from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.preview.model import Column, CopyRole, PreviewModel, transition_words
+from scheduler_gui.preview.service import MAX_ROWS, REACH_LIMIT, Answer, PreviewService
 from scheduler_gui.preview.text import tabular_font
 from scheduler_gui.preview.zone_choice import ZoneChoice
-from scheduler_gui.preview_service import MAX_ROWS, REACH_LIMIT, Answer, PreviewService
 from scheduler_gui.reflow import Reflow, widths
 
 MIN_ROWS = 10

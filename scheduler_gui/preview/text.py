@@ -10,8 +10,8 @@ from PySide6.QtCore import QLocale
 from PySide6.QtGui import QFont, QFontDatabase
 
 from core.render.table import zone_label
-from core.timefmt import fmt_clock
-from core.zones import format_offset
+from core.time.formats import fmt_clock
+from core.time.zones import format_offset
 
 NONE = "—"
 

@@ -31,16 +31,16 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolButton, QToolTip, QWidget
 
-from core.occurrence import Occurrence
-from core.preview import Preview
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview
 from core.render.table import zone_label
-from core.zones import Transition, get_zone
+from core.time.zones import Transition, get_zone
 from scheduler_gui.a11y import accessible
 from scheduler_gui.context import AppContext
 from scheduler_gui.preview import geometry, text
 from scheduler_gui.preview.geometry import Viewport
 from scheduler_gui.preview.model import row_look, row_tooltip, transition_words
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview.service import PreviewService
 from scheduler_gui.status_style import BLUE, BLUISH_GREEN, GREY, ORANGE, SKY_BLUE
 
 _BAND_COLOURS = (SKY_BLUE, ORANGE, BLUISH_GREEN, BLUE)

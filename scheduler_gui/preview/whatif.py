@@ -1,6 +1,6 @@
 """What-if: "the machine was off from … to …; what happens when it comes back?"
 
-The answer comes from :func:`core.whatif.what_if`, which asks the engine's own
+The answer comes from :func:`core.explain.whatif.what_if`, which asks the engine's own
 misfire decision, so the view shows exactly what the engine would do: which
 occurrences run on time, which are made up late, which expire and why. The
 question is answered off the GUI thread; a newer question drops an older answer.
@@ -36,19 +36,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.durations import durations_in_words, human_duration
 from core.engine.misfire import Action
-from core.spec import ScheduleSpec
-from core.whatif import WhatIfRow, what_if
-from core.zones import get_zone
+from core.explain.whatif import WhatIfRow, what_if
+from core.spec.model import ScheduleSpec
+from core.time.durations import durations_in_words, human_duration
+from core.time.zones import get_zone
 from scheduler_gui.a11y import accessible, buddy
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.preview import text
 from scheduler_gui.preview.model import row_tooltip
-from scheduler_gui.spec_follower import SpecFollower
 from scheduler_gui.status_style import ORANGE, Look, look
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.spec_follower import SpecFollower
 
 #: Milliseconds of quiet after the last change before the question is asked again.
 DEBOUNCE_MS = 150

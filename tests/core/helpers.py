@@ -9,11 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import expand, first_rows
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
+from core.recurrence.occurrence import Occurrence
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
 
 #: Pass as an override value to remove that key from the document.
 DROP: Any = object()

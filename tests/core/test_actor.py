@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from core.actor import HOSTNAME_VARIABLE, Actor, current_actor, host_name, os_user
+from core.team.actor import HOSTNAME_VARIABLE, Actor, current_actor, host_name, os_user
 
 
 @pytest.mark.parametrize(
@@ -53,7 +53,7 @@ def test_the_user_is_never_read_from_the_environment(variable: str) -> None:
     claimed = "root" if os.getuid() != 0 else "somebody-else"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LOGNAME": claimed, "USER": claimed, variable: claimed}
     done = subprocess.run(
-        [sys.executable, "-c", "from core.actor import os_user; print(os_user())"],
+        [sys.executable, "-c", "from core.team.actor import os_user; print(os_user())"],
         env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
         capture_output=True,
         text=True,

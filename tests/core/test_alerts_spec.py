@@ -10,14 +10,14 @@ from helpers import make_data
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.alert_routes import is_loopback, route_problem
 from core.errors import SpecError
 from core.exporting.crontab import export_crontab
 from core.exporting.systemd import export_systemd
-from core.spec import json_schema
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
-from core.specfile import dump_yaml, load_text
+from core.spec.canonical import canonical_dict
+from core.spec.files import dump_yaml, load_text
+from core.spec.model import json_schema
+from core.spec.validation import parse_spec
+from core.team.alert_routes import is_loopback, route_problem
 
 ALL = ["FAILED", "UNKNOWN_EFFECT", "MISFIRE_EXPIRED"]
 

@@ -18,16 +18,16 @@ from helpers import make_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import spec as spec_module
-from core.business_days import SEARCH_DAYS, BusinessDays, longest_closure
+from core.calendar.business_days import SEARCH_DAYS, BusinessDays, longest_closure
 from core.enums import HolidayPolicy
 from core.errors import ComputeLimitError, SpecError
 from core.ledger import compiled as compiled_module
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import MAX_CALENDAR_DATES, BusinessCalendar
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
+from core.spec import model as spec_module
+from core.spec.canonical import canonical_dict
+from core.spec.model import MAX_CALENDAR_DATES, BusinessCalendar
+from core.spec.validation import parse_spec
 
 MONDAY = date(2027, 3, 1)
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
 from helpers import make_data
 
-from core.spec import json_schema
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
-from core.specfile import load_text
+from core.errors import SpecError
+from core.spec.canonical import canonical_dict
+from core.spec.files import load_text
+from core.spec.model import json_schema
+from core.spec.validation import parse_spec
 
 
 def test_the_schema_shows_both_keys() -> None:
@@ -47,3 +49,17 @@ def test_a_yaml_calendar_reads_and_keeps_its_defaults_explicit() -> None:
 def test_a_spec_without_a_calendar_has_neither_key() -> None:
     canonical = canonical_dict(parse_spec(make_data()))
     assert "businessCalendar" not in canonical and "holidayPolicy" not in canonical
+
+
+@pytest.mark.parametrize(
+    ("key", "suggestion"),
+    [("weekends", "weekend"), ("holiday", "holidays"), ("close", "closed"), ("opened", "open")],
+    ids=["weekends", "holiday", "close", "opened"],
+)
+def test_an_unknown_key_in_the_calendar_is_named_with_its_near_match(key: str, suggestion: str) -> None:
+    data = make_data(businessCalendar={"holidays": ["US"], key: []}, holidayPolicy="SKIP")
+    with pytest.raises(SpecError) as info:
+        parse_spec(data)
+    assert [(p.key, p.message) for p in info.value.problems] == [
+        (f"businessCalendar.{key}", f"unknown key; did you mean {suggestion!r}?")
+    ]

@@ -18,9 +18,9 @@ import pytest
 from helpers import make_spec, rows_between
 
 from core.enums import Status
-from core.occurrence import Occurrence
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
+from core.recurrence.occurrence import Occurrence
 
 ZONES = {"US-NY": "America/New_York", "DE-BE": "Europe/Berlin", "GB-ENG": "Europe/London", "JP": "Asia/Tokyo"}
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import make_spec
 from icalendar import Calendar
 
-from core.business_words import policy_line
+from core.calendar.business_words import policy_line
 from tests.core.conftest import Run
 
 NOW = datetime(2027, 11, 12, 16, tzinfo=UTC)

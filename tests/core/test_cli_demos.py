@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core import cli
-from core.bundled import demo_dir, demo_files
+from core.desktop.bundled import demo_dir, demo_files
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.specfile import load_spec
+from core.spec.files import load_spec
 from tests.core.conftest import Run
 
 NOW = ["--now", "2026-03-01T12:00:00Z"]

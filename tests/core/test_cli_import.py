@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.spec_validation import parse_spec
-from core.specfile import load_spec, load_text
+from core.spec.files import load_spec, load_text
+from core.spec.validation import parse_spec
 from tests.core.conftest import Run
 
 NOW = ["--now", "2026-03-01T12:00:00Z"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.enums import Kind, MisfirePolicy
-from core.specfile import load_spec
+from core.spec.files import load_spec
 from tests.core.conftest import Run
 
 NOW = ["--now", "2026-03-01T12:00:00Z"]

@@ -34,8 +34,24 @@ print("\\n".join(sorted(sys.modules)))
 sys.exit(status)
 """
 HEAVY = ("sqlalchemy", "alembic", "holidays", "icalendar", "PySide6", "core.ledger", "core.engine")
-#: Not needed to check a JSON spec: PyYAML (and its writer), the secrets file's folder, a traceback.
-UNUSED = ("yaml", "core.yaml_text", "ruamel", "platformdirs", "traceback")
+#: Not needed to check a JSON spec: PyYAML (and its writer), the secrets file's folder, a traceback
+#: and the masking of its URLs, the near-match finder (for a wrong name), the alert routes' rules
+#: (for a spec without alerts), the check of pinned zone bytes, the wake backends and subprocess
+#: (for a spec without wakeSystem), the settling of business periods (for a spec without businessPeriod).
+UNUSED = (
+    "yaml",
+    "core.spec.yaml_text",
+    "ruamel",
+    "platformdirs",
+    "traceback",
+    "core.team.redact",
+    "difflib",
+    "core.team.alert_routes",
+    "core.time.tzif_check",
+    "core.desktop.wake",
+    "subprocess",
+    "core.recurrence.periods",
+)
 
 
 def _modules(*argv: str) -> set[str]:
@@ -55,7 +71,14 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     [
         pytest.param(
             ["validate", "{spec}"],
-            (*HEAVY, *UNUSED, "core.render.jsonfmt", "core.render.table", "core.preview", "core.cli.ledger_commands"),
+            (
+                *HEAVY,
+                *UNUSED,
+                "core.render.jsonfmt",
+                "core.render.table",
+                "core.recurrence.preview",
+                "core.cli.ledger_commands",
+            ),
             id="validate",
         ),
         pytest.param(
@@ -70,7 +93,9 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
         ),
         pytest.param(["explain", "{spec}", "--now", "2026-03-05T12:00:00Z"], (*HEAVY, *UNUSED), id="explain"),
         pytest.param(
-            ["--help"], (*HEAVY, *UNUSED, "pydantic", "dateutil", "core.spec", "core.cli.spec_commands"), id="help"
+            ["--help"],
+            (*HEAVY, *UNUSED, "pydantic", "dateutil", "core.spec.model", "core.cli.spec_commands"),
+            id="help",
         ),
     ],
 )
@@ -95,7 +120,7 @@ def test_a_yaml_spec_brings_the_yaml_reader(tmp_path: Path) -> None:
     path = tmp_path / "startup.yaml"
     path.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in SPEC.items()), encoding="utf-8")
     modules = _modules("validate", str(path))
-    assert {"yaml", "core.yaml_text"} <= modules
+    assert {"yaml", "core.spec.yaml_text"} <= modules
 
 
 def test_only_the_program_freezes_what_it_holds(tmp_path: Path) -> None:
@@ -115,3 +140,62 @@ def test_only_the_program_freezes_what_it_holds(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["ok", "ok", "0 0 0 True"]
+
+
+def _child(*lines: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("extra", "built"),
+    [
+        pytest.param({}, "False False False", id="plain"),
+        pytest.param({"task": {"argv": ["/bin/true"]}}, "True False False", id="task"),
+        pytest.param(
+            {"businessCalendar": {"weekend": ["SU"]}, "holidayPolicy": "SKIP"}, "False True False", id="calendar"
+        ),
+        pytest.param({"alerts": [{"to": "mailto:ops@example.com"}]}, "False False True", id="alerts"),
+    ],
+)
+def test_a_nested_model_is_built_when_a_spec_holds_its_key(
+    tmp_path: Path, extra: dict[str, object], built: str
+) -> None:
+    """The validators of task, businessCalendar and alerts are built the first time a spec holds
+    the key, not when the spec model loads."""
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps(SPEC | extra), encoding="utf-8")
+    printed = _child(
+        "from core.cli.app import main",
+        f"assert main(['validate', {str(path)!r}]) == 0",
+        "from core.spec.model import ScheduleSpec",
+        "fields = [ScheduleSpec.model_fields[name].metadata for name in ('task', 'business_calendar', 'alerts')]",
+        "print(*(any(getattr(m, 'built', False) for m in meta) for meta in fields))",
+    )
+    assert printed == ["ok", built]
+
+
+@pytest.mark.parametrize(
+    ("argv", "gen0"),
+    [
+        pytest.param(["validate", "{spec}"], 50_000, id="validate"),
+        pytest.param(["preview", "{spec}", "--count", "2", "--now", "2026-03-05T12:00:00Z"], 50_000, id="preview"),
+        pytest.param(["engine"], 700, id="engine"),
+    ],
+)
+def test_a_spec_command_collects_young_objects_seldom(tmp_path: Path, argv: list[str], gen0: int) -> None:
+    """Run as the program, a spec command raises the young generation's threshold for its run;
+    another command (here one that only names its subcommands) keeps Python's own."""
+    path = tmp_path / "startup.json"
+    path.write_text(json.dumps(SPEC), encoding="utf-8")
+    printed = _child(
+        "import gc, sys",
+        "from core.cli.app import main",
+        f"sys.argv[1:] = {[a.format(spec=path) for a in argv]!r}",
+        "main()",
+        "print(gc.get_threshold()[0])",
+    )
+    assert printed[-1] == str(gen0)

@@ -12,13 +12,13 @@ from helpers import BASE_INTERVAL, DROP, make_data, make_spec, utc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.consequences import Consequences, Outcome, consequences
 from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind
-from core.occurrence import Occurrence
-from core.preview import build_preview
+from core.explain.consequences import Consequences, Outcome, consequences
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import build_preview
 from core.recurrence.resolve import candidates
-from core.spec_validation import parse_spec
-from core.zones import get_zone
+from core.spec.validation import parse_spec
+from core.time.zones import get_zone
 
 NOW = utc("2027-03-01T12:00:00Z")
 

@@ -20,9 +20,9 @@ from core.exporting.refusal import ExportRefused
 from core.importing.cron import import_crontab
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.zones import get_zone, transitions
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
+from core.time.zones import get_zone, transitions
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 #: Cron's own behaviour: what a spec must say to be exported exactly.

@@ -21,8 +21,8 @@ from core.importing.cron_expr import parse_fields
 from core.importing.crontab_file import MAX_CRONTAB_BYTES, CrontabError, crontab_text
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import iter_rows
-from core.spec import ScheduleSpec
-from core.zones import get_zone
+from core.spec.model import ScheduleSpec
+from core.time.zones import get_zone
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 YEAR_END = datetime(2027, 1, 1, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The freedesktop notification service on a private session bus (``core.notify.desktop_bus``):
+"""The freedesktop notification service on a private session bus (``core.desktop.notify.desktop_bus``):
 one Notify per call with the title, the text and the "Open" action; ActionInvoked for one of
 ours opens the window, for another's does nothing; a window's name is seen while it is owned;
 no bus and no service are errors in a person's words."""
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from core.notify.desktop_bus import ACTIONS, BusUnavailable, DesktopBus, claim_name, window_name
+from core.desktop.notify.desktop_bus import ACTIONS, BusUnavailable, DesktopBus, claim_name, window_name
 from tests.session_bus import FakeNotifications, bus_daemon, notifications, private_bus
 
 __all__ = ["bus_daemon", "notifications", "private_bus"]

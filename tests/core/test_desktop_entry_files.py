@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.desktop_entry import APP_ID, autostart_file, config_home, data_home
+from core.desktop.entry import APP_ID, autostart_file, config_home, data_home
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 Every expected instant below was worked out by hand from the zone's facts
 (offset before and after, the transition instant) as listed by
-``core.zones.transitions`` for the installed tzdata, and is written literally.
+``core.time.zones.transitions`` for the installed tzdata, and is written literally.
 
 Gap facts: ``pre_gap_utc`` is L read with the offset before the gap (SKIP's
 position and SHIFT_BY_GAP's instant); ``transition_utc`` is where
@@ -18,8 +18,8 @@ import pytest
 from helpers import compiled, first_n, make_interval_spec, rows_between, rows_near, single_nominal_spec, view
 
 from core.enums import Status
-from core.occurrence import Occurrence
-from core.zones import get_zone
+from core.recurrence.occurrence import Occurrence
+from core.time.zones import get_zone
 
 #: Every case runs through the fast path and the general one (tests/core/conftest.py).
 pytestmark = pytest.mark.usefixtures("expansion_path")

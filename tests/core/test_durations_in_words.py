@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.durations import durations_in_words
+from core.time.durations import durations_in_words
 
 
 @pytest.mark.parametrize(

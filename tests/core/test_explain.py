@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from helpers import BASE_INTERVAL, DROP, make_data, utc
 
-from core.consequences import consequences
-from core.explain import explain, summarize
-from core.preview import build_preview
-from core.spec_validation import parse_spec
-from core.specfile import load_spec
+from core.explain.consequences import consequences
+from core.explain.summary import explain, summarize
+from core.recurrence.preview import build_preview
+from core.spec.files import load_spec
+from core.spec.validation import parse_spec
 
 NOW = utc("2026-06-01T00:00:00Z")
 

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import SpecError
-from core.occurrence import Occurrence
 from core.recurrence import expand
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.fast import fast_nominals, fast_rule, fast_walls
-from core.spec_validation import parse_spec
+from core.recurrence.occurrence import Occurrence
+from core.spec.validation import parse_spec
 
 #: Lord Howe (half-hour DST), Troll (+2 h DST from +0), Apia (the day skipped on 2011-12-30),
 #: Chatham (+12:45/+13:45), New York, and Kolkata, which has no DST.

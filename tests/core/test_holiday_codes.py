@@ -7,7 +7,7 @@ from datetime import date
 import holidays
 import pytest
 
-from core.holiday_codes import closed_days, code_info, code_problem, holidays_version, known_codes
+from core.calendar.holiday_codes import closed_days, code_info, code_problem, holidays_version, known_codes
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
-"""Finding a holiday code by a code, a country or a subdivision (core.holiday_search), as the
+"""Finding a holiday code by a code, a country or a subdivision (core.calendar.holiday_search), as the
 designer's "Business days" picker does."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.holiday_search import Fit, folded, search_codes
+from core.calendar.holiday_search import Fit, folded, search_codes
 
 
 def codes(text: str, n: int = 3) -> list[str]:

@@ -22,9 +22,9 @@ from core.errors import SpecError
 from core.os_text import MAX_ARG_BYTES, MAX_PATH_BYTES, shown
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import MAX_PERIOD_CHARS
-from core.spec_validation import parse_spec
-from core.specfile import MAX_SPEC_BYTES, load_text
+from core.spec.files import MAX_SPEC_BYTES, load_text
+from core.spec.model import MAX_PERIOD_CHARS
+from core.spec.validation import parse_spec
 
 TASK = {"argv": ["/bin/echo", "hello"]}
 NUL = "contains a NUL byte"

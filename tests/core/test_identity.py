@@ -13,8 +13,8 @@ from helpers import compiled, first_n, make_interval_spec, make_spec, rows_betwe
 
 from core.errors import SpecError
 from core.identity import canonical, jitter_seconds, logical_slot_id, occurrence_id
-from core.occurrence import Occurrence
 from core.recurrence.compile import compile_schedule
+from core.recurrence.occurrence import Occurrence
 
 
 def canon(value: object) -> bytes:

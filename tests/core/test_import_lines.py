@@ -19,7 +19,7 @@ from core.importing.crontab_file import MAX_JOBS, MAX_VARIABLES
 from core.importing.sources import ImportFileError, review_files
 from core.importing.systemd import MAX_CALENDARS
 from core.importing.systemd_calendar import Component, parse_calendar
-from core.specfile import load_spec
+from core.spec.files import load_spec
 from tests.core.conftest import Run
 
 NOW = ["--now", "2026-03-01T12:00:00Z"]

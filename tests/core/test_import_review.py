@@ -13,7 +13,7 @@ from core.errors import UserError
 from core.importing import sources
 from core.importing.review import Review, save_into
 from core.importing.sources import ImportFileError, review_files
-from core.specfile import load_spec
+from core.spec.files import load_spec
 
 #: Before the 2027 spring change in New York (Sun 2027-03-14).
 NOW = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)

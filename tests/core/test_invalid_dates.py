@@ -13,7 +13,7 @@ from helpers import compiled, first_n, make_data, rows_between
 
 from core.enums import Status
 from core.errors import SpecError
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 #: Every case runs through the fast path and the general one (tests/core/conftest.py).
 pytestmark = pytest.mark.usefixtures("expansion_path")

@@ -1,4 +1,4 @@
-"""The engine as a launchd agent on macOS (core.launchd and ``schedctl engine install-service`` there):
+"""The engine as a launchd agent on macOS (core.desktop.launchd and ``schedctl engine install-service`` there):
 the plist read back with plistlib, on any platform, with the platform given rather than guessed."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core import cli, service
-from core.launchd import (
+from core import cli
+from core.desktop import service
+from core.desktop.launchd import (
     LABEL,
     LaunchAgentSetup,
     agent_installed,
@@ -18,7 +19,7 @@ from core.launchd import (
     start_installed_agent,
     uninstall_agent,
 )
-from core.service import Ran, ServiceSetup, engine_argv, install_service, team_options
+from core.desktop.service import Ran, ServiceSetup, engine_argv, install_service, team_options
 
 SCHEDCTL = ("/Users/ada/Tidemark app/.venv/bin/schedctl",)
 

@@ -1,4 +1,4 @@
-"""What newly needs a person and the one text a batch is told in (``core.notify.needs``):
+"""What newly needs a person and the one text a batch is told in (``core.desktop.notify.needs``):
 pure, the time an argument, as tables."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.notify.needs import TITLE, FirstLook, Need, NeedKind, NoticeBook, needs_of, notice_text
+from core.desktop.notify.needs import TITLE, FirstLook, Need, NeedKind, NoticeBook, needs_of, notice_text
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 K = NeedKind

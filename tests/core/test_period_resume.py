@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.ledger.period_resume import dump_periods, load_periods, periods_to_store
-from core.occurrence import Occurrence
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import iter_rows
+from core.recurrence.occurrence import Occurrence
 from core.recurrence.periods import MAX_WINNERS, PeriodMarks, prunable_after
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 DAY = "{nominal:%Y-%m-%d}"
 WEEK = "{nominal:%G-W%V}"

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from core.errors import PublishError, ZoneError
 from core.ledger.publish import _pinned_rules
-from core.spec_validation import parse_spec
-from core.tzif_check import MAX_TZIF_BYTES, check_tz_string, check_tzif
-from core.zones import available_zones, pinned_zone, tzdb_version, zone_tzif
+from core.spec.validation import parse_spec
+from core.time.tzif_check import MAX_TZIF_BYTES, check_tz_string, check_tzif
+from core.time.zones import available_zones, pinned_zone, tzdb_version, zone_tzif
 
 ZONE = "Europe/Paris"
 REAL = zone_tzif(ZONE)

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 
 from core.errors import ZoneError
+from core.explain.whatif import what_if
 from core.ledger.compiled import compiled_revision
 from core.recurrence.expand import expand
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
-from core.whatif import what_if
-from core.zones import pinned_zone, zone_tzif
+from core.spec.canonical import canonical_dict
+from core.spec.validation import parse_spec
+from core.time.zones import pinned_zone, zone_tzif
 from tests.tzdata_change import ZONE, clear_zone_caches, install, spring_a_week_later
 
 DAILY = {

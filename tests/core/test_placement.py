@@ -1,4 +1,4 @@
-"""Which engine runs a revision (core.placement): labels, runsOn, trust, and
+"""Which engine runs a revision (core.team.placement): labels, runsOn, trust, and
 the ``--label`` syntax, as tables."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from core.actor import Actor
-from core.placement import (
+from core.team.actor import Actor
+from core.team.placement import (
     NO_PUBLISHER,
     LabelError,
     Placement,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.preview import MAX_PREVIEW_ROWS
+from core.recurrence.preview import MAX_PREVIEW_ROWS
 
 #: The interpreter with the preview's imports needs well under 150 MB of address space;
 #: holding a million rows took several gigabytes.
@@ -124,7 +124,7 @@ def test_the_ordering_lets_go_of_a_row_soon_after_releasing_it() -> None:
 
     from core.recurrence.compile import compile_schedule
     from core.recurrence.expand import _ordered, iter_rows
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     compiled = compile_schedule(parse_spec(make_data(rule="FREQ=DAILY;BYHOUR=9;BYMINUTE=0")))
     rows = list(itertools.islice(iter_rows(compiled, datetime(2026, 1, 1, tzinfo=UTC)), 1000))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from helpers import make_spec, utc
 
-from core.occurrence import Occurrence
-from core.preview import build_preview_to_change
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import build_preview_to_change
 
 #: A week before New York's 2026 spring change.
 MARCH = utc("2026-03-01T00:00:00Z")

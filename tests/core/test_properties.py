@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.enums import FoldPolicy, GapPolicy, Status
-from core.occurrence import Occurrence
 from core.recurrence import expand as expand_module
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import _DRIFT, _offset_bounds, expand, first_rows
-from core.spec_validation import parse_spec
-from core.zones import Transition, get_zone, transitions
+from core.recurrence.occurrence import Occurrence
+from core.spec.validation import parse_spec
+from core.time.zones import Transition, get_zone, transitions
 
 ZONES = [
     "America/New_York",

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.recurrence.compile import compile_schedule
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 RULES = [
     "FREQ=MINUTELY",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.redact import mask_urls
+from core.team.redact import mask_urls
 
 
 @pytest.mark.parametrize(

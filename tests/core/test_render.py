@@ -13,15 +13,15 @@ import icalendar
 import pytest
 from helpers import make_data, utc
 
-from core.preview import Preview, build_preview
+from core.recurrence.preview import Preview, build_preview
 from core.render import FORMATS, render
 from core.render.csvfmt import COLUMNS, render_csv
 from core.render.ics import PRODID, render_ics
 from core.render.jsonfmt import render_json
 from core.render.table import render_table, transition_line
-from core.spec_validation import parse_spec
-from core.specfile import load_spec
-from core.zones import get_zone, transitions
+from core.spec.files import load_spec
+from core.spec.validation import parse_spec
+from core.time.zones import get_zone, transitions
 
 #: Every case runs through the fast path and the general one (tests/core/conftest.py).
 pytestmark = pytest.mark.usefixtures("expansion_path")

@@ -22,13 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.identity import IdFactory, logical_slot_id, occurrence_id
-from core.occurrence import Occurrence
-from core.preview import Preview, build_preview, transition_json
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, build_preview, transition_json
 from core.render import csvfmt, jsonfmt, render, write
 from core.render.terminal import terminal_safe
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_local, fmt_utc
-from core.zones import format_offset
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_local, fmt_utc
+from core.time.zones import format_offset
 
 #: Written out here, not imported: C0 but tab and newline (CR only before LF), DEL, C1, bidi controls.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
@@ -219,7 +219,7 @@ def test_ids_from_a_copied_hash_are_the_contracts(schedule_id: str, revision: in
 )
 def test_table_times_are_the_strftime_texts(moment: datetime) -> None:
     from core.render.table import _day_and_clock
-    from core.timefmt import fmt_clock
+    from core.time.formats import fmt_clock
 
     assert _day_and_clock(moment) == f"{moment:%Y-%m-%d} {fmt_clock(moment)}"
 

@@ -1,4 +1,4 @@
-"""Which live engines would run a spec published now (core.runs_on_match), and the
+"""Which live engines would run a spec published now (core.team.runs_on_match), and the
 "Engines with labels" rows, as tables."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from core.actor import Actor
-from core.runs_on_match import engine_match, label_rows, read_label_rows
+from core.team.actor import Actor
+from core.team.runs_on_match import engine_match, label_rows, read_label_rows
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 ALICE = Actor("alice", "alpha")

@@ -20,14 +20,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from keyring.backends import chainer, fail
 
-from core import cli, secrets
+from core import cli
 from core.engine.runner import TaskIdentity, prepare
 from core.errors import SpecError
-from core.spec import json_schema
-from core.spec_canonical import canonical_dict
-from core.spec_roundtrip import rewrite
-from core.spec_validation import parse_spec
-from core.specfile import dump_yaml, load_text
+from core.spec.canonical import canonical_dict
+from core.spec.files import dump_yaml, load_text
+from core.spec.model import json_schema
+from core.spec.roundtrip import rewrite
+from core.spec.validation import parse_spec
+from core.team import secrets
 from tests.core.helpers import make_data
 from tests.secret_stores import STORES, MemoryKeyring, schedctl, secret_store
 

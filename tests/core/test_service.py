@@ -1,4 +1,4 @@
-"""The systemd user service (core.service and ``schedctl engine install-service``):
+"""The systemd user service (core.desktop.service and ``schedctl engine install-service``):
 the unit text and the systemctl calls, with a recording runner instead of systemd."""
 
 from __future__ import annotations
@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from core import cli
-from core.service import UNIT_NAME, Ran, ServiceSetup, install_service, pinned_db, service_installed, uninstall_service
+from core.desktop.service import (
+    UNIT_NAME,
+    Ran,
+    ServiceSetup,
+    install_service,
+    pinned_db,
+    service_installed,
+    uninstall_service,
+)
 
 SCHEDCTL = ("/opt/tidemark/.venv/bin/schedctl",)
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from core import cli, service
-from core.launchd import LaunchAgentSetup, install_agent
-from core.service import UNIT_NAME, Ran, ServiceSetup, install_service, team_options
+from core import cli
+from core.desktop import service
+from core.desktop.launchd import LaunchAgentSetup, install_agent
+from core.desktop.service import UNIT_NAME, Ran, ServiceSetup, install_service, team_options
 from tests.core import systemd_reader
 
 PASSWORD = "S3cretPW"
@@ -56,8 +57,8 @@ def hook(event, args):
             seen.append(stat.S_IMODE(os.stat(arg).st_mode))
 
 sys.addaudithook(hook)
-from core.launchd import LaunchAgentSetup, install_agent
-from core.service import Ran, ServiceSetup, install_service
+from core.desktop.launchd import LaunchAgentSetup, install_agent
+from core.desktop.service import Ran, ServiceSetup, install_service
 
 def systemctl(fail):
     return lambda argv: Ran(1 if argv[2] == fail else 0, "running\\n" if argv[2] == "is-system-running" else "")

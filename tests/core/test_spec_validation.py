@@ -17,10 +17,10 @@ from helpers import BASE_INTERVAL, DROP, make_data
 from core.errors import ComputeLimitError, SpecError, SpecFileError, UserError
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec import ScheduleSpec, json_schema
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
-from core.specfile import MAX_SPEC_BYTES, dump_yaml, load_spec, load_text
+from core.spec.canonical import canonical_dict
+from core.spec.files import MAX_SPEC_BYTES, dump_yaml, load_spec, load_text
+from core.spec.model import ScheduleSpec, json_schema
+from core.spec.validation import parse_spec
 
 #: Text that betrays an internal error rather than a message for a person.
 NOT_FOR_PEOPLE = ("Traceback", 'File "', "pydantic", "errors.pydantic.dev", "input_value=", "input_type=", "[type=")

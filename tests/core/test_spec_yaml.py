@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from spec_texts import COMMENTED
 
 from core.errors import SpecFileError
-from core.spec_canonical import KEY_ORDER
-from core.spec_order import insertion_points, merged_order
-from core.spec_roundtrip import same
-from core.spec_yaml import SpecText, json_text
-from core.specfile import MAX_SPEC_DEPTH, MAX_SPEC_VALUES, dump_yaml, load_text
+from core.spec.canonical import KEY_ORDER
+from core.spec.files import MAX_SPEC_DEPTH, MAX_SPEC_VALUES, dump_yaml, load_text
+from core.spec.order import insertion_points, merged_order
+from core.spec.roundtrip import same
+from core.spec.yaml_io import SpecText, json_text
 
 
 def diff(before: str, after: str) -> tuple[list[str], list[str]]:
@@ -246,7 +246,7 @@ def test_layouts_written_otherwise_still_save_exactly_the_data(text: str) -> Non
 def test_a_round_trip_that_does_not_read_back_is_written_fresh(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr("core.spec_yaml.rewrite", lambda text, old, new: text)  # the old data: wrong
+    monkeypatch.setattr("core.spec.yaml_io.rewrite", lambda text, old, new: text)  # the old data: wrong
     source = SpecText.parse(COMMENTED, "mine.yaml")
     data = source.data
     data["revision"] = 2

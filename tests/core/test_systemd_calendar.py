@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 import pytest
 
 from core.importing.systemd_calendar import CalendarError, calendar_rule, elapses, parse_calendar
-from core.preview import build_preview
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.zones import get_zone
+from core.recurrence.preview import build_preview
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
+from core.time.zones import get_zone
 
 #: (expression, the machine's zone, base instant (UTC), systemd's normalized form, next elapses)
 TABLE = [

@@ -12,9 +12,9 @@ import pytest
 
 from core.exporting.systemd import ExportError, on_calendar
 from core.importing.systemd_calendar import calendar_rule, parse_calendar
-from core.preview import build_preview
-from core.spec import ScheduleSpec
-from core.specfile import dump_yaml, load_spec
+from core.recurrence.preview import build_preview
+from core.spec.files import dump_yaml, load_spec
+from core.spec.model import ScheduleSpec
 from tests.core.conftest import Run
 
 NOW = ["--now", "2026-03-01T12:00:00Z"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.specfile import dump_yaml, load_spec
+from core.spec.files import dump_yaml, load_spec
 from tests.core import systemd_reader
 from tests.core.conftest import Run
 from tests.core.helpers import make_data

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from core.service_command import Ran, timed_runner
-from core.wake.alarms import Alarm, CannotWake, WakeError, cannot_line
-from core.wake.pmset import PmsetWakes, stamp
-from core.wake.probe import choose, linux_backend
-from core.wake.systemd_timer import SystemdTimers, calendar, parse_listing
+from core.desktop.service_command import Ran, timed_runner
+from core.desktop.wake.alarms import Alarm, CannotWake, WakeError, cannot_line
+from core.desktop.wake.pmset import PmsetWakes, stamp
+from core.desktop.wake.probe import choose, linux_backend
+from core.desktop.wake.systemd_timer import SystemdTimers, calendar, parse_listing
 from tests.fake_systemd import install
 
 AT = datetime(2026, 12, 7, 13, 59, 30, tzinfo=UTC)

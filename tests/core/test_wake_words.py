@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import preview as preview_module
-from core.explain import explain
-from core.preview import build_preview
+from core.desktop.service_command import timed_runner
+from core.desktop.wake import probe
+from core.desktop.wake.alarms import CannotWake, WakeBackend
+from core.desktop.wake.systemd_timer import SystemdTimers
+from core.explain.summary import explain
+from core.recurrence import preview as preview_module
+from core.recurrence.preview import build_preview
 from core.render.jsonfmt import render_json
-from core.service_command import timed_runner
-from core.spec_validation import parse_spec
-from core.wake import probe
-from core.wake.alarms import CannotWake, WakeBackend
-from core.wake.systemd_timer import SystemdTimers
+from core.spec.validation import parse_spec
 from tests.core.conftest import Run
 
 NOW = datetime(2026, 12, 7, tzinfo=UTC)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from core.engine.misfire import Action
 from core.errors import ComputeLimitError, UserError
-from core.spec_validation import parse_spec
-from core.whatif import what_if
+from core.explain.whatif import what_if
+from core.spec.validation import parse_spec
 
 # A three-day outage of the New York 02:30 daily schedule (02:30 EDT = 06:30Z):
 # due on Jun 1, 2 and 3; back on Jun 4 00:00Z.

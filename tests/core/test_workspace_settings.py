@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.workspace_settings import (
+from core.spec.workspace_settings import (
     SETTINGS_NAME,
     WorkspaceSettingsError,
     choose_zone,

@@ -1,5 +1,5 @@
 """Comments stay with the entry they belong to when entries of a ruamel.yaml
-round-trip tree are removed, inserted or replaced (core.yaml_comments)."""
+round-trip tree are removed, inserted or replaced (core.spec.yaml_comments)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from core import yaml_comments
+from core.spec import yaml_comments
 
 DOC = """\
 # header

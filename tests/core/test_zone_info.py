@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import ZoneError
-from core.zone_info import (
+from core.time.zone_info import (
     choice_for,
     offset_label,
     rules_note,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.recurrence.expand import _offset_bounds
-from core.zones import _scan, get_zone, offset_at, transitions
+from core.time.zones import _scan, get_zone, offset_at, transitions
 
 ZONES = [
     "Australia/Lord_Howe",  # half an hour of DST

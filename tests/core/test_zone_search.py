@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.zone_info import zone_choices
-from core.zone_search import Rank, ZoneSearch, fold, links, search_zones, zone1970
+from core.time.zone_info import zone_choices
+from core.time.zone_search import Rank, ZoneSearch, fold, links, search_zones, zone1970
 
 JANUARY = datetime(2027, 1, 15, 12, 0, tzinfo=UTC)
 JULY = datetime(2027, 7, 15, 12, 0, tzinfo=UTC)

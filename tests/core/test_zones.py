@@ -12,7 +12,7 @@ from helpers import utc
 
 from core.errors import UserError, ZoneError
 from core.recurrence.resolve import candidates
-from core.zones import (
+from core.time.zones import (
     available_zones,
     check_zone_name,
     format_offset,

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 
 from core.engine.backoff import attempts_left, backoff
-from core.spec import Retry
+from core.spec.model import Retry
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.enums import MisfirePolicy
 from core.recurrence.compile import CompiledSchedule, CountHint, compile_schedule
 from core.recurrence.expand import expand
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=15)

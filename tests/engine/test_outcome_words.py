@@ -7,7 +7,7 @@ import pytest
 from core.engine.outcomes import decide
 from core.enums import Effect
 from core.ledger.states import OccurrenceState
-from core.spec import Retry
+from core.spec.model import Retry
 
 USED = {1: "its only attempt used", 2: "all 2 attempts used", 100: "all 100 attempts used"}
 

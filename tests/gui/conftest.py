@@ -12,9 +12,9 @@ from PySide6.QtCore import QSettings
 
 from core.clock import FixedClock
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.main_thread_gc import collect_on_this_thread
-from scheduler_gui.workspace_zone import ZoneQuestion
+from scheduler_gui.workspace.document import SpecDocument
+from scheduler_gui.workspace.zone import ZoneQuestion
 
 
 @pytest.fixture(autouse=True, scope="session")

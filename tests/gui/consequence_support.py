@@ -11,11 +11,11 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 
-from core.occurrence import Occurrence
+from core.recurrence.occurrence import Occurrence
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.panel import DesignerPanel
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview.model import ItemRole
+from scheduler_gui.workspace.document import SpecDocument
 
 
 def widget_named(root: QWidget, name: str) -> QWidget:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.specfile import load_text
+from core.spec.files import load_text
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 #: A Monday morning before the 2027 spring change in New York.

@@ -13,7 +13,7 @@ from core.engine.engine import Engine, EngineOptions
 from core.ledger.publish import publish
 from core.ledger.queries import OccurrenceFilter, list_occurrences
 from core.ledger.states import OccurrenceState
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.context import AppContext
 
 #: First occurrence of the hourly test schedules: five minutes after the fixture's NOW.

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
-from scheduler_gui.workspace_zone import ZoneQuestion
+from scheduler_gui.workspace.zone import ZoneQuestion
 
 
 @pytest.fixture(name="window")

@@ -12,8 +12,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QLineEdit, QPlainTextEdit
 from typing_support import named
 
-from core.alert_routes import Smtp
 from core.ledger.alert_queries import AlertSettings, load_alert_settings, save_alert_settings
+from core.team.alert_routes import Smtp
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.engine_settings import EngineSettingsDialog
 

@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
 from sqlalchemy import select
 
-from core.actor import Actor, os_user
 from core.cli import main as schedctl
+from core.desktop.notify.needs import Need, NeedKind
 from core.engine.reconcile import Decision, reconcile
 from core.ledger.models import Attempt
 from core.ledger.monitor_queries import events_of
@@ -24,7 +24,7 @@ from core.ledger.publish import Gate, change_gate
 from core.ledger.queries import OccurrenceFilter, list_occurrences
 from core.ledger.states import OccurrenceKind
 from core.ledger.states import OccurrenceState as S
-from core.notify.needs import Need, NeedKind
+from core.team.actor import Actor, os_user
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.attention import Action, AttentionView
 from scheduler_gui.monitor.ledger_watch import LedgerWatcher

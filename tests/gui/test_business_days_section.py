@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from shell_fixtures import window_fixture  # noqa: F401
 from typing_support import named, problem_text
 
-from core.specfile import load_text
+from core.spec.files import load_text
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 

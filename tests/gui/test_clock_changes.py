@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from core.clock import FixedClock
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.clock_changes import ClockChangesBox
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from core.service import Ran, ServiceResult, ServiceSetup, install_service
+from core.desktop.service import Ran, ServiceResult, ServiceSetup, install_service
 from scheduler_gui.monitor.close_guard import CloseGuardDialog, ask_on_close
 
 

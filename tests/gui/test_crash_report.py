@@ -24,7 +24,7 @@ from core.ledger.states import OccurrenceState as S
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.crash_report import CrashReport, CrashReportDialog, headline
-from scheduler_gui.session_guard import SESSION_HEADER, UncleanExit
+from scheduler_gui.workspace.session_guard import SESSION_HEADER, UncleanExit
 
 #: The crashed window's pid: Linux never hands out one above 2**22.
 PID = 2**22 + 1

@@ -6,7 +6,7 @@ from consequence_support import open_designer, widget_named
 from PySide6.QtWidgets import QScrollArea
 
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 def test_the_settings_area_leaves_qwidget_scroll_alone(document: SpecDocument, ctx: AppContext, qtbot) -> None:

@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction, QImage
 from PySide6.QtWidgets import QMenu
 from shell_fixtures import window_fixture  # noqa: F401
 
-from core.desktop_entry import APP_ID, PNG_SIZES, WM_CLASS, EntryFiles, desktop_text, exec_argument
+from core.desktop.entry import APP_ID, PNG_SIZES, WM_CLASS, EntryFiles, desktop_text, exec_argument
 from scheduler_gui.app import main
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow

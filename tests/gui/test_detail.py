@@ -65,7 +65,7 @@ def test_a_skipped_occurrence_explains_itself(qtbot, ctx: AppContext) -> None:
 
     from core.ledger.materialize import materialize
     from core.ledger.publish import publish
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     mapping = demo_mapping("daily-ops-summary")
     with ctx.ledger.write() as session:
@@ -89,9 +89,9 @@ def test_the_detail_says_who_decided_what(qtbot, ctx: AppContext, tmp_path: Path
 
     from monitor_support import HANGING_TASK
 
-    from core.actor import Actor, os_user
     from core.engine.reconcile import Decision, reconcile
     from core.ledger.publish import Gate, change_gate
+    from core.team.actor import Actor, os_user
 
     # The engine runs as this process's OS user (its uid's, whatever LOGNAME says) on box.
     monkeypatch.setenv("TIDEMARK_HOSTNAME", "box")

@@ -8,8 +8,8 @@ import pytest
 from gui_support import DEMO
 
 from core.errors import SpecFileError
-from core.specfile import load_spec, load_text
-from scheduler_gui.document import SpecDocument, get_path
+from core.spec.files import load_spec, load_text
+from scheduler_gui.workspace.document import SpecDocument, get_path
 
 
 def test_loaded_demo_is_valid_and_clean(document: SpecDocument) -> None:

@@ -20,7 +20,7 @@ from core.engine import processes
 from core.engine.presence import live_engines
 from core.ledger.models import Attempt, EngineKind, EnginePresence, EngineRow, Event, Occurrence
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.engine_host import EngineHost
 

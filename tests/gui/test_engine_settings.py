@@ -17,11 +17,11 @@ from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit
 from shell_fixtures import window_fixture  # noqa: F401
 from typing_support import named
 
-from core.actor import Actor, os_user
 from core.engine.presence import STALE_AFTER
 from core.ledger.monitor_reads import engines_seen
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
+from core.team.actor import Actor, os_user
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor import engine_settings

@@ -19,7 +19,6 @@ from shell_fixtures import window_fixture  # noqa: F401
 from sqlalchemy import update
 from typing_support import named
 
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.presence import announce
 from core.engine.processes import ProcessIdentity
@@ -27,8 +26,9 @@ from core.ledger.materialize import materialize
 from core.ledger.models import Occurrence
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind, OccurrenceState
-from core.placement import Placement
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
+from core.team.actor import Actor, os_user
+from core.team.placement import Placement
 from scheduler_gui import version
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow

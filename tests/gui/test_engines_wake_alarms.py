@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.service_command import timed_runner
-from core.wake.alarms import CannotWake, WakeBackend
-from core.wake.systemd_timer import SystemdTimers
+from core.desktop.service_command import timed_runner
+from core.desktop.wake.alarms import CannotWake, WakeBackend
+from core.desktop.wake.systemd_timer import SystemdTimers
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor import engines_view
 from scheduler_gui.monitor.engines_view import EnginesView

@@ -12,11 +12,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget, QWidget
 
-from core import secrets
+from core.team import secrets
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.task_editor import TaskEditor
 from scheduler_gui.designer.trial_run import TrialOutcome
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 from tests.gui.test_task_editor import _row_editor, _show, _type_into_row
 from tests.secret_stores import STORES, secret_store
 

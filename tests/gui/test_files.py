@@ -18,13 +18,12 @@ from shell_fixtures import answer, keep_zones, window_fixture  # noqa: F401
 from spec_texts import COMMENTED
 
 from core.clock import FixedClock
-from core.spec_canonical import KEY_ORDER
-from core.specfile import load_spec, load_text
-from scheduler_gui.autosave import Autosaver
+from core.spec.canonical import KEY_ORDER
+from core.spec.files import load_spec, load_text
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
-from scheduler_gui.recent import LIMIT, RecentFiles
-from scheduler_gui.workspace import (
+from scheduler_gui.workspace.autosave import Autosaver
+from scheduler_gui.workspace.folder import (
     blank_spec,
     from_template,
     names_in_use,
@@ -33,6 +32,7 @@ from scheduler_gui.workspace import (
     templates,
     unique_id,
 )
+from scheduler_gui.workspace.recent import LIMIT, RecentFiles
 
 Button = QMessageBox.StandardButton
 
@@ -128,7 +128,7 @@ def test_slug_of_a_title(title: str, expected: str) -> None:
 
 @given(st.text(max_size=120))
 def test_a_slug_is_always_a_valid_id(title: str) -> None:
-    from core.spec import SCHEDULE_ID
+    from core.spec.model import SCHEDULE_ID
 
     assert SCHEDULE_ID.fullmatch(slug(title))
 
@@ -371,7 +371,7 @@ def test_first_start_copies_the_demo_schedules(tmp_path: Path) -> None:
 
 
 def test_workspace_entries_are_read_again_only_when_the_file_changes(tmp_path: Path) -> None:
-    from scheduler_gui.workspace import read_entry
+    from scheduler_gui.workspace.folder import read_entry
 
     spec = tmp_path / "a.yaml"
     spec.write_text("scheduleId: first\nkind: calendar\n", encoding="utf-8")

@@ -151,7 +151,7 @@ def test_the_broken_demos_pause_after_their_first_attention(
     first_run.seed_demo_ledger(ctx)
     if source != "nightly-backup.yaml":  # the person's own schedule took the id over, as revision 2
         from core.ledger.publish import RevisionSource, publish_to
-        from core.specfile import load_spec
+        from core.spec.files import load_spec
 
         mine = ctx.workspace / source
         mine.write_text(

@@ -14,10 +14,10 @@ from shell_fixtures import when_modal, window_fixture  # noqa: F401
 from test_window_keys import _shown as shown
 
 from core.ledger.monitor_reads import schedule_summaries
-from core.specfile import load_spec
+from core.spec.files import load_spec
 from scheduler_gui.designer.trust import TrustStore
-from scheduler_gui.import_dialog import ImportDialog
 from scheduler_gui.main_window import MainWindow
+from scheduler_gui.workspace.import_dialog import ImportDialog
 
 CRONTAB = """\
 # the old box's jobs

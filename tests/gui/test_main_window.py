@@ -15,13 +15,13 @@ from typing_support import named, retype
 from core.ledger.publish import publish
 from core.ledger.queries import ScheduleSummary
 from core.ledger.states import OccurrenceState, ScheduleState
-from core.zones import tzdb_version
+from core.time.zones import tzdb_version
 from scheduler_gui import version
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.states import ShutdownMode
-from scheduler_gui.sidebar import MonitorListModel, ScheduleListModel, fmt_next, schedule_rows
-from scheduler_gui.workspace import SpecEntry, list_specs
+from scheduler_gui.workspace.folder import SpecEntry, list_specs
+from scheduler_gui.workspace.sidebar import MonitorListModel, ScheduleListModel, fmt_next, schedule_rows
 
 
 def test_window_lists_the_workspace_schedules(window: MainWindow, ctx: AppContext) -> None:

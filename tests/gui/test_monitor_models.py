@@ -9,13 +9,13 @@ from gui_support import NOW
 from monitor_support import FAILING_TASK, NO_RETRY, interval_spec, put, run_at
 from PySide6.QtCore import Qt
 
-from core.actor import Actor, os_user
 from core.engine.admin import run_now
 from core.ledger.materialize import materialize
 from core.ledger.occurrence_pages import Order
 from core.ledger.queries import OccurrenceFilter, ScheduleSummary, list_occurrences
 from core.ledger.states import OccurrenceState as S
 from core.ledger.states import ScheduleState
+from core.team.actor import Actor, os_user
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.ledger_watch import LedgerWatcher
 from scheduler_gui.monitor.occurrences_model import OccurrenceIdRole, OccurrencesModel
@@ -210,7 +210,7 @@ def test_a_schedule_no_live_engine_runs_says_it_waits(
     """Published from alpha, with only an engine on beta live: the State column says it waits, and why."""
     from core.engine.presence import announce
     from core.ledger.states import EngineKind
-    from core.placement import Placement
+    from core.team.placement import Placement
     from scheduler_gui.monitor.schedules_view import SchedulesView
 
     monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
@@ -242,8 +242,8 @@ def test_counts_in_the_window_have_thousands_separators(qtbot) -> None:
     from PySide6.QtWidgets import QMainWindow, QToolBar
 
     from scheduler_gui.monitor.states import HubState
-    from scheduler_gui.sidebar import MonitorListModel
     from scheduler_gui.status_bar import StatusLine
+    from scheduler_gui.workspace.sidebar import MonitorListModel
 
     monitor = MonitorListModel()
     monitor.set_attention(12345)

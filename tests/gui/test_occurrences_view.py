@@ -142,7 +142,7 @@ def _year_long_outage(ctx: AppContext) -> None:
     """An hourly heartbeat published a year before the fixture's NOW, under misfirePolicy SKIP."""
     from core.clock import FixedClock
     from core.ledger.publish import publish
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     heartbeat = {
         **interval_spec("heartbeat", {"argv": ["/bin/true"], "effect": "idempotent"}),

@@ -18,7 +18,7 @@ from scheduler_gui.monitor.attention import AttentionView
 from scheduler_gui.monitor.crash_report import CrashReport
 from scheduler_gui.monitor.health import HealthView
 from scheduler_gui.monitor.ledger_watch import LedgerWatcher
-from scheduler_gui.session_guard import UncleanExit
+from scheduler_gui.workspace.session_guard import UncleanExit
 
 
 class _Window(QWidget):

@@ -12,10 +12,10 @@ from PySide6.QtGui import QColor
 
 from core.enums import Status
 from core.errors import ZoneError
-from core.occurrence import Occurrence
-from core.preview import Preview, build_preview
-from core.spec_validation import parse_spec
-from core.zones import Transition
+from core.recurrence.occurrence import Occurrence
+from core.recurrence.preview import Preview, build_preview
+from core.spec.validation import parse_spec
+from core.time.zones import Transition
 from scheduler_gui.preview.model import Column, CopyRole, ItemRole, PreviewModel, merge_rows, transition_words
 from scheduler_gui.status_style import BLUE, GREY, ORANGE
 

@@ -15,17 +15,17 @@ from shell_fixtures import window_fixture  # noqa: F401
 
 from core.clock import FixedClock
 from core.enums import Status
-from core.occurrence import Occurrence
+from core.recurrence.occurrence import Occurrence
 from core.render.csvfmt import render_csv
 from core.render.ics import render_ics
 from core.render.jsonfmt import render_json
-from core.zones import Transition
+from core.time.zones import Transition
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.preview.model import Column
 from scheduler_gui.preview.panel import PreviewPanel
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview.service import PreviewService
+from scheduler_gui.workspace.document import SpecDocument
 
 #: Two weeks before the 2027 spring change: 14 rows reach it.
 SPRING = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from core.clock import FixedClock
 from core.enums import Status
-from scheduler_gui.document import SpecDocument
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.preview.service import PreviewService
+from scheduler_gui.workspace.document import SpecDocument
 
 
 def test_ready_after_edit(document: SpecDocument, clock: FixedClock, qtbot) -> None:

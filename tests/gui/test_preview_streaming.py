@@ -17,12 +17,12 @@ from PySide6.QtWidgets import QLineEdit
 from shell_fixtures import window_fixture  # noqa: F401
 
 from core.clock import FixedClock
-from core.occurrence import Occurrence
-from scheduler_gui import preview_service
-from scheduler_gui.document import SpecDocument
+from core.recurrence.occurrence import Occurrence
 from scheduler_gui.main_window import MainWindow
+from scheduler_gui.preview import service as preview_service
 from scheduler_gui.preview.panel import STALE_NOTE, PreviewPanel
-from scheduler_gui.preview_service import CHUNK_ROWS, PreviewService
+from scheduler_gui.preview.service import CHUNK_ROWS, PreviewService
+from scheduler_gui.workspace.document import SpecDocument
 
 LEAP_DAY = "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=9;BYMINUTE=0"
 INDEPENDENCE_DAY = "FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4;BYHOUR=9;BYMINUTE=0"

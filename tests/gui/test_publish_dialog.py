@@ -16,9 +16,9 @@ from core.ledger.materialize import materialize_all
 from core.ledger.models import Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
-from core.zones import tzdb_version
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
+from core.time.zones import tzdb_version
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.publish_dialog import PublishDialog, counts_text, shift_text
 

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
-from core.durations import format_duration
+from core.time.durations import format_duration
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.duration_text import friendly, parse_friendly_duration
 from scheduler_gui.designer.recovery import RecoveryPanel
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 @pytest.fixture

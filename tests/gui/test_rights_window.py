@@ -25,8 +25,8 @@ from core.engine.admin import run_now
 from core.ledger.db import open_ledger
 from core.ledger.publish import publish
 from core.ledger.rights import Act
-from core.spec_validation import parse_spec
-from core.specfile import load_spec
+from core.spec.files import load_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.actions import Actions
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
@@ -362,7 +362,7 @@ DECISION_POINTS = {
     ("scheduler_gui/monitor/first_run.py", "publish_new"): "the demo is seeded only when the role may publish",
     ("scheduler_gui/monitor/demo_ledger.py", "publish_new"): "a demo ledger of its own, made by this process",
     ("scheduler_gui/monitor/schedule_actions.py", "change_gate"): "the pause, resume and disable actions",
-    ("scheduler_gui/monitor_hub.py", "change_gate"): "the breaking demos are paused only when the role may (Act.GATE)",
+    ("scheduler_gui/monitor/hub.py", "change_gate"): "the breaking demos are paused only when the role may (Act.GATE)",
     ("scheduler_gui/monitor/schedule_actions.py", "run_now"): "the run now action",
     ("scheduler_gui/monitor/schedule_actions.py", "backfill"): "the backfill action",
     ("scheduler_gui/monitor/attention.py", "reconcile"): "the attention cards' buttons (Act.DECIDE)",

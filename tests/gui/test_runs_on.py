@@ -15,14 +15,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QPushButton, QRadioButton
 from typing_support import named, problem_text
 
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.presence import announce
 from core.ledger.states import EngineKind
-from core.placement import Placement
+from core.team.actor import Actor, os_user
+from core.team.placement import Placement
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.task_editor import TaskEditor
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 ME = os_user()
 THIS_MACHINE = "Runs on: This machine (where it is published from)"

@@ -19,8 +19,8 @@ from core.ledger.materialize import materialize_all
 from core.ledger.models import Event, Occurrence, Schedule
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState
-from core.spec_validation import parse_spec
-from core.specfile import load_spec
+from core.spec.files import load_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.context import AppContext
 from scheduler_gui.monitor.schedule_actions import BackfillDialog, GateDialog, RunNowDialog, problem_text, zone_time
 

@@ -20,7 +20,7 @@ from core.ledger.alert_queries import AlertSettings, save_alert_settings
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.alert_routes import read_routes, rows_of
 from scheduler_gui.designer.recovery import RecoveryPanel
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 DEFAULT = "Alerts: The ledger's default routes"
 NO_ONE = "Alerts: No one (alerts: [])"

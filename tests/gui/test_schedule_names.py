@@ -20,8 +20,8 @@ from sqlalchemy import select
 from core.ledger.materialize import materialize_all
 from core.ledger.models import Revision
 from core.ledger.publish import RevisionSource, publish
-from core.spec_validation import parse_spec
-from core.specfile import load_spec
+from core.spec.files import load_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.publish_dialog import PublishDialog
@@ -444,7 +444,7 @@ def test_the_sidebar_shows_a_file_as_published_only_when_it_is_the_one_published
 
 
 def test_a_schedule_published_on_another_host_is_not_this_file(tmp_path: Path) -> None:
-    from scheduler_gui.schedule_names import Published, this_host
+    from scheduler_gui.workspace.schedule_names import Published, this_host
 
     path = tmp_path / "ops.yaml"
     mine = Published("ops", 1, None, str(path), this_host())

@@ -28,7 +28,7 @@ from scheduler_gui.screenshot import (
     render,
     seed_default_routes,
 )
-from scheduler_gui.workspace import seed_workspace
+from scheduler_gui.workspace.folder import seed_workspace
 
 MIN_BYTES = 20_000
 

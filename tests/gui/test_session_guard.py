@@ -1,4 +1,4 @@
-"""The marker a window leaves while it runs, and the crash log (scheduler_gui.session_guard):
+"""The marker a window leaves while it runs, and the crash log (scheduler_gui.workspace.session_guard):
 the next start finds a window that died, never one that quit or still runs; a real
 segmentation fault in a child process leaves its stacks in the log."""
 
@@ -17,7 +17,7 @@ from gui_support import NOW
 
 from core.clock import FixedClock
 from core.engine.processes import identify
-from scheduler_gui.session_guard import BEAT_EVERY, SessionGuard
+from scheduler_gui.workspace.session_guard import BEAT_EVERY, SessionGuard
 
 #: Linux never hands out a pid above 2**22: no process has this one.
 FREE_PID = 2**22 + 1
@@ -81,7 +81,7 @@ CRASHING = textwrap.dedent(
     from datetime import UTC, datetime
     from pathlib import Path
     from core.clock import FixedClock
-    from scheduler_gui.session_guard import SessionGuard
+    from scheduler_gui.workspace.session_guard import SessionGuard
 
     guard = SessionGuard(Path(sys.argv[1]), FixedClock(datetime(2027, 3, 1, 12, 0, tzinfo=UTC)))
     guard.begin()

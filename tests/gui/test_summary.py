@@ -12,7 +12,7 @@ from core.clock import FixedClock
 from core.errors import Problem
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.summary import SummaryLine, problem_in_words
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 def _summary(document: SpecDocument, ctx: AppContext, qtbot) -> SummaryLine:

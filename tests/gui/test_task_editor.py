@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget, QPushButton, QT
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.task_editor import TaskEditor
 from scheduler_gui.designer.trial_run import TrialOutcome
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 RUN_TIMEOUT_MS = 15_000
 

@@ -13,14 +13,14 @@ from PySide6.QtGui import QColor, QHelpEvent, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from core.clock import FixedClock
-from core.occurrence import Occurrence
-from core.zones import get_zone, transitions
+from core.recurrence.occurrence import Occurrence
+from core.time.zones import get_zone, transitions
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview import geometry
 from scheduler_gui.preview.geometry import Viewport
+from scheduler_gui.preview.service import PreviewService
 from scheduler_gui.preview.timeline import TimelineView
-from scheduler_gui.preview_service import PreviewService
+from scheduler_gui.workspace.document import SpecDocument
 
 
 def utc(text: str) -> datetime:

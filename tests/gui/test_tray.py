@@ -22,8 +22,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QMessageBox
 
 from core.clock import FixedClock
-from core.notify.desktop_bus import DesktopBus, window_name
-from core.notify.needs import TITLE, Need, NeedKind
+from core.desktop.notify.desktop_bus import DesktopBus, window_name
+from core.desktop.notify.needs import TITLE, Need, NeedKind
 from scheduler_gui.app import Options, show_first
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow

@@ -12,11 +12,11 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
 from shell_fixtures import window_fixture  # noqa: F401
 
-from core.specfile import dump_yaml
+from core.spec.files import dump_yaml
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer.task_editor import TaskEditor
 from scheduler_gui.designer.trust import TrustStore, digest
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 FOREIGN = """\
 # Sent by a colleague.

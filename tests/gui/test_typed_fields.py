@@ -19,9 +19,9 @@ from PySide6.QtWidgets import QWidget
 from shell_fixtures import window_fixture  # noqa: F401
 from typing_support import named, problem_line, problem_text, retype
 
-from scheduler_gui.document import get_path
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.states import HubState
+from scheduler_gui.workspace.document import get_path
 
 BLOCKED = "Cannot save while the schedule has a problem: "
 

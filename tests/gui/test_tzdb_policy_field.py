@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QLabel
 
-from core.zones import tzdb_version
+from core.time.zones import tzdb_version
 from scheduler_gui.designer.when_form import WhenForm
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 @pytest.fixture

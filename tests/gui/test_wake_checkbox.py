@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QCheckBox
 
-from core.wake.alarms import CannotWake
+from core.desktop.wake.alarms import CannotWake
 from scheduler_gui.context import AppContext
 from scheduler_gui.designer import summary
 from scheduler_gui.designer.panel import DesignerPanel
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview.model import Column
+from scheduler_gui.workspace.document import SpecDocument
 from tests.gui.consequence_support import click, open_designer, settle, widget_named
 
 NAME = "Wake this computer for each run"

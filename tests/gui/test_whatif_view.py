@@ -11,12 +11,12 @@ from PySide6.QtGui import QColor
 
 from core.clock import FixedClock
 from core.engine.misfire import Action
-from core.spec_validation import parse_spec
-from core.whatif import what_if
+from core.explain.whatif import what_if
+from core.spec.validation import parse_spec
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.preview.whatif import WhatIfModel, WhatIfView, policy_words
 from scheduler_gui.status_style import GREY, ORANGE
+from scheduler_gui.workspace.document import SpecDocument
 
 OFF_FROM = datetime(2026, 6, 1, 0, 0, tzinfo=UTC)
 OFF_TO = datetime(2026, 6, 4, 0, 0, tzinfo=UTC)

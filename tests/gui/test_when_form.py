@@ -13,7 +13,7 @@ from typing_support import problem_text, retype
 
 from core.recurrence.form import RuleForm
 from scheduler_gui.designer.when_form import CANNOT_SHOW, WhenForm, kind_switch_changes, split_duration
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 DEMO_RULE = "FREQ=DAILY;BYHOUR=2;BYMINUTE=30"
 

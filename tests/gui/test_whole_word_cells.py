@@ -15,15 +15,15 @@ from PySide6.QtGui import QHelpEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QApplication, QTableView, QToolTip
 from shell_fixtures import window_fixture  # noqa: F401
 
-from core.occurrence import Occurrence
+from core.recurrence.occurrence import Occurrence
 from scheduler_gui.context import AppContext
-from scheduler_gui.document import SpecDocument
 from scheduler_gui.elide import WholeWordsDelegate
 from scheduler_gui.main_window import MainWindow
 from scheduler_gui.monitor.occurrences_view import OccurrencesView
 from scheduler_gui.monitor.schedules_view import SchedulesView
 from scheduler_gui.preview.model import Column
 from scheduler_gui.preview.whatif import WhatIfView
+from scheduler_gui.workspace.document import SpecDocument
 
 THANKSGIVING = """\
 schema: scheduleSpec.v1

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QApplication, QMenu, QToolButton
 from shell_fixtures import window_fixture  # noqa: F401
 
 from core.ledger.publish import pause, publish
-from core.spec_validation import parse_spec
-from core.specfile import load_spec
+from core.spec.files import load_spec
+from core.spec.validation import parse_spec
 from scheduler_gui.main_window import MainWindow
 
 SID = "daily-ops-summary"

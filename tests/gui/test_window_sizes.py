@@ -153,7 +153,7 @@ def test_the_sidebar_cuts_its_second_lines_at_whole_words_at_1024(
 ) -> None:
     """Each schedule's second line ("next …", a summary) is drawn as it fits: whole, or its first
     whole words and "…", never a word cut in two."""
-    import scheduler_gui.sidebar as sidebar_module
+    import scheduler_gui.workspace.sidebar as sidebar_module
 
     drawn: list[tuple[str, str]] = []
 
@@ -228,6 +228,6 @@ def test_a_schedule_title_gives_up_words_but_keeps_its_attention_count(
     label: str, badge: str, room: int, expected: str
 ) -> None:
     """The sidebar's first line at 1024 px: "Inbox sync (always hangs) (3" was cut in the count."""
-    from scheduler_gui.sidebar import title_text
+    from scheduler_gui.workspace.sidebar import title_text
 
     assert title_text(label, badge, room, len) == expected

@@ -16,11 +16,11 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from shell_fixtures import when_modal, window_fixture  # noqa: F401
 
-from core.specfile import load_spec
-from core.workspace_settings import SETTINGS_NAME, choose_zone, read_settings
+from core.spec.files import load_spec
+from core.spec.workspace_settings import SETTINGS_NAME, choose_zone, read_settings
 from scheduler_gui.context import AppContext
 from scheduler_gui.main_window import MainWindow
-from scheduler_gui.workspace_zone import ZoneQuestion
+from scheduler_gui.workspace.zone import ZoneQuestion
 
 MACHINE = "Europe/Berlin"
 SHOTS = Path("/tmp/tidemark-zone-shots")

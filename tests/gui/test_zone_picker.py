@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from scheduler_gui.designer.when_form import WhenForm
 from scheduler_gui.designer.zone_picker import NAME_ROLE, SEVERAL, ZonePicker
-from scheduler_gui.document import SpecDocument
+from scheduler_gui.workspace.document import SpecDocument
 
 
 @pytest.fixture

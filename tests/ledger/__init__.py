@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState
-from core.spec import ScheduleSpec
-from core.spec_validation import parse_spec
+from core.spec.model import ScheduleSpec
+from core.spec.validation import parse_spec
 
 #: The fixed "now" of most tests: a week before New York springs forward.
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

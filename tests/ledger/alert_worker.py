@@ -15,13 +15,13 @@ import os
 import time
 from datetime import timedelta
 
-from core.alert_routes import Smtp
 from core.clock import SystemClock
+from core.desktop.notify.alert_message import idempotency_key
+from core.desktop.notify.alert_send import Alert, Sent, send
 from core.engine.alerts import AlertSender
 from core.ledger import alert_queries
 from core.ledger.db import open_ledger
-from core.notify.alert_message import idempotency_key
-from core.notify.alert_send import Alert, Sent, send
+from core.team.alert_routes import Smtp
 
 
 class Markers:

@@ -34,7 +34,7 @@ from core.engine.context import Claim, Context
 from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.runner import RunResult
 from core.ledger.db import open_ledger
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 
 class Markers:

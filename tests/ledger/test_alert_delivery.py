@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select
 
-from core import secrets
-from core.alert_routes import Smtp
 from core.clock import FixedClock
+from core.desktop.notify.alert_send import Alert, Sent, send
+from core.desktop.notify.needs import NeedKind, notice_text
 from core.engine.alerts import AlertSender
 from core.engine.engine import Engine, EngineOptions
 from core.ledger import alert_queries
@@ -25,9 +25,9 @@ from core.ledger.models import AlertOutbox, Event, Occurrence
 from core.ledger.monitor_reads import person_needs
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
-from core.notify.alert_send import Alert, Sent, send
-from core.notify.needs import NeedKind, notice_text
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
+from core.team import secrets
+from core.team.alert_routes import Smtp
 from tests.alert_servers import HookServer, MailBox, hook_server, smtp_server
 from tests.secret_stores import secret_store
 

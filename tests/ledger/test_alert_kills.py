@@ -21,7 +21,7 @@ from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger
 from core.ledger.models import AlertOutbox
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 from tests.alert_servers import hook_server
 
 from . import FAILING_MINUTELY, spec_data, utc

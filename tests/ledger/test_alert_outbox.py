@@ -18,7 +18,7 @@ from core.ledger.db import Ledger
 from core.ledger.models import AlertOutbox, AlertRouteRow, Occurrence
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import FAILING_MINUTELY, spec_data, utc
 

@@ -20,7 +20,7 @@ from core.ledger import open_ledger, publish_many
 from core.ledger.db import Ledger
 from core.ledger.models import Revision, Schedule
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import NOW
 from .test_cli_ledger import PY, Session, run

@@ -12,7 +12,6 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine import admin
 from core.engine.engine import Engine
@@ -24,6 +23,7 @@ from core.ledger.events import EventKind
 from core.ledger.models import Event, Occurrence
 from core.ledger.publish import Gate, change_gate, publish_to
 from core.ledger.states import EngineKind, OccurrenceState
+from core.team.actor import Actor, os_user
 
 from . import spec
 
@@ -54,7 +54,7 @@ def last_id(ledger: Ledger) -> int:
 
 
 def published(ledger: Ledger, clock: FixedClock, **overrides: object) -> None:
-    """Published on host beta by this OS user, so that an engine on beta runs it (core.placement)."""
+    """Published on host beta by this OS user, so that an engine on beta runs it (core.team.placement)."""
     publish_to(ledger, spec(**overrides), clock, check_task=False, actor=Actor(os_user(), "beta"))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import secrets
+from core.team import secrets
 from tests.alert_servers import HookServer, hook_server, smtp_server
 from tests.secret_stores import schedctl, secret_store
 

@@ -94,7 +94,7 @@ def test_bad_labels_and_trusts_are_one_line_and_change_nothing(
 def test_an_engine_run_records_its_labels_and_trusts(
     ledger_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core.actor import os_user
+    from core.team.actor import os_user
 
     monkeypatch.setenv("TIDEMARK_HOSTNAME", "alpha")
     argv = ("--label", "gpu=yes", "--label", "site=lab", "--trust", "bob", "--trust", "*")

@@ -16,13 +16,13 @@ import yaml
 from sqlalchemy import event, insert
 
 from core import cli
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.ledger import events, open_ledger
 from core.ledger.audit_queries import AuditFilter, audit_events
 from core.ledger.db import Ledger
 from core.ledger.models import Event
 from core.ledger.publish import Gate, change_gate, publish_to
+from core.team.actor import Actor, os_user
 
 from . import spec, utc
 

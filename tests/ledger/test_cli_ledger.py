@@ -27,8 +27,8 @@ from core.ledger.publish import publish
 from core.ledger.queries import list_schedules
 from core.ledger.states import ScheduleState
 from core.render import ledger_table
+from core.time.zones import tzdb_version
 from core.version import tidemark_version
-from core.zones import tzdb_version
 
 from . import spec, utc
 

@@ -46,8 +46,8 @@ from core.ledger.models import Attempt, Event, Occurrence, Revision, Schedule
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
 from core.recurrence.expand import expand
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_utc
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_utc
 
 from . import utc
 

@@ -21,7 +21,7 @@ from core.ledger.db import Ledger
 from core.ledger.event_types import EventKind
 from core.ledger.models import Event
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import utc
 from .engine_stages import TRUE

@@ -20,7 +20,7 @@ from core.clock import FixedClock, SystemClock
 from core.engine.admin import run_now
 from core.ledger.db import Ledger
 from core.ledger.publish import publish
-from core.timefmt import fmt_utc
+from core.time.formats import fmt_utc
 
 from . import spec
 

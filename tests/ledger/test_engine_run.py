@@ -398,7 +398,7 @@ def test_after_completion_appoints_the_next_run(ledger: Ledger, clock: FixedCloc
     data = {k: v for k, v in DAILY.items() if k not in ("rule", "gapPolicy", "foldPolicy")}
     data.update(kind="after_completion", delay="PT6H", start="2026-03-02T08:00:00", cutoverAt="2026-03-01T12:00:00Z")
     data["task"] = ECHO_UTC
-    from core.spec_validation import parse_spec
+    from core.spec.validation import parse_spec
 
     with ledger.write() as session:
         publish(session, parse_spec(data), clock)

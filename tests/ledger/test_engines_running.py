@@ -8,7 +8,6 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.presence import STALE_AFTER, announce, retire
 from core.engine.processes import ProcessIdentity
@@ -19,7 +18,8 @@ from core.ledger.models import Occurrence
 from core.ledger.monitor_reads import engines_seen
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind, OccurrenceState
-from core.placement import Placement
+from core.team.actor import Actor, os_user
+from core.team.placement import Placement
 
 from . import occurrences, spec
 

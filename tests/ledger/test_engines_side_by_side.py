@@ -45,8 +45,8 @@ from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Event, Occurrence
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_utc
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_utc
 
 from . import engine_stages as stages
 from . import utc

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from core.actor import Actor
 from core.ledger.event_types import EventKind
 from core.ledger.event_words import actor_text, decision_sentence, event_note, event_what
+from core.team.actor import Actor
 
 ALICE = Actor("alice", "alpha")
 ENGINE = "1a2b3c4d-0000-7000-8000-000000000001"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.ledger.expired import count_rows
 from core.recurrence.compile import CompiledSchedule, compile_schedule
 from core.recurrence.expand import expand
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 LO = datetime(2026, 1, 5, 7, 3, 20, tzinfo=UTC)
 

@@ -34,7 +34,7 @@ from core.ledger.queries import list_schedules
 from core.ledger.states import BORN_SKIPPED, OccurrenceKind
 from core.ledger.states import OccurrenceState as S
 from core.render.ledger_table import schedule_json, schedules_table
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import MINUTELY_UTC, spec_data, utc
 from . import engine_stages as stages

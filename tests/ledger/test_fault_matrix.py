@@ -35,8 +35,8 @@ from core.ledger.materialize import drift
 from core.ledger.models import Attempt, Event, Occurrence
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
-from core.spec_validation import parse_spec
-from core.zones import tzdb_version
+from core.spec.validation import parse_spec
+from core.time.zones import tzdb_version
 
 from . import DAILY, by_nominal, spec, utc
 from . import engine_stages as stages

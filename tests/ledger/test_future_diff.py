@@ -21,8 +21,8 @@ from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState as S
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
+from core.spec.canonical import canonical_dict
+from core.spec.validation import parse_spec
 
 from . import NOW, spec, utc
 
@@ -178,7 +178,7 @@ def test_every_occurrence_is_accounted_for_once(
 
 
 def test_the_diff_says_where_the_schedule_will_run_when_that_changes(ledger: Ledger, clock: FixedClock) -> None:
-    from core.actor import Actor
+    from core.team.actor import Actor
 
     alpha, beta = Actor("alice", "alpha"), Actor("alice", "beta")
     with ledger.read() as session:

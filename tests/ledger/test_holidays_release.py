@@ -11,7 +11,8 @@ from datetime import date, timedelta
 import pytest
 from sqlalchemy import select
 
-from core import business_days, cli, holiday_codes
+from core import cli
+from core.calendar import business_days, holiday_codes
 from core.clock import FixedClock
 from core.enums import Status
 from core.ledger.compiled import forget_compiled
@@ -22,7 +23,7 @@ from core.ledger.models import Event, Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.shadow import shadow
 from core.render.shadow_table import summary_line
-from core.spec import ScheduleSpec
+from core.spec.model import ScheduleSpec
 from tests.tzdata_change import install_tzdata, new_york_a_week_late
 
 from . import spec

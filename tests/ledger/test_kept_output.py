@@ -22,8 +22,8 @@ from core.engine.output_keep import KEEP_EVERY_SECONDS, OutputKeeper, kept_path,
 from core.ledger.db import open_ledger
 from core.ledger.models import Attempt
 from core.ledger.publish import publish
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_utc
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_utc
 
 from . import utc
 

@@ -23,7 +23,7 @@ from core.ledger.models import Event, Occurrence, Revision, Schedule
 from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import OccurrenceState as S
 from core.recurrence.expand import expand
-from core.zones import tzdb_version
+from core.time.zones import tzdb_version
 
 from . import NOW, by_nominal, occurrences, spec, utc
 

@@ -29,8 +29,8 @@ from core.ledger.db import Ledger
 from core.ledger.models import Event, Occurrence, Schedule
 from core.ledger.publish import pause, publish
 from core.ledger.states import EngineKind, ScheduleState
-from core.spec_validation import parse_spec
-from core.timefmt import fmt_utc
+from core.spec.validation import parse_spec
+from core.time.formats import fmt_utc
 
 from . import utc
 from .test_engines_side_by_side import _waiting_on_a_lock as waiting_on_a_lock

@@ -10,7 +10,6 @@ from typing import Any
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from core.actor import Actor
 from core.clock import FixedClock
 from core.engine.engine import Engine
 from core.engine.metrics import COMPLETION_BUCKETS, registry_for
@@ -18,7 +17,8 @@ from core.engine.presence import announce
 from core.ledger.db import Ledger
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind
-from core.placement import Placement
+from core.team.actor import Actor
+from core.team.placement import Placement
 
 from . import spec, utc
 

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from core.actor import Actor
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
 from core.engine.reconcile import Decision, reconcile
@@ -27,6 +26,7 @@ from core.ledger.occurrence_pages import Order, first_page, occurrence_rows, occ
 from core.ledger.publish import publish
 from core.ledger.queries import OccurrenceFilter, count_occurrences, list_occurrences
 from core.ledger.states import OccurrenceState as S
+from core.team.actor import Actor
 
 from . import NOW, by_nominal, spec, utc
 

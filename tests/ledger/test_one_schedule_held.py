@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import select, update
 
 from core.clock import FixedClock
+from core.desktop.notify.needs import NeedKind
 from core.engine.engine import Engine
 from core.errors import ComputeLimitError
 from core.ledger.db import Ledger
@@ -25,9 +26,8 @@ from core.ledger.models import Event, Occurrence, Revision
 from core.ledger.monitor_reads import attention_queue, person_needs
 from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
-from core.notify.needs import NeedKind
 from core.recurrence import compile as compiling
-from core.zones import zone_tzif
+from core.time.zones import zone_tzif
 
 from . import DAILY, spec
 

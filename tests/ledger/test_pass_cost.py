@@ -30,7 +30,7 @@ from core.ledger.materialize import to_materialize
 from core.ledger.models import Schedule
 from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import ScheduleState
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import DAILY
 from .test_recovery_cost import statements

@@ -26,8 +26,8 @@ from core.engine.engine import Engine, EngineOptions
 from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled
 from core.ledger.db import Ledger
 from core.ledger.materialize import _RESUME, _RESUME_SIZE, forget_expansions
-from core.spec_canonical import canonical_dict
-from core.spec_validation import parse_spec
+from core.spec.canonical import canonical_dict
+from core.spec.validation import parse_spec
 
 from . import DAILY, NOW
 from .test_pass_cost import FILLER, MINUTELY, publish_many

@@ -1,6 +1,6 @@
 """Where a task runs and whom an engine trusts (docs/ledger.md, "Teams": "Where a
 task runs" and "Whom an engine trusts"): engines play the hosts alpha and beta with an
-injected :class:`~core.actor.Actor`, and revisions are published by an injected
+injected :class:`~core.team.actor.Actor`, and revisions are published by an injected
 actor. Two engines share a PostgreSQL ledger; what one engine shows runs on both
 backends. Someone the engine does not trust is another OS user on SQLite (an injected
 actor: everyone who may write the file is one principal) and, on PostgreSQL, another
@@ -19,7 +19,6 @@ from alembic import command
 from sqlalchemy import make_url, select, update
 
 from core import cli
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions, PassReport
 from core.engine.presence import STALE_AFTER, announce, heartbeat
@@ -28,7 +27,8 @@ from core.ledger.models import Attempt, EngineRow, Revision
 from core.ledger.monitor_reads import engines_seen, schedule_summaries
 from core.ledger.publish import publish
 from core.ledger.states import EngineKind
-from core.placement import NO_PUBLISHER, Placement
+from core.team.actor import Actor, os_user
+from core.team.placement import NO_PUBLISHER, Placement
 
 from . import by_nominal, spec, utc
 from .pg_roles import as_role, granted

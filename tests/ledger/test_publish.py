@@ -18,8 +18,8 @@ from core.ledger.materialize import materialize
 from core.ledger.models import Event, Occurrence, Revision, Schedule
 from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import OccurrenceState, ScheduleState
-from core.spec_canonical import canonical_dict
-from core.zones import tzdb_version
+from core.spec.canonical import canonical_dict
+from core.time.zones import tzdb_version
 
 from . import NOW, by_nominal, occurrences, spec, utc
 

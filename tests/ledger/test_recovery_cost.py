@@ -23,7 +23,7 @@ from core.ledger.materialize import _insert, materialize, unreadable_revisions
 from core.ledger.models import Occurrence
 from core.ledger.publish import get_schedule, publish
 from core.ledger.states import OccurrenceKind, OccurrenceState
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import DAILY, NOW
 

@@ -17,7 +17,7 @@ from core.ledger.access import database_failures
 from core.ledger.db import Ledger, open_ledger
 from core.ledger.publish import Gate, change_gate, publish
 from core.ledger.rights import FULL, Act, LedgerRights, Standing, ledger_rights
-from core.spec_validation import parse_spec
+from core.spec.validation import parse_spec
 
 from . import DAILY
 from .test_roles import ON_POSTGRESQL, SID, as_role, grant, names, pg_url

@@ -1,4 +1,4 @@
-"""Which live engines would run a spec published now (core.runs_on_match), over the
+"""Which live engines would run a spec published now (core.team.runs_on_match), over the
 engines a ledger has seen (monitor_reads.engines_seen), on SQLite and PostgreSQL: the
 line under the designer's "Runs on"."""
 
@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from core.actor import Actor, os_user
 from core.clock import FixedClock
 from core.engine.presence import STALE_AFTER, announce
 from core.ledger.db import Ledger
 from core.ledger.monitor_reads import engines_seen
 from core.ledger.states import EngineKind
-from core.placement import Placement
-from core.runs_on_match import engine_match
+from core.team.actor import Actor, os_user
+from core.team.placement import Placement
+from core.team.runs_on_match import engine_match
 
 ME = os_user()
 ON_ALPHA = Actor(ME, "alpha")

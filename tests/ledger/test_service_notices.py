@@ -1,4 +1,4 @@
-"""The headless engine's desktop notifications (``core.notify.service_notices``) against a fake
+"""The headless engine's desktop notifications (``core.desktop.notify.service_notices``) against a fake
 notification service on a private session bus: one Notify per batch with the core's text,
 nothing told twice, nothing while a window on the ledger owns its name, "Open" starts the
 window on Needs attention, no bus or no service said in one line; and a real
@@ -20,13 +20,13 @@ import yaml
 from sqlalchemy import create_engine, inspect, text
 
 from core.clock import FixedClock
+from core.desktop.notify.desktop_bus import DesktopBus, claim_name, window_name
+from core.desktop.notify.needs import TITLE
+from core.desktop.notify.service_notices import ServiceNotices, start_notices
 from core.engine.admin import run_now
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger
 from core.ledger.publish import publish
-from core.notify.desktop_bus import DesktopBus, claim_name, window_name
-from core.notify.needs import TITLE
-from core.notify.service_notices import ServiceNotices, start_notices
 from tests.session_bus import FakeNotifications, bus_daemon, notifications, private_bus
 
 from . import DAILY, spec, utc

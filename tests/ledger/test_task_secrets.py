@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, inspect, select, table, text
 
 from core import cli
 from core.cli.parser import COMMANDS
-from core.secrets import secrets_file
+from core.team.secrets import secrets_file
 from tests.secret_stores import STORES, schedctl, secret_store
 
 from . import DAILY

@@ -21,8 +21,8 @@ from core.ledger.models import Occurrence, Revision
 from core.ledger.publish import publish
 from core.ledger.queries import published_schedule
 from core.ledger.states import OccurrenceKind
-from core.spec_validation import parse_spec
-from core.zones import tzdb_version, zone_tzif
+from core.spec.validation import parse_spec
+from core.time.zones import tzdb_version, zone_tzif
 from tests.tzdata_change import ZONE, clear_zone_caches, install, spring_a_week_later
 
 from . import DAILY, by_nominal, spec, utc

@@ -14,13 +14,13 @@ import pytest
 from sqlalchemy import event
 
 from core.clock import FixedClock
+from core.desktop.service_command import timed_runner
+from core.desktop.wake.alarms import CannotWake, WakeBackend
+from core.desktop.wake.systemd_timer import SystemdTimers
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger
 from core.ledger.publish import disable, pause, publish, resume
-from core.service_command import timed_runner
-from core.spec_validation import parse_spec
-from core.wake.alarms import CannotWake, WakeBackend
-from core.wake.systemd_timer import SystemdTimers
+from core.spec.validation import parse_spec
 from tests.fake_systemd import FakeSystemd, install
 
 from . import DAILY

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from setuptools import find_namespace_packages
 
-from core.bundled import PACKAGE, SOURCE_FOLDER, bundled_root
+from core.desktop.bundled import PACKAGE, SOURCE_FOLDER, bundled_root
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
