@@ -42,7 +42,7 @@ from benchkit import TimingEngine, instant_success, scratch_database
 from sqlalchemy import func, select, text
 
 from core.clock import FixedClock
-from core.engine import promote, recover
+from core.engine import plan, promote, recover
 from core.engine import run as run_stage
 from core.engine.engine import EngineOptions, PassReport
 from core.ledger import open_ledger, publish
@@ -89,13 +89,18 @@ class TimedEngine(TimingEngine):
     STAGES: ClassVar[dict[str, tuple[object, str]]] = {
         "promote + misfire policy": (promote, "promote"),
         "recover": (recover, "recover_lost"),
+        "fill toward the horizons": (plan, "fill"),
     }
+    #: perf_counter and process_time when the dispatch began (what people feel: missed runs start).
+    dispatched: tuple[float, float] | None = None
 
     def run_once(self, *, wait: bool = True) -> PassReport:
         with self.timing(self.STAGES):
             return super().run_once(wait=wait)
 
     def _dispatch(self, report: PassReport, *, wait: bool) -> None:
+        if self.dispatched is None:
+            self.dispatched = (time.perf_counter(), time.process_time())
         self._timed("dispatch", lambda: super(TimedEngine, self)._dispatch(report, wait=wait))
 
 
@@ -132,9 +137,9 @@ def main(argv: list[str] | None = None) -> None:
             clock.set(NOW)
             engine = TimedEngine(ledger, clock, EngineOptions(max_workers=4))
             with mock.patch.object(run_stage, "run_command", instant_success):
-                start, cpu = time.perf_counter(), time.process_time()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 report = engine.run_once()
-                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
             with ledger.read() as session:
                 executions = session.scalar(select(func.count()).select_from(Attempt)) or 0
                 rows = session.scalar(select(func.count()).select_from(Occurrence)) or 0
@@ -145,10 +150,13 @@ def main(argv: list[str] | None = None) -> None:
                     else sum(p.stat().st_size for p in Path(tmp).iterdir())
                 )
     bound = schedules * MAX_CATCH_UP
-    steps = {"materialize": elapsed - sum(engine.spent.values())} | engine.spent
-    cpus = {"materialize": cpu - sum(engine.cpu.values())} | engine.cpu
+    steps = {"materialize to now": elapsed - sum(engine.spent.values())} | engine.spent
+    cpus = {"materialize to now": cpu - sum(engine.cpu.values())} | engine.cpu
     print(f"  first pass                   {elapsed:9.2f} s   (target: 1 s for 100 schedules, 5 s for 1,000)")
     print(f"    its CPU time (all threads) {cpu:9.2f} s   (what a loaded machine changes least)")
+    if engine.dispatched is not None:
+        first_wall, first_cpu = engine.dispatched[0] - start, engine.dispatched[1] - cpu_start
+        print(f"    to the first dispatch      {first_wall:9.2f} s   ({first_cpu:.2f} s CPU: missed runs start here)")
     for name, spent in steps.items():
         print(f"    {name:<26} {spent:9.2f} s   ({cpus.get(name, 0.0):.2f} s CPU)")
     print(f"  occurrences materialized     {report.materialized:12,}   ({rows:,} rows, {event_rows:,} events)")

@@ -46,7 +46,7 @@ def _spec(schedule: int, per_schedule: int, argv: list[str]) -> Any:
     return interval_spec(f"team-{schedule:03d}", per_schedule, argv, misfirePolicy="CATCH_UP_ALL", runsOn={"any": True})
 
 
-def _clock(per_schedule: int) -> FixedClock:
+def fixed_clock(per_schedule: int) -> FixedClock:
     return FixedClock(T0 + timedelta(minutes=per_schedule - 1, seconds=30))
 
 
@@ -66,8 +66,8 @@ def fresh_database(server: str) -> Iterator[str]:
         engine.dispose()
 
 
-def _prepare(url: str, schedules: int, per_schedule: int, argv: list[str]) -> None:
-    clock = _clock(per_schedule)
+def prepare(url: str, schedules: int, per_schedule: int, argv: list[str]) -> None:
+    clock = fixed_clock(per_schedule)
     with open_ledger(url, clock) as ledger:
         for i in range(schedules):
             with ledger.write() as session:
@@ -90,7 +90,7 @@ def measure(server: str, engines: int, task: str, jobs: int, schedules: int, swe
     """One measurement: seconds for ``engines`` processes to run ``jobs`` occurrences."""
     per_schedule = jobs // schedules
     with fresh_database(server) as url:
-        _prepare(url, schedules, per_schedule, TASKS[task])
+        prepare(url, schedules, per_schedule, TASKS[task])
         here = Path(__file__).resolve().with_name("engine_bench.py")
         argv = [sys.executable, str(here), "--worker", url, task if sweep else f"{task}/no-sweep", str(per_schedule)]
         procs = [
@@ -121,7 +121,7 @@ def worker(url: str, task: str, per_schedule: int) -> None:
     from core.engine import run as run_stage
     from core.engine.engine import Engine, EngineOptions
 
-    clock = _clock(per_schedule)
+    clock = fixed_clock(per_schedule)
     task, _, sweep = task.partition("/")
     with open_ledger(url, clock) as ledger:
         engine = Engine(ledger, clock, EngineOptions(max_workers=4))
@@ -130,7 +130,8 @@ def worker(url: str, task: str, per_schedule: int) -> None:
         if task == "no-op":
             mock.patch.object(run_stage, "run_command", instant_success).start()
         if sweep:  # everything is materialized already: the sweep would find nothing to do
-            mock.patch.object(plan, "materialize", lambda *args, **kwargs: None).start()
+            nothing = plan.Sweep(clock.now(), [], {}, set())
+            mock.patch.object(plan, "select_sweep", lambda *args, **kwargs: nothing).start()
         started = 0
         while True:
             report = engine.run_once()

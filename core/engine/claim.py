@@ -27,6 +27,7 @@ from core.enums import OverlapPolicy
 from core.ledger import events
 from core.ledger.db import lock_schedules, shared_write
 from core.ledger.models import Attempt, Occurrence, Revision, Schedule
+from core.ledger.prepared import Prepared
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
 from core.spec.model import ScheduleSpec
 
@@ -45,16 +46,21 @@ def claimable(
     a revision in ``unreadable``: those wait for a corrected revision; none of a
     revision in ``refused``: those wait for an engine that runs them)."""
     query = _CLAIMABLE if schedule_id is None else _CLAIMABLE_OF_ONE
-    rows = session.execute(query, {"p_now": now, "p_schedule": schedule_id}).all()
+    params: dict[str, object] = {"p_now": now} if schedule_id is None else {"p_now": now, "p_schedule": schedule_id}
+    rows = query.all(session, params)
     # Occurrences of a revision this Tidemark cannot read wait for a corrected one; those of a
     # revision this engine does not run (labels, trust) wait for an engine that does.
     if not unreadable and not refused:
-        return [(sid, oid, state) for sid, oid, state, _ in rows]
+        return [(sid, oid, _STATES[state]) for sid, oid, state, _ in rows]
     return [
-        (sid, oid, state)
+        (sid, oid, _STATES[state])
         for sid, oid, state, revision in rows
         if (sid, revision) not in unreadable and (sid, revision) not in refused
     ]
+
+
+#: A state as either backend returns it (SQLite: its text; a member equals its text) to the member.
+_STATES: dict[str, OccurrenceState] = {s.value: s for s in OccurrenceState}
 
 
 def _claimable(*, one: bool) -> Select[str, str, OccurrenceState, int]:
@@ -73,8 +79,8 @@ def _claimable(*, one: bool) -> Select[str, str, OccurrenceState, int]:
     return query.where(Occurrence.schedule_id == bindparam("p_schedule")) if one else query
 
 
-_CLAIMABLE = _claimable(one=False)
-_CLAIMABLE_OF_ONE = _claimable(one=True)
+_CLAIMABLE = Prepared(_claimable(one=False))
+_CLAIMABLE_OF_ONE = Prepared(_claimable(one=True))
 
 
 def gate(session: Session, schedule_id: str) -> Gate | None:

@@ -35,6 +35,7 @@ from core.engine import drift_check, first_start, plan, processes, promote, reco
 from core.engine.activity import Activity
 from core.engine.alerts import AlertSender
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
+from core.engine.group_commit import GroupCommit
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
@@ -45,6 +46,9 @@ from core.ledger.states import OccurrenceState
 from core.team.placement import Placement
 
 __all__ = ["OUTLIVE_ENV", "WORKER_RESTARTS", "Engine", "EngineOptions", "PassReport"]
+
+#: Workers' writes (claims, outcomes) committed together at most, on SQLite (:mod:`core.engine.group_commit`).
+GROUP_COMMIT_LIMIT = 16
 
 #: Times a worker killed by an exception is restarted within one pass; after that the
 #: next pass starts a new one.
@@ -92,9 +96,13 @@ class Engine:
         """What the stages see of this engine (who it is, what it runs now)."""
         self.context.share.engine_id = engine_id
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
+        # schedule -> its due occurrences and gate as the dispatch read them, for its worker
+        self._seen: dict[str, tuple[list[tuple[str, OccurrenceState]], Gate]] = {}
         self._futures: list[Future[None]] = []
         self._stop = threading.Event()
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
+        self.group = GroupCommit(GROUP_COMMIT_LIMIT) if ledger.dialect == "sqlite" else None
+        """Joins the workers' claims and outcomes into shared commits (SQLite; None on PostgreSQL)."""
         self.activity = Activity()
         """What workers started and finished, not yet told on a pass's report."""
         self.wake = WakeKeeper(wake) if wake is not None else None
@@ -114,23 +122,17 @@ class Engine:
         plan.hold_refused(self.ledger, ctx.placement, ctx.refusals, report, now=self.clock.now())
         hold = ctx.held_schedules
         first_start.shadow_new_version(self.ledger, self.clock, self.options.version, ctx.first_start)
-        fill = self.options.fill_rows_per_pass
-        plan.materialize(
-            self.ledger,
-            self.clock,
-            report,
-            fill_rows=fill,
-            hold=hold,
-            unreadable=ctx.unreadable,
-            share=ctx.share,
-            everything=not ctx.swept,
+        sweep = plan.select_sweep(self.ledger, self.clock, hold=hold, share=ctx.share, everything=not ctx.swept)
+        plan.catch_up(
+            self.ledger, self.clock, sweep, report, fill_rows=self.options.fill_rows_per_pass, unreadable=ctx.unreadable
         )
         ctx.swept = True
         hold = ctx.held_schedules  # with those whose materialization failed
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
         promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
         recover.recover_lost(self.ledger, ctx, report)
-        self._dispatch(report, wait=wait)
+        self._dispatch(report, wait=wait)  # what is due starts before the far rows are written
+        plan.fill(self.ledger, self.clock, sweep, report, unreadable=ctx.unreadable)
         if self.wake is not None:
             self.wake.keep(self.ledger, ctx, self.clock.now(), wait=wait)
         if wait and self.options.deliver_alerts:
@@ -185,35 +187,36 @@ class Engine:
         worker is still busy from an earlier pass gets its overlap policy
         applied to what came due meanwhile instead."""
         ctx = self.context
-        queues: dict[str, list[str]] = defaultdict(list)
+        queues: dict[str, list[tuple[str, OccurrenceState]]] = defaultdict(list)
         with self.ledger.read() as session:
             ready = claim_stage.claimable(
                 session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
             )
             gates = statements.gates(session) if ready else {}
-        firsts: dict[str, tuple[str, OccurrenceState]] = {}
         for sid, occ_id, state in ready:
-            queues[sid].append(occ_id)
-            firsts.setdefault(sid, (occ_id, state))
+            queues[sid].append((occ_id, state))
         if not queues:
             return
         jobs: list[tuple[str, list[str] | None]] = []
-        for sid, ids in queues.items():
+        for sid, seen in queues.items():
             with ctx.lock:
                 busy = self._workers.get(sid, 0) > 0
                 busy_since = ctx.busy.get(sid, self.clock.now())
             if not busy:
                 jobs.append((sid, None))
             else:
+                ids = [occ_id for occ_id, _ in seen]
                 with self.ledger.write() as session:
                     extra = claim_stage.overlap_while_busy(session, sid, ids, busy_since, self.clock.now(), report)
                 if extra:
                     jobs.append((sid, extra))
         if not jobs:
             return
+        firsts = {sid: seen[0] for sid, seen in queues.items()}
         claims, taken = self._claim_together(jobs, firsts, gates)
         # Claimed ones first, so that each starts at once; none of what another engine holds.
         jobs = sorted((job for job in jobs if job[0] not in taken), key=lambda job: job[0] not in claims)
+        self._hand_over(jobs, queues, gates, claims)
         started = self.clock.now()
         for sid, _ in jobs:
             with ctx.lock:
@@ -235,6 +238,23 @@ class Engine:
             pool.shutdown(wait=True)
         else:
             pool.shutdown(wait=False)
+
+    def _hand_over(
+        self,
+        jobs: list[tuple[str, list[str] | None]],
+        queues: dict[str, list[tuple[str, OccurrenceState]]],
+        gates: dict[str, Gate],
+        claims: dict[str, Claim],
+    ) -> None:
+        """Keep what the dispatch read of each schedule (its due occurrences, its gate) for the
+        worker it starts, which then claims without reading them again; what changed meanwhile
+        makes the compare-and-set fail, and the worker takes the careful path."""
+        with self.context.lock:
+            for sid, only in jobs:
+                if only is None and sid in gates:
+                    first = claims.get(sid)
+                    rest = [seen for seen in queues[sid] if first is None or seen[0] != first.occurrence_id]
+                    self._seen[sid] = (rest, gates[sid])
 
     def _claim_together(
         self,
@@ -294,7 +314,8 @@ class Engine:
     def _write(self) -> AbstractContextManager[Session]:
         """A write transaction: on the worker's held connection when there is one."""
         transaction = getattr(self._held, "transaction", None)
-        return transaction() if transaction is not None else self.ledger.write(serialize=False)
+        own = transaction if transaction is not None else lambda: self.ledger.write(serialize=False)
+        return own() if self.group is None else self.group.transaction(own)
 
     def _worker_died(self, schedule_id: str, exc: Exception, restarted: bool) -> None:
         """A log line and an event about a worker an exception killed. When it is not
@@ -339,8 +360,12 @@ class Engine:
         while True:
             queue: settle.Queue
             gate: Gate | None = None
+            with ctx.lock:
+                seen = self._seen.pop(schedule_id, None) if only is None else None
             if only is not None:
                 queue = deque((oid, None) for oid in only)
+            elif seen is not None:  # the dispatch's reading, handed over (the first loop only)
+                queue, gate = deque(seen[0]), seen[1]
             else:
                 with self.ledger.read() as session:
                     ready = claim_stage.claimable(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -188,6 +189,105 @@ def _decide_refusals(session: Session, placement: Placement, refusals: Refusals)
     refusals.schedules = {sid for (sid, number) in refusals.revisions if newest[sid] == number}
 
 
+@dataclass
+class Sweep:
+    """The schedules one pass materializes (:func:`select_sweep`), worked through in phases:
+    before the dispatch (:func:`catch_up`), and after it the fill toward the horizons of those
+    that were behind (:func:`fill`)."""
+
+    now: datetime
+    pending: list[str]
+    """The schedules selected, in the order the ledger gave them."""
+    cursors: dict[str, datetime | None]
+    """Each one's cursor as last known (moved by each phase)."""
+    hold: set[str]
+    """Schedules left alone (held, or failed earlier in this pass)."""
+    left: int = 0
+    """Rows the pass may still write beyond the next hour."""
+
+
+def select_sweep(
+    ledger: Ledger,
+    clock: Clock,
+    *,
+    hold: Collection[str] = (),
+    share: Share | None = None,
+    everything: bool = False,
+) -> Sweep:
+    """The schedules that need materializing (:func:`to_materialize`: one indexed statement; a
+    schedule materialized far enough ahead is not read). Schedules in ``hold`` are left alone
+    (their newest revision cannot be read), and with ``share`` so are those another engine
+    materializes.
+
+    With ``everything`` (an engine's first pass) every schedule not disabled is looked
+    at, whatever its ``materialize_at`` and share: one this Tidemark cannot expand
+    (a revision an older one let through) is found and held at once, not when it next
+    comes into the sweep."""
+    held = set(hold)
+    now = clock.now()
+    if share is not None:
+        share.refresh(ledger, now)
+    with ledger.read() as session:
+        selected = [
+            (sid, cursor)
+            for sid, at, cursor in to_materialize(session, now, everything=everything)
+            if sid not in held and (everything or share is None or share.takes(sid, at, now))
+        ]
+        if selected:
+            warm_counts(session, now)  # a new COUNT rule's first walk, outside the write lock
+    return Sweep(now, [sid for sid, _ in selected], dict(selected), held)
+
+
+def catch_up(
+    ledger: Ledger,
+    clock: Clock,
+    sweep: Sweep,
+    report: PassReport,
+    *,
+    fill_rows: int,
+    unreadable: Unreadable | None = None,
+    between: Callable[[], None] | None = None,
+) -> None:
+    """What a sweep does before the pass promotes and dispatches. The schedules whose cursor is
+    behind now (after an outage, or new) are materialized to the next hour (:data:`LEAD`) only,
+    so that what is due can be dispatched before their far rows are written (:func:`fill`, after
+    the dispatch). The others (in steady state, all of them) have nothing due that is not written
+    yet, and are materialized in full here, as before any dispatch: one whose revision cannot be
+    expanded any more is held before its rows are claimed.
+
+    ``fill_rows``: the rows this pass may write beyond the next hour (see :func:`fill`); what this
+    call leaves of them is kept for :func:`fill`."""
+    behind = {sid for sid in sweep.pending if (sweep.cursors.get(sid) or sweep.now) <= sweep.now}
+    first = deque(sid for sid in sweep.pending if sid in behind)
+    _rounds(ledger, clock, sweep, first, report, fill_rows=0, unreadable=unreadable, between=between)
+    others = deque(sid for sid in sweep.pending if sid not in behind)
+    sweep.left = _rounds(
+        ledger, clock, sweep, others, report, fill_rows=fill_rows, unreadable=unreadable, between=between
+    )
+    sweep.pending = [sid for sid in sweep.pending if sid in behind]
+
+
+def fill(
+    ledger: Ledger,
+    clock: Clock,
+    sweep: Sweep,
+    report: PassReport,
+    *,
+    unreadable: Unreadable | None = None,
+    between: Callable[[], None] | None = None,
+) -> None:
+    """The sweep's schedules left (after :func:`catch_up`, those that were behind), each to now +
+    its horizon + :data:`CHUNK_AHEAD`, so it comes back once per chunk; a long stretch of missed
+    occurrences certain to expire is recorded as expired ranges. Beyond the sweep's ``left`` rows,
+    the others go only to the next hour (:data:`LEAD`): what can come due before the next pass,
+    and the rest at later passes."""
+    pending = deque(sweep.pending)
+    sweep.pending = []
+    sweep.left = _rounds(
+        ledger, clock, sweep, pending, report, fill_rows=sweep.left, unreadable=unreadable, between=between
+    )
+
+
 def materialize(
     ledger: Ledger,
     clock: Clock,
@@ -200,19 +300,8 @@ def materialize(
     between: Callable[[], None] | None = None,
     everything: bool = False,
 ) -> None:
-    """One sweep over the schedules that need materializing (:func:`to_materialize`:
-    one indexed statement; a schedule materialized far enough ahead is not read). Each
-    goes to now + its horizon + :data:`CHUNK_AHEAD`, so it comes back once per chunk;
-    a long stretch of missed occurrences certain to expire is recorded as expired
-    ranges. Beyond ``fill_rows`` rows in a pass, the others go only to the next hour
-    (:data:`LEAD`): what can come due before the next pass, and the rest at later
-    passes. Schedules in ``hold`` are left alone (their newest revision cannot be
-    read), and with ``share`` so are those another engine materializes.
-
-    With ``everything`` (an engine's first pass) every schedule not disabled is looked
-    at, whatever its ``materialize_at`` and share: one this Tidemark cannot expand
-    (a revision an older one let through) is found and held at once, not when it next
-    comes into the sweep.
+    """One whole sweep (:func:`select_sweep`, then :func:`fill`), for callers that do not
+    dispatch in between.
 
     Each write transaction materializes at most :data:`BATCH_SCHEDULES` schedules and
     about :data:`BATCH_ROWS` rows and commits, so another writer (a pause, the window)
@@ -224,20 +313,25 @@ def materialize(
     A schedule that fails (its revision cannot be read or expanded) is left out of
     the rest of the pass and, with ``unreadable``, held from then on, said once
     (:func:`hold_unreadable`); every other schedule goes on."""
-    hold = set(hold)
-    now = clock.now()
-    if share is not None:
-        share.refresh(ledger, now)
-    with ledger.read() as session:
-        selected = [
-            (sid, cursor)
-            for sid, at, cursor in to_materialize(session, now, everything=everything)
-            if sid not in hold and (everything or share is None or share.takes(sid, at, now))
-        ]
-        if selected:
-            warm_counts(session, now)  # a new COUNT rule's first walk, outside the write lock
-    pending = deque(sid for sid, _ in selected)
-    cursors = dict(selected)
+    sweep = select_sweep(ledger, clock, hold=hold, share=share, everything=everything)
+    sweep.left = fill_rows
+    fill(ledger, clock, sweep, report, unreadable=unreadable, between=between)
+
+
+def _rounds(
+    ledger: Ledger,
+    clock: Clock,
+    sweep: Sweep,
+    pending: deque[str],
+    report: PassReport,
+    *,
+    fill_rows: int,
+    unreadable: Unreadable | None,
+    between: Callable[[], None] | None,
+) -> int:
+    """Materialize ``pending`` in write transactions of a batch each (:func:`_batch`); returns
+    what is left of ``fill_rows``."""
+    now, cursors, hold = sweep.now, sweep.cursors, sweep.hold
     left = fill_rows
     for _ in range(MATERIALIZE_ROUNDS):
         if left <= 0:  # the fill is used: only those short of the next half hour, to the next hour
@@ -248,6 +342,9 @@ def materialize(
         with ledger.write(serialize=False) as session:
             results = _batch(session, clock, pending, hold, lead=LEAD if left <= 0 else None)
         _failed(ledger, clock, report, results, hold, unreadable)
+        for result in results:
+            if result.cursor_utc is not None and not result.more:  # one cut short stays where it was seen
+                cursors[result.schedule_id] = result.cursor_utc
         inserted = sum(r.inserted for r in results)
         report.materialized += inserted
         report.expired_ranges += sum(r.expired_ranges for r in results)
@@ -257,6 +354,7 @@ def materialize(
             between()
         if pending:
             ledger.make_way()
+    return max(left, 0)
 
 
 def _batch(

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from core.ledger.compiled import stored_spec
 from core.ledger.models import Revision
+from core.ledger.prepared import Prepared
 from core.spec.model import ScheduleSpec
 
 
@@ -43,8 +44,10 @@ def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, S
 
 
 #: One revision's text, built once (an engine's first pass reads every revision it runs).
-_SPEC_TEXT = select(Revision.spec_json).where(
-    Revision.schedule_id == bindparam("p_schedule"), Revision.revision == bindparam("p_revision")
+_SPEC_TEXT = Prepared(
+    select(Revision.spec_json).where(
+        Revision.schedule_id == bindparam("p_schedule"), Revision.revision == bindparam("p_revision")
+    )
 )
 
 
@@ -58,7 +61,7 @@ class Specs:
         """The spec of one revision."""
         spec = self._specs.get((schedule_id, revision))
         if spec is None:
-            text = session.scalar(_SPEC_TEXT, {"p_schedule": schedule_id, "p_revision": revision})
-            assert text is not None
-            spec = self._specs[(schedule_id, revision)] = stored_spec(text)
+            row = _SPEC_TEXT.first(session, {"p_schedule": schedule_id, "p_revision": revision})
+            assert row is not None
+            spec = self._specs[(schedule_id, revision)] = stored_spec(row[0])
         return spec

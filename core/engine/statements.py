@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -40,10 +42,12 @@ from sqlalchemy import (
     type_coerce,
     update,
 )
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from core.engine.processes import ProcessIdentity
 from core.ledger import events
+from core.ledger.db import shared_write
 from core.ledger.models import Attempt, LedgerMeta, Occurrence, Revision, Schedule
 from core.ledger.prepared import Prepared, instant
 from core.ledger.states import OccurrenceKind, OccurrenceState, ScheduleState, check_transition
@@ -242,23 +246,27 @@ def add_attempt(
     attempt_id: str,
 ) -> events.NewEvent:
     """Insert the attempt row of a claim, with the engine ``process`` that opened it;
-    returns the claim's event, for the caller to append."""
-    _ADD_ATTEMPT.run(
-        session,
-        {
-            "attempt_id": attempt_id,
-            "occurrence_id": claimed.occurrence_id,
-            "attempt_number": claimed.attempt_number,
-            "claim_generation": claimed.generation,
-            "execution_epoch": epoch,
-            "worker_host": process.host,
-            "worker_pid": process.pid,
-            "worker_started": process.started,
-            "boot_id": process.boot_id,
-            "started_at": now,
-            "input_digest": digest,
-        },
-    )
+    returns the claim's event, for the caller to append. Beside other engines (PostgreSQL) the
+    row goes with the commit, in its pipeline (:func:`core.ledger.db.flush_events`): nothing
+    in a claim's transaction reads it back, and the claim is durable with it or not at all."""
+    row = {
+        "attempt_id": attempt_id,
+        "occurrence_id": claimed.occurrence_id,
+        "attempt_number": claimed.attempt_number,
+        "claim_generation": claimed.generation,
+        "execution_epoch": epoch,
+        "worker_host": process.host,
+        "worker_pid": process.pid,
+        "worker_started": process.started,
+        "boot_id": process.boot_id,
+        "started_at": now,
+        "input_digest": digest,
+    }
+    shared = shared_write(session)
+    if shared is None:
+        _ADD_ATTEMPT.run(session, row)
+    else:
+        shared.deferred.append(lambda driver: driver.execute(_attempt_insert_on_driver(), row))
     return events.OccurrenceTransitioned(
         at=now,
         schedule_id=claimed.schedule_id,
@@ -269,6 +277,12 @@ def add_attempt(
         attempt=claimed.attempt_number,
         worker=worker,
     )
+
+
+@cache
+def _attempt_insert_on_driver() -> str:
+    """The attempt's INSERT as PostgreSQL's driver takes it."""
+    return _on_driver(_ADD_ATTEMPT.statement)
 
 
 _TASK_STARTED = Prepared(
@@ -333,7 +347,24 @@ def finish_attempt(session: Session, attempt_id: str, values: dict[str, Any]) ->
     decided = "outcome" in values
     names = (*_ENDED, "outcome") if decided else _ENDED
     params = {f"p_{name}": values.get(name) for name in names} | {"p_id": attempt_id}
-    _FINISH_ATTEMPT[decided].run(session, params)
+    shared = shared_write(session)
+    if shared is None:
+        _FINISH_ATTEMPT[decided].run(session, params)
+        return
+    # Beside other engines (PostgreSQL): with the commit, in its pipeline, after the occurrence's
+    # row this transaction already holds (the order the lease keeper's RUNNING takes them in).
+    driven = {name: value.value if isinstance(value, Enum) else value for name, value in params.items()}
+    shared.deferred.append(lambda driver: driver.execute(_finish_on_driver(decided), driven))
+
+
+@cache
+def _finish_on_driver(decided: bool) -> str:
+    """The attempt's end as PostgreSQL's driver takes it."""
+    return _on_driver(_FINISH_ATTEMPT[decided].statement)
+
+
+def _on_driver(statement: Any) -> str:
+    return str(statement.compile(dialect=postgresql.psycopg.dialect()))  # type: ignore[no-untyped-call]
 
 
 def finish_lost_attempt(

@@ -387,6 +387,9 @@ class SharedWrite:
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: Inserts rows on the driver's connection (see :mod:`core.ledger.events`).
     insert: Callable[[Any, list[dict[str, Any]]], None] | None = None
+    #: Writes that nothing in the transaction reads back, sent on the driver's connection in the
+    #: commit's pipeline before the events (an attempt's row: one round trip less per claim).
+    deferred: list[Callable[[Any], None]] = field(default_factory=list)
 
 
 def _share_write(session: Session) -> None:
@@ -433,15 +436,19 @@ def flush_events(session: Session) -> None:
     each other; and the lock, the events and the commit go to the server in one pipeline,
     so that no writer holds it while this process waits for its turn to run."""
     shared = shared_write(session)
-    if shared is None or not shared.rows:
+    if shared is None or not (shared.rows or shared.deferred):
         return
-    assert shared.insert is not None
     session.flush()  # the transaction's own changes first: the commit below ends it
     rows, shared.rows = shared.rows, []
+    deferred, shared.deferred = shared.deferred, []
     driver = session.connection().connection.driver_connection
     with driver.pipeline():  # type: ignore[union-attr]
-        driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])  # type: ignore[union-attr]
-        shared.insert(driver, rows)
+        for write in deferred:
+            write(driver)
+        if rows:
+            assert shared.insert is not None
+            driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])  # type: ignore[union-attr]
+            shared.insert(driver, rows)
         driver.commit()  # type: ignore[union-attr]
     # What commits the session afterwards finds the transaction ended: the driver does nothing.
 

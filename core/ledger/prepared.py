@@ -85,6 +85,18 @@ class Prepared:
         finally:
             cursor.close()
 
+    def all(self, session: Session, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run it; every row (a SELECT)."""
+        if not self._is_sqlite(session):
+            return [tuple(row) for row in session.connection().execute(self.statement, dict(params))]
+        sql, order, defaults = self._compiled_for_sqlite(session)
+        values = defaults | dict(params)
+        cursor = _driver(session).execute(sql, tuple(_sqlite_value(values[name]) for name in order))
+        try:
+            return [tuple(row) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
     def run(self, session: Session, params: Mapping[str, Any]) -> None:
         """Run it for its effect."""
         if not self._is_sqlite(session):

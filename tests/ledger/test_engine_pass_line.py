@@ -91,6 +91,14 @@ class Lines:
         return left
 
 
+def wait_for_file(path: Path, lines: Lines) -> None:
+    """The task has started: an event (the file it writes first), waited for with a bound."""
+    deadline = time.monotonic() + LINE_WAIT
+    while not path.exists():
+        assert time.monotonic() < deadline, f"the task never started; seen: {lines.seen}"
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def due_now(ledger: Ledger, clock: FixedClock, tmp_path: Path) -> str:
     """The schedule, published from now on (on the real clock) with the waiting task, and one run of it due now."""
@@ -128,7 +136,7 @@ def test_the_pass_lines_say_what_started_and_then_what_finished(
     proc, lines = engine
     started = lines.until(lambda line: "started 1 " in line, f"telling that {SID} started")
     assert f"started 1 ({SID})," in started and started.endswith("; nothing finished"), started
-    assert (tmp_path / "started").exists()
+    wait_for_file(tmp_path / "started", lines)  # the line may come before the task's own first write
     (tmp_path / "go").write_text("go")  # the task may end now, and only now
     finished = lines.until(lambda line: "outcomes: " in line, "telling that the run finished")
     assert finished.startswith("pass at ") and finished.endswith(f"; outcomes: SUCCEEDED 1 ({SID})"), finished
@@ -149,10 +157,7 @@ def test_what_finishes_after_the_last_pass_is_said_before_the_engine_stops(
     proc, lines = start_engine(ledger_url, "600")
     try:
         first = lines.until(lambda line: line.startswith("pass at "), "for the first pass")
-        deadline = time.monotonic() + LINE_WAIT
-        while not (tmp_path / "started").exists():  # the task has started: an event, waited for with a bound
-            assert time.monotonic() < deadline, f"the task never started; seen: {lines.seen}"
-            time.sleep(0.01)
+        wait_for_file(tmp_path / "started", lines)
         proc.send_signal(signal.SIGTERM)
         lines.until(lambda line: line.startswith("stopping: "), "saying the engine stops")
         (tmp_path / "go").write_text("go")

@@ -1,0 +1,147 @@
+"""Workers' writes joined into one commit (SQLite, :mod:`core.engine.group_commit`): units that
+arrive while a transaction is open share its commit; one that fails is rolled back alone; a
+commit that fails fails every unit in it, and nothing of them is written. Counted, not timed:
+the leader's block waits until the others have joined."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.orm import Session
+
+from core.clock import FixedClock
+from core.engine.group_commit import GroupCommit, GroupCommitFailed
+from core.ledger.db import DRIVER, Ledger, open_ledger
+
+from . import NOW
+
+TIMEOUT = 30.0
+
+
+@pytest.fixture
+def sqlite_ledger(tmp_path: Path) -> Iterator[Ledger]:
+    with open_ledger(str(tmp_path / "ledger.db"), FixedClock(NOW)) as ledger:
+        with ledger.write() as session:
+            session.execute(text("CREATE TABLE units (name TEXT)"))
+        yield ledger
+
+
+def _rows(ledger: Ledger) -> list[str]:
+    with ledger.read() as session:
+        return sorted(session.scalars(text("SELECT name FROM units")))
+
+
+def _commits(ledger: Ledger) -> list[int]:
+    count = [0]
+
+    def committed(_connection: object) -> None:
+        count[0] += 1
+
+    event.listen(ledger.engine, "commit", committed)
+    return count
+
+
+def _insert(session: Session, name: str) -> None:
+    """On the driver's connection, past the session, as the engine's hot path writes."""
+    held = session.info.get(DRIVER)
+    driver = held if held is not None else session.connection().connection.driver_connection
+    driver.execute("INSERT INTO units (name) VALUES (?)", (name,))
+
+
+def _run_joined(
+    ledger: Ledger, group: GroupCommit, names: list[str], fail: str | None = None
+) -> dict[str, BaseException | None]:
+    """The first name leads; the others join its open transaction before it ends its block. Each
+    thread has its own held connection (an engine worker's ``Ledger.writer``); the leader's is used."""
+    outcome: dict[str, BaseException | None] = {}
+
+    def unit(name: str, hold: threading.Event | None = None) -> None:
+        try:
+            with ledger.writer(serialize=False) as own, group.transaction(own) as session:
+                _insert(session, name)
+                if hold is not None:
+                    assert group.wait_for_members(len(names), TIMEOUT)
+                if name == fail:
+                    raise ValueError(f"{name} fails")
+            outcome[name] = None
+        except BaseException as exc:
+            outcome[name] = exc
+
+    lead = threading.Thread(target=unit, args=(names[0], threading.Event()))
+    lead.start()
+    assert group.wait_for_members(1, TIMEOUT)
+    others = [threading.Thread(target=unit, args=(name,)) for name in names[1:]]
+    for thread in others:
+        thread.start()
+    for thread in [lead, *others]:
+        thread.join(TIMEOUT)
+    return outcome
+
+
+def test_units_that_arrive_while_one_is_open_share_its_commit(sqlite_ledger: Ledger) -> None:
+    group = GroupCommit(limit=16)
+    commits = _commits(sqlite_ledger)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c", "d"])
+    assert outcome == {"a": None, "b": None, "c": None, "d": None}
+    assert (commits[0], group.commits) == (1, 1)
+    assert _rows(sqlite_ledger) == ["a", "b", "c", "d"]
+
+
+def test_a_member_that_fails_is_rolled_back_alone(sqlite_ledger: Ledger) -> None:
+    group = GroupCommit(limit=16)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c"], fail="c")
+    assert isinstance(outcome.pop("c"), ValueError)
+    assert outcome == {"a": None, "b": None}
+    assert _rows(sqlite_ledger) == ["a", "b"]
+    assert group.commits == 1
+
+
+def test_when_the_leader_fails_the_others_go_on_in_another_transaction(sqlite_ledger: Ledger) -> None:
+    """The leader writes first, without a savepoint: its failure rolls its transaction back before
+    the others have written, and they write and commit in one of their own."""
+    group = GroupCommit(limit=16)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c"], fail="a")
+    assert isinstance(outcome.pop("a"), ValueError)
+    assert outcome == {"b": None, "c": None}
+    assert _rows(sqlite_ledger) == ["b", "c"]
+    assert group.commits in (1, 2)
+
+
+def test_a_unit_returns_only_after_its_commit_and_fails_with_it(sqlite_ledger: Ledger) -> None:
+    """The commit itself fails (the leader's transaction): every unit in it raises, none is written."""
+    group = GroupCommit(limit=16)
+
+    @contextmanager
+    def broken() -> Iterator[Session]:
+        with sqlite_ledger.write(serialize=False) as session:
+            yield session
+            raise OSError("disk full")
+
+    outcome: dict[str, BaseException | None] = {}
+
+    def unit(name: str) -> None:
+        try:
+            with group.transaction(broken) as session:
+                _insert(session, name)
+                if name == "a":
+                    assert group.wait_for_members(2, TIMEOUT)
+            outcome[name] = None
+        except BaseException as exc:
+            outcome[name] = exc
+
+    lead = threading.Thread(target=unit, args=("a",))
+    lead.start()
+    assert group.wait_for_members(1, TIMEOUT)
+    member = threading.Thread(target=unit, args=("b",))
+    member.start()
+    lead.join(TIMEOUT)
+    member.join(TIMEOUT)
+    assert isinstance(outcome["a"], OSError)
+    assert isinstance(outcome["b"], GroupCommitFailed) and isinstance(outcome["b"].__cause__, OSError)
+    assert _rows(sqlite_ledger) == []
+    assert group.commits == 0
