@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/preview_bench.py
 	$(BIN)/python bench/materialize_bench.py
 	$(BIN)/python bench/engine_bench.py
+	$(BIN)/python bench/job_cost_bench.py
 	$(BIN)/python bench/recovery_bench.py --days 1
 	$(BIN)/python bench/scale_bench.py --sizes 10,100,1000
 	$(BIN)/python bench/pass_bench.py 10 100 1000

@@ -7,7 +7,7 @@ promotion, the claims, the outcomes and their events. Prints the process's CPU t
 (all threads) and jobs per second. With ``--profile`` the workers run one after the other in
 the main thread under cProfile, and the functions that took longest are printed.
 
-Run by hand: ``.venv/bin/python bench/job_cost_bench.py [--pg URL] [--jobs N] [--profile]``.
+Run by hand: ``.venv/bin/python bench/job_cost_bench.py [--pg URL] [--jobs N] [--profile] [--quick]``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pg", help="a PostgreSQL server's URL: run on a new database there")
     parser.add_argument("--jobs", type=int, default=640)
     parser.add_argument("--profile", action="store_true", help="workers in turn, under cProfile")
+    parser.add_argument("--quick", action="store_true", help=f"{SCHEDULES * 2} jobs (a check that it runs)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.jobs = SCHEDULES * 2
+    if args.jobs < SCHEDULES:
+        parser.error(f"--jobs must be at least {SCHEDULES} (one a schedule)")
     per_schedule = args.jobs // SCHEDULES
     backend = "postgresql" if args.pg else "sqlite"
     with tempfile.TemporaryDirectory() as tmp, scratch_database(backend, args.pg or "", Path(tmp)) as url:

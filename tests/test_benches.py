@@ -30,6 +30,7 @@ TINY: dict[str, tuple[list[str], str]] = {
     "pass_bench.py": (["--quick"], "KiB"),
     "engine_bench.py": (["--quick"], "ratio engine `true` / direct spawn"),
     "gui_bench.py": (["--quick"], "launch → first shown window"),
+    "job_cost_bench.py": (["--quick"], "ms of CPU per job"),
     "materialize_bench.py": (["--quick"], "ratio materialize / baseline"),
     "monitor_bench.py": (["--quick"], "filter: manual runs"),
     "preview_bench.py": (["--quick"], "every minute of 1 January 2026 in Europe/Berlin"),
