@@ -199,6 +199,8 @@ class Context:
     """Attempt -> its task's pid and start time."""
     interrupted: bool = False
     """Running tasks' groups were ended (stop with kill)."""
+    marked: set[str] = field(default_factory=set)
+    """Occurrences the lease keeper recorded RUNNING (their outcome expects that state first)."""
 
     @property
     def held_schedules(self) -> set[str]:
@@ -215,3 +217,4 @@ class Context:
         """The engine no longer runs this occurrence."""
         with self.lock:
             self.mine.discard(occurrence_id)
+            self.marked.discard(occurrence_id)

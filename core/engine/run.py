@@ -193,7 +193,9 @@ def mark_running(ledger: Ledger, ctx: Context, running: Sequence[Claim]) -> None
     with ledger.write(serialize=False) as session:
         with ctx.lock:
             held = [c.held(ctx.tasks.get(c.attempt_id)) for c in running]
-        statements.mark_running(session, held, ctx.clock.now())
+        moved = statements.mark_running(session, held, ctx.clock.now())
+    with ctx.lock:
+        ctx.marked.update(moved)
 
 
 def renew_leases(ledger: Ledger, ctx: Context, running: Sequence[Claim]) -> None:

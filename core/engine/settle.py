@@ -83,7 +83,8 @@ def settle(
     attempt: AttemptEnd | None = None,
     data: events.TransitionDetail | None = None,
     pending: list[events.NewEvent] | None = None,
-) -> None:
+    held: tuple[int, int] | None = None,
+) -> bool:
     """Record ``outcome`` for ``occurrence``: the attempt's end (when there is one),
     the state change with its reason, no lease, the retry time (``now`` plus the
     outcome's wait), the finish time of a SUCCEEDED or FAILED one and, for an
@@ -91,7 +92,11 @@ def settle(
     transition's event.
 
     Events go to ``pending`` when given (the caller appends them, in order, in the
-    same transaction); otherwise they are appended at once."""
+    same transaction); otherwise they are appended at once.
+
+    With ``held`` (the claim's generation and epoch), the occurrence moves only while
+    its claim still holds it in ``occurrence.state``; otherwise nothing is written and
+    False is returned (see :func:`core.engine.statements.settle`)."""
     new = outcome.state
     values: dict[str, object] = {
         "reason": outcome.reason,
@@ -120,7 +125,8 @@ def settle(
         check_transition(_S.DISPATCHING, _S.RUNNING, occurrence.occurrence_id)
         previous = _S.RUNNING
     check_transition(previous, new, occurrence.occurrence_id)
-    statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values)
+    if not statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values, held):
+        return False
     # The occurrence's row before its attempt's, as the lease keeper's RUNNING takes them:
     # beside it (PostgreSQL), the opposite order could wait on each other.
     if attempt is not None:
@@ -151,6 +157,7 @@ def settle(
         pending.extend(recorded)
     else:
         events.append_many(session, recorded)
+    return True
 
 
 def record(
@@ -175,6 +182,16 @@ def record(
         "stdout_tail": result.stdout_tail,
         "stderr_tail": result.stderr_tail,
     }
+    running_since = result.started if result.pid is not None else None
+    attempt = AttemptEnd(claim.attempt_id, ended, claim.attempt_number, running_since)
+    with ctx.lock:
+        expected = _S.RUNNING if claim.occurrence_id in ctx.marked else _S.DISPATCHING
+    # Most often the claim still holds the occurrence in the state this engine last gave it:
+    # the outcome is then one compare-and-set (state, claim generation, epoch), no read first.
+    where = Settling(claim.schedule_id, claim.occurrence_id, expected)
+    held = (claim.generation, claim.epoch)
+    if settle(session, where, outcome, now, claim.spec, attempt=attempt, pending=pending, held=held):
+        return
     standing = statements.standing(session, claim.occurrence_id)
     assert standing is not None
     if standing.generation != claim.generation or standing.state not in IN_FLIGHT or standing.epoch != claim.epoch:
@@ -190,14 +207,13 @@ def record(
         )
         pending.append(ignored)
         return
-    running_since = result.started if result.pid is not None else None
     settle(
         session,
         Settling(claim.schedule_id, claim.occurrence_id, standing.state),
         outcome,
         now,
         claim.spec,
-        attempt=AttemptEnd(claim.attempt_id, ended, claim.attempt_number, running_since),
+        attempt=attempt,
         pending=pending,
     )
 

@@ -385,17 +385,20 @@ def finish_lost_attempt(
 _SETTLED = ("reason", "updated_at", "lease_owner", "lease_expires_at", "retry_at", "finished_at")
 
 
-def _settle_statement(with_finish: bool) -> Update:
+def _settle_statement(with_finish: bool, held: bool) -> Update:
     names = _SETTLED if with_finish else _SETTLED[:-1]
-    return (
-        update(_occ)
-        .where(_occ.c.occurrence_id == bindparam("p_id"), _occ.c.state == bindparam("p_old", type_=_occ.c.state.type))
-        .values(
-            {"state": bindparam("p_new", type_=_occ.c.state.type)}
-            | {name: bindparam(f"p_{name}", type_=_occ.c[name].type) for name in names}
-        )
-        .returning(_occ.c.occurrence_id)
+    stmt = update(_occ).where(
+        _occ.c.occurrence_id == bindparam("p_id"), _occ.c.state == bindparam("p_old", type_=_occ.c.state.type)
     )
+    if held:  # the claim's own compare-and-set: its generation, and the ledger's epoch unchanged
+        stmt = stmt.where(
+            _occ.c.claim_generation == bindparam("p_generation"),
+            select(_meta.c.execution_epoch).scalar_subquery() == bindparam("p_epoch"),
+        )
+    return stmt.values(
+        {"state": bindparam("p_new", type_=_occ.c.state.type)}
+        | {name: bindparam(f"p_{name}", type_=_occ.c[name].type) for name in names}
+    ).returning(_occ.c.occurrence_id)
 
 
 class OutcomeRaced(RuntimeError):
@@ -403,7 +406,9 @@ class OutcomeRaced(RuntimeError):
     written (the transaction is rolled back; a worker records its attempt again)."""
 
 
-_SETTLE = {True: Prepared(_settle_statement(True)), False: Prepared(_settle_statement(False))}
+_SETTLE = {
+    (finish, held): Prepared(_settle_statement(finish, held)) for finish in (True, False) for held in (True, False)
+}
 
 
 def settle(
@@ -412,9 +417,14 @@ def settle(
     old: OccurrenceState,
     new: OccurrenceState,
     values: dict[str, Any],
-) -> None:
+    held: tuple[int, int] | None = None,
+) -> bool:
     """Move a claimed occurrence from ``old`` to ``new`` (an outcome): ``values`` has
     reason, updated_at, lease_owner, lease_expires_at, retry_at and, to set it, finished_at.
+
+    With ``held`` (the claim's generation and epoch) it is the claim's compare-and-set in
+    one statement: False, with nothing written, when the occurrence is not ``old``, its
+    claim generation has moved on or the ledger was fenced. Without it,
     :class:`OutcomeRaced` when it is no longer ``old``: the caller read it without holding
     its row, and what it decided must not be written."""
     check_transition(old, new, occurrence_id)
@@ -422,8 +432,13 @@ def settle(
     params = {f"p_{name}": values.get(name) for name in _SETTLED} | {"p_id": occurrence_id, "p_old": old, "p_new": new}
     if not finish:
         params.pop("p_finished_at")
-    if _SETTLE[finish].first(session, params) is None:
-        raise OutcomeRaced(f"occurrence {occurrence_id} is no longer {old.value}: its outcome was decided too early")
+    if held is not None:
+        params |= {"p_generation": held[0], "p_epoch": held[1]}
+    if _SETTLE[finish, held is not None].first(session, params) is not None:
+        return True
+    if held is not None:
+        return False
+    raise OutcomeRaced(f"occurrence {occurrence_id} is no longer {old.value}: its outcome was decided too early")
 
 
 @dataclass(frozen=True)

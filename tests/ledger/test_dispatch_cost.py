@@ -38,7 +38,7 @@ EVERY_MINUTE: dict[str, Any] = {
 
 #: Statements one more due run costs at most: PostgreSQL (through SQLAlchemy, and the commit's
 #: pipeline as one), SQLite (every statement on the connection, its transaction's and savepoint's too).
-PER_RUN = {"postgresql": 6, "sqlite": 13}
+PER_RUN = {"postgresql": 5, "sqlite": 12}
 
 
 @contextmanager

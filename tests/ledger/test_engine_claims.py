@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import event, select, update
 
 from core.clock import FixedClock
-from core.engine import settle
+from core.engine import settle, statements
 from core.engine.admin import fence
 from core.engine.engine import Engine, PassReport
 from core.engine.leases import LeaseKeeper
@@ -223,3 +223,47 @@ def test_an_outcome_decided_on_another_state_writes_nothing(ledger: Ledger, cloc
     assert occ is not None and attempt is not None
     assert occ.state is actual
     assert (attempt.finished_at, attempt.outcome, attempt.exit_status) == (None, None, None)
+
+
+#: (the state the ledger holds, whether the lease keeper told the engine it marked it RUNNING,
+#: a fence meanwhile) -> (the occurrence's state after the outcome, whether it was read first)
+GUESSES = {
+    "still_dispatching": ((S.DISPATCHING, False, False), (S.SUCCEEDED, False)),
+    "marked_running": ((S.RUNNING, True, False), (S.SUCCEEDED, False)),
+    "running_not_yet_told": ((S.RUNNING, False, False), (S.SUCCEEDED, True)),
+    "told_but_rolled_back": ((S.DISPATCHING, True, False), (S.SUCCEEDED, True)),
+    "fenced_meanwhile": ((S.DISPATCHING, False, True), (S.DISPATCHING, True)),
+}
+
+
+@pytest.mark.parametrize("case", list(GUESSES))
+def test_an_outcome_is_one_compare_and_set_when_its_claim_still_holds(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """The outcome expects the state this engine last gave its claim: when the occurrence is
+    there, with the claim's generation and the ledger's epoch, it moves without being read
+    first; when anything differs it is read, and settled or ignored as before."""
+    (actual, told, fenced), (after, read_first) = GUESSES[case]
+    engine, occ_id = stages.due(ledger, clock)
+    claim = stages.claim(engine, occ_id, PassReport(), gate=stages.gate(engine, "daily-ops-summary"), state=S.DUE)
+    assert claim is not None
+    with ledger.write() as session:
+        session.execute(update(Occurrence).where(Occurrence.occurrence_id == occ_id).values(state=actual))
+    if told:
+        engine.context.marked.add(occ_id)
+    if fenced:
+        fence(ledger, clock, note="host lost")
+    reads: list[str] = []
+    real = statements.standing
+    monkeypatch.setattr(statements, "standing", lambda session, oid: reads.append(oid) or real(session, oid))
+    stages.execute(engine, claim, PassReport())
+    with ledger.read() as session:
+        occ = session.get(Occurrence, occ_id)
+        attempt = session.get(Attempt, claim.attempt_id)
+        last = session.scalars(select(Event).where(Event.occurrence_id == occ_id).order_by(Event.id.desc())).first()
+    assert occ is not None and attempt is not None and last is not None
+    assert (occ.state, bool(reads)) == (after, read_first)
+    assert attempt.finished_at is not None
+    assert attempt.outcome is (None if fenced else S.SUCCEEDED)
+    assert last.kind == ("attempt.ignored" if fenced else "occurrence.transitioned")
+    assert occ_id not in engine.context.marked
