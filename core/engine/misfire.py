@@ -19,6 +19,7 @@ from core.enums import Kind, MisfirePolicy
 from core.ledger.expired import ExpiryCut, fixed_offset
 from core.recurrence.compile import CompiledSchedule, CountHint
 from core.recurrence.expand import expand
+from core.recurrence.fast import fast_nominals, fast_rule
 from core.recurrence.periods import PeriodState
 from core.time.durations import format_duration
 
@@ -185,12 +186,16 @@ def _runnable_positions(
     compiled: CompiledSchedule, lo: datetime, hi: datetime, hint: CountHint | None, periods: PeriodState | None = None
 ) -> list[datetime]:
     """Positions of the runnable rows in [lo, hi), in order. Where the zone's offset
-    is fixed and only the rule shapes the rows, straight from the rule's times."""
+    is fixed and only the rule shapes the rows, straight from the rule's times (by date
+    arithmetic where :func:`~core.recurrence.fast.fast_rule` can expand the rule)."""
     offset = fixed_offset(compiled, lo, hi) if compiled.spec.kind is Kind.CALENDAR else None
     if offset is None or compiled.spec.start is None:
         return [row.position for row in expand(compiled, lo, hi, count_hint=hint, periods=periods) if row.runnable]
     out = []
-    for when, _moved in compiled.nominals((lo + offset).replace(tzinfo=None), hint=hint):
+    after = (lo + offset).replace(tzinfo=None)
+    fast = fast_rule(compiled)  # date arithmetic where it gives the rule's times, not the rrule's walk
+    walls = fast_nominals(fast, after) if fast is not None else compiled.nominals(after, hint=hint)
+    for when, _moved in walls:
         position = (when - offset).replace(tzinfo=UTC)
         if position >= hi or (compiled.end_utc is not None and position > compiled.end_utc):
             break

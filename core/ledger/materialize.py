@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import re
 import threading
 from collections import OrderedDict
@@ -374,33 +375,47 @@ def _pg_value(value: Any, name: str) -> Any:
 #: The columns of an occurrence row that hold instants, and those that hold an enum's value.
 _INSTANTS = frozenset({"resolved_utc", "position_utc", "due_at", "created_at", "updated_at"})
 _ENUMS = frozenset({"kind", "state"})
+#: The instants a batch's rows share (the moment they were written).
+_BATCH_INSTANTS = frozenset({"created_at", "updated_at"})
 
 
 def _sqlite_values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
     """``rows`` as the tuples SQLite stores (see :class:`~core.ledger.models.UtcDateTime` and
-    :class:`~core.ledger.models.EnumText`); one instant's text is computed once."""
-    texts: dict[datetime, str] = {}
-    last: list[Any] = [None, None]  # the instant converted last and its text: a row's repeat it
-
-    def text(value: datetime) -> str:
-        if value is last[0]:
-            return str(last[1])
-        found = texts.get(value)
-        if found is None:
-            found = texts[value] = sqlite_utc_text(value)
-        last[:] = [value, found]
-        return found
-
+    :class:`~core.ledger.models.EnumText`). A row's instants are mostly one instant (resolved,
+    position, due without jitter) and the batch's moment (created, updated): each is formatted
+    once, found again by comparing with the one before."""
+    pick = operator.itemgetter(*names)
     instants = [i for i, name in enumerate(names) if name in _INSTANTS]
+    shared = {i for i, name in enumerate(names) if name in _BATCH_INSTANTS}
     enums = [i for i, name in enumerate(names) if name in _ENUMS]
+    enum_text: dict[Any, str] = {}
+    moments: dict[datetime, str] = {}  # instants seen in more than one row (the batch's now)
     out = []
     for row in rows:
-        values = [row[name] for name in names]
+        values = list(pick(row))
+        previous: datetime | None = None
+        previous_text = ""
         for i in instants:
-            if values[i] is not None:
-                values[i] = text(values[i])
+            value = values[i]
+            if value is None:
+                continue
+            if previous is not None and (value is previous or value == previous):
+                values[i] = previous_text
+                continue
+            if i in shared:
+                found = moments.get(value)
+                if found is None:
+                    found = moments[value] = sqlite_utc_text(value)
+            else:
+                found = sqlite_utc_text(value)
+            values[i] = previous_text = found
+            previous = value
         for i in enums:
-            values[i] = str(values[i])
+            value = values[i]
+            text = enum_text.get(value)
+            if text is None:
+                text = enum_text[value] = str(value)
+            values[i] = text
         out.append(tuple(values))
     return out
 

@@ -160,7 +160,15 @@ def fast_walls(rule: FastRule, after: datetime | None = None) -> Iterator[tuple[
     """:func:`fast_nominals`' wall times, each beside its second reading (the same time with
     ``fold=1``), which tells whether it exists exactly once: made from the date as the time is,
     it costs a fifth of ``replace(fold=1)``."""
-    return cast("Iterator[tuple[datetime, datetime]]", _walls(rule, after, [t.replace(fold=1) for t in rule.times]))
+    return cast("Iterator[tuple[datetime, datetime]]", _walls(rule, after, _second_readings(rule.times)))
+
+
+@functools.lru_cache(maxsize=_KEPT_TIMES)
+def _second_readings(times: tuple[time, ...]) -> tuple[time, ...]:
+    """``times`` with ``fold=1``, kept like the times themselves (:func:`_sub_daily_times`): an
+    every-minute rule has 1,440, and the misfire step and materialization ask for them on every
+    expansion."""
+    return tuple(t.replace(fold=1) for t in times)
 
 
 def _walls(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.engine import misfire
 from core.engine.misfire import Action, Due, certain_expiry, plan_recovery
 from core.enums import MisfirePolicy
 from core.recurrence.compile import CompiledSchedule, CountHint, compile_schedule
@@ -258,3 +260,29 @@ def test_a_known_place_at_the_time_asked_is_not_the_place_before_it() -> None:
     assert compiled.count_position(datetime(2026, 1, 2, 0, 0), CountHint(datetime(2026, 1, 2), 24)) == CountHint(
         datetime(2026, 1, 1, 23, 0), 23
     )
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "FREQ=HOURLY;BYMINUTE=5",
+        "FREQ=MINUTELY",
+        "FREQ=MINUTELY;INTERVAL=15;BYHOUR=9,10,11",
+        "FREQ=DAILY;BYHOUR=6;BYMINUTE=15",
+        "FREQ=WEEKLY;BYDAY=MO,TH;BYHOUR=9",
+        "FREQ=MONTHLY;BYMONTHDAY=1,-1;BYHOUR=23;BYMINUTE=59",
+        "FREQ=HOURLY;UNTIL=20260305T000000",
+    ],
+)
+@pytest.mark.parametrize("bound", [1, 3, 40])
+def test_a_fast_rules_cut_is_found_by_date_arithmetic(rule: str, bound: int) -> None:
+    """Counted, not timed: where date arithmetic gives the rule's times (a fixed offset, no
+    exclusions), the newest late runs are found without walking dateutil's rrule, at the cut
+    the rrule's walk finds."""
+    compiled = _compiled(timeZone="UTC", rule=rule, misfirePolicy="CATCH_UP_BOUNDED", maxCatchUp=bound)
+    with mock.patch.object(misfire, "fast_rule", lambda compiled: None):
+        walked = certain_expiry(compiled, FROM, NOW)
+    with mock.patch.object(CompiledSchedule, "nominals", side_effect=AssertionError("the rrule was walked")):
+        found = certain_expiry(compiled, FROM, NOW)
+    assert found == walked
+    assert found is not None or bound > 1  # the newest late run is always there

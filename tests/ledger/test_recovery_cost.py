@@ -107,6 +107,8 @@ ROWS = [
     _row("occ-plain"),
     _row("occ-microseconds", position_utc=datetime(2026, 3, 8, 7, 30, 0, 250, tzinfo=UTC)),
     _row("occ-other-offset", due_at=datetime(2026, 3, 8, 2, 31, tzinfo=NEW_YORK), reason="later by jitter"),
+    _row("occ-same-instant-other-offset", due_at=datetime(2026, 3, 8, 2, 30, tzinfo=NEW_YORK)),
+    _row("occ-created-apart", created_at=NOW + timedelta(seconds=1), updated_at=NOW + timedelta(seconds=1)),
     _row(
         "occ-skipped",
         resolved_utc=None,
