@@ -48,7 +48,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     from core.errors import UserError
     from core.recurrence.compile import compile_schedule
     from core.recurrence.preview import MAX_PREVIEW_ROWS, stream_preview
-    from core.render import write
+    from core.render import needs_ids, write
     from core.time.zones import LAST_INSTANT
 
     spec = read_spec(args.spec)
@@ -62,6 +62,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if args.count is not None and args.count > MAX_PREVIEW_ROWS:
         raise UsageError(f"--count: at most {MAX_PREVIEW_ROWS:,} rows, got {args.count:,}")
     wanted = args.count or DEFAULT_COUNT
+    ids = needs_ids(args.format)
     try:
         if args.until is not None:
             until = parse_time(args.until, "--until", zone)
@@ -69,9 +70,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 raise UsageError(
                     f"--until: {args.until!r} is not after the start of the preview ({start:%Y-%m-%dT%H:%M:%SZ})"
                 )
-            stream = stream_preview(spec, start, until=until, compiled=compiled)
+            stream = stream_preview(spec, start, until=until, compiled=compiled, ids=ids)
         else:
-            stream = stream_preview(spec, start, count=wanted, compiled=compiled)
+            stream = stream_preview(spec, start, count=wanted, compiled=compiled, ids=ids)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
     written, last = [0], [start]

@@ -60,24 +60,33 @@ _EPOCH_NAIVE = datetime(1970, 1, 1)
 
 
 class _RowMaker:
-    """Attaches identity to readings; per-schedule constants are looked up once."""
+    """Attaches identity to readings; per-schedule constants are looked up once.
 
-    __slots__ = ("ids", "jitter", "revision", "schedule_id")
+    Without ``ids`` (a reader that shows no ids, such as the table) a row's occurrence id is
+    ``""`` and its slot id None, unless the ids decide something the reader sees: a jitter
+    (the delay comes from the occurrence id) or business periods (a duplicate's reason names
+    its period's winner). Rows colliding on one instant get theirs when they are settled
+    (:func:`_settle`), whose reasons name the winner."""
 
-    def __init__(self, compiled: CompiledSchedule) -> None:
-        self.schedule_id = compiled.spec.schedule_id
-        self.revision = compiled.spec.revision
+    __slots__ = ("ids", "jitter", "revision", "schedule_id", "with_ids")
+
+    def __init__(self, compiled: CompiledSchedule, ids: bool = True) -> None:
+        spec = compiled.spec
+        self.schedule_id = spec.schedule_id
+        self.revision = spec.revision
         self.ids = IdFactory(self.schedule_id, self.revision)
-        self.jitter = int(compiled.spec.jitter.total_seconds())
+        self.jitter = int(spec.jitter.total_seconds())
+        self.with_ids = ids or bool(self.jitter) or bool(spec.business_period)
 
     def __call__(self, nominal: datetime, r: Reading) -> Occurrence:
         nominal_local = nominal.isoformat() if not nominal.microsecond else fmt_local(nominal)
-        occ = self.ids.occurrence(nominal_local, r.fold_ordinal)
+        with_ids = self.with_ids
+        occ = self.ids.occurrence(nominal_local, r.fold_ordinal) if with_ids else ""
         resolved_utc = slot = None
         delay = 0
         if r.resolved is not None:
             resolved_utc = (_EPOCH_NAIVE + (r.resolved - _EPOCH)).isoformat() + "Z"
-            slot = self.ids.slot(resolved_utc)
+            slot = self.ids.slot(resolved_utc) if with_ids else None
             if self.jitter:
                 delay = jitter_seconds(occ, self.jitter)
         return Occurrence(
@@ -106,7 +115,11 @@ class _RowMaker:
         utc = nominal - offset
         instant = _EPOCH + (utc - _EPOCH_NAIVE)
         resolved_utc = utc.isoformat() + "Z"
-        occ = self.ids.occurrence(nominal_local, 0)
+        if self.with_ids:
+            occ = self.ids.occurrence(nominal_local, 0)
+            slot = self.ids.slot(resolved_utc)
+        else:
+            occ, slot = "", None
         delay = jitter_seconds(occ, self.jitter) if self.jitter else 0
         return Occurrence(
             self.schedule_id,
@@ -120,7 +133,7 @@ class _RowMaker:
             abbreviation,
             None,
             occ,
-            self.ids.slot(resolved_utc),
+            slot,
             nominal_local,
             resolved_utc,
             None,
@@ -163,12 +176,11 @@ def _business_day(row: Occurrence, moved: str | None, reason: str, *, skipped: b
 
 
 def _calendar_rows(
-    compiled: CompiledSchedule, from_local: datetime | None, limit: int, hint: CountHint | None = None
+    compiled: CompiledSchedule, make: _RowMaker, from_local: datetime | None, limit: int, hint: CountHint | None
 ) -> Iterator[Occurrence]:
     zone, name = compiled.zone, compiled.spec.time_zone
     index = compiled.index or zone_index(name)
     gap, fold = compiled.gap_policy, compiled.fold_policy
-    make = _RowMaker(compiled)
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)
     days = compiled.business_days
     if days is not None and from_local is not None:
@@ -177,7 +189,7 @@ def _calendar_rows(
     nominals: Iterable[tuple[datetime, str | None]]
     resolve_at: Callable[[datetime], list[Reading]]
     if fast is not None and days is None and not excludes:
-        yield from _plain_rows(compiled, fast_walls(fast, from_local), limit)
+        yield from _plain_rows(compiled, make, fast_walls(fast, from_local), limit)
         return
     if fast is not None:  # date arithmetic, the same times as the rule's rrule
         nominals, resolve_at = fast_nominals(fast, from_local), Resolver(zone, name, gap, fold)
@@ -203,14 +215,13 @@ def _calendar_rows(
 
 
 def _plain_rows(
-    compiled: CompiledSchedule, walls: Iterable[tuple[datetime, datetime]], limit: int
+    compiled: CompiledSchedule, make: _RowMaker, walls: Iterable[tuple[datetime, datetime]], limit: int
 ) -> Iterator[Occurrence]:
     """:func:`_calendar_rows` of a fast rule without business days or exclusions: a wall time
     that exists once (its two readings, ``walls`` gives both, have one offset) becomes its row
     directly, the others are resolved by :class:`Resolver`."""
     zone = compiled.zone
     general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
-    make = _RowMaker(compiled)
     scheduled = make.scheduled
     utcoffset, tzname = zone.utcoffset, zone.tzname
     for scanned, (nominal, second) in enumerate(walls, 1):
@@ -230,11 +241,12 @@ def _resolve_wall(
     return resolve(zone, name, wall, gap, fold, index)
 
 
-def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit: int) -> Iterator[Occurrence]:
+def _interval_rows(
+    compiled: CompiledSchedule, make: _RowMaker, from_utc: datetime | None, limit: int
+) -> Iterator[Occurrence]:
     spec = compiled.spec
     assert spec.every is not None and spec.anchor is not None
     zone = compiled.zone
-    make = _RowMaker(compiled)
     k = 0
     if from_utc is not None and from_utc > spec.anchor:
         k = math.floor((from_utc - spec.anchor) / spec.every)
@@ -309,11 +321,10 @@ def _until_calendar_ends(rows: Iterator[Occurrence]) -> Iterator[Occurrence]:
         return
 
 
-def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
+def _after_completion_rows(compiled: CompiledSchedule, make: _RowMaker) -> Iterator[Occurrence]:
     """Only the first appointment is known in advance; later ones follow completions."""
     spec = compiled.spec
     assert spec.start is not None and spec.delay is not None
-    make = _RowMaker(compiled)
     for reading in resolve(compiled.zone, spec.time_zone, spec.start, compiled.gap_policy, compiled.fold_policy):
         row = make(spec.start, reading)
         note = f"first appointment; each later run is due {human_duration(spec.delay)} after the previous one finishes"
@@ -401,9 +412,25 @@ def _pick_winner(group: list[Occurrence]) -> Occurrence:
     return min(pool, key=lambda r: (r.nominal_local, r.fold_ordinal))
 
 
+@functools.lru_cache(maxsize=64)
+def _id_factory(schedule_id: str, revision: int) -> IdFactory:
+    return IdFactory(schedule_id, revision)
+
+
+def _with_ids(rows: list[Occurrence]) -> None:
+    """Gives the rows made without ids (:class:`_RowMaker`) theirs: a duplicate's reason names its winner."""
+    for row in rows:
+        if not row.occurrence_id:
+            ids = _id_factory(row.schedule_id, row.revision)
+            row.occurrence_id = ids.occurrence(row.nominal_local, row.fold_ordinal)
+            if row.resolved_utc is not None:
+                row.logical_slot_id = ids.slot(row.resolved_utc)
+
+
 def _settle(rows: list[Occurrence]) -> list[Occurrence]:
     if len(rows) == 1:
         return rows
+    _with_ids(rows)
     runnable = [r for r in rows if r.runnable]
     if len(runnable) > 1:
         winner = _pick_winner(runnable)
@@ -476,6 +503,7 @@ def iter_rows(
     count_hint: CountHint | None = None,
     periods: PeriodState | None = None,
     marks: PeriodMarks | None = None,
+    ids: bool = True,
 ) -> Iterator[Occurrence]:
     """Every row with positionUtc >= ``start`` (aware), in order, without end.
 
@@ -483,9 +511,11 @@ def iter_rows(
     (see :meth:`CompiledSchedule.count_position`); the rows are the same. With
     ``businessPeriod``, rows are settled from the schedule's beginning, or from
     ``periods`` when it lies at or before ``start``; ``marks`` follows the periods
-    (see :mod:`core.recurrence.periods`)."""
+    (see :mod:`core.recurrence.periods`). ``ids=False``, for a reader that shows no ids, leaves
+    them out where nothing it shows depends on them (:class:`_RowMaker`)."""
     spec = compiled.spec
     period = spec.business_period
+    make = _RowMaker(compiled, ids)
     # Business periods are settled from the schedule's beginning (or a state kept of it),
     # so that a row's status never depends on where a listing starts.
     seed = periods if period and periods is not None and start is not None and periods.at <= start else None
@@ -494,12 +524,14 @@ def iter_rows(
         from_local = None
         if from_utc is not None:
             from_local = shifted(from_utc, _offset_bounds(compiled.zone, from_utc.year)[0]).replace(tzinfo=None)
-        rows: Iterator[Occurrence] = _until_calendar_ends(_calendar_rows(compiled, from_local, scan_limit, count_hint))
+        rows: Iterator[Occurrence] = _until_calendar_ends(
+            _calendar_rows(compiled, make, from_local, scan_limit, count_hint)
+        )
     elif spec.kind is Kind.INTERVAL:
         # positions are the interval's instants
-        rows = _until_calendar_ends(_interval_rows(compiled, from_utc, scan_limit))
+        rows = _until_calendar_ends(_interval_rows(compiled, make, from_utc, scan_limit))
     else:
-        rows = _after_completion_rows(compiled)
+        rows = _after_completion_rows(compiled, make)
     days = compiled.business_days
     rows = _ordered(rows, compiled.zone, days.floor if days is not None else None)
     if period:
