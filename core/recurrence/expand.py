@@ -19,7 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from zoneinfo import ZoneInfo
 
 from core.enums import FoldPolicy, GapPolicy, Kind, Status
@@ -108,38 +108,6 @@ class _RowMaker:
             delay,
         )
 
-    def scheduled(self, nominal: datetime, offset: timedelta, abbreviation: str | None) -> Occurrence:
-        """The one row of a whole-second wall time that exists once: ``__call__`` of its only
-        reading, without building the reading."""
-        nominal_local = nominal.isoformat()
-        utc = nominal - offset
-        instant = _EPOCH + (utc - _EPOCH_NAIVE)
-        resolved_utc = utc.isoformat() + "Z"
-        if self.with_ids:
-            occ = self.ids.occurrence(nominal_local, 0)
-            slot = self.ids.slot(resolved_utc)
-        else:
-            occ, slot = "", None
-        delay = jitter_seconds(occ, self.jitter) if self.jitter else 0
-        return Occurrence(
-            self.schedule_id,
-            self.revision,
-            nominal,
-            0,
-            Status.SCHEDULED,
-            instant,
-            instant,
-            offset,
-            abbreviation,
-            None,
-            occ,
-            slot,
-            nominal_local,
-            resolved_utc,
-            None,
-            delay,
-        )
-
 
 def _visited_too_many(limit: int) -> ComputeLimitError:
     return ComputeLimitError(f"the expansion visited {limit:,} times without finishing; ask for a shorter range")
@@ -219,20 +187,48 @@ def _plain_rows(
 ) -> Iterator[Occurrence]:
     """:func:`_calendar_rows` of a fast rule without business days or exclusions: a wall time
     that exists once (its two readings, ``walls`` gives both, have one offset) becomes its row
-    directly, the others are resolved by :class:`Resolver`."""
+    here, what ``make`` would make of its only reading without building the reading; the others
+    are resolved by :class:`Resolver`."""
     zone = compiled.zone
     general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
-    scheduled = make.scheduled
     utcoffset, tzname = zone.utcoffset, zone.tzname
+    schedule_id, revision, jitter, scheduled = make.schedule_id, make.revision, make.jitter, Status.SCHEDULED
+    row_ids = make.ids.row_ids if make.with_ids else None
     for scanned, (nominal, second) in enumerate(walls, 1):
         if scanned > limit:
             raise _visited_too_many(limit)
         off = utcoffset(nominal)
         if off is not None and off == utcoffset(second):
-            yield scheduled(nominal, off, tzname(nominal))
+            nominal_local = nominal.isoformat()
+            utc = nominal - off
+            instant = _EPOCH + (utc - _EPOCH_NAIVE)
+            resolved_utc = utc.isoformat() + "Z"
+            occ, slot = row_ids(nominal_local, resolved_utc) if row_ids is not None else _NO_IDS
+            yield Occurrence(
+                schedule_id,
+                revision,
+                nominal,
+                0,
+                scheduled,
+                instant,
+                instant,
+                off,
+                tzname(nominal),
+                None,
+                occ,
+                slot,
+                nominal_local,
+                resolved_utc,
+                None,
+                jitter_seconds(occ, jitter) if jitter else 0,
+            )
         else:
             for reading in general(nominal):
                 yield make(nominal, reading)
+
+
+#: The ids of a row made without them (:class:`_RowMaker`).
+_NO_IDS: tuple[str, None] = ("", None)
 
 
 def _resolve_wall(
@@ -301,7 +297,9 @@ def _offset_bounds(zone: ZoneInfo, year: int) -> tuple[timedelta, timedelta]:
     # only where two readings differ are the changes between them found, any number of them.
     walls = list(map(datetime(year - 1, 12, 28).__add__, _SAMPLES))
     read = list(map(zone.utcoffset, walls))
-    offsets = {off for off in read if off is not None}
+    held = set(read)
+    held.discard(None)
+    offsets = cast("set[timedelta]", held)
     for i in itertools.compress(itertools.count(), map(operator.ne, read, read[1:])):
         (a, before), (b, after) = (walls[i], read[i]), (walls[i + 1], read[i + 1])
         assert before is not None and after is not None
@@ -351,6 +349,7 @@ def _ordered(
     year = 0
     base = _EPOCH_NAIVE
     group: list[Occurrence] = []
+    at: datetime | None = None  # the group's position
     for row in rows:
         key = (row.position, row.nominal_local, row.fold_ordinal)
         if len(buf) == head or buf[-1][0] <= key:
@@ -368,16 +367,20 @@ def _ordered(
             continue
         if buf[head][0][0] >= safe:
             continue
-        while head < len(buf) and buf[head][0][0] < safe:
-            ready = buf[head][1]
+        while head < len(buf):
+            held, ready = buf[head]
+            position = held[0]
+            if position >= safe:
+                break
             head += 1
-            if group and ready.position != group[0].position:
-                if len(group) == 1:
-                    yield group[0]
-                else:
-                    yield from _settle(group)
-                group = []
-            group.append(ready)
+            if position == at:
+                group.append(ready)
+                continue
+            if len(group) == 1:
+                yield group[0]
+            elif group:
+                yield from _settle(group)
+            group, at = [ready], position
         if head > _RELEASED_KEPT:
             del buf[:head]
             head = 0
@@ -538,13 +541,22 @@ def iter_rows(
         if seed is not None:  # the periods before ``seed.at`` are in its winners
             rows = (row for row in rows if row.position >= seed.at)
         rows = _periods(rows, period, seed, marks)
+    # The rows come in the order of their positions: those before ``start`` are dropped, and the
+    # rows end at the schedule's end (each step in C once it holds).
+    if start is not None:
+        rows = itertools.dropwhile(functools.partial(_before, start), rows)
     end_utc = compiled.end_utc
-    for row in rows:
-        if end_utc is not None and row.position > end_utc:
-            return
-        if start is not None and row.position < start:
-            continue
-        yield row
+    if end_utc is not None:
+        rows = itertools.takewhile(functools.partial(_at_or_before, end_utc), rows)
+    yield from rows
+
+
+def _before(instant: datetime, row: Occurrence) -> bool:
+    return row.position < instant
+
+
+def _at_or_before(instant: datetime, row: Occurrence) -> bool:
+    return row.position <= instant
 
 
 def expand(
