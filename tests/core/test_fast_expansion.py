@@ -103,13 +103,19 @@ def _divides_the_day(rule: str) -> bool:
     return steps is None or steps % int(parts.get("INTERVAL", "1")) == 0
 
 
+#: A rule in a zone from a start, under a gap and a fold policy.
+SCHEDULES = {
+    "rule": rules(),
+    "zone": st.sampled_from(ZONES),
+    "start": st.sampled_from(STARTS),
+    "gap": st.sampled_from(["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]),
+    "fold": st.sampled_from(["FIRST_ONLY", "SECOND_ONLY", "BOTH"]),
+}
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    rule=rules(),
-    zone=st.sampled_from(ZONES),
-    start=st.sampled_from(STARTS),
-    gap=st.sampled_from(["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]),
-    fold=st.sampled_from(["FIRST_ONLY", "SECOND_ONLY", "BOTH"]),
+    **SCHEDULES,
     invalid=st.sampled_from(["OMIT", "BACKWARD", "FORWARD"]),
     later=st.sampled_from([None, timedelta(0), timedelta(days=3, hours=5), timedelta(days=400)]),
 )
@@ -238,14 +244,7 @@ def test_an_every_minute_rules_second_readings_are_built_once() -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    rule=rules(),
-    zone=st.sampled_from(ZONES),
-    start=st.sampled_from(STARTS),
-    gap=st.sampled_from(["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]),
-    fold=st.sampled_from(["FIRST_ONLY", "SECOND_ONLY", "BOTH"]),
-    later=st.sampled_from([None, timedelta(days=3, hours=5)]),
-)
+@given(**SCHEDULES, later=st.sampled_from([None, timedelta(days=3, hours=5)]))
 def test_a_few_rows_a_day_held_two_days_come_out_as_with_each_years_offsets(
     rule: str, zone: str, start: datetime, gap: str, fold: str, later: timedelta | None
 ) -> None:

@@ -18,74 +18,58 @@ from core.recurrence.preview import build_preview, stream_preview
 from core.render import needs_ids, render, write
 from core.spec.validation import parse_spec
 
-CASES = [
-    pytest.param({}, "2026-03-01", id="new_york_gap_skip"),
-    pytest.param(
-        {"rule": "FREQ=DAILY;BYHOUR=2,3;BYMINUTE=0,30", "gapPolicy": "SHIFT_FORWARD", "foldPolicy": "BOTH"},
+_FORWARD = {"gapPolicy": "SHIFT_FORWARD"}
+_HOLIDAYS = {"businessCalendar": {"holidays": ["US-NY"]}, "holidayPolicy": "NEXT_BUSINESS_DAY"}
+#: (id, zone, rule, more of the spec, where the rows start): clock changes of real zones first.
+_TABLE = [
+    ("new_york_gap_skip", "America/New_York", "FREQ=DAILY;BYHOUR=2;BYMINUTE=30", {}, "2026-03-01"),
+    (
+        "new_york_gap_collides_with_three",
+        "America/New_York",
+        "FREQ=DAILY;BYHOUR=2,3;BYMINUTE=0,30",
+        {"gapPolicy": "SHIFT_FORWARD", "foldPolicy": "BOTH"},
         "2026-03-05",
-        id="new_york_gap_collides_with_three",
     ),
-    pytest.param({"rule": "FREQ=MINUTELY;INTERVAL=10", "foldPolicy": "BOTH"}, "2026-10-31", id="new_york_fold_both"),
-    pytest.param(
-        {"timeZone": "Australia/Lord_Howe", "rule": "FREQ=MINUTELY;INTERVAL=15", "gapPolicy": "SHIFT_FORWARD"},
-        "2026-04-04T14:00:00",
-        id="lord_howe_30min_fold",
-    ),
-    pytest.param(
-        {"timeZone": "Australia/Lord_Howe", "rule": "FREQ=HOURLY", "gapPolicy": "SHIFT_FORWARD"},
-        "2026-10-03T14:00:00",
-        id="lord_howe_30min_gap",
-    ),
-    pytest.param(
-        {"timeZone": "Pacific/Chatham", "rule": "FREQ=MINUTELY;INTERVAL=15", "foldPolicy": "BOTH"},
-        "2026-04-04T12:00:00",
-        id="chatham_fold",
-    ),
-    pytest.param(
-        {"timeZone": "Pacific/Apia", "rule": "FREQ=HOURLY;INTERVAL=6", "start": "2011-12-25T00:00:00"},
-        "2011-12-28",
-        id="apia_2011_lost_day",
-    ),
-    pytest.param(
-        {"timeZone": "Antarctica/Troll", "rule": "FREQ=MINUTELY;INTERVAL=20", "gapPolicy": "SHIFT_FORWARD"},
-        "2026-03-28T23:00:00",
-        id="troll_two_hour_gap",
-    ),
-    pytest.param(
-        {"timeZone": "Europe/Berlin", "rule": "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2;BYMINUTE=30", "gapPolicy": "SHIFT_BY_GAP"},
+    ("new_york_fold_both", "America/New_York", "FREQ=MINUTELY;INTERVAL=10", {"foldPolicy": "BOTH"}, "2026-10-31"),
+    ("lord_howe_30min_fold", "Australia/Lord_Howe", "FREQ=MINUTELY;INTERVAL=15", _FORWARD, "2026-04-04T14:00:00"),
+    ("lord_howe_30min_gap", "Australia/Lord_Howe", "FREQ=HOURLY", _FORWARD, "2026-10-03T14:00:00"),
+    ("chatham_fold", "Pacific/Chatham", "FREQ=MINUTELY;INTERVAL=15", {"foldPolicy": "BOTH"}, "2026-04-04T12:00:00"),
+    ("apia_2011_lost_day", "Pacific/Apia", "FREQ=HOURLY;INTERVAL=6", {"start": "2011-12-25T00:00:00"}, "2011-12-28"),
+    ("troll_two_hour_gap", "Antarctica/Troll", "FREQ=MINUTELY;INTERVAL=20", _FORWARD, "2026-03-28T23:00:00"),
+    (
+        "berlin_weekly_shift_by_gap",
+        "Europe/Berlin",
+        "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2;BYMINUTE=30",
+        {"gapPolicy": "SHIFT_BY_GAP"},
         "2026-03-01",
-        id="berlin_weekly_shift_by_gap",
     ),
-    pytest.param({"rule": "FREQ=DAILY;BYHOUR=9", "jitter": "PT5M"}, "2026-03-01", id="jitter"),
-    pytest.param(
-        {"rule": "FREQ=HOURLY;INTERVAL=4", "businessPeriod": "{nominal:%Y-%m-%d}", "gapPolicy": "SHIFT_FORWARD"},
+    ("jitter", "America/New_York", "FREQ=DAILY;BYHOUR=9", {"jitter": "PT5M"}, "2026-03-01"),
+    (
+        "business_period",
+        "America/New_York",
+        "FREQ=HOURLY;INTERVAL=4",
+        {"businessPeriod": "{nominal:%Y-%m-%d}", **_FORWARD},
         "2026-03-06",
-        id="business_period",
     ),
-    pytest.param(
-        {
-            "rule": "FREQ=DAILY;BYHOUR=9",
-            "businessCalendar": {"holidays": ["US-NY"]},
-            "holidayPolicy": "NEXT_BUSINESS_DAY",
-        },
-        "2026-11-20",
-        id="business_days",
-    ),
-    pytest.param(
-        {"rule": "FREQ=MINUTELY;INTERVAL=7", "exclude": ["2026-03-08"], "gapPolicy": "SHIFT_FORWARD"},
-        "2026-03-07",
-        id="excluded",
-    ),
-    pytest.param(
-        {"kind": "interval", "every": "PT45M", "anchor": "2026-10-31T00:00:00Z", "rule": DROP, "start": DROP},
+    ("business_days", "America/New_York", "FREQ=DAILY;BYHOUR=9", _HOLIDAYS, "2026-11-20"),
+    ("excluded", "America/New_York", "FREQ=MINUTELY;INTERVAL=7", {"exclude": ["2026-03-08"], **_FORWARD}, "2026-03-07"),
+    (
+        "interval_fold",
+        "America/New_York",
+        DROP,
+        {"kind": "interval", "every": "PT45M", "anchor": "2026-10-31T00:00:00Z", "start": DROP},
         "2026-11-01",
-        id="interval_fold",
     ),
-    pytest.param(
-        {"kind": "after_completion", "delay": "PT24H", "start": "2026-03-08T02:30:00", "rule": DROP},
+    (
+        "after_completion_in_gap",
+        "America/New_York",
+        DROP,
+        {"kind": "after_completion", "delay": "PT24H", "start": "2026-03-08T02:30:00"},
         "2026-03-01",
-        id="after_completion_in_gap",
     ),
+]
+CASES = [
+    pytest.param({"timeZone": zone, "rule": rule, **more}, start, id=name) for name, zone, rule, more, start in _TABLE
 ]
 
 
