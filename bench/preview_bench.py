@@ -8,8 +8,9 @@ or fold handling, no ids, no reasons.
 Measured:
 
 - whole processes: ``schedctl preview FILE --count N --format F`` against the
-  floor as a script of its own, both writing to /dev/null (wall seconds, the
-  best of ``--runs``; peak RSS of the largest);
+  floor as a script of its own, both writing to /dev/null, run in turn (wall
+  and CPU seconds, the best of ``--runs``, CPU being what a loaded machine
+  disturbs least; peak RSS of the largest);
 - the same rules in process: Tidemark's expansion (resolution, ids, reasons,
   ordering) against the floor's loop without writing;
 - weekly and monthly rules, and a weekday rule with a business calendar, whose
@@ -124,9 +125,14 @@ def run_process(argv: list[str]) -> tuple[float, int, float]:
     return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
-def best_process(runs: int, argv: list[str]) -> tuple[float, int]:
-    results = [run_process(argv) for _ in range(runs)]
-    return min(w for w, _, _ in results), max(r for _, r, _ in results)
+def best_processes(runs: int, *argvs: list[str]) -> list[tuple[float, float, int]]:
+    """Each command run ``runs`` times in turn with the others (so that a load that comes and goes
+    touches all alike): the fastest wall and CPU seconds of each, and its largest peak RSS (KiB)."""
+    results: list[list[tuple[float, int, float]]] = [[] for _ in argvs]
+    for _ in range(runs):
+        for argv, got in zip(argvs, results, strict=True):
+            got.append(run_process(argv))
+    return [(min(w for w, _, _ in got), min(c for _, _, c in got), max(r for _, r, _ in got)) for got in results]
 
 
 def write_spec(folder: Path, name: str, rule_text: str, **more: object) -> Path:
@@ -186,7 +192,9 @@ def whole_process(runs: int, rows: int, million: int, folder: Path) -> None:
     floor_script = folder / "floor.py"
     floor_script.write_text(FLOOR_SCRIPT)
     py = sys.executable
-    print(f"{'whole process, to /dev/null':60} {'floor s':>10} {'tidemark s':>10} {'peak MiB':>8} {'ratio':>6}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{'whole process, to /dev/null (load ' + load + ')':60} {'floor s':>10} {'tidemark s':>10}", end="")
+    print(f" {'peak MiB':>8} {'ratio':>6} {'floor cpu':>10} {'cpu':>8} {'cpu ratio':>9}")
     cases: list[tuple[str, str, Path, int, str]] = []
     daily = write_spec(folder, "daily", DAILY)
     for fmt in ("json", "csv", "table"):
@@ -200,11 +208,12 @@ def whole_process(runs: int, rows: int, million: int, folder: Path) -> None:
     cases.append((f"weekdays 09:00 US-NY calendar, {rows:,} rows, json", WEEKDAYS, business, rows, "json"))
     seconds: dict[str, float] = {}
     for name, rule_text, path, count, fmt in cases:
-        floor_s, _ = best_process(runs, [py, str(floor_script), rule_text, START, NEW_YORK, str(count)])
+        floor_argv = [py, str(floor_script), rule_text, START, NEW_YORK, str(count)]
         argv = [py, "-m", "core.cli", "preview", str(path), "--from", START, "--count", str(count), "--format", fmt]
-        ours_s, peak = best_process(runs, argv)
+        (floor_s, floor_cpu, _), (ours_s, ours_cpu, peak) = best_processes(runs, floor_argv, argv)
         seconds[name] = ours_s
-        print(f"{name:60} {floor_s:10.3f} {ours_s:10.3f} {peak / 1024:8.1f} {ours_s / floor_s:6.2f}x")
+        print(f"{name:60} {floor_s:10.3f} {ours_s:10.3f} {peak / 1024:8.1f} {ours_s / floor_s:6.2f}x", end="")
+        print(f" {floor_cpu:10.3f} {ours_cpu:8.3f} {ours_cpu / floor_cpu:8.2f}x")
     plain, with_calendar = (seconds[name] for name, *_ in cases[-2:])
     print(calendar_cost(plain, with_calendar, rows))
 

@@ -74,3 +74,13 @@ class IdFactory:
         h = self._slot.copy()
         h.update(f'{resolved_utc}"]'.encode())
         return "slot-" + h.hexdigest()[:32]
+
+    def row_ids(self, nominal_local: str, resolved_utc: str) -> tuple[str, str]:
+        """The occurrence id of the first reading (fold 0) of ``nominal_local`` and the slot id of
+        ``resolved_utc``: :meth:`occurrence` and :meth:`slot` in one call, for the rows of a long
+        expansion."""
+        occ = self._occ.copy()
+        occ.update(f'{nominal_local}",0]'.encode())
+        slot = self._slot.copy()
+        slot.update(f'{resolved_utc}"]'.encode())
+        return "occ-" + occ.hexdigest()[:32], "slot-" + slot.hexdigest()[:32]

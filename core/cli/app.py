@@ -42,13 +42,19 @@ SPEC_COMMANDS = frozenset({"validate", "preview", "explain", "schema", "demos"})
 #: about 55 collections, 7 ms of a 150 ms ``validate``. Rows a preview writes are freed as they
 #: go, so the collector still runs, about once every 50,000 objects held.
 SPEC_GEN0_THRESHOLD = 50_000
+#: pydantic's switch for its plugins (docs.pydantic.dev, "Plugins"). Tidemark uses none, so a spec
+#: command run as the program turns them off unless the variable is set already: otherwise pydantic
+#: asks importlib.metadata for the ``pydantic`` entry points at the first model, a scan of every
+#: installed distribution (docs/decisions.md, "pydantic plugins in the spec commands").
+PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``schedctl`` with ``argv`` (default: the process arguments); returns the exit status.
 
     Run as the program (``argv`` None), a spec command collects young objects seldom
-    (:data:`SPEC_GEN0_THRESHOLD`; any other command keeps Python's thresholds), and it hands every
+    (:data:`SPEC_GEN0_THRESHOLD`; any other command keeps Python's thresholds) and turns pydantic's
+    plugins off unless told otherwise (:data:`PLUGINS_VARIABLE`), and it hands every
     object it holds to the garbage collector's permanent generation before it returns: the
     process ends next, and the collections at the interpreter's exit would otherwise walk all
     that the imports made (a tenth of a small command's time) only for the process to give the
@@ -72,8 +78,11 @@ def _run(argv: Sequence[str] | None, thresholds: tuple[int, ...] | None = None) 
         return EXIT_INVALID
     except SystemExit as exc:  # --help and friends
         return exc.code if isinstance(exc.code, int) else EXIT_OK
-    if thresholds is not None and args.command not in SPEC_COMMANDS:
-        gc.set_threshold(*thresholds)
+    if thresholds is not None:
+        if args.command not in SPEC_COMMANDS:
+            gc.set_threshold(*thresholds)
+        else:
+            os.environ.setdefault(PLUGINS_VARIABLE, "__all__")
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
         _say("schedctl: choose a command (see schedctl --help)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import operator
 import shutil
 import sys
 import textwrap
@@ -22,9 +24,9 @@ from core.cli.output import can_encode, err, out, stdout_is_terminal, terminal_s
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterable, Iterator
+    from datetime import datetime
 
-    from core.recurrence.occurrence import Occurrence
+    from core.recurrence.compile import CompiledSchedule
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -48,8 +50,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     from core.errors import UserError
     from core.recurrence.compile import compile_schedule
     from core.recurrence.preview import MAX_PREVIEW_ROWS, stream_preview
-    from core.render import write
-    from core.time.zones import LAST_INSTANT
+    from core.render import needs_ids, write
 
     spec = read_spec(args.spec)
     try:
@@ -62,6 +63,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if args.count is not None and args.count > MAX_PREVIEW_ROWS:
         raise UsageError(f"--count: at most {MAX_PREVIEW_ROWS:,} rows, got {args.count:,}")
     wanted = args.count or DEFAULT_COUNT
+    ids = needs_ids(args.format)
+    until: datetime | None = None
     try:
         if args.until is not None:
             until = parse_time(args.until, "--until", zone)
@@ -69,28 +72,33 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 raise UsageError(
                     f"--until: {args.until!r} is not after the start of the preview ({start:%Y-%m-%dT%H:%M:%SZ})"
                 )
-            stream = stream_preview(spec, start, until=until, compiled=compiled)
+            stream = stream_preview(spec, start, until=until, compiled=compiled, ids=ids)
         else:
-            stream = stream_preview(spec, start, count=wanted, compiled=compiled)
+            stream = stream_preview(spec, start, count=wanted, compiled=compiled, ids=ids)
     except UserError as exc:
         raise Invalid(problem_lines(args.spec, exc)) from None
-    written, last = [0], [start]
-
-    def counted(rows: Iterable[Occurrence]) -> Iterator[Occurrence]:
-        for row in rows:
-            written[0] += 1
-            last[0] = row.position
-            yield row
-
-    stream.rows = counted(stream.rows)
+    counter = itertools.count()  # the rows written, counted in C as they pass
+    stream.rows = map(operator.itemgetter(0), zip(stream.rows, counter, strict=False))
     unicode = can_encode("✓↷⊘②─—→·")
     colour = use_colour() and args.format == "table"
     # The table, json and csv make their own free texts terminal-safe; a calendar is made so on its way out.
     target = terminal_safe_stream(sys.stdout) if args.format == "ics" else sys.stdout
     write(stream, args.format, target, color=colour, unicode=unicode, stamp=now, safe=True)
-    if last[0] >= LAST_INSTANT and (args.until is not None or written[0] < wanted):
+    if (args.until is not None or next(counter) < wanted) and _reaches_calendar_end(compiled, start, until):
         err(f"{args.spec}: note: the calendar ends with the year 9999; no later rows exist")
     return EXIT_OK
+
+
+def _reaches_calendar_end(compiled: CompiledSchedule, start: datetime, until: datetime | None) -> bool:
+    """Whether a preview that wrote every row from ``start`` (before ``until``) wrote one at the
+    calendar's last instants: then it ended with the calendar, not with the schedule."""
+    from core.recurrence.expand import iter_rows
+    from core.time.zones import LAST_INSTANT
+
+    if until is not None and until <= LAST_INSTANT:
+        return False
+    row = next(iter_rows(compiled, max(start, LAST_INSTANT), ids=False), None)
+    return row is not None and (until is None or row.position < until)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

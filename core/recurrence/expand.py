@@ -19,14 +19,14 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from zoneinfo import ZoneInfo
 
 from core.enums import FoldPolicy, GapPolicy, Kind, Status
 from core.errors import ComputeLimitError
 from core.identity import IdFactory, jitter_seconds
 from core.recurrence.compile import CompiledSchedule, CountHint
-from core.recurrence.fast import Resolver, fast_nominals, fast_rule, fast_walls
+from core.recurrence.fast import FastRule, Resolver, fast_nominals, fast_rule, fast_walls
 from core.recurrence.occurrence import Occurrence
 from core.recurrence.resolve import Reading, resolve
 from core.time.durations import human_duration
@@ -51,6 +51,10 @@ _SAMPLES = [timedelta(hours=12 * k) for k in range(2 * (366 + 9) + 1)]
 #: oldest generation, and make the collector walk everything the process holds every so often
 #: (a tenth of a long preview's time when it was 4096).
 _RELEASED_KEPT = 64
+#: Times of day of a fast rule whose rows are ordered with :data:`_DRIFT` as the greatest offset
+#: (:func:`_ordered`): a few rows a day are held two days, not each year's offsets looked up
+#: (a quarter of a millisecond a year, a microsecond a row of a daily rule).
+_FEW_TIMES = 4
 #: Nominal times an expansion may visit before it gives up with a clear error.
 DEFAULT_SCAN_LIMIT = 20_000_000
 
@@ -60,24 +64,33 @@ _EPOCH_NAIVE = datetime(1970, 1, 1)
 
 
 class _RowMaker:
-    """Attaches identity to readings; per-schedule constants are looked up once."""
+    """Attaches identity to readings; per-schedule constants are looked up once.
 
-    __slots__ = ("ids", "jitter", "revision", "schedule_id")
+    Without ``ids`` (a reader that shows no ids, such as the table) a row's occurrence id is
+    ``""`` and its slot id None, unless the ids decide something the reader sees: a jitter
+    (the delay comes from the occurrence id) or business periods (a duplicate's reason names
+    its period's winner). Rows colliding on one instant get theirs when they are settled
+    (:func:`_settle`), whose reasons name the winner."""
 
-    def __init__(self, compiled: CompiledSchedule) -> None:
-        self.schedule_id = compiled.spec.schedule_id
-        self.revision = compiled.spec.revision
+    __slots__ = ("ids", "jitter", "revision", "schedule_id", "with_ids")
+
+    def __init__(self, compiled: CompiledSchedule, ids: bool = True) -> None:
+        spec = compiled.spec
+        self.schedule_id = spec.schedule_id
+        self.revision = spec.revision
         self.ids = IdFactory(self.schedule_id, self.revision)
-        self.jitter = int(compiled.spec.jitter.total_seconds())
+        self.jitter = int(spec.jitter.total_seconds())
+        self.with_ids = ids or bool(self.jitter) or bool(spec.business_period)
 
     def __call__(self, nominal: datetime, r: Reading) -> Occurrence:
         nominal_local = nominal.isoformat() if not nominal.microsecond else fmt_local(nominal)
-        occ = self.ids.occurrence(nominal_local, r.fold_ordinal)
+        with_ids = self.with_ids
+        occ = self.ids.occurrence(nominal_local, r.fold_ordinal) if with_ids else ""
         resolved_utc = slot = None
         delay = 0
         if r.resolved is not None:
             resolved_utc = (_EPOCH_NAIVE + (r.resolved - _EPOCH)).isoformat() + "Z"
-            slot = self.ids.slot(resolved_utc)
+            slot = self.ids.slot(resolved_utc) if with_ids else None
             if self.jitter:
                 delay = jitter_seconds(occ, self.jitter)
         return Occurrence(
@@ -93,34 +106,6 @@ class _RowMaker:
             r.reason,
             occ,
             slot,
-            nominal_local,
-            resolved_utc,
-            None,
-            delay,
-        )
-
-    def scheduled(self, nominal: datetime, offset: timedelta, abbreviation: str | None) -> Occurrence:
-        """The one row of a whole-second wall time that exists once: ``__call__`` of its only
-        reading, without building the reading."""
-        nominal_local = nominal.isoformat()
-        utc = nominal - offset
-        instant = _EPOCH + (utc - _EPOCH_NAIVE)
-        resolved_utc = utc.isoformat() + "Z"
-        occ = self.ids.occurrence(nominal_local, 0)
-        delay = jitter_seconds(occ, self.jitter) if self.jitter else 0
-        return Occurrence(
-            self.schedule_id,
-            self.revision,
-            nominal,
-            0,
-            Status.SCHEDULED,
-            instant,
-            instant,
-            offset,
-            abbreviation,
-            None,
-            occ,
-            self.ids.slot(resolved_utc),
             nominal_local,
             resolved_utc,
             None,
@@ -163,21 +148,24 @@ def _business_day(row: Occurrence, moved: str | None, reason: str, *, skipped: b
 
 
 def _calendar_rows(
-    compiled: CompiledSchedule, from_local: datetime | None, limit: int, hint: CountHint | None = None
+    compiled: CompiledSchedule,
+    make: _RowMaker,
+    fast: FastRule | None,
+    from_local: datetime | None,
+    limit: int,
+    hint: CountHint | None,
 ) -> Iterator[Occurrence]:
     zone, name = compiled.zone, compiled.spec.time_zone
     index = compiled.index or zone_index(name)
     gap, fold = compiled.gap_policy, compiled.fold_policy
-    make = _RowMaker(compiled)
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)
     days = compiled.business_days
     if days is not None and from_local is not None:
         from_local = days.earliest_from(from_local)
-    fast = fast_rule(compiled)
     nominals: Iterable[tuple[datetime, str | None]]
     resolve_at: Callable[[datetime], list[Reading]]
     if fast is not None and days is None and not excludes:
-        yield from _plain_rows(compiled, fast_walls(fast, from_local), limit)
+        yield from _plain_rows(compiled, make, fast_walls(fast, from_local), limit)
         return
     if fast is not None:  # date arithmetic, the same times as the rule's rrule
         nominals, resolve_at = fast_nominals(fast, from_local), Resolver(zone, name, gap, fold)
@@ -203,25 +191,52 @@ def _calendar_rows(
 
 
 def _plain_rows(
-    compiled: CompiledSchedule, walls: Iterable[tuple[datetime, datetime]], limit: int
+    compiled: CompiledSchedule, make: _RowMaker, walls: Iterable[tuple[datetime, datetime]], limit: int
 ) -> Iterator[Occurrence]:
     """:func:`_calendar_rows` of a fast rule without business days or exclusions: a wall time
     that exists once (its two readings, ``walls`` gives both, have one offset) becomes its row
-    directly, the others are resolved by :class:`Resolver`."""
+    here, what ``make`` would make of its only reading without building the reading; the others
+    are resolved by :class:`Resolver`."""
     zone = compiled.zone
     general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
-    make = _RowMaker(compiled)
-    scheduled = make.scheduled
     utcoffset, tzname = zone.utcoffset, zone.tzname
+    schedule_id, revision, jitter, scheduled = make.schedule_id, make.revision, make.jitter, Status.SCHEDULED
+    row_ids = make.ids.row_ids if make.with_ids else None
     for scanned, (nominal, second) in enumerate(walls, 1):
         if scanned > limit:
             raise _visited_too_many(limit)
         off = utcoffset(nominal)
         if off is not None and off == utcoffset(second):
-            yield scheduled(nominal, off, tzname(nominal))
+            nominal_local = nominal.isoformat()
+            utc = nominal - off
+            instant = _EPOCH + (utc - _EPOCH_NAIVE)
+            resolved_utc = utc.isoformat() + "Z"
+            occ, slot = row_ids(nominal_local, resolved_utc) if row_ids is not None else _NO_IDS
+            yield Occurrence(
+                schedule_id,
+                revision,
+                nominal,
+                0,
+                scheduled,
+                instant,
+                instant,
+                off,
+                tzname(nominal),
+                None,
+                occ,
+                slot,
+                nominal_local,
+                resolved_utc,
+                None,
+                jitter_seconds(occ, jitter) if jitter else 0,
+            )
         else:
             for reading in general(nominal):
                 yield make(nominal, reading)
+
+
+#: The ids of a row made without them (:class:`_RowMaker`).
+_NO_IDS: tuple[str, None] = ("", None)
 
 
 def _resolve_wall(
@@ -230,11 +245,12 @@ def _resolve_wall(
     return resolve(zone, name, wall, gap, fold, index)
 
 
-def _interval_rows(compiled: CompiledSchedule, from_utc: datetime | None, limit: int) -> Iterator[Occurrence]:
+def _interval_rows(
+    compiled: CompiledSchedule, make: _RowMaker, from_utc: datetime | None, limit: int
+) -> Iterator[Occurrence]:
     spec = compiled.spec
     assert spec.every is not None and spec.anchor is not None
     zone = compiled.zone
-    make = _RowMaker(compiled)
     k = 0
     if from_utc is not None and from_utc > spec.anchor:
         k = math.floor((from_utc - spec.anchor) / spec.every)
@@ -289,7 +305,9 @@ def _offset_bounds(zone: ZoneInfo, year: int) -> tuple[timedelta, timedelta]:
     # only where two readings differ are the changes between them found, any number of them.
     walls = list(map(datetime(year - 1, 12, 28).__add__, _SAMPLES))
     read = list(map(zone.utcoffset, walls))
-    offsets = {off for off in read if off is not None}
+    held = set(read)
+    held.discard(None)
+    offsets = cast("set[timedelta]", held)
     for i in itertools.compress(itertools.count(), map(operator.ne, read, read[1:])):
         (a, before), (b, after) = (walls[i], read[i]), (walls[i + 1], read[i + 1])
         assert before is not None and after is not None
@@ -309,11 +327,10 @@ def _until_calendar_ends(rows: Iterator[Occurrence]) -> Iterator[Occurrence]:
         return
 
 
-def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
+def _after_completion_rows(compiled: CompiledSchedule, make: _RowMaker) -> Iterator[Occurrence]:
     """Only the first appointment is known in advance; later ones follow completions."""
     spec = compiled.spec
     assert spec.start is not None and spec.delay is not None
-    make = _RowMaker(compiled)
     for reading in resolve(compiled.zone, spec.time_zone, spec.start, compiled.gap_policy, compiled.fold_policy):
         row = make(spec.start, reading)
         note = f"first appointment; each later run is due {human_duration(spec.delay)} after the previous one finishes"
@@ -322,7 +339,10 @@ def _after_completion_rows(compiled: CompiledSchedule) -> Iterator[Occurrence]:
 
 
 def _ordered(
-    rows: Iterable[Occurrence], zone: ZoneInfo, floor: Callable[[datetime], datetime] | None = None
+    rows: Iterable[Occurrence],
+    zone: ZoneInfo,
+    floor: Callable[[datetime], datetime] | None = None,
+    greatest: timedelta | None = None,
 ) -> Iterator[Occurrence]:
     """Reorder a nominal-ordered stream by (position, nominalLocal, foldOrdinal)
     and settle collisions: runnable rows on one instant keep one winner.
@@ -333,6 +353,8 @@ def _ordered(
     produce a row before it (the zone's greatest offset near it says how far
     back that can be; ``floor``, when given, the earliest wall time a later
     nominal can be moved to); rows released on the same position form a group.
+    ``greatest``, when given, is an offset no row's exceeds, taken instead of each year's
+    greatest: a larger one only holds rows longer, and they come out the same.
     """
     buf: list[tuple[tuple[datetime, str, int], Occurrence]] = []
     append = buf.append
@@ -340,6 +362,7 @@ def _ordered(
     year = 0
     base = _EPOCH_NAIVE
     group: list[Occurrence] = []
+    at: datetime | None = None  # the group's position
     for row in rows:
         key = (row.position, row.nominal_local, row.fold_ordinal)
         if len(buf) == head or buf[-1][0] <= key:
@@ -349,7 +372,7 @@ def _ordered(
         low = row.nominal if floor is None else floor(row.nominal)
         if low.year != year:
             year = low.year
-            base = _EPOCH_NAIVE + _offset_bounds(zone, year)[1]
+            base = _EPOCH_NAIVE + (_offset_bounds(zone, year)[1] if greatest is None else greatest)
         # Any later row lies at or after (its nominal read as UTC) - the greatest offset near it.
         try:
             safe = _EPOCH + (low - base)
@@ -357,16 +380,20 @@ def _ordered(
             continue
         if buf[head][0][0] >= safe:
             continue
-        while head < len(buf) and buf[head][0][0] < safe:
-            ready = buf[head][1]
+        while head < len(buf):
+            held, ready = buf[head]
+            position = held[0]
+            if position >= safe:
+                break
             head += 1
-            if group and ready.position != group[0].position:
-                if len(group) == 1:
-                    yield group[0]
-                else:
-                    yield from _settle(group)
-                group = []
-            group.append(ready)
+            if position == at:
+                group.append(ready)
+                continue
+            if len(group) == 1:
+                yield group[0]
+            elif group:
+                yield from _settle(group)
+            group, at = [ready], position
         if head > _RELEASED_KEPT:
             del buf[:head]
             head = 0
@@ -401,9 +428,25 @@ def _pick_winner(group: list[Occurrence]) -> Occurrence:
     return min(pool, key=lambda r: (r.nominal_local, r.fold_ordinal))
 
 
+@functools.lru_cache(maxsize=64)
+def _id_factory(schedule_id: str, revision: int) -> IdFactory:
+    return IdFactory(schedule_id, revision)
+
+
+def _with_ids(rows: list[Occurrence]) -> None:
+    """Gives the rows made without ids (:class:`_RowMaker`) theirs: a duplicate's reason names its winner."""
+    for row in rows:
+        if not row.occurrence_id:
+            ids = _id_factory(row.schedule_id, row.revision)
+            row.occurrence_id = ids.occurrence(row.nominal_local, row.fold_ordinal)
+            if row.resolved_utc is not None:
+                row.logical_slot_id = ids.slot(row.resolved_utc)
+
+
 def _settle(rows: list[Occurrence]) -> list[Occurrence]:
     if len(rows) == 1:
         return rows
+    _with_ids(rows)
     runnable = [r for r in rows if r.runnable]
     if len(runnable) > 1:
         winner = _pick_winner(runnable)
@@ -476,6 +519,7 @@ def iter_rows(
     count_hint: CountHint | None = None,
     periods: PeriodState | None = None,
     marks: PeriodMarks | None = None,
+    ids: bool = True,
 ) -> Iterator[Occurrence]:
     """Every row with positionUtc >= ``start`` (aware), in order, without end.
 
@@ -483,36 +527,53 @@ def iter_rows(
     (see :meth:`CompiledSchedule.count_position`); the rows are the same. With
     ``businessPeriod``, rows are settled from the schedule's beginning, or from
     ``periods`` when it lies at or before ``start``; ``marks`` follows the periods
-    (see :mod:`core.recurrence.periods`)."""
+    (see :mod:`core.recurrence.periods`). ``ids=False``, for a reader that shows no ids, leaves
+    them out where nothing it shows depends on them (:class:`_RowMaker`)."""
     spec = compiled.spec
     period = spec.business_period
+    make = _RowMaker(compiled, ids)
     # Business periods are settled from the schedule's beginning (or a state kept of it),
     # so that a row's status never depends on where a listing starts.
     seed = periods if period and periods is not None and start is not None and periods.at <= start else None
     from_utc = seed.at if seed is not None else None if (start is None or period) else start
+    days = compiled.business_days
+    greatest = None
     if spec.kind is Kind.CALENDAR:
+        fast = fast_rule(compiled)
+        if fast is not None and days is None and len(fast.times) <= _FEW_TIMES:
+            greatest = _DRIFT  # a few rows a day: held two days, without each year's offsets
         from_local = None
         if from_utc is not None:
             from_local = shifted(from_utc, _offset_bounds(compiled.zone, from_utc.year)[0]).replace(tzinfo=None)
-        rows: Iterator[Occurrence] = _until_calendar_ends(_calendar_rows(compiled, from_local, scan_limit, count_hint))
+        rows: Iterator[Occurrence] = _until_calendar_ends(
+            _calendar_rows(compiled, make, fast, from_local, scan_limit, count_hint)
+        )
     elif spec.kind is Kind.INTERVAL:
         # positions are the interval's instants
-        rows = _until_calendar_ends(_interval_rows(compiled, from_utc, scan_limit))
+        rows = _until_calendar_ends(_interval_rows(compiled, make, from_utc, scan_limit))
     else:
-        rows = _after_completion_rows(compiled)
-    days = compiled.business_days
-    rows = _ordered(rows, compiled.zone, days.floor if days is not None else None)
+        rows = _after_completion_rows(compiled, make)
+    rows = _ordered(rows, compiled.zone, days.floor if days is not None else None, greatest)
     if period:
         if seed is not None:  # the periods before ``seed.at`` are in its winners
             rows = (row for row in rows if row.position >= seed.at)
         rows = _periods(rows, period, seed, marks)
+    # The rows come in the order of their positions: those before ``start`` are dropped, and the
+    # rows end at the schedule's end (each step in C once it holds).
+    if start is not None:
+        rows = itertools.dropwhile(functools.partial(_before, start), rows)
     end_utc = compiled.end_utc
-    for row in rows:
-        if end_utc is not None and row.position > end_utc:
-            return
-        if start is not None and row.position < start:
-            continue
-        yield row
+    if end_utc is not None:
+        rows = itertools.takewhile(functools.partial(_at_or_before, end_utc), rows)
+    yield from rows
+
+
+def _before(instant: datetime, row: Occurrence) -> bool:
+    return row.position < instant
+
+
+def _at_or_before(instant: datetime, row: Occurrence) -> bool:
+    return row.position <= instant
 
 
 def expand(

@@ -103,8 +103,12 @@ def stream_preview(
     until: datetime | None = None,
     compiled: CompiledSchedule | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
+    ids: bool = True,
 ) -> PreviewStream:
     """The rows of :func:`build_preview`, produced while they are written.
+
+    ``ids=False``: for a writer that shows no ids (:func:`core.render.needs_ids`), the rows
+    hold none where nothing shown depends on them (see :func:`~core.recurrence.expand.iter_rows`).
 
     Everything that can refuse the preview is settled first, before a row is
     handed out: a range holding more than ``max_rows`` rows is counted (the
@@ -116,12 +120,12 @@ def stream_preview(
         held = sum(1 for _ in itertools.islice(_positions_before(compiled, start, until), max_rows + 1))
         if held > max_rows:
             raise _range_too_long(max_rows)
-        rows = _rows_before(compiled, start, until)
+        rows = _rows_before(compiled, start, until, ids=ids)
     else:
         wanted = count if count is not None else 10
         if wanted > max_rows:
             raise ComputeLimitError(f"{wanted:,} rows asked for; a preview holds at most {max_rows:,}")
-        rows = itertools.islice(iter_rows(compiled, start), max(wanted, 0))
+        rows = itertools.islice(iter_rows(compiled, start, ids=ids), max(wanted, 0))
     return PreviewStream(spec=compiled.spec, rows=rows, zone=compiled.zone, tzdb_version=tzdb_version())
 
 
@@ -129,12 +133,14 @@ def _range_too_long(max_rows: int) -> ComputeLimitError:
     return ComputeLimitError(f"the range holds more than {max_rows:,} rows; ask for a shorter one")
 
 
-def _rows_before(compiled: CompiledSchedule, start: datetime, until: datetime) -> Iterator[Occurrence]:
-    return itertools.takewhile(lambda row: row.position < until, iter_rows(compiled, start))
+def _rows_before(
+    compiled: CompiledSchedule, start: datetime, until: datetime, *, ids: bool = True
+) -> Iterator[Occurrence]:
+    return itertools.takewhile(lambda row: row.position < until, iter_rows(compiled, start, ids=ids))
 
 
 def _positions_before(compiled: CompiledSchedule, start: datetime, until: datetime) -> Iterator[datetime]:
-    return (row.position for row in _rows_before(compiled, start, until))
+    return (row.position for row in _rows_before(compiled, start, until, ids=False))
 
 
 def transition_json(t: Transition) -> dict[str, Any]:

@@ -23,6 +23,13 @@ if TYPE_CHECKING:
     from core.render.source import Source
 
 FORMATS = ("table", "json", "csv", "ics")
+#: The formats that show no occurrence or slot ids: their rows can be made without them.
+WITHOUT_IDS = frozenset({"table"})
+
+
+def needs_ids(fmt: str) -> bool:
+    """Whether ``fmt`` writes the rows' ids (hand it to the expansion: ``stream_preview(..., ids=...)``)."""
+    return fmt not in WITHOUT_IDS
 
 
 def write(

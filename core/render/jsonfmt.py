@@ -18,10 +18,12 @@ from datetime import datetime, timedelta
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
+from core.enums import Status
 from core.recurrence.occurrence import Occurrence
 from core.recurrence.preview import Preview, transition_json, wake_time
 from core.render.terminal import terminal_safe
 from core.time.formats import fmt_utc
+from core.time.zones import format_offset
 
 if TYPE_CHECKING:
     from core.render.source import Source
@@ -43,10 +45,35 @@ def _free_text(safe: bool) -> Callable[[str | None], str]:
     return encode
 
 
+_SCHEDULED = Status.SCHEDULED
+
+
 def row_text(row: Occurrence, free: Callable[[str | None], str], *, wake: bool = False) -> str:
     """One row as the list's item (indented as its items are: four spaces, six for the keys),
     without the separator before it. Ids, instants and offsets are plain ASCII: quoted as they are.
     With ``wake`` (the spec's ``wakeSystem``) the row ends with its ``wakeAt``."""
+    shift, resolved = row.offset, row.resolved_utc
+    if (
+        row.status is _SCHEDULED
+        and resolved is not None
+        and shift is not None
+        and row.logical_slot_id
+        and row.position is row.resolved
+        and not row.dispatch_delay
+        and not wake
+    ):
+        # The common row, read from the row itself: what json_values() gives for it (its local time
+        # the nominal one, its position and dispatch its instant).
+        offset, reason, period = format_offset(shift), row.reason, row.period
+        return (
+            f'{{\n      "occurrenceId": "{row.occurrence_id}",\n      "logicalSlotId": "{row.logical_slot_id}",\n'
+            f'      "nominalLocal": "{row.nominal_local}",\n      "foldOrdinal": {row.fold_ordinal},\n'
+            f'      "status": "SCHEDULED",\n      "resolvedUtc": "{resolved}",\n'
+            f'      "resolvedLocal": "{row.nominal_local}{offset}",\n      "utcOffset": "{offset}",\n'
+            f'      "positionUtc": "{resolved}",\n      "reason": {"null" if reason is None else free(reason)},\n'
+            f'      "businessPeriod": {"null" if period is None else free(period)},\n'
+            f'      "dispatchUtc": "{resolved}"\n    }}'
+        )
     occ, slot, nominal, fold, status, resolved, local, offset, position, reason, period, dispatch = row.json_values()
     if slot and resolved and local and offset and dispatch and not wake:
         # A row that runs holds all five texts: one template, no quoting piece by piece.

@@ -5,6 +5,7 @@ separator lines between the rows they fall between.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import io
 import itertools
@@ -153,6 +154,40 @@ def _safe_cells(row: Occurrence, wake_zone: tzinfo | None = None) -> tuple[str, 
     return when, utc, offset, status, terminal_safe(why) if why else why
 
 
+@functools.lru_cache(maxsize=256)
+def _zone_cells(abbr: str | None, offset: timedelta) -> tuple[str, str]:
+    """A row's terminal-safe zone label and its offset text, once per abbreviation and offset."""
+    return _safe_label(abbr, offset), format_offset(offset)
+
+
+_SCHEDULED = Status.SCHEDULED
+_SCHEDULED_TEXT = "✓ scheduled"
+
+
+def _table_cells(row: Occurrence, wake_zone: tzinfo | None) -> tuple[str, str, str, str, str]:
+    """:func:`_safe_cells`; the common row (SCHEDULED, no reason, whole minutes from year 1000 on)
+    is sliced from the texts it holds in one step, its zone's cells made once per zone."""
+    text, offset, local = row.resolved_utc, row.offset, row.nominal_local
+    if (
+        row.status is _SCHEDULED
+        and row.reason is None
+        and not row.fold_ordinal
+        and not row.dispatch_delay
+        and wake_zone is None
+        and text is not None
+        and offset is not None
+        and local[0] != "0"
+        and local.endswith(":00")
+        and text[0] != "0"
+        and text.endswith(":00Z")
+    ):
+        label, offset_text = _zone_cells(row.abbreviation, offset)
+        when = local[:16].replace("T", " ")
+        utc = text[:16].replace("T", " ")
+        return f"{_WEEKDAYS[row.nominal.weekday()]} {when} {label}", utc + "Z", offset_text, _SCHEDULED_TEXT, ""
+    return _safe_cells(row, wake_zone)
+
+
 def _line(cells: Sequence[str], widths: Sequence[int], colour: str | None) -> str:
     padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths, strict=True)]
     if colour is not None:
@@ -165,6 +200,16 @@ def _line_format(widths: Sequence[int], colour: str | None) -> str:
     w0, w1, w2, w3 = widths
     status = f"{{:<{w3}}}" if colour is None else f"{colour}{{:<{w3}}}{_RESET}"
     return f"{{:<{w0}}}  {{:<{w1}}}  {{:<{w2}}}  {status}  {{}}"
+
+
+def _block_lines(
+    cells: Sequence[Sequence[str]], colours: Sequence[str | None] | None, widths: Sequence[int]
+) -> list[str]:
+    """The lines of rows in a block, padded to the block's ``widths``; ``colours``, when given, each row's."""
+    if colours is None:
+        return [line.rstrip() for line in itertools.starmap(_line_format(widths, None).format, cells)]
+    formats = {colour: _line_format(widths, colour) for colour in set(colours)}
+    return [formats[colour].format(*row).rstrip() for colour, row in zip(colours, cells, strict=True)]
 
 
 #: Rows laid out together: column widths are those of their block, so a long
@@ -190,22 +235,25 @@ def write_table(source: Source, file: TextIO, *, color: bool = False, unicode: b
     first = True
     wake_zone = get_zone(spec.time_zone) if spec.wake_system else None
     # A block holds what its lines need, not the rows: a row is let go as soon as its cells are made.
-    while block := [
-        (row.position, _colour(row) if color else None, _safe_cells(row, wake_zone))
-        for row in itertools.islice(rows, BLOCK)
-    ]:
-        widths = [max([len(HEADERS[i])] + [len(cells[i]) for *_, cells in block]) for i in range(len(HEADERS) - 1)]
+    while block := list(itertools.islice(rows, BLOCK)):
+        positions = [row.position for row in block]
+        colours = [_colour(row) for row in block] if color else None
+        cells = [_table_cells(row, wake_zone) for row in block]
+        del block
+        columns = list(zip(*cells, strict=True))[:-1]
+        widths = [max(len(header), *map(len, column)) for header, column in zip(HEADERS, columns, strict=False)]
         lines = [title, _line(HEADERS, widths, None)] if first else []
         first = False
-        hi = block[-1][0] + timedelta(seconds=1)
-        pending = sorted(source.transitions_in(block[0][0] if lo is None else lo, hi), key=lambda t: t.utc)
+        hi = positions[-1] + timedelta(seconds=1)
+        pending = sorted(source.transitions_in(positions[0] if lo is None else lo, hi), key=lambda t: t.utc)
         lo = hi
-        formats = {colour: _line_format(widths, colour) for colour in {colour for _, colour, _ in block}}
-        for position, colour, cells in block:
-            while pending and pending[0].utc <= position:
+        done = 0
+        # A clock change goes before the first row at or after it.
+        for end in [*(bisect.bisect_left(positions, tr.utc) for tr in pending), len(positions)]:
+            lines.extend(_block_lines(cells[done:end], colours[done:end] if colours else None, widths))
+            done = end
+            if pending:
                 lines.append(terminal_safe(transition_line(pending.pop(0))))
-            lines.append(formats[colour].format(*cells).rstrip())
-        lines.extend(terminal_safe(transition_line(tr)) for tr in pending)
         emit(lines)
     if first:
         emit([title, _line(HEADERS, [len(h) for h in HEADERS[:-1]], None), "No occurrences in this range."])

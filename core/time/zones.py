@@ -230,15 +230,16 @@ def find_change(zone: ZoneInfo, lo: datetime, hi: datetime) -> Transition:
     """
     base = offset_at(zone, lo)
     lo_s, hi_s = int(lo.timestamp()), int(hi.timestamp())
+    local = datetime.fromtimestamp  # with the zone: the instant on its clock, in one C call
     while hi_s - lo_s > 1:
         mid = (lo_s + hi_s) // 2
-        if offset_at(zone, datetime.fromtimestamp(mid, UTC)) == base:
+        if local(mid, zone).utcoffset() == base:
             lo_s = mid
         else:
             hi_s = mid
     at = datetime.fromtimestamp(hi_s, UTC)
-    before = datetime.fromtimestamp(hi_s - 1, UTC).astimezone(zone)
-    after = at.astimezone(zone)
+    before = local(hi_s - 1, zone)
+    after = local(hi_s, zone)
     ob, oa = before.utcoffset(), after.utcoffset()
     assert ob is not None and oa is not None
     return Transition(at, ob, oa, before.tzname() or "", after.tzname() or "")

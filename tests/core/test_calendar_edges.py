@@ -188,3 +188,31 @@ def test_no_traceback_for_big_durations(
     extra = [] if command == "validate" else ["--now", "2026-03-05T12:00:00Z"]
     status, _out, err = run(command, path, *extra)
     _clean(status, err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "rows", "noted"),
+    [
+        pytest.param(["--until", "9999-12-31T23:55Z"], 5, True, id="until_among_the_last_rows"),
+        pytest.param(["--count", "10"], 10, False, id="count_met_before_the_end"),
+        pytest.param(["--count", "11"], 10, True, id="count_past_the_end"),
+    ],
+)
+def test_a_preview_that_meets_the_calendar_end_says_so(
+    run: Run, tmp_path: Path, argv: list[str], rows: int, noted: bool
+) -> None:
+    path = _calendar(tmp_path, zone="UTC", rule="FREQ=MINUTELY", start="2026-01-01T00:00:00")
+    status, out, err = run("preview", path, "--from", "9999-12-31T23:50Z", *argv, "--format", "csv")
+    assert status == 0, err
+    assert len(out.strip().splitlines()[1:]) == rows
+    assert ("calendar ends" in err) is noted
+
+
+def test_a_range_before_the_calendar_end_says_nothing_of_it(run: Run, tmp_path: Path) -> None:
+    path = _calendar(tmp_path, zone="UTC", rule="FREQ=DAILY", start="2026-01-01T00:00:00")
+    status, out, err = run(
+        "preview", path, "--from", "9999-12-01T00:00Z", "--until", "9999-12-10T00:00Z", "--format", "csv"
+    )
+    assert status == 0, err
+    assert len(out.strip().splitlines()[1:]) == 9
+    assert "calendar ends" not in err

@@ -6,6 +6,7 @@ Counted by the modules a fresh process holds after the command, not by timing it
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,48 @@ def test_a_spec_command_collects_young_objects_seldom(tmp_path: Path, argv: list
         "print(gc.get_threshold()[0])",
     )
     assert printed[-1] == str(gen0)
+
+
+#: A child that counts importlib.metadata's scans of the installed distributions during one command.
+SCANS = (
+    "import importlib.metadata as metadata, os, sys",
+    "scans = []",
+    "discover = metadata.Distribution.discover",
+    "metadata.Distribution.discover = classmethod(lambda cls, **kw: scans.append(1) or discover(**kw))",
+    "from core.cli.app import main",
+)
+
+
+@pytest.mark.parametrize(
+    ("environ", "as_program", "expected"),
+    [
+        pytest.param({}, True, "0 __all__", id="program"),
+        pytest.param({"PYDANTIC_DISABLE_PLUGINS": ""}, True, "1 ", id="plugins_asked_for"),
+        pytest.param({}, False, "1 None", id="called_with_a_line"),
+    ],
+)
+def test_a_spec_command_does_not_look_for_pydantic_plugins(
+    tmp_path: Path, environ: dict[str, str], as_program: bool, expected: str
+) -> None:
+    """Tidemark uses no pydantic plugin: run as the program, a spec command switches pydantic's
+    plugin lookup off (no scan of every installed distribution) unless the variable says otherwise;
+    ``main([...])``, as the tests and the window call it, leaves the environment alone."""
+    path = tmp_path / "startup.json"
+    path.write_text(json.dumps(SPEC), encoding="utf-8")
+    argv = ["validate", str(path)]
+    run = f"sys.argv[1:] = {argv!r}\nmain()" if as_program else f"main({argv!r})"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "\n".join([*SCANS, run, "print(len(scans), os.environ.get('PYDANTIC_DISABLE_PLUGINS'))"]),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | environ,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ok", expected]

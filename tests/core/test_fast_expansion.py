@@ -103,13 +103,19 @@ def _divides_the_day(rule: str) -> bool:
     return steps is None or steps % int(parts.get("INTERVAL", "1")) == 0
 
 
+#: A rule in a zone from a start, under a gap and a fold policy.
+SCHEDULES = {
+    "rule": rules(),
+    "zone": st.sampled_from(ZONES),
+    "start": st.sampled_from(STARTS),
+    "gap": st.sampled_from(["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]),
+    "fold": st.sampled_from(["FIRST_ONLY", "SECOND_ONLY", "BOTH"]),
+}
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    rule=rules(),
-    zone=st.sampled_from(ZONES),
-    start=st.sampled_from(STARTS),
-    gap=st.sampled_from(["SKIP", "SHIFT_FORWARD", "SHIFT_BY_GAP"]),
-    fold=st.sampled_from(["FIRST_ONLY", "SECOND_ONLY", "BOTH"]),
+    **SCHEDULES,
     invalid=st.sampled_from(["OMIT", "BACKWARD", "FORWARD"]),
     later=st.sampled_from([None, timedelta(0), timedelta(days=3, hours=5), timedelta(days=400)]),
 )
@@ -235,3 +241,34 @@ def test_an_every_minute_rules_second_readings_are_built_once() -> None:
             assert rows == _rows_general(compiled, start, 5)
     assert _second_readings.cache_info().misses == 1
     assert _second_readings.cache_info().hits >= len(schedules) * len(starts) - 1
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**SCHEDULES, later=st.sampled_from([None, timedelta(days=3, hours=5)]))
+def test_a_few_rows_a_day_held_two_days_come_out_as_with_each_years_offsets(
+    rule: str, zone: str, start: datetime, gap: str, fold: str, later: timedelta | None
+) -> None:
+    """A fast rule with a few times a day is ordered with the two-day drift as its greatest offset
+    instead of each year's (``expand._FEW_TIMES``): the rows are those the year's offsets give."""
+    try:
+        compiled = compile_schedule(parse_spec(_spec(rule, zone, start, gapPolicy=gap, foldPolicy=fold)))
+    except SpecError:
+        return
+    begin = None if later is None else start.replace(tzinfo=UTC) + later
+    held = _rows(compiled, begin, fast=True)
+    with mock.patch.object(expand, "_FEW_TIMES", 0):
+        assert held == _rows(compiled, begin, fast=True)
+
+
+def test_a_daily_rule_looks_up_no_years_offsets_while_it_orders() -> None:
+    """Counted, not timed: 300 years of a daily rule read the zone's offset bounds once (for where
+    the rows start), where each year's ordering read them once a year; the rows are the same."""
+    compiled = compile_schedule(parse_spec(_spec("FREQ=DAILY;BYHOUR=9", "America/New_York", datetime(2026, 1, 1))))
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    bounds = mock.Mock(side_effect=expand._offset_bounds.__wrapped__)
+    with mock.patch.object(expand, "_offset_bounds", bounds):
+        rows = list(itertools.islice(expand.iter_rows(compiled, start), 300 * 365))
+        assert bounds.call_count == 1
+        with mock.patch.object(expand, "_FEW_TIMES", 0):
+            assert rows == list(itertools.islice(expand.iter_rows(compiled, start), 300 * 365))
+        assert bounds.call_count > 300

@@ -227,13 +227,17 @@ def test_table_times_are_the_strftime_texts(moment: datetime) -> None:
 @pytest.mark.parametrize(("overrides", "start"), PREVIEWS)
 def test_table_cells_from_the_rows_texts_are_the_computed_ones(overrides: dict[str, Any], start: str) -> None:
     """The table slices a row's local time and instant from the texts the row holds: a SCHEDULED row
-    runs at its nominal wall time, and the texts give what formatting the times gives."""
+    runs at its nominal wall time, and the texts give what formatting the times gives (the common
+    row's cells, made in one step, too)."""
     from core.render import table
 
     preview = _preview(overrides, start)
     assert all(row.resolved_local == row.nominal for row in preview.rows if row.status.value == "SCHEDULED")
-    computed = table._day_and_clock
-    with mock.patch.object(table, "_day_and_clock", side_effect=lambda dt, text=None: computed(dt)) as slow:
+    computed, general = table._day_and_clock, table._safe_cells
+    with (
+        mock.patch.object(table, "_day_and_clock", side_effect=lambda dt, text=None: computed(dt)) as slow,
+        mock.patch.object(table, "_table_cells", side_effect=general),
+    ):
         expected = render(preview, "table")
     assert slow.call_count >= len(preview.rows)
     assert render(preview, "table") == expected
