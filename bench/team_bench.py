@@ -141,14 +141,17 @@ def worker(url: str, task: str, per_schedule: int) -> None:
         print(json.dumps({"started": started}), flush=True)
 
 
-def team(server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep: bool = True) -> None:
+def team(
+    server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep: bool = True, tasks: list[str] | None = None
+) -> None:
     """Print jobs/s for 1, 2, ... ``most`` engines, each against one engine in the same run.
     Without ``sweep``, each engine's pass skips the materialization sweep (the ledger is
-    materialized beforehand, so it has nothing to do): the claims and outcomes alone."""
+    materialized beforehand, so it has nothing to do): the claims and outcomes alone.
+    ``tasks``: those of :data:`TASKS` to measure (None: all)."""
     counts = sorted({1, *(n for n in (2, 4) if n < most), most})
     what = "passes" if sweep else "passes without the materialization sweep"
     print(f"{jobs} jobs over {schedules} schedules on PostgreSQL, {what}, best of {runs} runs, engines {counts}")
-    for task in TASKS:
+    for task in tasks or list(TASKS):
         best: dict[int, dict[str, float]] = {}
         for _ in range(runs):
             for n in counts:
