@@ -461,12 +461,25 @@ class SharedWrite:
     events wait here until commit (see :func:`flush_events`)."""
 
     transaction: SessionTransaction | None
+    #: The transaction's connection as the driver (psycopg) has it: the hot path's statements
+    #: run on it directly (:func:`run_shared`).
+    driver: Any = None
+    #: Whether the shared write lock has been taken (it goes with the first statement).
+    locked: bool = False
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: Inserts rows on the driver's connection (see :mod:`core.ledger.events`).
     insert: Callable[[Any, list[dict[str, Any]]], None] | None = None
     #: Writes that nothing in the transaction reads back, sent on the driver's connection in the
     #: commit's pipeline before the events (an attempt's row: one round trip less per claim).
     deferred: list[Callable[[Any], None]] = field(default_factory=list)
+
+    def owed_lock(self) -> bool:
+        """Whether the shared write lock is still to be taken; from now on it counts as taken
+        (the caller sends it, before or with its statement)."""
+        if self.locked:
+            return False
+        self.locked = True
+        return True
 
 
 #: The shared write lock, as its own statement.
@@ -479,18 +492,21 @@ def _share_write(session: Session) -> None:
 
     The lock goes with the transaction's first statement: in the same statement when that
     locks schedules' rows (:func:`lock_schedules`, a worker's outcome and a claim), else just
-    before it (:func:`_lock_first`), or in the commit's pipeline (:func:`flush_events`). One
-    round trip less per transaction; until then nothing was read or written."""
+    before it (:func:`_lock_first`, :func:`run_shared`), or in the commit's pipeline
+    (:func:`flush_events`). One round trip less per transaction; until then nothing was read
+    or written."""
     connection = session.connection()
-    connection.info[_UNLOCKED] = True
-    session.info[_SHARED] = SharedWrite(session.get_transaction())
+    shared = SharedWrite(session.get_transaction(), connection.connection.driver_connection)
+    connection.info[_UNLOCKED] = shared
+    session.info[_SHARED] = shared
     session.info[_SCHEDULES] = set()
 
 
 def _lock_first(conn: Connection, cursor: Any, *_args: Any) -> None:
-    """Before a statement of a transaction that shares the write lock but has not taken it yet
-    (``before_cursor_execute``): take it, on the same cursor."""
-    if conn.info.pop(_UNLOCKED, False):
+    """Before a statement sent through SQLAlchemy in a transaction that shares the write lock
+    but has not taken it yet (``before_cursor_execute``): take it, on the same cursor."""
+    shared = conn.info.pop(_UNLOCKED, None)
+    if shared is not None and shared.owed_lock():
         cursor.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
 
 
@@ -502,6 +518,22 @@ def shared_write(session: Session) -> SharedWrite | None:
     return None
 
 
+def run_shared(session: Session, shared: SharedWrite, sql: str, params: Any) -> Any:
+    """Run one statement (psycopg's placeholders) of a shared write on its driver connection,
+    past SQLAlchemy's execution (the engine's hot path); returns psycopg's cursor. The shared
+    lock goes first when it is still owed. A connection found gone is invalidated, so that the
+    pool does not hand it out again."""
+    driver = shared.driver
+    try:
+        if shared.owed_lock():
+            driver.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
+        return driver.execute(sql, params)
+    except psycopg.Error as exc:
+        if driver.closed or driver.broken:
+            session.connection().invalidate(exc)
+        raise
+
+
 def lock_schedules(session: Session, schedule_ids: Collection[str], *, skip_locked: bool = False) -> set[str]:
     """Lock the rows of these schedules until commit (``FOR NO KEY UPDATE``, in id order),
     in a transaction that shares the write lock; returns those it holds. With
@@ -510,25 +542,25 @@ def lock_schedules(session: Session, schedule_ids: Collection[str], *, skip_lock
     What a claim decides on a schedule (its gate, whether something of it is in flight)
     then stays true until it commits; elsewhere (SQLite, a serialized writer) the
     write lock already gives that, and every id is returned."""
-    if shared_write(session) is None:
+    shared = shared_write(session)
+    if shared is None:
         return set(schedule_ids)
     held: set[str] = session.info[_SCHEDULES]
     wanted = sorted(set(schedule_ids) - held)
     if wanted:
-        connection = session.connection()
-        first = connection.info.pop(_UNLOCKED, False)  # the shared write lock, in the same statement
-        rows = connection.execute(_LOCK_ROWS[first, skip_locked], {"ids": wanted, "key": WRITE_LOCK_KEY})
-        held.update(rows.scalars())
+        first = shared.owed_lock()  # the shared write lock, in the same statement
+        rows = run_shared(session, shared, _LOCK_ROWS[first, skip_locked], {"ids": wanted, "key": WRITE_LOCK_KEY})
+        held.update(row[0] for row in rows)
     return held & set(schedule_ids)
 
 
-def _lock_rows(first: bool, skip_locked: bool) -> Any:
+def _lock_rows(first: bool, skip_locked: bool) -> str:
     """The rows of schedules, locked in id order; ``first``: the shared write lock before them,
     in the same statement (a one-time filter, evaluated before any row is read or locked,
     whether or not a row matches)."""
-    return text(
-        "SELECT id FROM schedules WHERE id = ANY(:ids)"
-        + (" AND (SELECT pg_advisory_xact_lock_shared(:key)) IS NOT NULL" if first else "")
+    return (
+        "SELECT id FROM schedules WHERE id = ANY(%(ids)s)"
+        + (" AND (SELECT pg_advisory_xact_lock_shared(%(key)s)) IS NOT NULL" if first else "")
         + " ORDER BY id FOR NO KEY UPDATE"
         + (" SKIP LOCKED" if skip_locked else "")
     )
@@ -549,18 +581,17 @@ def flush_events(session: Session) -> None:
     session.flush()  # the transaction's own changes first: the commit below ends it
     rows, shared.rows = shared.rows, []
     deferred, shared.deferred = shared.deferred, []
-    connection = session.connection()
-    driver = connection.connection.driver_connection
-    with driver.pipeline():  # type: ignore[union-attr]
-        if connection.info.pop(_UNLOCKED, False):  # nothing was sent before: the shared lock first
-            driver.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])  # type: ignore[union-attr]
+    driver = shared.driver
+    with driver.pipeline():
+        if shared.owed_lock():  # nothing was sent before: the shared lock first
+            driver.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
         for write in deferred:
             write(driver)
         if rows:
             assert shared.insert is not None
-            driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])  # type: ignore[union-attr]
+            driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])
             shared.insert(driver, rows)
-        driver.commit()  # type: ignore[union-attr]
+        driver.commit()
     # What commits the session afterwards finds the transaction ended: the driver does nothing.
 
 

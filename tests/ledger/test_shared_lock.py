@@ -5,7 +5,8 @@ the transaction's first statement")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import event, text, update
@@ -13,6 +14,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
+from core.ledger import db as db_module
 from core.ledger.db import LOCK_NOT_AVAILABLE, WRITE_LOCK_KEY, Ledger, lock_schedules, open_ledger
 from core.ledger.models import LedgerMeta
 
@@ -65,9 +67,15 @@ def test_the_lock_with_the_schedule_rows_is_one_statement(ledger: Ledger) -> Non
     def before(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
         sent.append(statement)
 
+    real = db_module.run_shared
+
+    def past_sqlalchemy(session: Session, shared: db_module.SharedWrite, sql: str, params: object) -> object:
+        before(None, None, sql)
+        return real(session, shared, sql, params)
+
     event.listen(ledger.engine, "before_cursor_execute", before)
     try:
-        with ledger.write(serialize=False) as session:
+        with monkeypatched(db_module, "run_shared", past_sqlalchemy), ledger.write(serialize=False) as session:
             _rows_of_nothing(session)
             assert _held(session)
     finally:
@@ -82,6 +90,16 @@ def test_a_shared_write_that_sends_nothing_takes_no_lock(ledger: Ledger) -> None
         pass
     with ledger.read() as session:
         assert not _held(session)
+
+
+@contextmanager
+def monkeypatched(module: object, name: str, value: object) -> Iterator[None]:
+    patch = pytest.MonkeyPatch()
+    patch.setattr(module, name, value)
+    try:
+        yield
+    finally:
+        patch.undo()
 
 
 def ledger_url_of(ledger: Ledger) -> str:
