@@ -103,14 +103,22 @@ def measure(server: str, engines: int, task: str, jobs: int, schedules: int, swe
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.close()
-        started = 0
+        started, cpu = 0, 0.0
         for proc in procs:
             assert proc.stdout is not None
-            started += json.loads(proc.stdout.read() or "{}").get("started", 0)
+            said = json.loads(proc.stdout.read() or "{}")
+            started += said.get("started", 0)
+            cpu += said.get("cpu", 0.0)
             proc.wait()
         seconds = time.perf_counter() - start
         succeeded, duplicates, lost = _counts(url)
-    return {"seconds": seconds, "rate": succeeded / seconds, "duplicates": duplicates, "lost": lost}
+    return {
+        "seconds": seconds,
+        "rate": succeeded / seconds,
+        "duplicates": duplicates,
+        "lost": lost,
+        "cpu": cpu / max(succeeded, 1),
+    }
 
 
 def worker(url: str, task: str, per_schedule: int) -> None:
@@ -132,13 +140,13 @@ def worker(url: str, task: str, per_schedule: int) -> None:
         if sweep:  # everything is materialized already: the sweep would find nothing to do
             nothing = plan.Sweep(clock.now(), [], {}, set())
             mock.patch.object(plan, "select_sweep", lambda *args, **kwargs: nothing).start()
-        started = 0
+        started, cpu = 0, time.process_time()
         while True:
             report = engine.run_once()
             started += report.started
             if report.started == 0:
                 break
-        print(json.dumps({"started": started}), flush=True)
+        print(json.dumps({"started": started, "cpu": time.process_time() - cpu}), flush=True)
 
 
 def team(
@@ -165,5 +173,6 @@ def team(
             r = best[n]
             print(
                 f"  {task:<6} {n} engine{'s' if n > 1 else ' '}  {r['rate']:8,.1f} jobs/s  "
-                f"{r['rate'] / one:5.2f}x one engine  duplicates {int(r['duplicates'])}  lost {int(r['lost'])}"
+                f"{r['rate'] / one:5.2f}x one engine  duplicates {int(r['duplicates'])}  lost {int(r['lost'])}  "
+                f"engines' CPU {r['cpu'] * 1e3:.2f} ms a job"
             )
