@@ -33,34 +33,31 @@ from core.ledger.db import DRIVER, SharedWrite, run_shared, shared_write
 _PLAIN = frozenset({str, int, float, bytes, type(None)})
 
 
-def _sqlite_value(value: Any) -> Any:
-    """A bound value as the ledger's column types store it on SQLite."""
+def _bound(value: Any, sqlite: bool) -> Any:
+    """A bound value as the ledger's column types store it on SQLite (``sqlite``) or send it
+    to PostgreSQL: an instant must be aware (UtcDateTime), a state is its text (EnumText:
+    psycopg would send an Enum's name), JSON is JSON."""
     if type(value) in _PLAIN:
         return value
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
-        return value.astimezone(UTC).isoformat(" ", "microseconds")[:26]  # as UtcDateTime
+        return value.astimezone(UTC).isoformat(" ", "microseconds")[:26] if sqlite else value
     if isinstance(value, Enum):
-        return str(value.value)  # as EnumText
-    if isinstance(value, dict):
-        return json.dumps(value)  # as JSON
+        return str(value.value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value) if sqlite else Json(value)
     return value
+
+
+def _sqlite_value(value: Any) -> Any:
+    """A bound value as the ledger's column types store it on SQLite."""
+    return _bound(value, True)
 
 
 def _pg_value(value: Any) -> Any:
     """A bound value as the ledger's column types send it to PostgreSQL."""
-    if type(value) in _PLAIN:
-        return value
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
-        return value
-    if isinstance(value, Enum):
-        return str(value.value)  # as EnumText (psycopg would send an Enum's name)
-    if isinstance(value, (dict, list)):
-        return Json(value)  # as JSON
-    return value
+    return _bound(value, False)
 
 
 def instant(value: datetime | str | None) -> datetime | None:

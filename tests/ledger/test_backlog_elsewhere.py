@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -19,28 +18,17 @@ from core.engine.context import PassReport
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Occurrence
-from core.ledger.publish import publish
 from core.ledger.states import OccurrenceState
-from core.spec.validation import parse_spec
 
-from . import utc
 from .engine_stages import execute, gate, promote
-from .test_dispatch_cost import EVERY_MINUTE
+from .test_dropped_connections import backlog
 
 _S = OccurrenceState
 
 
 def _backlog(ledger: Ledger, clock: FixedClock, runs: int) -> tuple[Engine, Engine, list[str]]:
     """A schedule with ``runs`` runs due (the earlier one run), two engines, and the due runs' ids."""
-    start = utc("2026-03-02T00:00:00Z")
-    clock.set(start)
-    data = {**EVERY_MINUTE, "scheduleId": "backlog", "latenessWindow": "PT2H", "misfirePolicy": "CATCH_UP_ALL"}
-    with ledger.write() as session:
-        publish(session, parse_spec(data), clock)
-    clock.set(start + timedelta(seconds=30))
-    first = Engine(ledger, clock, EngineOptions(max_workers=1))
-    assert first.run_once().outcomes == {"SUCCEEDED": 1}
-    clock.set(start + timedelta(minutes=runs, seconds=30))
+    first = backlog(ledger, clock, runs)
     promote(first, PassReport())
     with ledger.read() as session:
         ready = claim_stage.claimable(session, clock.now(), schedule_id="backlog")

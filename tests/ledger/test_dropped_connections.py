@@ -67,7 +67,7 @@ def pings(ledger: Ledger) -> Iterator[list[int]]:
         patch.undo()
 
 
-def _backlog(ledger: Ledger, clock: FixedClock, runs: int) -> Engine:
+def backlog(ledger: Ledger, clock: FixedClock, runs: int) -> Engine:
     """A schedule with ``runs`` runs due, every earlier one already run; its engine (one worker)."""
     start = utc("2026-03-02T00:00:00Z")
     clock.set(start)
@@ -104,7 +104,7 @@ def test_connections_ended_while_tasks_run_are_replaced_without_a_ping(
     """Every task ends the engine's idle connections while it runs: each outcome and claim still
     goes through on the first try (no worker dies), no pooled connection is pinged, and every
     run has exactly one attempt."""
-    engine = _backlog(ledger, clock, 5)
+    engine = backlog(ledger, clock, 5)
     ended: list[int] = []
     real = run_stage.run_command
 
@@ -129,7 +129,7 @@ def test_a_connection_ended_after_its_check_fails_one_worker_who_records_the_out
     """The server ends the connection an outcome's transaction has just taken (after its check):
     the transaction fails before it wrote anything, the worker is restarted and records the
     outcome it had in hand, and the task is not run again."""
-    engine = _backlog(ledger, clock, 3)
+    engine = backlog(ledger, clock, 3)
     real = run_stage.run_command
     armed: list[bool] = []
 
