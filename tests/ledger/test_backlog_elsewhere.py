@@ -1,16 +1,16 @@
 """Two engines on one ledger and one schedule's backlog: the engine whose claim runs the
 schedule works through its backlog (claiming the next with each outcome); a worker of the other
-that finds an occurrence it read claimed since stops trying the rest, one careful claim instead
-of one per occurrence (docs/decisions.md, "A backlog another engine runs"). Both databases."""
+that finds an occurrence it read claimed since stops trying the rest, one careful claim (one
+write transaction) instead of one per occurrence (docs/decisions.md, "A backlog another engine
+runs"). Both databases."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
-import pytest
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
 from core.engine import claim as claim_stage
@@ -36,18 +36,15 @@ def _backlog(ledger: Ledger, clock: FixedClock, runs: int) -> tuple[Engine, Engi
     return first, Engine(ledger, clock, EngineOptions(max_workers=1)), [oid for _, oid, _ in ready]
 
 
-@contextmanager
-def careful_claims(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The occurrences claimed the careful way (each a read step by step)."""
-    seen: list[str] = []
-    real = claim_stage._claim_careful
+def counted_writes(ledger: Ledger) -> tuple[list[int], Callable[[], AbstractContextManager[Session]]]:
+    """A write factory for claims that counts the transactions it opens."""
+    opened = [0]
 
-    def counted(session: Any, ctx: Any, occurrence_id: str, *args: Any) -> Any:
-        seen.append(occurrence_id)
-        return real(session, ctx, occurrence_id, *args)
+    def write() -> AbstractContextManager[Session]:
+        opened[0] += 1
+        return ledger.write(serialize=False)
 
-    monkeypatch.setattr(claim_stage, "_claim_careful", counted)
-    yield seen
+    return opened, write
 
 
 def _attempts(ledger: Ledger) -> dict[str, int]:
@@ -56,9 +53,7 @@ def _attempts(ledger: Ledger) -> dict[str, int]:
         return {oid: int(n) for oid, n in rows}
 
 
-def test_a_worker_that_finds_its_backlog_taken_stops_trying(
-    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_worker_that_finds_its_backlog_taken_stops_trying(ledger: Ledger, clock: FixedClock) -> None:
     """The other engine read the backlog, then the first ran its next occurrence: the other's
     claim of it finds it taken (one careful claim) and tries none of the rest until its next
     dispatch, which claims what is left."""
@@ -68,13 +63,10 @@ def test_a_worker_that_finds_its_backlog_taken_stops_trying(
     held = claim_stage.claim(running.ledger.write, running.context, due[0], report, gate=seen, state=_S.DUE)
     assert held is not None
     execute(running, held, report)
-    with careful_claims(monkeypatch) as careful:
-        for occurrence_id in due:  # the other engine's worker walking what it read
-            assert (
-                claim_stage.claim(other.ledger.write, other.context, occurrence_id, report, gate=seen, state=_S.DUE)
-                is None
-            )
-    assert careful == [due[0]]
+    opened, write = counted_writes(ledger)
+    for occurrence_id in due:  # the other engine's worker walking what it read
+        assert claim_stage.claim(write, other.context, occurrence_id, report, gate=seen, state=_S.DUE) is None
+    assert opened == [1]  # the first found it taken; the rest opened no transaction
     assert other.context.elsewhere == {"backlog"}
     assert other.run_once().outcomes == {"SUCCEEDED": 3}
     assert other.context.elsewhere == set()
