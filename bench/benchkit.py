@@ -113,3 +113,30 @@ def scratch_database(backend: str, pg: str, tmp: Path) -> Iterator[str]:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+def server_cpu(url: str) -> float | None:
+    """CPU seconds (user and system) that the PostgreSQL server's backends now connected to
+    ``url``'s database have used, read from /proc (None: not a PostgreSQL database on this
+    machine, or no backend found). A backend's process title names its database."""
+    from sqlalchemy import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql" or not Path("/proc").is_dir():
+        return None
+    wanted = f" {parsed.database} "
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, found = 0.0, False
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if not title.startswith("postgres:") or wanted not in title:
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        found = True
+    return total if found else None

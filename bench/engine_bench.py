@@ -28,7 +28,7 @@ occurrences per second and ratios. Target: the engine with ``true`` at least
 With ``--pg URL --engines N``: several engine processes on one PostgreSQL
 ledger instead, with no-op tasks and with ``sleep 0.2``, each against one
 engine in the same run, with the duplicates and lost occurrences counted
-(:mod:`team_bench`).
+(:mod:`team_bench`); ``--task no-op`` (or ``sleep``) measures that task only.
 """
 
 from __future__ import annotations
@@ -286,13 +286,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=640, help="with --pg: due occurrences (default 640)")
     parser.add_argument("--schedules", type=int, default=32, help="with --pg: schedules they belong to (default 32)")
     parser.add_argument("--no-sweep", action="store_true", help="with --pg: passes skip the materialization sweep")
+    parser.add_argument(
+        "--task", choices=["no-op", "sleep"], action="append", help="with --pg: this task only (default both)"
+    )
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         team_bench.worker(args.worker[0], args.worker[1], int(args.worker[2]))
         return
     if args.pg:
-        team_bench.team(args.pg, args.engines, args.jobs, args.schedules, args.runs, sweep=not args.no_sweep)
+        team_bench.team(
+            args.pg, args.engines, args.jobs, args.schedules, args.runs, sweep=not args.no_sweep, tasks=args.task
+        )
         return
     n, runs = (10, 1) if args.quick else (args.count, args.runs)
     print(f"{n} occurrences, best of {runs} runs, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}")

@@ -103,14 +103,22 @@ def measure(server: str, engines: int, task: str, jobs: int, schedules: int, swe
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.close()
-        started = 0
+        started, cpu = 0, 0.0
         for proc in procs:
             assert proc.stdout is not None
-            started += json.loads(proc.stdout.read() or "{}").get("started", 0)
+            said = json.loads(proc.stdout.read() or "{}")
+            started += said.get("started", 0)
+            cpu += said.get("cpu", 0.0)
             proc.wait()
         seconds = time.perf_counter() - start
         succeeded, duplicates, lost = _counts(url)
-    return {"seconds": seconds, "rate": succeeded / seconds, "duplicates": duplicates, "lost": lost}
+    return {
+        "seconds": seconds,
+        "rate": succeeded / seconds,
+        "duplicates": duplicates,
+        "lost": lost,
+        "cpu": cpu / max(succeeded, 1),
+    }
 
 
 def worker(url: str, task: str, per_schedule: int) -> None:
@@ -132,23 +140,26 @@ def worker(url: str, task: str, per_schedule: int) -> None:
         if sweep:  # everything is materialized already: the sweep would find nothing to do
             nothing = plan.Sweep(clock.now(), [], {}, set())
             mock.patch.object(plan, "select_sweep", lambda *args, **kwargs: nothing).start()
-        started = 0
+        started, cpu = 0, time.process_time()
         while True:
             report = engine.run_once()
             started += report.started
             if report.started == 0:
                 break
-        print(json.dumps({"started": started}), flush=True)
+        print(json.dumps({"started": started, "cpu": time.process_time() - cpu}), flush=True)
 
 
-def team(server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep: bool = True) -> None:
+def team(
+    server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep: bool = True, tasks: list[str] | None = None
+) -> None:
     """Print jobs/s for 1, 2, ... ``most`` engines, each against one engine in the same run.
     Without ``sweep``, each engine's pass skips the materialization sweep (the ledger is
-    materialized beforehand, so it has nothing to do): the claims and outcomes alone."""
+    materialized beforehand, so it has nothing to do): the claims and outcomes alone.
+    ``tasks``: those of :data:`TASKS` to measure (None: all)."""
     counts = sorted({1, *(n for n in (2, 4) if n < most), most})
     what = "passes" if sweep else "passes without the materialization sweep"
     print(f"{jobs} jobs over {schedules} schedules on PostgreSQL, {what}, best of {runs} runs, engines {counts}")
-    for task in TASKS:
+    for task in tasks or list(TASKS):
         best: dict[int, dict[str, float]] = {}
         for _ in range(runs):
             for n in counts:
@@ -162,5 +173,6 @@ def team(server: str, most: int, jobs: int, schedules: int, runs: int, *, sweep:
             r = best[n]
             print(
                 f"  {task:<6} {n} engine{'s' if n > 1 else ' '}  {r['rate']:8,.1f} jobs/s  "
-                f"{r['rate'] / one:5.2f}x one engine  duplicates {int(r['duplicates'])}  lost {int(r['lost'])}"
+                f"{r['rate'] / one:5.2f}x one engine  duplicates {int(r['duplicates'])}  lost {int(r['lost'])}  "
+                f"engines' CPU {r['cpu'] * 1e3:.2f} ms a job"
             )

@@ -101,6 +101,8 @@ def claim(
     the ledger's epoch, in one write transaction (invariants 2 and 3).
     ``gate`` and ``state`` are what the engine saw; with them the claim is
     one statement, and anything that changed since sends it the careful way."""
+    if gate is not None and gate.schedule_id in ctx.elsewhere:
+        return None  # another engine runs its backlog now
     with write() as session:
         return claim_in(session, ctx, occurrence_id, ctx.clock.now(), report, gate, state)
 
@@ -116,7 +118,14 @@ def claim_in(
     pending: list[events.NewEvent] | None = None,
 ) -> Claim | None:
     """Claim in ``session``'s transaction. Events of the one-statement claim go to
-    ``pending`` when given (the caller appends them all at once)."""
+    ``pending`` when given (the caller appends them all at once).
+
+    When the careful claim finds that another engine claimed the occurrence since it was
+    read, the schedule's backlog is that engine's until this engine's next dispatch
+    (``ctx.elsewhere``): it claims the next with each outcome, and the worker walking the
+    same backlog here stops trying, instead of one careful claim per occurrence taken."""
+    if gate is not None and gate.schedule_id in ctx.elsewhere:
+        return None
     if gate is not None and state in CLAIMABLE:
         assert state is not None
         lock_schedules(session, [gate.schedule_id])
@@ -149,6 +158,8 @@ def claim_together(
     does not apply is left to its schedule's worker (the careful path)."""
     claims: dict[str, Claim] = {}
     wanted = {gate.schedule_id for gate, _, _ in candidates}
+    with ctx.lock:
+        ctx.elsewhere.clear()  # each dispatch looks at every schedule again
     try:
         with write() as session:
             now = ctx.clock.now()
@@ -200,6 +211,10 @@ def open_attempt(
     return held, event
 
 
+#: States only a claim leads a due occurrence to.
+_CLAIMED_SINCE = frozenset({_S.DISPATCHING, _S.RUNNING, _S.SUCCEEDED, _S.FAILED, _S.UNKNOWN_EFFECT})
+
+
 def _claim_careful(
     session: Session, ctx: Context, occurrence_id: str, report: PassReport, now: datetime
 ) -> Claim | None:
@@ -207,6 +222,9 @@ def _claim_careful(
     apply, to find out why (and apply the overlap policy) or to claim anyway."""
     occ = session.get(Occurrence, occurrence_id, populate_existing=True)
     if occ is None or occ.state not in CLAIMABLE:
+        if occ is not None and occ.state in _CLAIMED_SINCE and occurrence_id not in ctx.mine:
+            with ctx.lock:  # another engine claimed it since it was read: its backlog is that engine's now
+                ctx.elsewhere.add(occ.schedule_id)
         return None
     if shared_write(session) is not None:
         # Beside other engines: decide on the row as it is once its schedule is held.

@@ -201,6 +201,10 @@ class Context:
     """Running tasks' groups were ended (stop with kill)."""
     marked: set[str] = field(default_factory=set)
     """Occurrences the lease keeper recorded RUNNING (their outcome expects that state first)."""
+    elsewhere: set[str] = field(default_factory=set)
+    """Schedules a worker found running under another engine's claim this pass: the rest of their
+    backlog is that engine's (it claims the next with each outcome), so this engine's workers try
+    no more of them until its next dispatch, which clears it (:mod:`core.engine.claim`)."""
 
     @property
     def held_schedules(self) -> set[str]:

@@ -15,10 +15,16 @@ never skips one that commits late.
 On PostgreSQL an engine's materialization, promotion, claims and outcomes are the
 exception (``write(serialize=False)``): they hold the same lock in its shared mode, so
 that engines work side by side while every serialized writer (publishing, pausing,
-fencing, recovering) still runs alone. Such a transaction keeps what it decided on a
-schedule by locking its schedule's row (:func:`lock_schedules`), and
+fencing, recovering) still runs alone. Such a transaction takes the shared lock with its
+first statement (in the same statement when that locks schedules' rows), keeps what it
+decided on a schedule by locking its schedule's row (:func:`lock_schedules`), and
 writes its events last, under a lock of their own held until commit
 (:func:`flush_events`): event ids still become visible in commit order.
+
+A pooled PostgreSQL connection is checked as it is taken without a round trip (one the
+server closed is replaced), and pinged only after it sat in the pool for a while
+(:data:`PING_AFTER`); a serialized write that finds its connection gone at its first
+statement begins once more on a fresh one.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import select as io_select
 import sqlite3
 import threading
 import time
@@ -37,13 +44,14 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, make_url, select, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 from core.clock import Clock, SystemClock
@@ -273,6 +281,75 @@ def _begin_immediate(driver: Any, busy_timeout: float) -> None:
         driver.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
 
 
+# --- PostgreSQL's connections --------------------------------------------------------------
+
+#: A pooled server connection back in the pool for longer than this (seconds) is pinged, a round
+#: trip, before it is used again; one back sooner (an engine's next transaction) is only looked
+#: at on this side, with none (:func:`_closed_by_server`). See docs/decisions.md,
+#: "A pooled connection checked without a round trip".
+PING_AFTER = 5.0
+#: Where a pooled connection's record keeps when it came back to the pool (``time.monotonic``).
+_RETURNED = "tidemark_returned"
+#: Set on a connection whose transaction shares the write lock but has not taken it yet.
+_UNLOCKED = "tidemark_unlocked"
+
+
+def _readable(fd: int) -> bool:
+    """Whether there is something to read on a socket now (no wait)."""
+    if hasattr(io_select, "poll"):  # any descriptor, however high its number
+        poller = io_select.poll()
+        poller.register(fd, io_select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(io_select.select([fd], [], [], 0)[0])
+
+
+def _closed_by_server(driver: Any) -> bool:
+    """Whether the server has closed this idle connection, found without a round trip: a server
+    that ends a connection (``pg_terminate_backend``, a restart, ``idle_session_timeout``) sends
+    its reason and closes the socket, so anything to read on an idle connection is read, and
+    the end of the stream (libpq: "server closed the connection") means it is gone."""
+    pgconn = driver.pgconn
+    for _ in range(3):  # the reason, then the end of the stream
+        if driver.closed or driver.broken or pgconn.socket < 0:
+            return True
+        if not _readable(pgconn.socket):
+            return False
+        try:
+            pgconn.consume_input()
+        except psycopg.OperationalError:
+            return True
+    return bool(driver.broken)
+
+
+def _server_engine(engine: Engine) -> Engine:
+    """``engine`` with its pooled connections checked as they are taken (SQLAlchemy's
+    ``pool_pre_ping`` would cost a round trip every time): one the server closed is replaced
+    (the pool tries again on a ``DisconnectionError``), and one idle for longer than
+    :data:`PING_AFTER` is pinged first."""
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_RETURNED] = time.monotonic()
+        record.info.pop(_UNLOCKED, None)  # a shared lock never taken is not owed by the next transaction
+
+    event.listen(engine, "before_cursor_execute", _lock_first)
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        returned = record.info.pop(_RETURNED, None)
+        if returned is None:
+            return  # just connected
+        if time.monotonic() - returned > PING_AFTER:
+            try:
+                engine.dialect.do_ping(dbapi_connection)
+            except psycopg.Error as exc:
+                raise DisconnectionError(f"the server did not answer a ping ({first_line(exc)})") from exc
+        elif _closed_by_server(dbapi_connection):
+            raise DisconnectionError("the server closed the connection while it was in the pool")
+
+    return engine
+
+
 # --- schema versions ---------------------------------------------------------------------
 
 
@@ -384,6 +461,11 @@ class SharedWrite:
     events wait here until commit (see :func:`flush_events`)."""
 
     transaction: SessionTransaction | None
+    #: The transaction's connection as the driver (psycopg) has it: the hot path's statements
+    #: run on it directly (:func:`run_shared`).
+    driver: Any = None
+    #: Whether the shared write lock has been taken (it goes with the first statement).
+    locked: bool = False
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: Inserts rows on the driver's connection (see :mod:`core.ledger.events`).
     insert: Callable[[Any, list[dict[str, Any]]], None] | None = None
@@ -391,13 +473,41 @@ class SharedWrite:
     #: commit's pipeline before the events (an attempt's row: one round trip less per claim).
     deferred: list[Callable[[Any], None]] = field(default_factory=list)
 
+    def owed_lock(self) -> bool:
+        """Whether the shared write lock is still to be taken; from now on it counts as taken
+        (the caller sends it, before or with its statement)."""
+        if self.locked:
+            return False
+        self.locked = True
+        return True
+
+
+#: The shared write lock, as its own statement.
+_SHARE_LOCK = "SELECT pg_advisory_xact_lock_shared(%s)"
+
 
 def _share_write(session: Session) -> None:
     """Take the write lock in its shared mode: serialized writers wait for this
-    transaction, and it for them, but transactions that share it run side by side."""
-    session.execute(text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": WRITE_LOCK_KEY})
-    session.info[_SHARED] = SharedWrite(session.get_transaction())
+    transaction, and it for them, but transactions that share it run side by side.
+
+    The lock goes with the transaction's first statement: in the same statement when that
+    locks schedules' rows (:func:`lock_schedules`, a worker's outcome and a claim), else just
+    before it (:func:`_lock_first`, :func:`run_shared`), or in the commit's pipeline
+    (:func:`flush_events`). One round trip less per transaction; until then nothing was read
+    or written."""
+    connection = session.connection()
+    shared = SharedWrite(session.get_transaction(), connection.connection.driver_connection)
+    connection.info[_UNLOCKED] = shared
+    session.info[_SHARED] = shared
     session.info[_SCHEDULES] = set()
+
+
+def _lock_first(conn: Connection, cursor: Any, *_args: Any) -> None:
+    """Before a statement sent through SQLAlchemy in a transaction that shares the write lock
+    but has not taken it yet (``before_cursor_execute``): take it, on the same cursor."""
+    shared = conn.info.pop(_UNLOCKED, None)
+    if shared is not None and shared.owed_lock():
+        cursor.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
 
 
 def shared_write(session: Session) -> SharedWrite | None:
@@ -408,6 +518,22 @@ def shared_write(session: Session) -> SharedWrite | None:
     return None
 
 
+def run_shared(session: Session, shared: SharedWrite, sql: str, params: Any) -> Any:
+    """Run one statement (psycopg's placeholders) of a shared write on its driver connection,
+    past SQLAlchemy's execution (the engine's hot path); returns psycopg's cursor. The shared
+    lock goes first when it is still owed. A connection found gone is invalidated, so that the
+    pool does not hand it out again."""
+    driver = shared.driver
+    try:
+        if shared.owed_lock():
+            driver.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
+        return driver.execute(sql, params)
+    except psycopg.Error as exc:
+        if driver.closed or driver.broken:
+            session.connection().invalidate(exc)
+        raise
+
+
 def lock_schedules(session: Session, schedule_ids: Collection[str], *, skip_locked: bool = False) -> set[str]:
     """Lock the rows of these schedules until commit (``FOR NO KEY UPDATE``, in id order),
     in a transaction that shares the write lock; returns those it holds. With
@@ -416,17 +542,31 @@ def lock_schedules(session: Session, schedule_ids: Collection[str], *, skip_lock
     What a claim decides on a schedule (its gate, whether something of it is in flight)
     then stays true until it commits; elsewhere (SQLite, a serialized writer) the
     write lock already gives that, and every id is returned."""
-    if shared_write(session) is None:
+    shared = shared_write(session)
+    if shared is None:
         return set(schedule_ids)
     held: set[str] = session.info[_SCHEDULES]
     wanted = sorted(set(schedule_ids) - held)
     if wanted:
-        stmt = text(
-            "SELECT id FROM schedules WHERE id = ANY(:ids) ORDER BY id FOR NO KEY UPDATE"
-            + (" SKIP LOCKED" if skip_locked else "")
-        )
-        held.update(session.scalars(stmt, {"ids": wanted}))
+        first = shared.owed_lock()  # the shared write lock, in the same statement
+        rows = run_shared(session, shared, _LOCK_ROWS[first, skip_locked], {"ids": wanted, "key": WRITE_LOCK_KEY})
+        held.update(row[0] for row in rows)
     return held & set(schedule_ids)
+
+
+def _lock_rows(first: bool, skip_locked: bool) -> str:
+    """The rows of schedules, locked in id order; ``first``: the shared write lock before them,
+    in the same statement (a one-time filter, evaluated before any row is read or locked,
+    whether or not a row matches)."""
+    return (
+        "SELECT id FROM schedules WHERE id = ANY(%(ids)s)"
+        + (" AND (SELECT pg_advisory_xact_lock_shared(%(key)s)) IS NOT NULL" if first else "")
+        + " ORDER BY id FOR NO KEY UPDATE"
+        + (" SKIP LOCKED" if skip_locked else "")
+    )
+
+
+_LOCK_ROWS = {(first, skip): _lock_rows(first, skip) for first in (False, True) for skip in (False, True)}
 
 
 def flush_events(session: Session) -> None:
@@ -441,16 +581,30 @@ def flush_events(session: Session) -> None:
     session.flush()  # the transaction's own changes first: the commit below ends it
     rows, shared.rows = shared.rows, []
     deferred, shared.deferred = shared.deferred, []
-    driver = session.connection().connection.driver_connection
-    with driver.pipeline():  # type: ignore[union-attr]
+    driver = shared.driver
+    with driver.pipeline():
+        if shared.owed_lock():  # nothing was sent before: the shared lock first
+            driver.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
         for write in deferred:
             write(driver)
         if rows:
             assert shared.insert is not None
-            driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])  # type: ignore[union-attr]
+            driver.execute("SELECT pg_advisory_xact_lock(%s)", [EVENT_LOCK_KEY])
             shared.insert(driver, rows)
-        driver.commit()  # type: ignore[union-attr]
+        driver.commit()
     # What commits the session afterwards finds the transaction ended: the driver does nothing.
+
+
+@contextmanager
+def _committed(session: Session) -> Iterator[None]:
+    """The session's transaction, begun already: committed when the block ends, rolled back if it
+    raises (what ``sessionmaker.begin()`` does, for a transaction begun more than once)."""
+    try:
+        yield
+    except BaseException:
+        session.rollback()
+        raise
+    session.commit()
 
 
 class NoActorError(RuntimeError):
@@ -530,13 +684,23 @@ class Ledger:
         return (actor or self.actor or current_actor()).with_role(self._login_role(session))
 
     def _begin_write(self, session: Session, serialize: bool) -> None:
-        session.connection()  # begin now, so that the write lock is taken first
-        if serialize or self.dialect != "postgresql":
-            if self.lock_wait is not None and self.dialect == "postgresql":
-                session.execute(text(f"SET LOCAL lock_timeout = {max(1, round(self.lock_wait * 1000))}"))
-            lock_for_write(session)
-        else:
-            _share_write(session)
+        """Begin the session's transaction with the write lock (see :meth:`write`). A serialized
+        write whose server connection turns out to be gone at its first statement (nothing
+        read or written yet) begins once more, on a fresh connection."""
+        for again in (False, True):
+            session.connection()  # begin now, so that the write lock is taken first
+            if not serialize and self.dialect == "postgresql":
+                _share_write(session)  # its lock goes with its first statement
+                return
+            try:
+                if self.lock_wait is not None and self.dialect == "postgresql":
+                    session.execute(text(f"SET LOCAL lock_timeout = {max(1, round(self.lock_wait * 1000))}"))
+                lock_for_write(session)
+                return
+            except DBAPIError as exc:
+                if again or not exc.connection_invalidated:
+                    raise
+                session.rollback()
 
     @contextmanager
     def write(self, actor: Actor | None = None, *, serialize: bool = True) -> Iterator[Session]:
@@ -547,11 +711,12 @@ class Ledger:
 
         Without ``serialize`` (an engine's claims and outcomes), PostgreSQL runs it beside
         other such transactions (see the module's docstring); SQLite serializes it anyway."""
-        with self._writers or contextlib.nullcontext(), self._write.begin() as session:
+        with self._writers or contextlib.nullcontext(), self._write() as session:
             self._begin_write(session, serialize)
-            session.info[_ACTOR] = self._actor(session, actor)
-            yield session
-            flush_events(session)
+            with _committed(session):
+                session.info[_ACTOR] = self._actor(session, actor)
+                yield session
+                flush_events(session)
 
     def make_way(self) -> None:
         """Between two write transactions of a long job (an engine pass's batches): on SQLite,
@@ -571,7 +736,8 @@ class Ledger:
         a session set-up and the lookup of the driver's connection per
         transaction. A server's connection is not held: it could drop while a
         long task runs, and the task's outcome must still reach the ledger, so
-        each transaction takes one from the pool, checked first.
+        each transaction takes one from the pool, checked first (one the server
+        closed meanwhile is replaced, see :func:`_server_engine`).
 
         Every transaction's events record this process's actor (the ledger's, else
         its OS user and host), worked out once for the loop. ``serialize`` as for
@@ -583,8 +749,8 @@ class Ledger:
                 @contextmanager
                 def pooled_transaction() -> Iterator[Session]:
                     try:
-                        with pooled.begin():
-                            self._begin_write(pooled, serialize)
+                        self._begin_write(pooled, serialize)
+                        with _committed(pooled):
                             pooled.info[_ACTOR] = self._actor(pooled, mine)
                             yield pooled
                             flush_events(pooled)
@@ -637,7 +803,7 @@ def _make_engine(url: URL, path: Path | None, busy_timeout: float, create: bool 
         _preflight_sqlite(path, busy_timeout, create)
         return _sqlite_engine(url, busy_timeout)
     connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT}
-    return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    return _server_engine(create_engine(url, connect_args=connect_args))
 
 
 #: Alembic keeps the running migration's context in module globals (``alembic.context``

@@ -6,7 +6,9 @@ than SQLite's own work. A :class:`Prepared` statement is compiled once per
 dialect. On SQLite it then runs on the driver's connection, inside the
 session's transaction, with the few value types the ledger binds (text,
 numbers, instants, states, JSON) converted here exactly as the column types
-convert them. On PostgreSQL it runs through SQLAlchemy Core as usual.
+convert them. On PostgreSQL it does the same in a transaction that shares the
+write lock (an engine's: :func:`core.ledger.db.run_shared`), and elsewhere
+runs through SQLAlchemy Core as usual.
 
 Results come back as plain tuples; :func:`instant` reads an instant column.
 """
@@ -20,28 +22,42 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
+from psycopg.types.json import Json
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import Compiled
 
-from core.ledger.db import DRIVER
+from core.ledger.db import DRIVER, SharedWrite, run_shared, shared_write
 
 #: Types SQLite takes as they are (the common case, looked up first).
 _PLAIN = frozenset({str, int, float, bytes, type(None)})
 
 
-def _sqlite_value(value: Any) -> Any:
-    """A bound value as the ledger's column types store it on SQLite."""
+def _bound(value: Any, sqlite: bool) -> Any:
+    """A bound value as the ledger's column types store it on SQLite (``sqlite``) or send it
+    to PostgreSQL: an instant must be aware (UtcDateTime), a state is its text (EnumText:
+    psycopg would send an Enum's name), JSON is JSON."""
     if type(value) in _PLAIN:
         return value
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
-        return value.astimezone(UTC).isoformat(" ", "microseconds")[:26]  # as UtcDateTime
+        return value.astimezone(UTC).isoformat(" ", "microseconds")[:26] if sqlite else value
     if isinstance(value, Enum):
-        return str(value.value)  # as EnumText
-    if isinstance(value, dict):
-        return json.dumps(value)  # as JSON
+        return str(value.value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value) if sqlite else Json(value)
     return value
+
+
+def _sqlite_value(value: Any) -> Any:
+    """A bound value as the ledger's column types store it on SQLite."""
+    return _bound(value, True)
+
+
+def _pg_value(value: Any) -> Any:
+    """A bound value as the ledger's column types send it to PostgreSQL."""
+    return _bound(value, False)
 
 
 def instant(value: datetime | str | None) -> datetime | None:
@@ -59,6 +75,7 @@ class Prepared:
     def __init__(self, statement: Any) -> None:  # an Insert, Update or Select
         self.statement = statement
         self._sqlite: tuple[str, Sequence[str], dict[str, Any]] | None = None
+        self._postgresql: tuple[str, dict[str, Any]] | None = None
 
     def _compiled_for_sqlite(self, session: Session) -> tuple[str, Sequence[str], dict[str, Any]]:
         if self._sqlite is None:
@@ -71,9 +88,22 @@ class Prepared:
     def _is_sqlite(self, session: Session) -> bool:
         return session.get_bind().dialect.name == "sqlite"
 
+    def _on_server(self, session: Session, shared: SharedWrite, params: Mapping[str, Any]) -> Any:
+        """Run it on a shared write's driver connection (PostgreSQL); psycopg's cursor."""
+        if self._postgresql is None:
+            compiled: Compiled = self.statement.compile(dialect=postgresql.psycopg.dialect())  # type: ignore[no-untyped-call]
+            self._postgresql = (compiled.string, dict(compiled.params))
+        sql, defaults = self._postgresql
+        values = {name: _pg_value(value) for name, value in (defaults | dict(params)).items()}
+        return run_shared(session, shared, sql, values)
+
     def first(self, session: Session, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
         """Run it; the first row (RETURNING or SELECT), or None."""
         if not self._is_sqlite(session):
+            shared = shared_write(session)
+            if shared is not None:
+                found = self._on_server(session, shared, params).fetchone()
+                return None if found is None else tuple(found)
             row = session.connection().execute(self.statement, dict(params)).first()
             return None if row is None else tuple(row)
         sql, order, defaults = self._compiled_for_sqlite(session)
@@ -100,6 +130,10 @@ class Prepared:
     def run(self, session: Session, params: Mapping[str, Any]) -> None:
         """Run it for its effect."""
         if not self._is_sqlite(session):
+            shared = shared_write(session)
+            if shared is not None:
+                self._on_server(session, shared, params)
+                return
             session.connection().execute(self.statement, dict(params))
             return
         sql, order, defaults = self._compiled_for_sqlite(session)

@@ -17,6 +17,7 @@ from core.clock import FixedClock
 from core.engine import claim as claim_stage
 from core.engine.engine import Engine, EngineOptions
 from core.ledger import db as db_module
+from core.ledger import prepared as prepared_module
 from core.ledger.db import Ledger
 from core.ledger.event_types import EventKind
 from core.ledger.models import Event
@@ -36,8 +37,12 @@ EVERY_MINUTE: dict[str, Any] = {
 }
 
 
-#: Statements one more due run costs at most: PostgreSQL (through SQLAlchemy, and the commit's
-#: pipeline as one), SQLite (every statement on the connection, its transaction's and savepoint's too).
+#: Statements one more due run costs at most: PostgreSQL (a round trip each: BEGIN, those sent
+#: through SQLAlchemy or past it on the driver's connection, the shared write lock when it goes
+#: alone, a pooled connection's ping, and the commit's pipeline as one), SQLite (every statement
+#: on the connection, its transaction's and savepoint's too). PostgreSQL's run: BEGIN, the shared
+#: lock with the schedule's row, the outcome, the next claim, the pipeline (was seven: the ping,
+#: and the lock apart from the row).
 PER_RUN = {"postgresql": 5, "sqlite": 12}
 
 
@@ -132,6 +137,29 @@ def statements_sent(ledger: Ledger) -> Iterator[list[str]]:
     def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         sent.append(statement)
 
+    def alone(conn: Any, *_args: Any) -> None:  # before the ledger's own hook takes the lock
+        shared = conn.info.get(db_module._UNLOCKED)
+        if shared is not None and not shared.locked:
+            sent.append("-- the shared write lock, alone")
+
+    run_shared = db_module.run_shared
+
+    def past_sqlalchemy(session: Any, shared: Any, sql: str, params: Any) -> Any:
+        if not shared.locked:
+            sent.append("-- the shared write lock, alone")
+        sent.append(sql)
+        return run_shared(session, shared, sql, params)
+
+    def begun(_conn: Any) -> None:
+        sent.append("BEGIN")
+
+    dialect = ledger.engine.dialect
+    ping = dialect.do_ping
+
+    def pinged(dbapi_connection: Any) -> bool:
+        sent.append("-- a pooled connection's ping")
+        return ping(dbapi_connection)
+
     real = db_module.flush_events
 
     def flushed(session: Any) -> None:
@@ -141,13 +169,20 @@ def statements_sent(ledger: Ledger) -> Iterator[list[str]]:
         real(session)
 
     event.listen(ledger.engine, "before_cursor_execute", before)
+    event.listen(ledger.engine, "before_cursor_execute", alone, insert=True)
+    event.listen(ledger.engine, "begin", begun)
     patch = pytest.MonkeyPatch()
     patch.setattr(db_module, "flush_events", flushed)
+    patch.setattr(dialect, "do_ping", pinged)
+    patch.setattr(db_module, "run_shared", past_sqlalchemy)
+    patch.setattr(prepared_module, "run_shared", past_sqlalchemy)
     try:
         yield sent
     finally:
         patch.undo()
         event.remove(ledger.engine, "before_cursor_execute", before)
+        event.remove(ledger.engine, "before_cursor_execute", alone)
+        event.remove(ledger.engine, "begin", begun)
 
 
 def _counted_pass(ledger: Ledger, engine: Engine, runs: int) -> int:
