@@ -19,8 +19,9 @@ from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
 from core.ledger.db import Ledger, open_ledger
-from core.ledger.materialize import _insert, materialize, unreadable_revisions
+from core.ledger.materialize import materialize, unreadable_revisions
 from core.ledger.models import Occurrence
+from core.ledger.occurrence_rows import insert_rows, stored_rows
 from core.ledger.publish import get_schedule, publish
 from core.ledger.states import OccurrenceKind, OccurrenceState
 from core.spec.validation import parse_spec
@@ -119,6 +120,11 @@ ROWS = [
     ),
     _row("occ-carried", kind=OccurrenceKind.CARRIED, holidays_version="0.62", logical_slot_id="slot-x"),
 ]
+
+
+def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
+    """The materializer's insert of rows given as dicts, in the form this ledger stores."""
+    return insert_rows(session, stored_rows(rows, text=session.get_bind().dialect.name == "sqlite"))
 
 
 def _stored(path: Path) -> list[tuple[Any, ...]]:
