@@ -128,3 +128,26 @@ def test_a_draft_made_stale_is_worked_out_again_under_the_lock(
         cursor = session.scalar(select(Schedule.cursor_utc).where(Schedule.id == IDS[1]))
     assert count == len(rows.get(IDS[1], []))
     assert change == "disable" or cursor == clock.now() + timedelta(days=14)
+
+
+def test_a_draft_offers_the_interpreter_to_other_threads_after_each_schedule(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread of the same process writing while a draft computes (the window's pause beside the
+    engine it hosts) gets the interpreter between two schedules; the write under the lock does not
+    give it away."""
+    _publish(ledger, clock)
+    offered: list[float] = []
+
+    class Recorded:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            offered.append(seconds)
+
+    monkeypatch.setattr(materialize_module, "time", Recorded)
+    with ledger.read() as session:
+        drafts = draft_many(session, IDS, clock)
+    assert offered == [0, 0, 0]
+    with ledger.write() as session:
+        materialize_drafted(session, drafts, IDS)
+    assert offered == [0, 0, 0]
