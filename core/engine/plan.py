@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
@@ -39,6 +39,8 @@ from core.ledger.states import ScheduleState
 from core.team.placement import Placement, refusal
 from core.time.formats import fmt_utc
 
+#: Revisions whose placement one statement reads, when an engine first decides which it refuses.
+_WANTS_PER_READ = 500
 #: Write transactions of materialization per pass at most.
 MATERIALIZE_ROUNDS = 10_000
 #: Once a pass has materialized its ``fill_rows``, the others reach only this far ahead
@@ -177,12 +179,15 @@ def _decide_refusals(session: Session, placement: Placement, refusals: Refusals)
     ).all()
     refusals.cutovers = {(sid, number): cutover for sid, number, cutover in rows}
     pairs = [(sid, number) for sid, number, _ in rows]
-    for sid, number in pairs:
-        if (sid, number) not in refusals.decided:
-            row = session.execute(
-                select(*wants_columns(session)).where(Revision.schedule_id == sid, Revision.revision == number)
-            ).one()
-            refusals.decided[(sid, number)] = refusal(placement, wants_of(session, *row))
+    unknown = [pair for pair in pairs if pair not in refusals.decided]
+    for i in range(0, len(unknown), _WANTS_PER_READ):  # a page at a time, not one statement per revision
+        page = unknown[i : i + _WANTS_PER_READ]
+        for sid, number, *wants in session.execute(
+            select(Revision.schedule_id, Revision.revision, *wants_columns(session)).where(
+                tuple_(Revision.schedule_id, Revision.revision).in_(page)
+            )
+        ):
+            refusals.decided[(sid, number)] = refusal(placement, wants_of(session, *wants))
     newest: dict[str, int] = {}
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))
