@@ -49,21 +49,10 @@ COLUMNS = (
     "updated_at",
 )
 #: Where a row's values sit in its tuple.
-OCCURRENCE_ID, SCHEDULE_ID, KIND, RESOLVED, POSITION, DUE, SLOT, PERIOD, STATE, REASON = (
-    COLUMNS.index(name)
-    for name in (
-        "occurrence_id",
-        "schedule_id",
-        "kind",
-        "resolved_utc",
-        "position_utc",
-        "due_at",
-        "logical_slot_id",
-        "business_period",
-        "state",
-        "reason",
-    )
-)
+_AT = {name: i for i, name in enumerate(COLUMNS)}
+OCCURRENCE_ID, SCHEDULE_ID, KIND = _AT["occurrence_id"], _AT["schedule_id"], _AT["kind"]
+RESOLVED, POSITION, DUE = _AT["resolved_utc"], _AT["position_utc"], _AT["due_at"]
+SLOT, PERIOD, STATE, REASON = _AT["logical_slot_id"], _AT["business_period"], _AT["state"], _AT["reason"]
 #: Rows per INSERT statement (one batch of the engine's pass is one statement).
 CHUNK = 2000
 
@@ -85,89 +74,40 @@ def build_rows(
     """The occurrence rows of ``rows`` (one revision's expansion), as tuples of :data:`COLUMNS`:
     runnable rows PLANNED with their dispatch time, the others the terminal facts they are.
     With ``text`` (SQLite) in the form SQLite stores; else instants as aware datetimes."""
-    if text:
-        return _text_rows(rows, revision, tzdb, sqlite_utc_text(now), holidays)
-    engine = tidemark_version()
-    out = []
-    for row in rows:
-        runnable = row.status.runnable
-        out.append(
-            (
-                row.occurrence_id,
-                row.schedule_id,
-                revision,
-                _SCHEDULED,
-                row.nominal_local,
-                row.fold_ordinal,
-                row.resolved,
-                row.position,
-                row.dispatch if runnable else None,
-                row.logical_slot_id,
-                row.period,
-                PLANNED if runnable else _STATE_TEXT[row.status],
-                row.reason,
-                tzdb,
-                engine,
-                holidays,
-                0,
-                0,
-                now,
-                now,
-            )
-        )
-    return out
-
-
-def _text_rows(
-    rows: Iterable[Row], revision: int, tzdb: str, moment: str, holidays: str | None
-) -> list[tuple[Any, ...]]:
-    """:func:`build_rows` for SQLite. A row's resolved instant is written from the text its
-    expansion made of it already (``2027-03-01T12:00:00Z`` becomes ``2027-03-01 12:00:00.000000``),
-    and its position and due time are mostly that same instant: a row formats at most one instant."""
-    engine = tidemark_version()
+    moment: datetime | str = sqlite_utc_text(now) if text else now
+    tail = (tzdb, tidemark_version(), holidays, 0, 0, moment, moment)
+    instants = _text_instants if text else _instants
     scheduled, shifted = Status.SCHEDULED, Status.SHIFTED
     out: list[tuple[Any, ...]] = []
     append = out.append
     for row in rows:
-        status, resolved = row.status, row.resolved
-        if resolved is None:
-            at = None
-        else:
-            utc = row.resolved_utc
-            assert utc is not None  # set with resolved, by the expansion
-            at = utc[:10] + " " + utc[11:-1] + (".000000" if len(utc) == 20 else "")
-        position = row.position
-        place = at if position is resolved or (at is not None and position == resolved) else sqlite_utc_text(position)
-        if status is scheduled or status is shifted:
-            due = at if not row.dispatch_delay else sqlite_utc_text(row.dispatch)  # type: ignore[arg-type]
-            state = PLANNED
-        else:
-            due, state = None, _STATE_TEXT[status]
-        append(
-            (
-                row.occurrence_id,
-                row.schedule_id,
-                revision,
-                _SCHEDULED,
-                row.nominal_local,
-                row.fold_ordinal,
-                at,
-                place,
-                due,
-                row.logical_slot_id,
-                row.period,
-                state,
-                row.reason,
-                tzdb,
-                engine,
-                holidays,
-                0,
-                0,
-                moment,
-                moment,
-            )
-        )
+        status = row.status
+        runnable = status is scheduled or status is shifted
+        at, place, due = instants(row, runnable)
+        state = PLANNED if runnable else _STATE_TEXT[status]
+        head = (row.occurrence_id, row.schedule_id, revision, _SCHEDULED, row.nominal_local, row.fold_ordinal)
+        append((*head, at, place, due, row.logical_slot_id, row.period, state, row.reason, *tail))
     return out
+
+
+def _instants(row: Row, runnable: bool) -> tuple[Any, Any, Any]:
+    """A row's resolved instant, position and due time, as aware datetimes."""
+    return row.resolved, row.position, row.dispatch if runnable else None
+
+
+def _text_instants(row: Row, runnable: bool) -> tuple[Any, Any, Any]:
+    """:func:`_instants` as SQLite stores them. The resolved instant is written from the text the
+    expansion made of it already (``2027-03-01T12:00:00Z`` becomes ``2027-03-01 12:00:00.000000``),
+    and the position and due time are mostly that same instant: a row formats at most one."""
+    resolved, utc = row.resolved, row.resolved_utc
+    at = (
+        None if resolved is None or utc is None else utc[:10] + " " + utc[11:-1] + (".000000" if len(utc) == 20 else "")
+    )
+    position = row.position
+    place = at if position is resolved or (at is not None and position == resolved) else sqlite_utc_text(position)
+    if not runnable:
+        return at, place, None
+    return at, place, at if not row.dispatch_delay else sqlite_utc_text(row.dispatch)  # type: ignore[arg-type]
 
 
 def stored_rows(rows: Iterable[Mapping[str, Any]], *, text: bool) -> list[tuple[Any, ...]]:
