@@ -33,13 +33,14 @@ import itertools
 import operator
 import re
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
-from sqlalchemy import ColumnElement, Integer, and_, bindparam, func, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from core.calendar import holiday_codes
@@ -50,11 +51,26 @@ from core.ledger import events
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.db import lock_for_write, shared_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, range_row, record_ranges
-from core.ledger.models import Occurrence, Revision, Schedule, sqlite_utc_text
+from core.ledger.models import Occurrence, Revision, Schedule
+from core.ledger.occurrence_rows import (
+    COLUMNS,
+    KIND,
+    OCCURRENCE_ID,
+    PERIOD,
+    PLANNED,
+    POSITION,
+    REASON,
+    RESOLVED,
+    SCHEDULE_ID,
+    SLOT,
+    STATE,
+    build_rows,
+    insert_rows,
+    insert_unnest,
+)
 from core.ledger.period_carry import taken_periods, taken_periods_of
 from core.ledger.period_resume import StoredPeriods, dump_periods, load_periods, periods_to_store
 from core.ledger.states import (
-    FROM_STATUS,
     SLOT_RELEASING,
     OccurrenceKind,
     OccurrenceState,
@@ -65,10 +81,7 @@ from core.recurrence.expand import expand, iter_rows
 from core.recurrence.occurrence import Occurrence as Row
 from core.recurrence.periods import PeriodMarks, PeriodState
 from core.time.zones import shifted, tzdb_version
-from core.version import tidemark_version
 
-#: Rows per INSERT statement batch (well under SQLite's bound-parameter limit per chunk).
-CHUNK = 2000
 #: Rows one call inserts at most (a long outage is caught up in several transactions).
 MAX_ROWS = 100_000
 #: Revision texts one statement reads when looking for those this Tidemark refuses.
@@ -163,42 +176,6 @@ def governing_segments(
     return pieces
 
 
-def _row_dicts(
-    rows: Iterable[Row], revision: int, tzdb: str, now: datetime, holidays: str | None = None
-) -> list[dict[str, Any]]:
-    out = []
-    engine = tidemark_version()
-    planned = OccurrenceState.PLANNED
-    scheduled = OccurrenceKind.SCHEDULED
-    for row in rows:
-        runnable = row.status.runnable
-        out.append(
-            {
-                "occurrence_id": row.occurrence_id,
-                "schedule_id": row.schedule_id,
-                "revision": revision,
-                "kind": scheduled,
-                "nominal_local": row.nominal_local,
-                "fold_ordinal": row.fold_ordinal,
-                "resolved_utc": row.resolved,
-                "position_utc": row.position,
-                "due_at": row.dispatch if runnable else None,
-                "logical_slot_id": row.logical_slot_id,
-                "business_period": row.period,
-                "state": planned if runnable else FROM_STATUS[row.status],
-                "reason": row.reason,
-                "tzdb_version": tzdb,
-                "engine_version": engine,
-                "holidays_version": holidays,
-                "attempt_count": 0,
-                "claim_generation": 0,
-                "created_at": now,
-                "updated_at": now,
-            }
-        )
-    return out
-
-
 def _taken_slots(
     session: Session, ranges: Sequence[tuple[str, datetime, datetime]]
 ) -> dict[str, dict[str, tuple[str, int]]]:
@@ -241,14 +218,13 @@ def _slots_statement(count: int) -> Any:
     )
 
 
-def _periods_wanted(rows: list[dict[str, Any]]) -> set[str]:
+def _periods_wanted(rows: list[tuple[Any, ...]]) -> set[str]:
     """The business periods of the runnable ``rows``: those another occurrence may hold already."""
-    return {
-        r["business_period"] for r in rows if r["business_period"] is not None and r["state"] is OccurrenceState.PLANNED
-    }
+    return {r[PERIOD] for r in rows if r[PERIOD] is not None and r[STATE] == PLANNED}
 
 
 _KEEPS_IT = ", which keeps it"
+SKIPPED = OccurrenceState.SKIPPED_DUPLICATE.value
 _HOLDER = re.compile(r" as (\S+) of revision \d+" + re.escape(_KEEPS_IT))
 
 
@@ -264,7 +240,7 @@ def _yield_to_holders(
     sid: str,
     start: datetime,
     end: datetime,
-    rows: list[dict[str, Any]],
+    rows: list[tuple[Any, ...]],
     slots: dict[str, tuple[str, int]] | None = None,
     held_periods: dict[str, tuple[str, int]] | None = None,
 ) -> None:
@@ -280,144 +256,48 @@ def _yield_to_holders(
         held_periods = taken_periods(session, sid, periods) if periods else {}
     if not slots and not held_periods:
         return
-    for r in rows:
-        if r["state"] is not OccurrenceState.PLANNED:
+    for i, r in enumerate(rows):
+        if r[STATE] != PLANNED:
             continue
-        holder = slots.get(r["logical_slot_id"]) if r["logical_slot_id"] else None
-        why = f"resolves to the same instant ({r['resolved_utc']:%Y-%m-%dT%H:%M:%SZ})"
-        if holder is None or holder[0] == r["occurrence_id"]:
-            holder = held_periods.get(r["business_period"]) if r["business_period"] else None
-            why = f"falls in the same business period ({r['business_period']})"
-        if holder is None or holder[0] == r["occurrence_id"]:
+        holder = slots.get(r[SLOT]) if r[SLOT] else None
+        why = f"resolves to the same instant ({_utc_words(r[RESOLVED])})"
+        if holder is None or holder[0] == r[OCCURRENCE_ID]:
+            holder = held_periods.get(r[PERIOD]) if r[PERIOD] else None
+            why = f"falls in the same business period ({r[PERIOD]})"
+        if holder is None or holder[0] == r[OCCURRENCE_ID]:
             continue
-        r["state"] = OccurrenceState.SKIPPED_DUPLICATE
-        r["reason"] = f"{why} as {holder[0]} of revision {holder[1]}{_KEEPS_IT}" + (
-            f"; {r['reason']}" if r["reason"] else ""
-        )
-        r["resolved_utc"] = r["due_at"] = r["logical_slot_id"] = None
+        reason = f"{why} as {holder[0]} of revision {holder[1]}{_KEEPS_IT}" + (f"; {r[REASON]}" if r[REASON] else "")
+        rows[i] = (*r[:RESOLVED], None, r[POSITION], None, None, r[PERIOD], SKIPPED, reason, *r[REASON + 1 :])
 
 
-def _insert(session: Session, rows: list[dict[str, Any]]) -> int:
-    """INSERT ... ON CONFLICT DO NOTHING; returns how many rows were new."""
-    if not rows:
-        return 0
-    if session.get_bind().dialect.name == "postgresql":
-        return sum(_insert_unnest(session, rows).values())
-    return _insert_sqlite(session, rows)
+def _utc_words(value: datetime | str) -> str:
+    """An instant of a row (:func:`~core.ledger.occurrence_rows.build_rows`) as a reason names it."""
+    if isinstance(value, str):  # SQLite's text: 2027-03-01 12:00:00.000000
+        return f"{value[:10]}T{value[11:19]}Z"
+    return f"{value:%Y-%m-%dT%H:%M:%SZ}"
 
 
-def _insert_counted(session: Session, rows: list[dict[str, Any]], *, split: bool) -> dict[str, int]:
-    """:func:`_insert`, returning how many rows were new per schedule. On SQLite the rows go in
-    one statement, and with ``split`` one per schedule: when some were there already (another
-    engine or an earlier call inserted them), the one statement cannot say whose, and
-    :class:`_Recount` asks the caller to roll back and insert them again with ``split``."""
+def _insert_counted(session: Session, rows: list[tuple[Any, ...]], *, split: bool) -> dict[str, int]:
+    """Insert ``rows`` (:func:`~core.ledger.occurrence_rows.insert_rows`), returning how many were
+    new per schedule. On SQLite the rows go in one statement, and with ``split`` one per schedule:
+    when some were there already (another engine or an earlier call inserted them), the one
+    statement cannot say whose, and :class:`_Recount` asks the caller to roll back and insert them
+    again with ``split``."""
     if not rows:
         return {}
     if session.get_bind().dialect.name == "postgresql":
-        return _insert_unnest(session, rows)
+        return insert_unnest(session, rows)
     counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["schedule_id"]] = counts.get(row["schedule_id"], 0) + 1
+    for sid in map(operator.itemgetter(SCHEDULE_ID), rows):
+        counts[sid] = counts.get(sid, 0) + 1
     if split and len(counts) > 1:
-        return {sid: _insert_sqlite(session, [r for r in rows if r["schedule_id"] == sid]) for sid in counts}
-    new = _insert_sqlite(session, rows)
+        return {sid: insert_rows(session, [r for r in rows if r[SCHEDULE_ID] == sid]) for sid in counts}
+    new = insert_rows(session, rows)
     if new == len(rows):
         return counts
     if len(counts) > 1:
         raise _Recount
     return {sid: new for sid in counts}
-
-
-def _insert_sqlite(session: Session, rows: list[dict[str, Any]]) -> int:
-    # sqlite3's executemany sums the changes: a row skipped by ON CONFLICT counts 0. The values go
-    # as the column types would bind them, converted here: SQLAlchemy's processing of each
-    # parameter of each row cost more than SQLite's insert itself.
-    names = list(rows[0])
-    columns = ", ".join(names)
-    sql = f"INSERT INTO occurrences ({columns}) VALUES ({', '.join('?' * len(names))}) ON CONFLICT DO NOTHING"
-    values = _sqlite_values(rows, names)
-    connection = session.connection()
-    return sum(connection.exec_driver_sql(sql, values[i : i + CHUNK]).rowcount for i in range(0, len(values), CHUNK))
-
-
-def _insert_unnest(session: Session, rows: list[dict[str, Any]]) -> dict[str, int]:
-    """PostgreSQL: each column's values as one array, the rows ``unnest`` of them; RETURNING lists
-    the new rows' schedules (psycopg reports no rowcount for executemany). SQLAlchemy's
-    multi-row VALUES made a statement thousands of placeholders long, which psycopg parsed
-    again for every batch: two thirds of a recovery pass's CPU. Returns the new rows per schedule."""
-    table = Occurrence.metadata.tables["occurrences"]
-    names = list(rows[0])
-    arrays = ", ".join(f"%s::{_pg_array(table.c[name].type, name)}" for name in names)
-    sql = (
-        f"INSERT INTO occurrences ({', '.join(names)}) SELECT * FROM unnest({arrays}) "
-        "ON CONFLICT DO NOTHING RETURNING schedule_id"
-    )
-    connection = session.connection()
-    new: dict[str, int] = {}
-    for i in range(0, len(rows), CHUNK):
-        chunk = rows[i : i + CHUNK]
-        columns = tuple([_pg_value(row[name], name) for row in chunk] for name in names)
-        for (sid,) in connection.exec_driver_sql(sql, columns):
-            new[sid] = new.get(sid, 0) + 1
-    return new
-
-
-def _pg_array(column_type: Any, name: str) -> str:
-    if name in _INSTANTS:
-        return "timestamptz[]"
-    return "int8[]" if isinstance(column_type, Integer) else "text[]"
-
-
-def _pg_value(value: Any, name: str) -> Any:
-    return str(value) if name in _ENUMS else value
-
-
-#: The columns of an occurrence row that hold instants, and those that hold an enum's value.
-_INSTANTS = frozenset({"resolved_utc", "position_utc", "due_at", "created_at", "updated_at"})
-_ENUMS = frozenset({"kind", "state"})
-#: The instants a batch's rows share (the moment they were written).
-_BATCH_INSTANTS = frozenset({"created_at", "updated_at"})
-
-
-def _sqlite_values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
-    """``rows`` as the tuples SQLite stores (see :class:`~core.ledger.models.UtcDateTime` and
-    :class:`~core.ledger.models.EnumText`). A row's instants are mostly one instant (resolved,
-    position, due without jitter) and the batch's moment (created, updated): each is formatted
-    once, found again by comparing with the one before."""
-    pick = operator.itemgetter(*names)
-    instants = [i for i, name in enumerate(names) if name in _INSTANTS]
-    shared = {i for i, name in enumerate(names) if name in _BATCH_INSTANTS}
-    enums = [i for i, name in enumerate(names) if name in _ENUMS]
-    enum_text: dict[Any, str] = {}
-    moments: dict[datetime, str] = {}  # instants seen in more than one row (the batch's now)
-    out = []
-    for row in rows:
-        values = list(pick(row))
-        previous: datetime | None = None
-        previous_text = ""
-        for i in instants:
-            value = values[i]
-            if value is None:
-                continue
-            if previous is not None and (value is previous or value == previous):
-                values[i] = previous_text
-                continue
-            if i in shared:
-                found = moments.get(value)
-                if found is None:
-                    found = moments[value] = sqlite_utc_text(value)
-            else:
-                found = sqlite_utc_text(value)
-            values[i] = previous_text = found
-            previous = value
-        for i in enums:
-            value = values[i]
-            text = enum_text.get(value)
-            if text is None:
-                text = enum_text[value] = str(value)
-            values[i] = text
-        out.append(tuple(values))
-    return out
 
 
 def expected_rows(
@@ -436,7 +316,7 @@ def expected_rows(
     :mod:`core.ledger.shadow` compares them with the rows the ledger holds.
     """
     by_number = {row[0]: _Gov(*row) for row in revisions}
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     tzdb = tzdb_version()
     for number, lo, hi in governing_segments([(r[0], r[1]) for r in revisions], start, end):
         gov = by_number[number]
@@ -445,9 +325,12 @@ def expected_rows(
             if row.position >= hi:
                 break
             batch.append(row)
-        rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays()))
+        rows.extend(build_rows(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays(), text=False))
     _yield_to_holders(session, schedule_id, start, end, rows)
-    return rows
+    return [
+        dict(zip(COLUMNS, r, strict=True)) | {"kind": OccurrenceKind(r[KIND]), "state": OccurrenceState(r[STATE])}
+        for r in rows
+    ]
 
 
 class _CursorMoved(Exception):
@@ -721,15 +604,55 @@ def materialize_many(
         lock_for_write(session)
     # else an engine's pass beside others (PostgreSQL): the schedules' rows, locked below until
     # commit, keep a second engine off them; publishing and pausing wait for the commit.
-    ask = _Ask(clock.now(), until, max_rows, lead, expire, chunk, catch)
+    ask = _Ask(clock.now(), until, max_rows, lead, expire, chunk, catch, _stores_text(session))
+    return _materialize_rounds(session, list(schedule_ids), ask, None)
+
+
+def _stores_text(session: Session) -> bool:
+    return session.get_bind().dialect.name == "sqlite"
+
+
+def _materialize_rounds(session: Session, ids: list[str], ask: _Ask, drafts: Drafts | None) -> list[MaterializeResult]:
     for _ in range(MAX_ROUNDS):
         try:
-            return _materialize_round(session, list(schedule_ids), ask)
+            return _materialize_round(session, ids, ask, drafts)
         except _CursorMoved:
             continue
-    raise LedgerError(
-        f"{', '.join(schedule_ids)}: other engines kept moving the schedule while materializing it; try again"
-    )
+    raise LedgerError(f"{', '.join(ids)}: other engines kept moving the schedule while materializing it; try again")
+
+
+def draft_many(
+    session: Session,
+    schedule_ids: Sequence[str],
+    clock: Clock,
+    *,
+    max_rows: int = MAX_ROWS,
+    lead: timedelta | None = None,
+    expire: ExpiryRule | None = None,
+    chunk: timedelta | None = None,
+) -> Drafts:
+    """Work out what :func:`materialize_many` would write for these schedules (their expired
+    ranges, their expansion and its rows) from a read, before any write transaction: an engine's
+    pass expands outside the write lock, which then holds only the writes
+    (:func:`materialize_drafted`). A schedule whose revision cannot be read or expanded is drafted
+    as failed."""
+    ids = list(schedule_ids)
+    ask = _Ask(clock.now(), None, max_rows, lead, expire, chunk, True, _stores_text(session))
+    stored = {row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(Schedule.id.in_(ids)))}
+    outcomes = _work_out(ids, stored, _read_revisions(session, list(stored)), ask, {}, let_in=True)
+    return Drafts(ask, {sid: tuple(row) for sid, row in stored.items()}, outcomes)
+
+
+def materialize_drafted(session: Session, drafts: Drafts, schedule_ids: Sequence[str]) -> list[MaterializeResult]:
+    """Write, in the caller's write transaction, what :func:`draft_many` worked out for
+    ``schedule_ids`` (drafted ones, in their order), as :func:`materialize_many` would: a schedule
+    whose row is as it was when drafted (same gate, cursor, state and stored positions: nothing
+    was published, gated or materialized since) is written as drafted, the others (and those
+    after them) are worked out again here. The live slots and business periods held are read
+    here, under the lock, as always."""
+    if shared_write(session) is None:
+        lock_for_write(session)
+    return _materialize_rounds(session, list(schedule_ids), drafts.ask, drafts)
 
 
 @dataclass(frozen=True)
@@ -743,6 +666,8 @@ class _Ask:
     expire: ExpiryRule | None
     chunk: timedelta | None
     catch: bool
+    #: The rows in SQLite's stored form (:func:`~core.ledger.occurrence_rows.build_rows`).
+    text: bool
 
 
 @dataclass
@@ -755,7 +680,8 @@ class _Plan:
     start: datetime
     end: datetime
     more: bool
-    rows: list[dict[str, Any]]
+    rows: list[tuple[Any, ...]]
+    """Its occurrence rows (:func:`~core.ledger.occurrence_rows.build_rows`)."""
     used: list[int]
     ranges: list[dict[str, Any]]
     expired: list[events.OccurrencesExpired]
@@ -781,70 +707,135 @@ _SCHEDULE_COLUMNS = (
 )
 
 
-def _materialize_round(session: Session, ids: list[str], ask: _Ask) -> list[MaterializeResult]:
-    # Locking also rereads them: a row another engine changed since it was loaded must not look current.
-    stored = {
-        row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(Schedule.id.in_(ids)).with_for_update())
-    }
+#: What working out one schedule came to: its plan, or its result when it writes nothing, and
+#: the new mark of when to come back to it (:func:`_come_back`), when that is all it writes.
+_Outcome = tuple["_Plan | MaterializeResult", dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Drafts:
+    """What :func:`draft_many` worked out, to be written by :func:`materialize_drafted`."""
+
+    ask: _Ask
+    #: Each schedule's row (:data:`_SCHEDULE_COLUMNS`) as the draft read it.
+    seen: dict[str, tuple[Any, ...]]
+    #: Each schedule's outcome, in order (those the rows' budget did not reach have none).
+    outcomes: dict[str, _Outcome]
+
+    def still_true(self, ids: list[str], stored: dict[str, Any]) -> dict[str, _Outcome]:
+        """The outcomes that hold for the rows read now: those of the schedules whose row did not
+        change, up to the first that did (the budget of rows after it may differ)."""
+        found: dict[str, _Outcome] = {}
+        for sid in ids:
+            row, seen, outcome = stored.get(sid), self.seen.get(sid), self.outcomes.get(sid)
+            if row is None or outcome is None or tuple(row) != seen:
+                break
+            found[sid] = outcome
+        return found
+
+
+def _read_revisions(session: Session, ids: list[str]) -> dict[str, list[_Gov]]:
+    """The revisions of these schedules, oldest first."""
     revisions: dict[str, list[_Gov]] = {}
+    if not ids:
+        return revisions
     for sid, number, cutover, spec_json, tzif, tzdb_release in session.execute(
         select(Revision.schedule_id, *GOV_COLUMNS)
         .where(Revision.schedule_id.in_(ids))
         .order_by(Revision.schedule_id, Revision.revision)
     ):
         revisions.setdefault(sid, []).append(_Gov(number, cutover, spec_json, tzif, tzdb_release))
-    tzdb = tzdb_version()
-    results: dict[str, MaterializeResult] = {}
-    plans: list[_Plan] = []
-    come_back: list[dict[str, Any]] = []
-    left = ask.max_rows
-    for sid in ids:
-        if results and left <= 0:
-            break  # not reached: the caller takes it up next
-        row = stored.get(sid)
-        if row is None:
-            if not ask.catch:
-                raise UnknownScheduleError(f"{sid}: no such schedule in this ledger; publish it with schedctl apply")
-            results[sid] = MaterializeResult(sid, None, None, 0, None, skipped="no such schedule")
-            continue
-        try:
-            planned = _plan_one(row, revisions[sid], ask, left, tzdb)
-        except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
-            if not ask.catch:
-                raise
-            problems = revision_problems(exc)
-            skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
-            failed = (row.active_revision or 0, problems)
-            results[sid] = MaterializeResult(sid, None, None, 0, None, skipped=skipped, failed=failed)
-            continue
-        if isinstance(planned, MaterializeResult):
-            results[sid] = planned
-            if planned.skipped == _FAR_ENOUGH:
-                _come_back(row, revisions[sid][-1], come_back)
-            left -= 1
-            continue
-        plans.append(planned)
-        results[sid] = MaterializeResult(sid, planned.start, planned.end, 0, planned.end)
-        left -= len(planned.rows) + 1
-        if planned.more:
-            break
+    return revisions
+
+
+def _materialize_round(session: Session, ids: list[str], ask: _Ask, drafts: Drafts | None) -> list[MaterializeResult]:
+    # Locking also rereads them: a row another engine changed since it was loaded must not look current.
+    stored = {
+        row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(Schedule.id.in_(ids)).with_for_update())
+    }
+    reuse = drafts.still_true(ids, stored) if drafts is not None else {}
+    revisions = _read_revisions(session, [sid for sid in ids if sid in stored and sid not in reuse])
+    outcomes = _work_out(ids, stored, revisions, ask, reuse)
+    plans = [found for found, _ in outcomes.values() if isinstance(found, _Plan)]
+    come_back = [back for _, back in outcomes.values() if back is not None]
     inserted = _write_plans(session, plans, come_back, ask.now) if plans or come_back else {}
-    for plan in plans:
-        results[plan.schedule_id] = MaterializeResult(
-            plan.schedule_id,
-            plan.start,
-            plan.end,
-            inserted.get(plan.schedule_id, 0),
-            plan.end,
-            more=plan.more,
-            expired_ranges=len(plan.ranges),
-            expired_in_ranges=plan.counted,
-        )
+    results: dict[str, MaterializeResult] = {}
+    for sid, (found, _) in outcomes.items():
+        results[sid] = found if isinstance(found, MaterializeResult) else _written(found, inserted)
     for sid in results:
         loaded = session.identity_map.get(Session.identity_key(Schedule, sid))
         if loaded is not None:  # its cursor moved by a statement on the table: read it again
             session.expire(loaded)
     return [results[sid] for sid in ids if sid in results]
+
+
+def _written(plan: _Plan, inserted: dict[str, int]) -> MaterializeResult:
+    return MaterializeResult(
+        plan.schedule_id,
+        plan.start,
+        plan.end,
+        inserted.get(plan.schedule_id, 0),
+        plan.end,
+        more=plan.more,
+        expired_ranges=len(plan.ranges),
+        expired_in_ranges=plan.counted,
+    )
+
+
+def _work_out(
+    ids: list[str],
+    stored: dict[str, Any],
+    revisions: dict[str, list[_Gov]],
+    ask: _Ask,
+    reuse: dict[str, _Outcome],
+    *,
+    let_in: bool = False,
+) -> dict[str, _Outcome]:
+    """Each schedule's outcome, in order, within the rows' budget (``ask.max_rows``): the schedules
+    it does not reach have none. ``reuse``: outcomes worked out already (:class:`Drafts`).
+
+    With ``let_in`` (a draft, outside the write lock) the interpreter is offered to the process's
+    other threads after each schedule: a thread writing meanwhile (the window's pause, beside an
+    engine it hosts) would otherwise wait up to a switch interval (5 ms) at each of its statements
+    while the draft computes (the longest wait of such a pause: 170-200 ms, 90 ms with this)."""
+    tzdb = tzdb_version()
+    outcomes: dict[str, _Outcome] = {}
+    left = ask.max_rows
+    for sid in ids:
+        if outcomes and left <= 0:
+            break  # not reached: the caller takes it up next
+        row = stored.get(sid)
+        if row is None:
+            if not ask.catch:
+                raise UnknownScheduleError(f"{sid}: no such schedule in this ledger; publish it with schedctl apply")
+            outcomes[sid] = (MaterializeResult(sid, None, None, 0, None, skipped="no such schedule"), None)
+            continue
+        found = outcomes[sid] = reuse.get(sid) or _outcome(row, revisions[sid], ask, left, tzdb)
+        if let_in:
+            time.sleep(0)
+        planned = found[0]
+        if isinstance(planned, MaterializeResult):
+            left -= planned.failed is None
+            continue
+        left -= len(planned.rows) + 1
+        if planned.more:
+            break
+    return outcomes
+
+
+def _outcome(row: Any, revisions: list[_Gov], ask: _Ask, left: int, tzdb: str) -> _Outcome:
+    try:
+        planned = _plan_one(row, revisions, ask, left, tzdb)
+    except REVISION_ERRORS as exc:  # a revision this Tidemark cannot read or expand: this schedule only
+        if not ask.catch:
+            raise
+        problems = revision_problems(exc)
+        skipped = f"a revision cannot be read or expanded: {'; '.join(problems)}"
+        failed = (row.active_revision or 0, problems)
+        return MaterializeResult(row.id, None, None, 0, None, skipped=skipped, failed=failed), None
+    if isinstance(planned, MaterializeResult) and planned.skipped == _FAR_ENOUGH:
+        return planned, _come_back(row, revisions[-1])
+    return planned, None
 
 
 _FAR_ENOUGH = "already materialized that far"
@@ -869,10 +860,11 @@ def _plan_one(row: Any, revisions: list[_Gov], ask: _Ask, max_rows: int, tzdb: s
         start, counted, ranges, expired = _expire_missed(sid, revisions, start, now, ask.expire, tzdb, hint, seeds)
     segments = governing_segments([(r.revision, r.cutover) for r in revisions], start, end)
     expanded, end = _expand_bounded(segments, by_number, end, max_rows, hint, seeds, marks)
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     for number, batch in expanded:
         gov = by_number[number]
-        rows.extend(_row_dicts(batch, number, gov.resolving_tzdb(tzdb), now, gov.deciding_holidays()))
+        holidays = gov.deciding_holidays()
+        rows.extend(build_rows(batch, number, gov.resolving_tzdb(tzdb), now, holidays, text=ask.text))
     return _Plan(
         schedule_id=sid,
         gate=row.gate_version,
@@ -891,14 +883,13 @@ def _plan_one(row: Any, revisions: list[_Gov], ask: _Ask, max_rows: int, tzdb: s
     )
 
 
-def _come_back(row: Any, active: _Gov, come_back: list[dict[str, Any]]) -> None:
-    """Note when the schedule of ``row`` (materialized far enough) needs materializing again, when
-    that changed (a new revision's horizon, a ledger materialized before 0012)."""
+def _come_back(row: Any, active: _Gov) -> dict[str, Any] | None:
+    """When the schedule of ``row`` (materialized far enough) needs materializing again, to be
+    written when that changed (a new revision's horizon, a ledger materialized before 0012)."""
     if row.cursor_utc is None:
-        return
+        return None
     at = shifted(row.cursor_utc, -_horizon(active))
-    if row.materialize_at != at:
-        come_back.append({"b_id": row.id, "b_at": at})
+    return {"b_id": row.id, "b_at": at} if row.materialize_at != at else None
 
 
 class _Recount(Exception):
@@ -938,8 +929,8 @@ def _write_once(
         written.extend(plan.expired)
         if inserted.get(plan.schedule_id):
             counts: dict[str, int] = {}
-            for r in plan.rows:
-                counts[r["state"].value] = counts.get(r["state"].value, 0) + 1
+            for state in map(operator.itemgetter(STATE), plan.rows):
+                counts[state] = counts.get(state, 0) + 1
             written.append(
                 events.OccurrencesMaterialized(
                     at=now,

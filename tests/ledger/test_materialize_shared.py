@@ -116,10 +116,10 @@ def _held_after_first(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threadi
     schedules), until released: those schedules' rows stay locked by it."""
     reached, release = threading.Event(), threading.Event()
     first: list[str] = []
-    real: Callable[..., Any] = plan.materialize_many
+    real: Callable[..., Any] = plan.materialize_drafted
 
-    def hold_once(session: Session, ids: list[str], *args: Any, **kwargs: Any) -> Any:
-        results = real(session, ids, *args, **kwargs)
+    def hold_once(session: Session, drafts: Any, ids: list[str]) -> Any:
+        results = real(session, drafts, ids)
         if not first and threading.current_thread().name == "held":
             first.extend(result.schedule_id for result in results)
             reached.set()
@@ -127,7 +127,7 @@ def _held_after_first(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threadi
         return results
 
     monkeypatch.setattr(plan, "BATCH_SCHEDULES", 2)
-    monkeypatch.setattr(plan, "materialize_many", hold_once)
+    monkeypatch.setattr(plan, "materialize_drafted", hold_once)
     yield reached, release, first
 
 

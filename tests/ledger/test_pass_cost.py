@@ -26,7 +26,7 @@ from core.clock import FixedClock
 from core.engine import plan
 from core.engine.engine import Engine, EngineOptions, PassReport
 from core.ledger.db import Ledger
-from core.ledger.materialize import to_materialize
+from core.ledger.materialize import materialize_many, to_materialize
 from core.ledger.models import Schedule
 from core.ledger.publish import disable, pause, publish, resume
 from core.ledger.states import ScheduleState
@@ -95,13 +95,13 @@ def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
             with lock:
                 cost.written += cursor.rowcount
 
-    real = plan.materialize_many
+    real = plan.materialize_drafted
 
-    def spied(session: Session, schedule_ids: list[str], *args: Any, **kwargs: Any) -> Any:
+    def spied(session: Session, drafts: Any, schedule_ids: list[str]) -> Any:
         cost.materialized.extend(schedule_ids)
-        return real(session, schedule_ids, *args, **kwargs)
+        return real(session, drafts, schedule_ids)
 
-    monkeypatch.setattr(plan, "materialize_many", spied)
+    monkeypatch.setattr(plan, "materialize_drafted", spied)
     event.listen(bind, "before_cursor_execute", before)
     event.listen(bind, "after_cursor_execute", after)
     try:
@@ -109,7 +109,7 @@ def counted(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cost]:
     finally:
         event.remove(bind, "before_cursor_execute", before)
         event.remove(bind, "after_cursor_execute", after)
-        monkeypatch.setattr(plan, "materialize_many", real)
+        monkeypatch.setattr(plan, "materialize_drafted", real)
 
 
 def measure(engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> tuple[Cost, Cost]:
@@ -298,7 +298,7 @@ def test_a_materialization_batch_sends_the_same_statements_for_8_schedules_and_f
         ids = [f"batch-{size}-{i:03d}" for i in range(size)]
         publish_many(ledger, FixedClock(clock.now() - away), base, ids)
         with ledger.write() as session, statements(ledger) as seen:
-            results = plan.materialize_many(session, ids, clock, expire=plan.certain_expiry)
+            results = materialize_many(session, ids, clock, expire=plan.certain_expiry)
         assert [r.schedule_id for r in results] == ids
         # 06:00 tomorrow, and after a year away the last missed one (today's) as well
         assert {(r.inserted, r.expired_ranges, r.more) for r in results} == {(1 + ranges, ranges, False)}
