@@ -65,17 +65,7 @@ def enqueue(session: Session, batch: Sequence[NewEvent]) -> int:
     told = _told(batch)
     if not told:
         return 0
-    ids = [e.occurrence_id for e in told if isinstance(e, OccurrenceTransitioned)]
-    rows = session.execute(
-        select(
-            Occurrence.occurrence_id,
-            Occurrence.revision,
-            Occurrence.nominal_local,
-            Occurrence.resolved_utc,
-            Occurrence.attempt_count,
-        ).where(Occurrence.occurrence_id.in_(ids))
-    ).all()
-    found = {r.occurrence_id: r for r in rows}
+    found = _occurrences(session, [e.occurrence_id for e in told if isinstance(e, OccurrenceTransitioned)])
     wanted = {(e.schedule_id, found[e.occurrence_id].revision) for e in told if e.occurrence_id in found}
     wanted |= {(e.schedule_id, e.revision) for e in told if isinstance(e, OccurrencesExpired)}
     routes = _routes(session, {k for k in wanted if k[0] is not None})  # type: ignore[misc]
@@ -90,6 +80,23 @@ def enqueue(session: Session, batch: Sequence[NewEvent]) -> int:
     if values:
         _insert_ignoring_repeats(session, values)
     return len(values)
+
+
+def _occurrences(session: Session, ids: list[str]) -> dict[str, Any]:
+    """What an alert says of each of the occurrences ``ids``, by id; no statement when there are none
+    (a batch that tells only of expired ranges)."""
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(
+            Occurrence.occurrence_id,
+            Occurrence.revision,
+            Occurrence.nominal_local,
+            Occurrence.resolved_utc,
+            Occurrence.attempt_count,
+        ).where(Occurrence.occurrence_id.in_(ids))
+    ).all()
+    return {r.occurrence_id: r for r in rows}
 
 
 def _data(e: NewEvent, found: dict[str, Any]) -> dict[str, Any] | None:

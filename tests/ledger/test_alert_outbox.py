@@ -175,3 +175,32 @@ def test_changes_with_nothing_to_tell_cost_no_statement(ledger: Ledger) -> None:
         finally:
             event.remove(ledger.engine, "before_cursor_execute", count)
     assert sent == []
+
+
+def test_a_batch_of_expired_ranges_reads_no_occurrence(ledger: Ledger) -> None:
+    spec = _spec(misfirePolicy="SKIP", horizon="PT2H", alerts=[{"to": HOOK}])
+    _publish(ledger, spec, utc("2026-02-26T12:00:00Z"))
+    sent: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    expired = events.OccurrencesExpired(
+        at=utc("2026-03-01T12:00:00Z"),
+        schedule_id=SID,
+        revision=1,
+        state=S.MISFIRE_EXPIRED,
+        policy="SKIP",
+        reason="outage",
+        from_utc=utc("2026-02-26T12:00:00Z"),
+        to_utc=utc("2026-03-01T11:00:00Z"),
+        occurrences=4260,
+    )
+    with ledger.write() as session:
+        event.listen(ledger.engine, "before_cursor_execute", count)
+        try:
+            assert alert_outbox.enqueue(session, [expired]) == 1
+        finally:
+            event.remove(ledger.engine, "before_cursor_execute", count)
+    assert not any("FROM occurrence" in s for s in sent), sent
+    assert len(sent) == 2  # the revision's routes, then the row
