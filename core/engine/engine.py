@@ -268,15 +268,58 @@ class Engine:
                 while (job := self._held.next or pending.take()) is not None:
                     self._held.next, self._held.job, self._held.again = None, job, False
                     if job.run(self._work_job):
-                        job.first = None
+                        job.first, job.again = None, True
                         pending.add(job)  # its schedule is read again once the others had their turn
             finally:
                 self._held.loop = self._held.jobs = self._held.job = None
 
     def _work_job(self, job: Job) -> bool:
         """One job of a worker loop; True when it is to be queued again (see :meth:`_finish`)."""
+        if job.again and not self._read_again(job):
+            return False
         self.work_schedule(job.schedule_id, job.only, job.report, job.first)
         return bool(self._held.again)
+
+    def _read_again(self, job: Job) -> bool:
+        """What came due meanwhile, for ``job`` and every other job queued again, in one read.
+        Those with something due go on (``job`` here; the others back in the queue, their
+        reading handed over as the dispatch's is); the others end. Whether ``job`` goes on."""
+        jobs: Jobs = self._held.jobs
+        batch = [job, *jobs.take_again()]
+        ctx = self.context
+        wanted = {j.schedule_id for j in batch}
+        queues: dict[str, list[tuple[str, OccurrenceState]]] = defaultdict(list)
+        try:
+            with self.ledger.read() as session:
+                ready = claim_stage.claimable(
+                    session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
+                )
+                for sid, occ_id, state in ready:
+                    if sid in wanted:
+                        queues[sid].append((occ_id, state))
+                gates = statements.gates(session) if queues else {}
+        except Exception as exc:  # each reads its own schedule then, as a worker does (restarted if that fails)
+            _log.debug("could not read the schedules queued again together: %s", describe_error(exc))
+            for j in batch:
+                j.again = False
+                if j is not job:
+                    jobs.put_back(j)
+            return True
+        goes_on = False
+        for j in batch:
+            j.again = False
+            if j.schedule_id in queues and j.schedule_id in gates:
+                with ctx.lock:
+                    self._seen[j.schedule_id] = (queues[j.schedule_id], gates[j.schedule_id])
+                if j is job:
+                    goes_on = True
+                else:
+                    jobs.put_back(j)
+                continue
+            self._release_worker(j.schedule_id)
+            if j is not job:
+                j.done.set_result(None)
+        return goes_on
 
     def _hand_over(
         self,
@@ -345,13 +388,17 @@ class Engine:
                     self._worker_died(schedule_id, exc, restarts < WORKER_RESTARTS)
         finally:
             self._held.transaction = None
-            with self.context.lock:
-                left = self._workers.get(schedule_id, 1) - 1
-                if left <= 0:
-                    self._workers.pop(schedule_id, None)
-                    self.context.busy.pop(schedule_id, None)
-                else:
-                    self._workers[schedule_id] = left
+            self._release_worker(schedule_id)
+
+    def _release_worker(self, schedule_id: str) -> None:
+        """One worker of this engine on ``schedule_id`` has ended."""
+        with self.context.lock:
+            left = self._workers.get(schedule_id, 1) - 1
+            if left <= 0:
+                self._workers.pop(schedule_id, None)
+                self.context.busy.pop(schedule_id, None)
+            else:
+                self._workers[schedule_id] = left
 
     def _write(self) -> AbstractContextManager[Session]:
         """A write transaction: on the worker's held connection when there is one."""
@@ -430,13 +477,23 @@ class Engine:
                 claim = self._finish(claim, result, report, queue, gate)
                 self._held.pending = None
                 if claim is not None and claim.schedule_id != schedule_id:
-                    if only is None:  # what came due meanwhile is read when the job comes round again
-                        with ctx.lock:
-                            self._workers[schedule_id] = self._workers.get(schedule_id, 0) + 1
-                        self._held.again = True
+                    if only is None:
+                        self._read_later(schedule_id)
                     return
             if only is not None or not progressed:
                 return
+            job: Job | None = getattr(self._held, "job", None)
+            if job is not None and job.schedule_id == schedule_id:
+                self._read_later(schedule_id)
+                return
+
+    def _read_later(self, schedule_id: str) -> None:
+        """A loop's job ran what was handed to it: what came due meanwhile is read when the job
+        comes round again, with the others queued again (:meth:`_read_again`); till then the
+        schedule counts as busy."""
+        with self.context.lock:
+            self._workers[schedule_id] = self._workers.get(schedule_id, 0) + 1
+        self._held.again = True
 
     def _finish(
         self, claim: Claim, result: RunResult, report: PassReport, queue: settle.Queue, gate: Gate | None
@@ -446,7 +503,7 @@ class Engine:
         for a worker, which this loop then runs (``_held.next``) at once: a task starts only once
         its claim is committed, and a run costs one transaction, not two."""
         jobs: Jobs | None = getattr(self._held, "jobs", None)
-        taken: list[tuple[Job, Seen]] = []
+        taken: list[tuple[Job, Seen | None]] = []
         then = self._chain(jobs, taken) if jobs is not None and self.group is not None else None
         try:
             following = settle.finish(
@@ -455,8 +512,9 @@ class Engine:
         except BaseException:
             assert jobs is not None or not taken
             for job, seen in taken:  # its claim was rolled back with the rest: its worker claims again
-                with self.context.lock:
-                    self._seen[job.schedule_id] = seen
+                if seen is not None:
+                    with self.context.lock:
+                        self._seen[job.schedule_id] = seen
                 if jobs is not None:
                     jobs.put_back(job)
             raise
@@ -466,7 +524,7 @@ class Engine:
             self._held.next = job
         return following
 
-    def _chain(self, jobs: Jobs, taken: list[tuple[Job, Seen]]) -> settle.Then:
+    def _chain(self, jobs: Jobs, taken: list[tuple[Job, Seen | None]]) -> settle.Then:
         """Claims, in an outcome's transaction, the first due occurrence of the next job waiting,
         from what the dispatch read of it (kept in ``taken`` with that reading)."""
 
@@ -476,6 +534,7 @@ class Engine:
                 return None
             with self.context.lock:
                 seen = self._seen.pop(job.schedule_id, None)
+            taken.append((job, seen))  # given back as it was if the transaction fails
             claimed = None
             rest = deque(seen[0]) if seen is not None else deque()
             while seen is not None and rest and claimed is None:
@@ -486,10 +545,8 @@ class Engine:
                 with self.context.lock:
                     self._seen[job.schedule_id] = (list(rest), seen[1])
             if claimed is None:
+                taken.pop()
                 jobs.put_back(job)
-                return None
-            assert seen is not None
-            taken.append((job, seen))
             return claimed
 
         return claim_next

@@ -34,6 +34,8 @@ class Job:
     """Its first occurrence, claimed already (by the dispatch, or with another job's outcome)."""
     done: Future[None] = field(default_factory=Future)
     """Finished when its worker has (with the worker's exception, if one escaped it)."""
+    again: bool = False
+    """Queued again, to read its schedule for what came due while the others had their turn."""
 
     def run(self, work: Callable[[Job], bool]) -> bool:
         """``work(self)``, its end (or its exception) set on :attr:`done`, unless ``work`` says the
@@ -71,10 +73,17 @@ class Jobs:
         to claim its first occurrence together with another job's outcome; None when there is none."""
         with self._lock:
             for i, job in enumerate(self._queue):
-                if job.first is None and job.only is None:
+                if job.first is None and job.only is None and not job.again:
                     del self._queue[i]
                     return job
         return None
+
+    def take_again(self) -> list[Job]:
+        """Every job waiting to have its schedule read again (read together, in one query)."""
+        with self._lock:
+            again = [job for job in self._queue if job.again]
+            self._queue = deque(job for job in self._queue if not job.again)
+        return again
 
     def put_back(self, job: Job) -> None:
         """A job taken to be claimed, first in line again (its claim was made, or not)."""

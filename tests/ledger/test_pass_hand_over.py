@@ -1,14 +1,16 @@
 """What a pass with many schedules due at once (the top of the minute) does per due task,
 counted rather than timed (both databases): at most ``max_workers`` worker loops, each holding
 one write connection for all the schedules it takes; on SQLite every schedule's first claim is
-made with another's outcome (or by the dispatch), so a run costs one write transaction; and
-every due task runs once, its schedule read again once after it."""
+made with another's outcome (or by the dispatch), so a run costs one write transaction; every
+due task runs once; and the schedules are read again for what came due meanwhile together,
+not one read each."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,8 @@ from core.engine import claim as claim_stage
 from core.engine import settle
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.db import Ledger
-from core.ledger.models import Attempt
+from core.ledger.event_types import EventKind
+from core.ledger.models import Attempt, Event
 from core.ledger.publish import publish
 from core.spec.validation import parse_spec
 
@@ -59,9 +62,10 @@ def test_a_pass_hands_its_due_tasks_to_a_few_loops(
     assert sum(report.ran.values()) == schedules and set(report.ran.values()) == {1}
     # One held write connection per loop, not one per schedule.
     assert calls["writer"] == min(workers, schedules)
-    # Each run's outcome in one transaction; each schedule listed by the dispatch, then once again.
+    # Each run's outcome in one transaction. What is due is listed by the dispatch, then again
+    # for what came due meanwhile: by a loop for the schedule it ran last, the others together.
     assert calls["finish"] == schedules
-    assert calls["claimable"] == 1 + schedules
+    assert calls["claimable"] <= 1 + 2 * min(workers, schedules)
     # SQLite: no claim of its own transaction (the dispatch's claims, then each with an outcome).
     # PostgreSQL (no transaction across schedules there): the loops claim what the dispatch did not.
     alone = 0 if ledger.dialect == "sqlite" else schedules - min(workers, schedules)
@@ -70,3 +74,87 @@ def test_a_pass_hands_its_due_tasks_to_a_few_loops(
         attempts = session.scalars(select(func.count()).select_from(Attempt)).one()
     assert attempts == schedules
     assert not engine.busy()
+
+
+def test_what_came_due_meanwhile_runs_in_the_same_pass(ledger: Ledger, clock: FixedClock, tmp_path: Path) -> None:
+    """A run that fails with no wait before its retry comes due again while the loop runs the
+    other schedules: the schedules read again together find it, and it runs in the same pass."""
+    clock.set(utc("2026-03-02T00:00:00Z"))
+    mark = tmp_path / "failed-once"
+    once = ["/bin/sh", "-c", f'test -e "{mark}" || {{ touch "{mark}"; exit 1; }}']
+    flaky = {
+        **EVERY_MINUTE,
+        "scheduleId": "minutely-flaky",
+        "task": {"argv": once, "effect": "idempotent"},
+        "retry": {"maxAttempts": 2, "initialBackoff": "PT0S", "maxBackoff": "PT0S"},
+    }
+    with ledger.write() as session:
+        publish(session, parse_spec(flaky), clock)
+        for i in range(4):
+            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i}"}), clock)
+    clock.set(utc("2026-03-02T00:00:05Z"))
+    report = Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
+    assert report.ran["minutely-flaky"] == 2
+    assert report.outcomes == {"SUCCEEDED": 5, "RETRY_WAIT": 1}
+
+
+def test_a_failed_outcome_transaction_gives_back_the_schedule_it_claimed(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outcome's transaction fails after it claimed the next schedule's first run (here the
+    claim itself raises, once): both are rolled back, the worker restarts and records its
+    outcome again, and the next schedule is claimed by a loop later. Every run once, no more."""
+    clock.set(utc("2026-03-02T00:00:00Z"))
+    with ledger.write() as session:
+        for i in range(3):
+            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i}"}), clock)
+    clock.set(utc("2026-03-02T00:00:05Z"))
+    real = claim_stage.claim_in
+    failed: list[str] = []
+
+    def claim_once_failing(session: Any, ctx: Any, occurrence_id: str, *args: Any) -> Any:
+        if not failed:
+            failed.append(occurrence_id)
+            real(session, ctx, occurrence_id, *args)  # its rows written, then the transaction fails
+            raise RuntimeError("the disk went away")
+        return real(session, ctx, occurrence_id, *args)
+
+    monkeypatch.setattr(claim_stage, "claim_in", claim_once_failing)
+    report = Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
+    assert failed
+    assert report.outcomes == {"SUCCEEDED": 3}
+    with ledger.read() as session:
+        per_occurrence = session.scalars(select(func.count()).select_from(Attempt).group_by(Attempt.occurrence_id))
+        assert sorted(per_occurrence) == [1, 1, 1]
+        died = session.scalars(
+            select(func.count()).select_from(Event).where(Event.kind == EventKind.ENGINE_WORKER_DIED.value)
+        ).one()
+    assert died == 1
+
+
+def test_a_failed_read_of_the_schedules_queued_again_reads_each_alone(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one read of the schedules queued again fails: each is read alone, as before, and
+    the pass ends with every job done (none left waiting)."""
+    clock.set(utc("2026-03-02T00:00:00Z"))
+    with ledger.write() as session:
+        for i in range(3):
+            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i}"}), clock)
+    clock.set(utc("2026-03-02T00:00:05Z"))
+    real = claim_stage.claimable
+    reads: list[str | None] = []
+
+    def second_read_fails(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("schedule_id"))
+        if len(reads) == 2:
+            raise RuntimeError("database is locked")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(claim_stage, "claimable", second_read_fails)
+    engine = Engine(ledger, clock, EngineOptions(max_workers=1))
+    report = engine.run_once()
+    assert report.outcomes == {"SUCCEEDED": 3}
+    assert reads[:2] == [None, None]
+    assert sorted(r for r in reads[2:] if r is not None) == ["minutely-0", "minutely-1", "minutely-2"]
+    assert not engine.busy() and engine.wait_idle(timeout=0)
