@@ -44,15 +44,22 @@ def counted(monkeypatch: pytest.MonkeyPatch, calls: Counter[str], *where: tuple[
     yield
 
 
+def due_at_once(ledger: Ledger, clock: FixedClock, count: int, *more: dict[str, Any]) -> None:
+    """``count`` every-minute schedules (and ``more``) published, the clock at their first run."""
+    clock.set(utc("2026-03-02T00:00:00Z"))
+    with ledger.write() as session:
+        for data in more:
+            publish(session, parse_spec(data), clock)
+        for i in range(count):
+            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i:02d}"}), clock)
+    clock.set(utc("2026-03-02T00:00:05Z"))
+
+
 @pytest.mark.parametrize(("schedules", "workers"), [(12, 1), (12, 3), (3, 4)], ids=["one_loop", "three", "few_due"])
 def test_a_pass_hands_its_due_tasks_to_a_few_loops(
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, schedules: int, workers: int
 ) -> None:
-    clock.set(utc("2026-03-02T00:00:00Z"))
-    with ledger.write() as session:
-        for i in range(schedules):
-            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i:02d}"}), clock)
-    clock.set(utc("2026-03-02T00:00:05Z"))
+    due_at_once(ledger, clock, schedules)
     engine = Engine(ledger, clock, EngineOptions(max_workers=workers))
     calls: Counter[str] = Counter()
     where = [(Ledger, "writer"), (claim_stage, "claim"), (claim_stage, "claimable"), (settle, "finish")]
@@ -79,7 +86,6 @@ def test_a_pass_hands_its_due_tasks_to_a_few_loops(
 def test_what_came_due_meanwhile_runs_in_the_same_pass(ledger: Ledger, clock: FixedClock, tmp_path: Path) -> None:
     """A run that fails with no wait before its retry comes due again while the loop runs the
     other schedules: the schedules read again together find it, and it runs in the same pass."""
-    clock.set(utc("2026-03-02T00:00:00Z"))
     mark = tmp_path / "failed-once"
     once = ["/bin/sh", "-c", f'test -e "{mark}" || {{ touch "{mark}"; exit 1; }}']
     flaky = {
@@ -88,11 +94,7 @@ def test_what_came_due_meanwhile_runs_in_the_same_pass(ledger: Ledger, clock: Fi
         "task": {"argv": once, "effect": "idempotent"},
         "retry": {"maxAttempts": 2, "initialBackoff": "PT0S", "maxBackoff": "PT0S"},
     }
-    with ledger.write() as session:
-        publish(session, parse_spec(flaky), clock)
-        for i in range(4):
-            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i}"}), clock)
-    clock.set(utc("2026-03-02T00:00:05Z"))
+    due_at_once(ledger, clock, 4, flaky)
     report = Engine(ledger, clock, EngineOptions(max_workers=1)).run_once()
     assert report.ran["minutely-flaky"] == 2
     assert report.outcomes == {"SUCCEEDED": 5, "RETRY_WAIT": 1}
@@ -104,11 +106,7 @@ def test_a_failed_outcome_transaction_gives_back_the_schedule_it_claimed(
     """The outcome's transaction fails after it claimed the next schedule's first run (here the
     claim itself raises, once): both are rolled back, the worker restarts and records its
     outcome again, and the next schedule is claimed by a loop later. Every run once, no more."""
-    clock.set(utc("2026-03-02T00:00:00Z"))
-    with ledger.write() as session:
-        for i in range(3):
-            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i}"}), clock)
-    clock.set(utc("2026-03-02T00:00:05Z"))
+    due_at_once(ledger, clock, 3)
     real = claim_stage.claim_in
     failed: list[str] = []
 
@@ -137,11 +135,7 @@ def test_a_failed_read_of_the_schedules_queued_again_reads_each_alone(
 ) -> None:
     """The one read of the schedules queued again fails: each is read alone, as before, and
     the pass ends with every job done (none left waiting)."""
-    clock.set(utc("2026-03-02T00:00:00Z"))
-    with ledger.write() as session:
-        for i in range(3):
-            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"minutely-{i}"}), clock)
-    clock.set(utc("2026-03-02T00:00:05Z"))
+    due_at_once(ledger, clock, 3)
     real = claim_stage.claimable
     reads: list[str | None] = []
 
@@ -156,5 +150,5 @@ def test_a_failed_read_of_the_schedules_queued_again_reads_each_alone(
     report = engine.run_once()
     assert report.outcomes == {"SUCCEEDED": 3}
     assert reads[:2] == [None, None]
-    assert sorted(r for r in reads[2:] if r is not None) == ["minutely-0", "minutely-1", "minutely-2"]
+    assert sorted(r for r in reads[2:] if r is not None) == ["minutely-00", "minutely-01", "minutely-02"]
     assert not engine.busy() and engine.wait_idle(timeout=0)
