@@ -24,7 +24,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 
 from sqlalchemy.orm import Session
 
@@ -36,6 +36,7 @@ from core.engine.activity import Activity
 from core.engine.alerts import AlertSender
 from core.engine.context import OUTLIVE_ENV, Claim, Context, EngineOptions, PassReport
 from core.engine.group_commit import GroupCommit
+from core.engine.jobs import Job, Jobs
 from core.engine.leases import LeaseKeeper
 from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
@@ -55,6 +56,9 @@ GROUP_COMMIT_LIMIT = 16
 WORKER_RESTARTS = 3
 
 _log = logging.getLogger(__name__)
+
+#: A schedule's due occurrences with the state each was seen in, and its gate, as a dispatch read them.
+Seen = tuple[list[tuple[str, OccurrenceState]], Gate]
 
 
 class Engine:
@@ -97,7 +101,7 @@ class Engine:
         self.context.share.engine_id = engine_id
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         # schedule -> its due occurrences and gate as the dispatch read them, for its worker
-        self._seen: dict[str, tuple[list[tuple[str, OccurrenceState]], Gate]] = {}
+        self._seen: dict[str, Seen] = {}
         self._futures: list[Future[None]] = []
         self._stop = threading.Event()
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
@@ -216,6 +220,8 @@ class Engine:
         claims, taken = self._claim_together(jobs, firsts, gates)
         # Claimed ones first, so that each starts at once; none of what another engine holds.
         jobs = sorted((job for job in jobs if job[0] not in taken), key=lambda job: job[0] not in claims)
+        if not jobs:
+            return
         self._hand_over(jobs, queues, gates, claims)
         started = self.clock.now()
         for sid, _ in jobs:
@@ -223,21 +229,97 @@ class Engine:
                 if not self._workers.get(sid):
                     ctx.busy[sid] = started
                 self._workers[sid] = self._workers.get(sid, 0) + 1
-        pool = ThreadPoolExecutor(max_workers=self.options.max_workers, thread_name_prefix="tidemark-task")
+        pending = Jobs()
 
-        def submit(sid: str, only: list[str] | None) -> Callable[[PassReport], Future[None]]:
-            return lambda own: pool.submit(self.work_schedule, sid, only, own, claims.get(sid))
+        def queued(sid: str, only: list[str] | None) -> Callable[[PassReport], Future[None]]:
+            def add(own: PassReport) -> Future[None]:
+                job = Job(sid, only, own, claims.get(sid))
+                pending.add(job)
+                return job.done
 
-        # Each worker writes a report of its own, told on this pass's report or a later one.
-        futures = [self.activity.start(sid, submit(sid, only)) for sid, only in jobs]
+            return add
+
+        # Each job writes a report of its own, told on this pass's report or a later one.
+        futures = [self.activity.start(sid, queued(sid, only)) for sid, only in jobs]
         with ctx.lock:
             self._futures = [f for f in self._futures if not f.done()] + futures
+        loops = min(self.options.max_workers, len(jobs))
+        pool = ThreadPoolExecutor(max_workers=loops, thread_name_prefix="tidemark-task")
+        for _ in range(loops):
+            pool.submit(self._work_jobs, pending)
         if wait:
             for f in futures:
                 f.result()
-            pool.shutdown(wait=True)
-        else:
-            pool.shutdown(wait=False)
+        pool.shutdown(wait=wait)
+
+    def _work_jobs(self, pending: Jobs) -> None:
+        """A worker loop: one write connection held (:meth:`Ledger.writer`) for the jobs it takes,
+        one after the other, until none is left. A job whose worker died goes on with a connection
+        of its own, and so does every later job of this loop."""
+        held = ExitStack()
+        try:
+            self._held.loop = held.enter_context(self.ledger.writer(serialize=False))
+        except Exception as exc:
+            self._held.loop = None
+            _log.debug("a worker loop could not hold a write connection: %s", describe_error(exc))
+        self._held.jobs, self._held.next = pending, None
+        with held:
+            try:
+                while (job := self._held.next or pending.take()) is not None:
+                    self._held.next, self._held.job, self._held.again = None, job, False
+                    if job.run(self._work_job):
+                        job.first, job.again = None, True
+                        pending.add(job)  # its schedule is read again once the others had their turn
+            finally:
+                self._held.loop = self._held.jobs = self._held.job = None
+
+    def _work_job(self, job: Job) -> bool:
+        """One job of a worker loop; True when it is to be queued again (see :meth:`_finish`)."""
+        if job.again and not self._read_again(job):
+            return False
+        self.work_schedule(job.schedule_id, job.only, job.report, job.first)
+        return bool(self._held.again)
+
+    def _read_again(self, job: Job) -> bool:
+        """What came due meanwhile, for ``job`` and every other job queued again, in one read.
+        Those with something due go on (``job`` here; the others back in the queue, their
+        reading handed over as the dispatch's is); the others end. Whether ``job`` goes on."""
+        jobs: Jobs = self._held.jobs
+        batch = [job, *jobs.take_again()]
+        ctx = self.context
+        wanted = {j.schedule_id for j in batch}
+        queues: dict[str, list[tuple[str, OccurrenceState]]] = defaultdict(list)
+        try:
+            with self.ledger.read() as session:
+                ready = claim_stage.claimable(
+                    session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
+                )
+                for sid, occ_id, state in ready:
+                    if sid in wanted:
+                        queues[sid].append((occ_id, state))
+                gates = statements.gates(session) if queues else {}
+        except Exception as exc:  # each reads its own schedule then, as a worker does (restarted if that fails)
+            _log.debug("could not read the schedules queued again together: %s", describe_error(exc))
+            for j in batch:
+                j.again = False
+                if j is not job:
+                    jobs.put_back(j)
+            return True
+        goes_on = False
+        for j in batch:
+            j.again = False
+            if j.schedule_id in queues and j.schedule_id in gates:
+                with ctx.lock:
+                    self._seen[j.schedule_id] = (queues[j.schedule_id], gates[j.schedule_id])
+                if j is job:
+                    goes_on = True
+                else:
+                    jobs.put_back(j)
+                continue
+            self._release_worker(j.schedule_id)
+            if j is not job:
+                j.done.set_result(None)
+        return goes_on
 
     def _hand_over(
         self,
@@ -293,23 +375,30 @@ class Engine:
         self._held.fresh = first
         try:
             for restarts in range(WORKER_RESTARTS + 1):
+                loop = getattr(self._held, "loop", None)
+                own = nullcontext(loop) if loop is not None else self.ledger.writer(serialize=False)
                 try:
-                    with self.ledger.writer(serialize=False) as transaction:
+                    with own as transaction:
                         self._held.transaction = transaction
                         self._work_queue(schedule_id, only, report)
                     return
                 except Exception as exc:
                     self._held.transaction = None
+                    self._held.loop = None  # the loop's connection may be what failed: a fresh one from now on
                     self._worker_died(schedule_id, exc, restarts < WORKER_RESTARTS)
         finally:
             self._held.transaction = None
-            with self.context.lock:
-                left = self._workers.get(schedule_id, 1) - 1
-                if left <= 0:
-                    self._workers.pop(schedule_id, None)
-                    self.context.busy.pop(schedule_id, None)
-                else:
-                    self._workers[schedule_id] = left
+            self._release_worker(schedule_id)
+
+    def _release_worker(self, schedule_id: str) -> None:
+        """One worker of this engine on ``schedule_id`` has ended."""
+        with self.context.lock:
+            left = self._workers.get(schedule_id, 1) - 1
+            if left <= 0:
+                self._workers.pop(schedule_id, None)
+                self.context.busy.pop(schedule_id, None)
+            else:
+                self._workers[schedule_id] = left
 
     def _write(self) -> AbstractContextManager[Session]:
         """A write transaction: on the worker's held connection when there is one."""
@@ -385,10 +474,82 @@ class Engine:
                 self._held.pending = (claim, None)
                 result = run.run_claim(ctx, claim, report)
                 self._held.pending = (claim, result)
-                claim = settle.finish(self._write, ctx, claim, result, report, queue=queue, gate=gate, stop=self._stop)
+                claim = self._finish(claim, result, report, queue, gate)
                 self._held.pending = None
+                if claim is not None and claim.schedule_id != schedule_id:
+                    if only is None:
+                        self._read_later(schedule_id)
+                    return
             if only is not None or not progressed:
                 return
+            job: Job | None = getattr(self._held, "job", None)
+            if job is not None and job.schedule_id == schedule_id:
+                self._read_later(schedule_id)
+                return
+
+    def _read_later(self, schedule_id: str) -> None:
+        """A loop's job ran what was handed to it: what came due meanwhile is read when the job
+        comes round again, with the others queued again (:meth:`_read_again`); till then the
+        schedule counts as busy."""
+        with self.context.lock:
+            self._workers[schedule_id] = self._workers.get(schedule_id, 0) + 1
+        self._held.again = True
+
+    def _finish(
+        self, claim: Claim, result: RunResult, report: PassReport, queue: settle.Queue, gate: Gate | None
+    ) -> Claim | None:
+        """Record the outcome with the next claim in one transaction: the schedule's next due
+        occurrence, else (SQLite, a worker loop's job) the first one of the next schedule waiting
+        for a worker, which this loop then runs (``_held.next``) at once: a task starts only once
+        its claim is committed, and a run costs one transaction, not two."""
+        jobs: Jobs | None = getattr(self._held, "jobs", None)
+        taken: list[tuple[Job, Seen | None]] = []
+        then = self._chain(jobs, taken) if jobs is not None and self.group is not None else None
+        try:
+            following = settle.finish(
+                self._write, self.context, claim, result, report, queue=queue, gate=gate, stop=self._stop, then=then
+            )
+        except BaseException:
+            assert jobs is not None or not taken
+            for job, seen in taken:  # its claim was rolled back with the rest: its worker claims again
+                if seen is not None:
+                    with self.context.lock:
+                        self._seen[job.schedule_id] = seen
+                if jobs is not None:
+                    jobs.put_back(job)
+            raise
+        if taken and following is not None:
+            job = taken[0][0]
+            job.first = following
+            self._held.next = job
+        return following
+
+    def _chain(self, jobs: Jobs, taken: list[tuple[Job, Seen | None]]) -> settle.Then:
+        """Claims, in an outcome's transaction, the first due occurrence of the next job waiting,
+        from what the dispatch read of it (kept in ``taken`` with that reading)."""
+
+        def claim_next(session: Session, pending: list[events.NewEvent]) -> Claim | None:
+            job = jobs.take_unclaimed()
+            if job is None:
+                return None
+            with self.context.lock:
+                seen = self._seen.pop(job.schedule_id, None)
+            taken.append((job, seen))  # given back as it was if the transaction fails
+            claimed = None
+            rest = deque(seen[0]) if seen is not None else deque()
+            while seen is not None and rest and claimed is None:
+                occ_id, state = rest.popleft()
+                now = self.clock.now()
+                claimed = claim_stage.claim_in(session, self.context, occ_id, now, job.report, seen[1], state, pending)
+            if seen is not None:
+                with self.context.lock:
+                    self._seen[job.schedule_id] = (list(rest), seen[1])
+            if claimed is None:
+                taken.pop()
+                jobs.put_back(job)
+            return claimed
+
+        return claim_next
 
     def _settle_held(self, claim: Claim, result: RunResult | None, report: PassReport) -> None:
         """Run (if it never ran) and record the claim a worker had in hand when it died."""

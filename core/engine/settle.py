@@ -44,6 +44,8 @@ _S = OccurrenceState
 Write = Callable[[], AbstractContextManager[Session]]
 #: Occurrences a worker will try to claim, oldest first, with the state each was seen in (None: unknown).
 Queue = deque[tuple[str, OccurrenceState | None]]
+#: Another claim made in an outcome's transaction (the session, the events pending in it).
+Then = Callable[[Session, list[events.NewEvent]], Claim | None]
 
 
 @dataclass(frozen=True)
@@ -228,9 +230,14 @@ def finish(
     queue: Queue | None = None,
     gate: Gate | None = None,
     stop: threading.Event | None = None,
+    then: Then | None = None,
 ) -> Claim | None:
     """Record an attempt's end and, in the same transaction, claim the next
-    occurrence of ``queue`` (unless ``stop`` is set). Returns that claim, if any."""
+    occurrence of ``queue`` (unless ``stop`` is set). Returns that claim, if any.
+
+    ``then``: when ``queue`` gave nothing to claim, what else to claim in the same
+    transaction (the engine's next schedule waiting for a worker), with the events
+    pending so far."""
     probe = None
     if result.outcome_lost and claim.task.verify:
         probe = run.probe(claim.task, claim.identity, ctx.clock)
@@ -251,6 +258,8 @@ def finish(
             while queue and following is None and not (stop is not None and stop.is_set()):
                 occ_id, state = queue.popleft()
                 following = claim_stage.claim_in(session, ctx, occ_id, ctx.clock.now(), report, gate, state, pending)
+            if following is None and then is not None and not (stop is not None and stop.is_set()):
+                following = then(session, pending)
             events.append_many(session, pending)
     except BaseException:
         if following is not None:  # its claim was rolled back with the rest

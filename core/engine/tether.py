@@ -120,9 +120,12 @@ class Tether:
         return f"+ {pgid} {'-' if started is None else repr(started)}\n".encode()
 
     def _send(self, line: bytes) -> None:
-        """Write one line (shorter than PIPE_BUF: never interleaved); start the watcher if needed."""
+        """Write one line (shorter than PIPE_BUF: never interleaved); start the watcher if needed.
+
+        A watcher that died is found by the write failing (its pipe has no reader left), not
+        asked about before every write: that is two system calls less per task."""
         for _ in range(2):
-            watcher = self._running()
+            watcher = self._watcher or self._running()
             if watcher is None:
                 return
             assert watcher.stdin is not None

@@ -1,0 +1,95 @@
+"""The schedules a pass hands to its workers, waiting for one (docs/ledger.md, "The engine, stage by
+stage").
+
+A pass with many schedules due at once (the top of the minute: every rule that fires each
+minute) used to start a thread's job per schedule, each opening its own write connection and
+closing it again. Now it queues one :class:`Job` per schedule and starts at most
+``max_workers`` worker loops; each loop holds one write connection and takes the jobs one
+after the other until none is left (:meth:`Jobs.take`). Every job still has a future of its
+own, done when its schedule's worker has finished, which is what the engine waits on and
+what :class:`~core.engine.activity.Activity` asks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from core.engine.context import Claim, PassReport
+
+
+@dataclass
+class Job:
+    """One schedule's work in a pass: its due occurrences, oldest first, one at a time."""
+
+    schedule_id: str
+    only: list[str] | None
+    """Only these occurrences (an extra worker under overlapPolicy ALLOW); None: whatever is due."""
+    report: PassReport
+    """Its own report (:class:`~core.engine.activity.Activity` tells it on a pass's report)."""
+    first: Claim | None = None
+    """Its first occurrence, claimed already (by the dispatch, or with another job's outcome)."""
+    done: Future[None] = field(default_factory=Future)
+    """Finished when its worker has (with the worker's exception, if one escaped it)."""
+    again: bool = False
+    """Queued again, to read its schedule for what came due while the others had their turn."""
+
+    def run(self, work: Callable[[Job], bool]) -> bool:
+        """``work(self)``, its end (or its exception) set on :attr:`done`, unless ``work`` says the
+        job goes on later (True: it is to be queued again, and is not done yet)."""
+        try:
+            again = work(self)
+        except BaseException as exc:
+            self.done.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return False
+        if not again:
+            self.done.set_result(None)
+        return again
+
+
+class Jobs:
+    """The jobs of one pass that no worker loop has taken yet. Safe to use from any thread."""
+
+    def __init__(self, jobs: Iterable[Job] = ()) -> None:
+        self._lock = threading.Lock()
+        self._queue: deque[Job] = deque(jobs)
+
+    def add(self, job: Job) -> None:
+        with self._lock:
+            self._queue.append(job)
+
+    def take(self) -> Job | None:
+        """The next job, or None when every one was taken."""
+        with self._lock:
+            return self._queue.popleft() if self._queue else None
+
+    def take_unclaimed(self) -> Job | None:
+        """The next job with nothing claimed for it yet (and not limited to given occurrences),
+        to claim its first occurrence together with another job's outcome; None when there is none."""
+        with self._lock:
+            for i, job in enumerate(self._queue):
+                if job.first is None and job.only is None and not job.again:
+                    del self._queue[i]
+                    return job
+        return None
+
+    def take_again(self) -> list[Job]:
+        """Every job waiting to have its schedule read again (read together, in one query)."""
+        with self._lock:
+            again = [job for job in self._queue if job.again]
+            self._queue = deque(job for job in self._queue if not job.again)
+        return again
+
+    def put_back(self, job: Job) -> None:
+        """A job taken to be claimed, first in line again (its claim was made, or not)."""
+        with self._lock:
+            self._queue.appendleft(job)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._queue)
