@@ -16,6 +16,7 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ from sqlalchemy import event
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
 from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled
-from core.ledger.db import Ledger
+from core.ledger.db import SQLITE_CACHE_KIB, Ledger, open_ledger
 from core.ledger.materialize import _RESUME, _RESUME_SIZE, forget_expansions
 from core.spec.canonical import canonical_dict
 from core.spec.validation import parse_spec
@@ -112,6 +113,17 @@ def test_a_pass_keeps_a_few_kib_per_schedule_and_a_bounded_number_of_expansions(
     assert per_schedule <= SCHEDULE_BYTES, f"{per_schedule:.0f} bytes per schedule"
     assert cached_revisions() == published
     assert len(_RESUME) <= _RESUME_SIZE < published
+
+
+def test_sqlite_connections_keep_a_small_page_cache(tmp_path: Path, clock: FixedClock) -> None:
+    """Each SQLite connection keeps 512 KiB of pages, not SQLite's 2 MiB: an engine's
+    workers each hold one, and the operating system caches the file's pages anyway."""
+    opened = open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}", clock)
+    try:
+        with opened.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == SQLITE_CACHE_KIB == -512
+    finally:
+        opened.close()
 
 
 @contextmanager
