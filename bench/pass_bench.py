@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchkit import instant_success
 from sqlalchemy import text
 
+from core.cli.engine_commands import fewer_malloc_arenas
 from core.clock import FixedClock
 from core.engine import run as run_stage
 from core.engine.engine import Engine, EngineOptions
@@ -152,6 +153,7 @@ def main() -> None:
     parser.add_argument("--pg", metavar="URL", help="a PostgreSQL database to use (its public schema is replaced)")
     parser.add_argument("--quick", action="store_true", help="10 schedules only: checks the bench works")
     args = parser.parse_args()
+    fewer_malloc_arenas()  # as `schedctl engine run` does
     if args.quick:
         args.sizes = [10]
     with tempfile.TemporaryDirectory() as tmp:

@@ -257,10 +257,13 @@ def _floor_ms(ledger: Any, at: datetime) -> float:
 
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
     """One size of one mix on one backend: the figures of a row."""
+    from core.cli.engine_commands import fewer_malloc_arenas
     from core.clock import FixedClock
     from core.engine.engine import Engine
     from core.ledger import open_ledger, publish
     from core.spec.validation import parse_spec
+
+    fewer_malloc_arenas()  # as `schedctl engine run` does
 
     out, clock = dict(case), FixedClock(PUBLISHED)
     with (

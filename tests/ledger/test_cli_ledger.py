@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import platform
 import signal
 import socket
 import sqlite3
@@ -21,6 +22,7 @@ import yaml
 from sqlalchemy import create_engine, select, text, update
 
 from core import cli
+from core.cli import engine_commands
 from core.ledger import open_ledger
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.publish import publish
@@ -246,6 +248,18 @@ def test_a_whole_session(run: Session) -> None:
         f"schedctl reconcile: {unknown['occurrenceId']} is SUCCEEDED, not UNKNOWN_EFFECT; "
         "only an unknown effect needs reconciling"
     )
+
+
+def test_the_engine_command_keeps_few_malloc_arenas(run: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engine run` limits glibc's malloc arenas before its first pass (each worker thread
+    would keep its own); where there is no glibc, the limit does nothing and says so."""
+    asked: list[int] = []
+    monkeypatch.setattr(engine_commands, "fewer_malloc_arenas", lambda arenas=2: bool(asked.append(arenas)))
+    run.ok("apply", run.spec())
+    run.ok("engine", "run", "--once", now="2026-03-02T07:30:10Z")
+    assert asked == [2] == [engine_commands.ENGINE_MALLOC_ARENAS]
+    monkeypatch.undo()
+    assert engine_commands.fewer_malloc_arenas() is (platform.libc_ver()[0] == "glibc")
 
 
 def test_ledger_table_in_position_order_with_a_limit(run: Session) -> None:

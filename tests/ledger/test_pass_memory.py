@@ -15,16 +15,19 @@ import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import event
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
-from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled
-from core.ledger.db import Ledger
+from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled, stored_spec
+from core.ledger.db import SQLITE_CACHE_KIB, Ledger, open_ledger
 from core.ledger.materialize import _RESUME, _RESUME_SIZE, forget_expansions
 from core.spec.canonical import canonical_dict
 from core.spec.validation import parse_spec
@@ -33,11 +36,13 @@ from . import DAILY, NOW
 from .test_pass_cost import FILLER, MINUTELY, publish_many
 
 #: Bytes a compiled revision kept in the cache may cost, its parsed spec included
-#: (3.3 to 6.2 KiB for the cases below; 8 KiB and more when the cache kept the revision's text).
-REVISION_BYTES = 7 * 1024
+#: (2.3 to 5.1 KiB for the cases below; 3.3 to 6.2 KiB with two cache entries per revision
+#: and values not shared between specs, 8 KiB and more when the cache kept the text).
+REVISION_BYTES = 5632
 #: Bytes a pass may leave allocated per schedule it materialized: its compiled revision
-#: and the engine's notes on it (the kept expansions are bounded by their number).
-SCHEDULE_BYTES = 8 * 1024
+#: and the engine's notes on it (the kept expansions are bounded by their number):
+#: 4.7 to 6.5 KiB, 5.6 to 7.4 KiB before the values were shared.
+SCHEDULE_BYTES = 7 * 1024
 #: Statements one write transaction of a pass sends at most: well under a millisecond
 #: each, so SQLite's write lock is held some 50 ms at most (docs/benchmarks.md, "Scale").
 MOST_STATEMENTS = 100
@@ -112,6 +117,55 @@ def test_a_pass_keeps_a_few_kib_per_schedule_and_a_bounded_number_of_expansions(
     assert per_schedule <= SCHEDULE_BYTES, f"{per_schedule:.0f} bytes per schedule"
     assert cached_revisions() == published
     assert len(_RESUME) <= _RESUME_SIZE < published
+
+
+def test_cached_specs_share_the_values_they_repeat() -> None:
+    """Two schedules' revisions with the same zone, rule and windows hold one instance of
+    each, not one per revision: a catalogue's repeated strings and durations cost once."""
+    forget_compiled()
+    first, second = (stored_spec(text) for text in _texts(EXCLUDING, 2))
+    assert first.schedule_id != second.schedule_id
+    for name in ("time_zone", "rule", "start", "end", "lateness_window", "horizon"):
+        assert getattr(first, name) is getattr(second, name), name
+    assert first.task is not None and second.task is not None
+    assert first.task.argv[0] is second.task.argv[0]
+    assert first.retry.initial_backoff is second.retry.initial_backoff
+    assert first.exclude == second.exclude and first.exclude is not second.exclude  # a list is the spec's own
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lateness=st.integers(min_value=1, max_value=86_400),
+    multiplier=st.sampled_from([1, 1.0, 2, 2.0, 1.5, 3]),
+    start=st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1)).map(
+        lambda moment: moment.replace(microsecond=0)
+    ),
+)
+def test_a_cached_spec_is_the_spec_its_text_says(lateness: int, multiplier: float, start: datetime) -> None:
+    """Whatever other revisions the cache shares values with, a revision's spec read from
+    the cache equals the one parsed from its text, value for value and type for type
+    (``2`` stays an int beside an earlier ``2.0``, a start keeps its own time)."""
+    base = {**DAILY, "latenessWindow": f"PT{lateness}S", "start": start.isoformat()}
+    base["retry"] = {"maxAttempts": 3, "initialBackoff": "PT30S", "multiplier": multiplier, "maxBackoff": "PT10M"}
+    text = _texts(base, 1)[0]
+    cached = stored_spec(text)
+    parsed = parse_spec(json.loads(text), check_rule=False)
+    assert cached == parsed
+    for name, value in parsed.__dict__.items():
+        assert type(getattr(cached, name)) is type(value), name
+    assert type(cached.retry.multiplier) is type(parsed.retry.multiplier)
+    assert stored_spec(text) is cached
+
+
+def test_sqlite_connections_keep_a_small_page_cache(tmp_path: Path, clock: FixedClock) -> None:
+    """Each SQLite connection keeps 512 KiB of pages, not SQLite's 2 MiB: an engine's
+    workers each hold one, and the operating system caches the file's pages anyway."""
+    opened = open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}", clock)
+    try:
+        with opened.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == SQLITE_CACHE_KIB == -512
+    finally:
+        opened.close()
 
 
 @contextmanager
