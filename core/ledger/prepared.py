@@ -165,9 +165,9 @@ class Prepared:
         # a whole batch of events): convert each distinct object once.
         converted: dict[int, Any] = {}
 
-        def convert(value: Any) -> Any:
-            if type(value) in _PLAIN:
-                return value
+        plain = _PLAIN
+
+        def convert(value: Any) -> Any:  # asked only for what is not plain text or a number
             key = id(value)  # the objects live as long as ``rows``: ids are not reused meanwhile
             if key not in converted:
                 converted[key] = _sqlite_value(value)
@@ -175,9 +175,10 @@ class Prepared:
 
         if all(set(order) <= r.keys() for r in rows):
             pick = operator.itemgetter(*order)
-            tuples = [tuple(map(convert, pick(r))) if len(order) > 1 else (convert(pick(r)),) for r in rows]
+            picked = (pick(r) if len(order) > 1 else (pick(r),) for r in rows)
         else:
-            tuples = [tuple(convert((defaults | dict(r))[name]) for name in order) for r in rows]
+            picked = (tuple((defaults | dict(r))[name] for name in order) for r in rows)
+        tuples = [tuple(v if type(v) in plain else convert(v) for v in values) for values in picked]
         _driver(session).executemany(sql, tuples).close()
 
 
