@@ -391,11 +391,13 @@ def _in_flight_since(session: Session, schedule_ids: Collection[str]) -> dict[st
     rows = session.execute(
         select(Occurrence.schedule_id, Occurrence.due_at, func.max(Attempt.started_at))
         .outerjoin(Attempt, Attempt.occurrence_id == Occurrence.occurrence_id)
-        .where(Occurrence.state.in_(IN_FLIGHT), Occurrence.schedule_id.in_(list(schedule_ids)))
+        .where(Occurrence.state.in_(IN_FLIGHT))  # few rows, found by state; the schedules picked here
         .group_by(Occurrence.occurrence_id, Occurrence.schedule_id, Occurrence.due_at)
     )
     since: dict[str, datetime | None] = {}
     for sid, due_at, attempt_started in rows:
+        if sid not in schedule_ids:
+            continue
         start = attempt_started or due_at
         earlier = since.get(sid, start)
         since[sid] = None if start is None or earlier is None else min(earlier, start)
