@@ -12,6 +12,7 @@ out why, applying the overlap policy or claiming anyway. Either way
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -352,3 +353,52 @@ def overlap_while_busy(
         occ.finished_at = now
         report.skipped_overlap += 1
     return []
+
+
+def waiting_behind_others(session: Session, ctx: Context, queued: dict[str, list[str]]) -> set[str]:
+    """Schedules of ``queued`` (their due occurrences' ids) whose every occurrence would wait
+    for a run of the schedule in flight now (another engine's): the overlap policy would keep
+    each waiting and write nothing (:func:`overlap_allows`), so a worker started for them would
+    only walk their backlog with careful claims that change nothing. The engine running them
+    claims the next with each outcome; a later dispatch reads them again."""
+    started = _in_flight_since(session, queued.keys())
+    if not started:
+        return set()
+    rows = session.execute(
+        select(Occurrence.schedule_id, Occurrence.state, Occurrence.due_at, Occurrence.revision).where(
+            Occurrence.occurrence_id.in_([oid for sid in started for oid in queued[sid]])
+        )
+    )
+    waits: dict[str, bool] = {}
+    seen: Counter[str] = Counter()
+    for sid, state, due_at, revision in rows:
+        policy = ctx.specs.of(session, sid, revision).overlap_policy
+        since = started[sid]
+        keeps = policy is not OverlapPolicy.ALLOW and (
+            state is _S.RETRY_WAIT
+            or policy is OverlapPolicy.QUEUE_ALL
+            or (due_at is not None and since is not None and due_at < since)
+        )
+        waits[sid] = waits.get(sid, True) and keeps
+        seen[sid] += 1
+    return {sid for sid, keeps in waits.items() if keeps and seen[sid] == len(queued[sid])}
+
+
+def _in_flight_since(session: Session, schedule_ids: Collection[str]) -> dict[str, datetime | None]:
+    """For each of the schedules with an occurrence in flight, the earliest start among those
+    (its latest attempt's, else its due time; None when one has neither): an occurrence due
+    before it waits, whichever of them the overlap rule looks at."""
+    rows = session.execute(
+        select(Occurrence.schedule_id, Occurrence.due_at, func.max(Attempt.started_at))
+        .outerjoin(Attempt, Attempt.occurrence_id == Occurrence.occurrence_id)
+        .where(Occurrence.state.in_(IN_FLIGHT))  # few rows, found by state; the schedules picked here
+        .group_by(Occurrence.occurrence_id, Occurrence.schedule_id, Occurrence.due_at)
+    )
+    since: dict[str, datetime | None] = {}
+    for sid, due_at, attempt_started in rows:
+        if sid not in schedule_ids:
+            continue
+        start = attempt_started or due_at
+        earlier = since.get(sid, start)
+        since[sid] = None if start is None or earlier is None else min(earlier, start)
+    return since

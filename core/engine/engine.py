@@ -196,9 +196,10 @@ class Engine:
             ready = claim_stage.claimable(
                 session, self.clock.now(), unreadable=ctx.unreadable.revisions, refused=ctx.refusals.revisions
             )
+            for sid, occ_id, state in ready:
+                queues[sid].append((occ_id, state))
             gates = statements.gates(session) if ready else {}
-        for sid, occ_id, state in ready:
-            queues[sid].append((occ_id, state))
+            waiting = self._waiting_behind_others(session, queues)
         if not queues:
             return
         jobs: list[tuple[str, list[str] | None]] = []
@@ -207,7 +208,8 @@ class Engine:
                 busy = self._workers.get(sid, 0) > 0
                 busy_since = ctx.busy.get(sid, self.clock.now())
             if not busy:
-                jobs.append((sid, None))
+                if sid not in waiting:
+                    jobs.append((sid, None))
             else:
                 ids = [occ_id for occ_id, _ in seen]
                 with self.ledger.write() as session:
@@ -251,6 +253,16 @@ class Engine:
             for f in futures:
                 f.result()
         pool.shutdown(wait=wait)
+
+    def _waiting_behind_others(
+        self, session: Session, queues: dict[str, list[tuple[str, OccurrenceState]]]
+    ) -> set[str]:
+        """Schedules this engine does not run now whose due occurrences all wait for a run in
+        flight (another engine's; :func:`core.engine.claim.waiting_behind_others`): no worker
+        is started for them, instead of one walking their backlog with careful claims."""
+        with self.context.lock:
+            idle = {sid: [oid for oid, _ in seen] for sid, seen in queues.items() if not self._workers.get(sid)}
+        return claim_stage.waiting_behind_others(session, self.context, idle) if idle else set()
 
     def _work_jobs(self, pending: Jobs) -> None:
         """A worker loop: one write connection held (:meth:`Ledger.writer`) for the jobs it takes,

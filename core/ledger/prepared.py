@@ -40,11 +40,14 @@ def _bound(value: Any, sqlite: bool) -> Any:
     if type(value) in _PLAIN:
         return value
     if isinstance(value, datetime):
-        if value.tzinfo is None:
+        zone = value.tzinfo
+        if zone is None:
             raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
-        return value.astimezone(UTC).isoformat(" ", "microseconds")[:26] if sqlite else value
+        if not sqlite:
+            return value
+        return (value if zone is UTC else value.astimezone(UTC)).isoformat(" ", "microseconds")[:26]
     if isinstance(value, Enum):
-        return str(value.value)
+        return str(value._value_)
     if isinstance(value, (dict, list)):
         return json.dumps(value) if sqlite else Json(value)
     return value
@@ -53,6 +56,14 @@ def _bound(value: Any, sqlite: bool) -> Any:
 def _sqlite_value(value: Any) -> Any:
     """A bound value as the ledger's column types store it on SQLite."""
     return _bound(value, True)
+
+
+def _sqlite_row(order: Sequence[str], defaults: dict[str, Any], params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The bound values of one execution on SQLite, in the statement's order. Most are text
+    or numbers, taken as they are without a call each (the hot path binds a few dozen a job)."""
+    values = {**defaults, **params} if defaults else params
+    plain = _PLAIN
+    return tuple(value if type(value) in plain else _sqlite_value(value) for value in map(values.__getitem__, order))
 
 
 def _pg_value(value: Any) -> Any:
@@ -94,7 +105,11 @@ class Prepared:
             compiled: Compiled = self.statement.compile(dialect=postgresql.psycopg.dialect())  # type: ignore[no-untyped-call]
             self._postgresql = (compiled.string, dict(compiled.params))
         sql, defaults = self._postgresql
-        values = {name: _pg_value(value) for name, value in (defaults | dict(params)).items()}
+        plain = _PLAIN
+        values = {
+            name: value if type(value) in plain else _pg_value(value)
+            for name, value in ({**defaults, **params} if defaults else params).items()
+        }
         return run_shared(session, shared, sql, values)
 
     def first(self, session: Session, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -107,8 +122,7 @@ class Prepared:
             row = session.connection().execute(self.statement, dict(params)).first()
             return None if row is None else tuple(row)
         sql, order, defaults = self._compiled_for_sqlite(session)
-        values = defaults | dict(params)
-        cursor = _driver(session).execute(sql, tuple(_sqlite_value(values[name]) for name in order))
+        cursor = _driver(session).execute(sql, _sqlite_row(order, defaults, params))
         try:
             found = cursor.fetchone()
             return None if found is None else tuple(found)
@@ -120,8 +134,7 @@ class Prepared:
         if not self._is_sqlite(session):
             return [tuple(row) for row in session.connection().execute(self.statement, dict(params))]
         sql, order, defaults = self._compiled_for_sqlite(session)
-        values = defaults | dict(params)
-        cursor = _driver(session).execute(sql, tuple(_sqlite_value(values[name]) for name in order))
+        cursor = _driver(session).execute(sql, _sqlite_row(order, defaults, params))
         try:
             return [tuple(row) for row in cursor.fetchall()]
         finally:
@@ -137,8 +150,7 @@ class Prepared:
             session.connection().execute(self.statement, dict(params))
             return
         sql, order, defaults = self._compiled_for_sqlite(session)
-        values = defaults | dict(params)
-        _driver(session).execute(sql, tuple(_sqlite_value(values[name]) for name in order)).close()
+        _driver(session).execute(sql, _sqlite_row(order, defaults, params)).close()
 
     def run_many(self, session: Session, rows: Iterable[Mapping[str, Any]]) -> None:
         """Run it once per row (an INSERT of several rows)."""
@@ -153,9 +165,9 @@ class Prepared:
         # a whole batch of events): convert each distinct object once.
         converted: dict[int, Any] = {}
 
-        def convert(value: Any) -> Any:
-            if value is None or (isinstance(value, (str, int)) and not isinstance(value, Enum)):
-                return value
+        plain = _PLAIN
+
+        def convert(value: Any) -> Any:  # asked only for what is not plain text or a number
             key = id(value)  # the objects live as long as ``rows``: ids are not reused meanwhile
             if key not in converted:
                 converted[key] = _sqlite_value(value)
@@ -163,9 +175,10 @@ class Prepared:
 
         if all(set(order) <= r.keys() for r in rows):
             pick = operator.itemgetter(*order)
-            tuples = [tuple(map(convert, pick(r))) if len(order) > 1 else (convert(pick(r)),) for r in rows]
+            picked = (pick(r) if len(order) > 1 else (pick(r),) for r in rows)
         else:
-            tuples = [tuple(convert((defaults | dict(r))[name]) for name in order) for r in rows]
+            picked = (tuple((defaults | dict(r))[name] for name in order) for r in rows)
+        tuples = [tuple(v if type(v) in plain else convert(v) for v in values) for values in picked]
         _driver(session).executemany(sql, tuples).close()
 
 
