@@ -3,7 +3,9 @@
 ``engine_bench.py --pg URL --engines N`` creates a fresh database on the server
 for each measurement, publishes ``--schedules`` interval schedules whose due
 occurrences add up to ``--jobs``, and starts N engine processes that each
-make passes until one claims nothing. The clock of every engine is fixed past
+make passes until one claims nothing and nothing due is left unfinished (an
+engine that finds the work taken polls every 50 ms, as engines started
+together must not leave it all to the first). The clock of every engine is fixed past
 the last due time (nothing is a misfire). Each measurement is timed from the
 moment all N engines are ready (opened, their imports done) to the moment the
 last one exits. With ``--no-sweep`` each pass skips the materialization sweep,
@@ -121,6 +123,26 @@ def measure(server: str, engines: int, task: str, jobs: int, schedules: int, swe
     }
 
 
+#: Seconds an engine whose pass started nothing waits before its next pass while others work.
+IDLE_POLL = 0.05
+
+#: States of an occurrence some engine still has to take to an end.
+_UNFINISHED = ("DUE", "DISPATCHING", "RUNNING", "RETRY_WAIT")
+
+
+def _work_left(ledger: Any, now: datetime) -> bool:
+    """Whether an occurrence due by ``now`` has not ended yet. An engine whose pass started
+    nothing is not done while another engine's pass is still promoting or running what is due:
+    engines started together would otherwise leave the work to the first one and stop."""
+    with ledger.read() as session:
+        left = session.scalar(
+            select(func.count())
+            .select_from(Occurrence)
+            .where((Occurrence.state.in_(_UNFINISHED)) | ((Occurrence.state == "PLANNED") & (Occurrence.due_at <= now)))
+        )
+    return bool(left)
+
+
 def worker(url: str, task: str, per_schedule: int) -> None:
     """One engine process: passes until one claims nothing."""
     from benchkit import instant_success
@@ -145,7 +167,9 @@ def worker(url: str, task: str, per_schedule: int) -> None:
             report = engine.run_once()
             started += report.started
             if report.started == 0:
-                break
+                if not _work_left(ledger, clock.now()):
+                    break
+                time.sleep(IDLE_POLL)  # what another engine runs is not ours: poll as an engine does
         print(json.dumps({"started": started, "cpu": time.process_time() - cpu}), flush=True)
 
 
