@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from core.clock import FixedClock
 from core.engine.group_commit import GroupCommit, GroupCommitFailed
 from core.ledger.db import DRIVER, Ledger, open_ledger
+from core.ledger.models import Event
 
 from . import NOW
 
@@ -54,7 +55,7 @@ def _insert(session: Session, name: str) -> None:
 
 
 def _run_joined(
-    ledger: Ledger, group: GroupCommit, names: list[str], fail: str | None = None
+    ledger: Ledger, group: GroupCommit, names: list[str], fail: str | None = None, flush_fails: str | None = None
 ) -> dict[str, BaseException | None]:
     """The first name leads; the others join its open transaction before it ends its block. Each
     thread has its own held connection (an engine worker's ``Ledger.writer``); the leader's is used."""
@@ -68,6 +69,9 @@ def _run_joined(
                     assert group.wait_for_members(len(names), TIMEOUT)
                 if name == fail:
                     raise ValueError(f"{name} fails")
+                if name == flush_fails:  # an event without its kind: the database refuses it
+                    session.add(Event(at=NOW, kind=None, data={}))
+                    session.flush()
             outcome[name] = None
         except BaseException as exc:
             outcome[name] = exc
@@ -99,6 +103,23 @@ def test_a_member_that_fails_is_rolled_back_alone(sqlite_ledger: Ledger) -> None
     assert outcome == {"a": None, "b": None}
     assert _rows(sqlite_ledger) == ["a", "b"]
     assert group.commits == 1
+
+
+def test_a_member_whose_orm_flush_fails_takes_no_other_unit_with_it_unnoticed(sqlite_ledger: Ledger) -> None:
+    """A joined unit's savepoint is the driver's, which SQLAlchemy does not know: a flush that
+    fails in it may end the whole transaction. Then no unit of it reports a commit it did not
+    get, and none that reports a failure was written; the units that came later write in a
+    transaction of their own."""
+    group = GroupCommit(limit=16)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c", "d"], flush_fails="b")
+    assert isinstance(outcome["b"], Exception)
+    written = _rows(sqlite_ledger)
+    assert "b" not in written
+    assert sorted(name for name, error in outcome.items() if error is None) == written
+    for name in set(outcome) - set(written) - {"b"}:
+        assert isinstance(outcome[name], GroupCommitFailed)
+    # The ledger takes the next write as usual.
+    assert _run_joined(sqlite_ledger, GroupCommit(limit=16), ["e"]) == {"e": None}
 
 
 def test_when_the_leader_fails_the_others_go_on_in_another_transaction(sqlite_ledger: Ledger) -> None:
