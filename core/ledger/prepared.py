@@ -53,9 +53,26 @@ def _bound(value: Any, sqlite: bool) -> Any:
     return value
 
 
+#: The instant converted last and its text (SQLite): one transaction binds the same ``now``
+#: several times (its outcome's change, the attempt's end, the events). Compared by identity,
+#: and the instant is held here, so its id is never another's; a pair read and written whole.
+_last_instant: tuple[datetime | None, str] = (None, "")
+#: Each state's (each Enum member's) text, worked out once.
+_ENUM_TEXT: dict[Enum, str] = {}
+
+
 def sqlite_instant(value: datetime) -> str:
     """An instant as the ledger's UtcDateTime column stores it on SQLite (it must be aware)."""
-    return _bound(value, True)  # type: ignore[no-any-return]
+    global _last_instant
+    last = _last_instant
+    if value is last[0]:
+        return last[1]
+    zone = value.tzinfo
+    if zone is None:
+        raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
+    text = (value if zone is UTC else value.astimezone(UTC)).isoformat(" ", "microseconds")[:26]
+    _last_instant = (value, text)
+    return text
 
 
 def run_rows(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> None:
@@ -66,6 +83,13 @@ def run_rows(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> None:
 
 def _sqlite_value(value: Any) -> Any:
     """A bound value as the ledger's column types store it on SQLite."""
+    if isinstance(value, datetime):
+        return sqlite_instant(value)
+    if isinstance(value, Enum):
+        text = _ENUM_TEXT.get(value)
+        if text is None:
+            text = _ENUM_TEXT[value] = str(value._value_)
+        return text
     return _bound(value, True)
 
 
