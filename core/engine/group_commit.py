@@ -63,9 +63,9 @@ class _Batch:
     """Its leader's unit failed: the transaction is rolled back, and no other unit may write in it."""
     error: BaseException | None = None
     """Why it did not commit (None: it did, when finished)."""
-    lost: bool = False
-    """A unit's failure took the transaction's earlier work with it (see :func:`_savepoint`):
-    its leader must not commit what is left."""
+    lost: BaseException | None = None
+    """The failure of a unit that took the transaction's earlier work with it (see
+    :func:`_savepoint`): its leader must not commit what is left."""
 
 
 class GroupCommit:
@@ -136,8 +136,8 @@ class GroupCommit:
                     batch.open = False
                     if self._batch is batch:
                         self._batch = None
-                if batch.lost:
-                    raise GroupCommitFailed("a unit's failure ended the transaction it had joined")
+                if batch.lost is not None:
+                    raise GroupCommitFailed("a unit's failure ended the transaction it had joined") from batch.lost
             with self._cond:
                 self.commits += 1
         except BaseException as exc:
@@ -157,7 +157,7 @@ class GroupCommit:
         with self._cond:
             self._cond.wait_for(lambda: batch.session is not None or batch.finished)
         self._turn.acquire()
-        if batch.session is not None and not batch.broken and not batch.lost and not batch.finished:
+        if batch.session is not None and not batch.broken and batch.lost is None and not batch.finished:
             return True
         self._turn.release()
         self._done(batch)
@@ -198,11 +198,13 @@ def _savepoint(session: Session, batch: _Batch) -> Iterator[None]:
     (what it changed is undone, and no other unit keeps rows across its block). Elsewhere,
     SQLAlchemy's ``begin_nested``.
 
-    SQLAlchemy does not know of the driver's savepoint: a unit whose ORM flush fails has the
-    session roll back (or give up) the whole transaction, the other units' work with it. That
-    is seen here (the driver no longer in a transaction, or the session's no longer active)
-    and the batch marked ``lost``: its leader then commits nothing, and every unit in it
-    fails, as when its commit fails."""
+    A unit's failure can end the whole transaction, the other units' work with it: SQLite
+    rolls everything back on a full disk, and SQLAlchemy, which does not know of the driver's
+    savepoint, rolls back (or gives up) the session's transaction when a flush fails. That is
+    seen here (the driver no longer in a transaction, or the session's no longer active) and
+    the batch marked ``lost``: its leader then commits nothing, and every unit in it fails, as
+    when its commit fails (a commit of what SQLite had already rolled back would report the
+    others' writes durable when none is)."""
     driver = session.info.get(DRIVER)
     if driver is None:
         nested = session.begin_nested()
@@ -218,10 +220,10 @@ def _savepoint(session: Session, batch: _Batch) -> Iterator[None]:
     try:
         yield
         session.flush()
-    except BaseException:
+    except BaseException as exc:
         transaction = session.get_transaction()
         if not driver.in_transaction or (transaction is not None and not transaction.is_active):
-            batch.lost = True  # no unit joins it any more, nor writes in it (_take_turn)
+            batch.lost = exc  # no unit joins it any more, nor writes in it (_take_turn)
             raise
         driver.execute(_ROLLBACK_TO).close()
         driver.execute(_RELEASE).close()
