@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from core.ledger.db import DRIVER
+
 #: A write transaction to open: a worker's own (its held connection, or the ledger's ``write``).
 Write = Callable[[], AbstractContextManager[Session]]
 
@@ -61,6 +63,9 @@ class _Batch:
     """Its leader's unit failed: the transaction is rolled back, and no other unit may write in it."""
     error: BaseException | None = None
     """Why it did not commit (None: it did, when finished)."""
+    lost: BaseException | None = None
+    """The failure of a unit that took the transaction's earlier work with it (see
+    :func:`_savepoint`): its leader must not commit what is left."""
 
 
 class GroupCommit:
@@ -117,6 +122,7 @@ class GroupCommit:
                     self._cond.notify_all()
                 try:
                     yield session
+                    session.flush()  # its changes written before another unit's savepoint
                 except BaseException:
                     with self._cond:
                         batch.broken = True
@@ -130,6 +136,8 @@ class GroupCommit:
                     batch.open = False
                     if self._batch is batch:
                         self._batch = None
+                if batch.lost is not None:
+                    raise GroupCommitFailed("a unit's failure ended the transaction it had joined") from batch.lost
             with self._cond:
                 self.commits += 1
         except BaseException as exc:
@@ -149,7 +157,7 @@ class GroupCommit:
         with self._cond:
             self._cond.wait_for(lambda: batch.session is not None or batch.finished)
         self._turn.acquire()
-        if batch.session is not None and not batch.broken and not batch.finished:
+        if batch.session is not None and not batch.broken and batch.lost is None and not batch.finished:
             return True
         self._turn.release()
         self._done(batch)
@@ -161,16 +169,8 @@ class GroupCommit:
         session = batch.session
         assert session is not None
         try:
-            savepoint = session.begin_nested()
-            # Emitted now, not when the session is next used: the hot path's statements go
-            # to the driver's connection directly (core.ledger.prepared), past the session.
-            session.connection()
-            try:
+            with _savepoint(session, batch):
                 yield session
-            except BaseException:
-                savepoint.rollback()
-                raise
-            savepoint.commit()
         finally:
             self._turn.release()
             self._done(batch)
@@ -183,3 +183,50 @@ class GroupCommit:
         with self._cond:
             batch.done += 1
             self._cond.notify_all()
+
+
+#: A joined unit's savepoint on the driver's connection (one at a time: units take turns).
+_SAVEPOINT, _RELEASE, _ROLLBACK_TO = "SAVEPOINT unit", "RELEASE unit", "ROLLBACK TO unit"
+
+
+@contextmanager
+def _savepoint(session: Session, batch: _Batch) -> Iterator[None]:
+    """A savepoint around one joined unit. On a held writer's connection (``DRIVER``: the
+    engine's workers) it is sent to the driver directly, two statements and nothing of
+    SQLAlchemy's nested transaction; the unit's changes made through the session are flushed
+    before it is released, and a unit rolled back leaves the session holding no row it loaded
+    (what it changed is undone, and no other unit keeps rows across its block). Elsewhere,
+    SQLAlchemy's ``begin_nested``.
+
+    A unit's failure can end the whole transaction, the other units' work with it: SQLite
+    rolls everything back on a full disk, and SQLAlchemy, which does not know of the driver's
+    savepoint, rolls back (or gives up) the session's transaction when a flush fails. That is
+    seen here (the driver no longer in a transaction, or the session's no longer active) and
+    the batch marked ``lost``: its leader then commits nothing, and every unit in it fails, as
+    when its commit fails (a commit of what SQLite had already rolled back would report the
+    others' writes durable when none is)."""
+    driver = session.info.get(DRIVER)
+    if driver is None:
+        nested = session.begin_nested()
+        session.connection()  # emitted now: the hot path's statements go past the session
+        try:
+            yield
+        except BaseException:
+            nested.rollback()
+            raise
+        nested.commit()
+        return
+    driver.execute(_SAVEPOINT).close()
+    try:
+        yield
+        session.flush()
+    except BaseException as exc:
+        transaction = session.get_transaction()
+        if not driver.in_transaction or (transaction is not None and not transaction.is_active):
+            batch.lost = exc  # no unit joins it any more, nor writes in it (_take_turn)
+            raise
+        driver.execute(_ROLLBACK_TO).close()
+        driver.execute(_RELEASE).close()
+        session.expunge_all()
+        raise
+    driver.execute(_RELEASE).close()

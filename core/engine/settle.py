@@ -33,9 +33,9 @@ from core.engine.runner import RunResult
 from core.engine.statements import IN_FLIGHT, Gate
 from core.enums import Kind
 from core.ledger import events
-from core.ledger.db import Ledger, lock_schedules
+from core.ledger.db import Ledger, lock_schedules, shared_write
 from core.ledger.models import Occurrence
-from core.ledger.states import OccurrenceState, check_transition
+from core.ledger.states import CLAIMABLE, OccurrenceState, check_transition
 from core.spec.model import ScheduleSpec
 
 _S = OccurrenceState
@@ -86,6 +86,7 @@ def settle(
     data: events.TransitionDetail | None = None,
     pending: list[events.NewEvent] | None = None,
     held: tuple[int, int] | None = None,
+    ahead: statements.Ahead | None = None,
 ) -> bool:
     """Record ``outcome`` for ``occurrence``: the attempt's end (when there is one),
     the state change with its reason, no lease, the retry time (``now`` plus the
@@ -98,7 +99,8 @@ def settle(
 
     With ``held`` (the claim's generation and epoch), the occurrence moves only while
     its claim still holds it in ``occurrence.state``; otherwise nothing is written and
-    False is returned (see :func:`core.engine.statements.settle`)."""
+    False is returned (see :func:`core.engine.statements.settle`). ``ahead``: the next
+    claim, tried in the same statement (:func:`core.engine.statements.settle_then_claim`)."""
     new = outcome.state
     values: dict[str, object] = {
         "reason": outcome.reason,
@@ -127,7 +129,7 @@ def settle(
         check_transition(_S.DISPATCHING, _S.RUNNING, occurrence.occurrence_id)
         previous = _S.RUNNING
     check_transition(previous, new, occurrence.occurrence_id)
-    if not statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values, held):
+    if not statements.settle(session, occurrence.occurrence_id, occurrence.state, new, values, held, ahead):
         return False
     # The occurrence's row before its attempt's, as the lease keeper's RUNNING takes them:
     # beside it (PostgreSQL), the opposite order could wait on each other.
@@ -170,9 +172,11 @@ def record(
     outcome: Outcome,
     now: datetime,
     pending: list[events.NewEvent],
+    ahead: statements.Ahead | None = None,
 ) -> None:
     """Store a claim's attempt end; settle the occurrence if the claim still holds it.
-    Events go to ``pending``, for the caller to append in the same transaction."""
+    Events go to ``pending``, for the caller to append in the same transaction. ``ahead``:
+    the next claim, tried with the outcome's compare-and-set (see :func:`settle`)."""
     with ctx.lock:
         task_pid, task_started = ctx.tasks.pop(claim.attempt_id, (result.pid, None))
     ended: dict[str, object] = {
@@ -192,7 +196,7 @@ def record(
     # the outcome is then one compare-and-set (state, claim generation, epoch), no read first.
     where = Settling(claim.schedule_id, claim.occurrence_id, expected)
     held = (claim.generation, claim.epoch)
-    if settle(session, where, outcome, now, claim.spec, attempt=attempt, pending=pending, held=held):
+    if settle(session, where, outcome, now, claim.spec, attempt=attempt, pending=pending, held=held, ahead=ahead):
         return
     standing = statements.standing(session, claim.occurrence_id)
     assert standing is not None
@@ -254,7 +258,13 @@ def finish(
         with write() as session:
             lock_schedules(session, [claim.schedule_id])  # beside other engines, the schedule's rows first
             pending: list[events.NewEvent] = []
-            record(session, ctx, claim, result, outcome, ctx.clock.now(), pending)
+            now = ctx.clock.now()
+            ahead = _ahead(session, ctx, claim, outcome, queue, gate, stop, now)
+            record(session, ctx, claim, result, outcome, now, pending, ahead)
+            if ahead is not None and ahead.tried:
+                assert queue is not None
+                queue.popleft()
+                following = _claimed_ahead(session, ctx, ahead, report, pending)
             while queue and following is None and not (stop is not None and stop.is_set()):
                 occ_id, state = queue.popleft()
                 following = claim_stage.claim_in(session, ctx, occ_id, ctx.clock.now(), report, gate, state, pending)
@@ -268,6 +278,49 @@ def finish(
     ctx.release(claim.occurrence_id)
     report.outcomes[outcome.state.value] += 1
     return following
+
+
+def _ahead(
+    session: Session,
+    ctx: Context,
+    claim: Claim,
+    outcome: Outcome,
+    queue: Queue | None,
+    gate: Gate | None,
+    stop: threading.Event | None,
+    now: datetime,
+) -> statements.Ahead | None:
+    """The next claim to send with the outcome's compare-and-set, when it can go in the same
+    statement: beside other engines (PostgreSQL), the queue's next occurrence seen DUE or
+    RETRY_WAIT, not the one settled, the schedule not run elsewhere, an outcome that leaves
+    nothing in flight and appoints nothing (after_completion writes its next run between
+    the two). Else None: the claim follows as its own statement, as before."""
+    if not queue or gate is None or (stop is not None and stop.is_set()) or shared_write(session) is None:
+        return None
+    occurrence_id, state = queue[0]
+    if (
+        state not in CLAIMABLE
+        or occurrence_id == claim.occurrence_id
+        or gate.schedule_id != claim.schedule_id
+        or gate.schedule_id in ctx.elsewhere
+        or outcome.state in IN_FLIGHT
+        or claim.spec.kind is Kind.AFTER_COMPLETION
+    ):
+        return None
+    assert state is not None
+    return statements.Ahead(occurrence_id, state, gate, now, ctx.worker, now + ctx.options.lease)
+
+
+def _claimed_ahead(
+    session: Session, ctx: Context, ahead: statements.Ahead, report: PassReport, pending: list[events.NewEvent]
+) -> Claim | None:
+    """The claim tried with the outcome: its attempt opened when it applied, else the careful
+    way, which finds out why (and may apply the overlap policy), as after a claim of its own."""
+    if ahead.claimed is not None:
+        following, event = claim_stage.open_attempt(session, ctx, ahead.claimed, ahead.gate.epoch, ahead.now)
+        pending.append(event)
+        return following
+    return claim_stage.claim_in(session, ctx, ahead.occurrence_id, ahead.now, report, ahead.gate, None, pending)
 
 
 def execute(ledger: Ledger, ctx: Context, claim: Claim, report: PassReport) -> None:

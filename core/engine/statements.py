@@ -122,11 +122,18 @@ def _unindexed(column: Any) -> Any:
 # SQLAlchemy's construction and cache-key work, most of a statement's cost here.
 
 
-def _claim_statement(expected: OccurrenceState) -> Update:
+def _claim_statement(expected: OccurrenceState, p: str = "p_", settling: Any = None) -> Update:
+    """The claim's compare-and-set; its values bound as ``p`` + name. ``settling``: an
+    occurrence that the same statement settles (:func:`settle_then_claim`), seen in flight by
+    its snapshot and not in flight once it commits: left out of the "nothing else in flight"
+    test."""
     if expected is _S.RETRY_WAIT:
-        waiting = and_(_occ.c.state == _S.RETRY_WAIT, _occ.c.retry_at <= bindparam("p_now"))
+        waiting = and_(_occ.c.state == _S.RETRY_WAIT, _occ.c.retry_at <= bindparam(f"{p}now"))
     else:
         waiting = _occ.c.state == expected
+    others = [_busy.c.occurrence_id != _occ.c.occurrence_id]
+    if settling is not None:
+        others.append(_busy.c.occurrence_id != settling)
     governing = (
         select(func.max(_rev.c.revision))
         .where(_rev.c.schedule_id == _occ.c.schedule_id, _rev.c.cutover_at <= _occ.c.position_utc)
@@ -135,32 +142,32 @@ def _claim_statement(expected: OccurrenceState) -> Update:
     return (
         update(_occ)
         .where(
-            _occ.c.occurrence_id == bindparam("p_id"),
-            _occ.c.schedule_id == bindparam("p_schedule"),
+            _occ.c.occurrence_id == bindparam(f"{p}id"),
+            _occ.c.schedule_id == bindparam(f"{p}schedule"),
             waiting,
             exists().where(
                 _sched.c.id == _occ.c.schedule_id,
                 _sched.c.state == ScheduleState.ACTIVE,
-                _sched.c.gate_version == bindparam("p_gate"),
-                _sched.c.disable_generation == bindparam("p_disabled"),
+                _sched.c.gate_version == bindparam(f"{p}gate"),
+                _sched.c.disable_generation == bindparam(f"{p}disabled"),
             ),
             or_(_occ.c.kind != OccurrenceKind.SCHEDULED, _occ.c.revision == governing),
-            select(_meta.c.execution_epoch).scalar_subquery() == bindparam("p_epoch"),
+            select(_meta.c.execution_epoch).scalar_subquery() == bindparam(f"{p}epoch"),
             ~exists().where(
                 # Looked up by state (few rows are in flight), the schedule compared
                 # row by row: a schedule can hold tens of thousands of rows.
                 or_(_busy.c.state == _S.DISPATCHING, _busy.c.state == _S.RUNNING),
                 _unindexed(_busy.c.schedule_id) == _occ.c.schedule_id,
-                _busy.c.occurrence_id != _occ.c.occurrence_id,
+                *others,
             ),
         )
         .values(
             state=_S.DISPATCHING,
             claim_generation=_occ.c.claim_generation + 1,
             attempt_count=_occ.c.attempt_count + 1,
-            lease_owner=bindparam("p_worker"),
-            lease_expires_at=bindparam("p_lease", type_=_occ.c.lease_expires_at.type),
-            updated_at=bindparam("p_now", type_=_occ.c.updated_at.type),
+            lease_owner=bindparam(f"{p}worker"),
+            lease_expires_at=bindparam(f"{p}lease", type_=_occ.c.lease_expires_at.type),
+            updated_at=bindparam(f"{p}now", type_=_occ.c.updated_at.type),
         )
         .returning(
             _occ.c.revision,
@@ -188,19 +195,26 @@ def try_claim(
     lease_until: datetime,
 ) -> Claimed | None:
     """Compare-and-set ``expected`` (DUE or RETRY_WAIT) -> DISPATCHING; None when anything differs."""
-    params = {
-        "p_id": occurrence_id,
-        "p_schedule": gate.schedule_id,
-        "p_gate": gate.gate_version,
-        "p_disabled": gate.disable_generation,
-        "p_epoch": gate.epoch,
-        "p_worker": worker,
-        "p_lease": lease_until,
-        "p_now": now,
+    row = _CLAIM[expected].first(session, _claim_params("p_", occurrence_id, gate, now, worker, lease_until))
+    return None if row is None else _claimed(occurrence_id, gate, expected, row)
+
+
+def _claim_params(
+    p: str, occurrence_id: str, gate: Gate, now: datetime, worker: str, lease_until: datetime
+) -> dict[str, Any]:
+    return {
+        f"{p}id": occurrence_id,
+        f"{p}schedule": gate.schedule_id,
+        f"{p}gate": gate.gate_version,
+        f"{p}disabled": gate.disable_generation,
+        f"{p}epoch": gate.epoch,
+        f"{p}worker": worker,
+        f"{p}lease": lease_until,
+        f"{p}now": now,
     }
-    row = _CLAIM[expected].first(session, params)
-    if row is None:
-        return None
+
+
+def _claimed(occurrence_id: str, gate: Gate, expected: OccurrenceState, row: Sequence[Any]) -> Claimed:
     revision, kind, nominal, slot, resolved, period, generation, number = row
     return Claimed(
         occurrence_id,
@@ -411,6 +425,16 @@ _SETTLE = {
 }
 
 
+def _settle_params(
+    occurrence_id: str, old: OccurrenceState, new: OccurrenceState, values: dict[str, Any]
+) -> tuple[bool, dict[str, Any]]:
+    finish = "finished_at" in values
+    params = {f"p_{name}": values.get(name) for name in _SETTLED} | {"p_id": occurrence_id, "p_old": old, "p_new": new}
+    if not finish:
+        params.pop("p_finished_at")
+    return finish, params
+
+
 def settle(
     session: Session,
     occurrence_id: str,
@@ -418,6 +442,7 @@ def settle(
     new: OccurrenceState,
     values: dict[str, Any],
     held: tuple[int, int] | None = None,
+    ahead: Ahead | None = None,
 ) -> bool:
     """Move a claimed occurrence from ``old`` to ``new`` (an outcome): ``values`` has
     reason, updated_at, lease_owner, lease_expires_at, retry_at and, to set it, finished_at.
@@ -426,19 +451,75 @@ def settle(
     one statement: False, with nothing written, when the occurrence is not ``old``, its
     claim generation has moved on or the ledger was fenced. Without it,
     :class:`OutcomeRaced` when it is no longer ``old``: the caller read it without holding
-    its row, and what it decided must not be written."""
+    its row, and what it decided must not be written.
+
+    With ``held`` and ``ahead`` (PostgreSQL, beside other engines), the claim of the next
+    occurrence goes in the same statement (:func:`settle_then_claim`)."""
     check_transition(old, new, occurrence_id)
-    finish = "finished_at" in values
-    params = {f"p_{name}": values.get(name) for name in _SETTLED} | {"p_id": occurrence_id, "p_old": old, "p_new": new}
-    if not finish:
-        params.pop("p_finished_at")
+    finish, params = _settle_params(occurrence_id, old, new, values)
     if held is not None:
         params |= {"p_generation": held[0], "p_epoch": held[1]}
+        if ahead is not None:
+            return settle_then_claim(session, finish, params, ahead)
     if _SETTLE[finish, held is not None].first(session, params) is not None:
         return True
     if held is not None:
         return False
     raise OutcomeRaced(f"occurrence {occurrence_id} is no longer {old.value}: its outcome was decided too early")
+
+
+@dataclass
+class Ahead:
+    """The next claim of a worker, sent in its outcome's statement (:func:`settle_then_claim`):
+    the occurrence, the state it was seen in and what the claim compares against; then what
+    came of it."""
+
+    occurrence_id: str
+    expected: OccurrenceState
+    gate: Gate
+    now: datetime
+    worker: str
+    lease_until: datetime
+    tried: bool = False
+    """The outcome was written, and the claim tried with it."""
+    claimed: Claimed | None = None
+    """The claim, when it applied (else the caller takes the careful path)."""
+
+
+def _settle_then_claim_statement(finish: bool, expected: OccurrenceState) -> Any:
+    """``WITH settled AS (the outcome's UPDATE … RETURNING), claimed AS (the claim's UPDATE …
+    AND EXISTS (SELECT FROM settled) … RETURNING) SELECT …``: the claim applies only when the
+    outcome did, and leaves the settled occurrence out of its "nothing else in flight" test
+    (the statement's snapshot still sees it in flight)."""
+    settled = _settle_statement(finish, True).cte("settled")
+    claim = _claim_statement(expected, "c_", settling=bindparam("p_id"))
+    claim = claim.where(exists(select(settled.c.occurrence_id)))
+    claimed = claim.cte("claimed")
+    return select(settled.c.occurrence_id, *claimed.c).select_from(settled.outerjoin(claimed, literal_column("true")))
+
+
+_SETTLE_THEN_CLAIM = {
+    (finish, expected): Prepared(_settle_then_claim_statement(finish, expected))
+    for finish in (True, False)
+    for expected in (_S.DUE, _S.RETRY_WAIT)
+}
+
+
+def settle_then_claim(session: Session, finish: bool, params: dict[str, Any], ahead: Ahead) -> bool:
+    """The outcome's compare-and-set and the next claim's in one statement (PostgreSQL: one
+    round trip less per job). The claim is the same compare-and-set as :func:`try_claim`'s,
+    made only when the outcome's matched; both rows are the statement's (nothing else writes
+    them meanwhile: the schedule's row is held). Returns whether the outcome was written;
+    ``ahead`` then says what came of the claim."""
+    assert ahead.occurrence_id != params["p_id"], "an occurrence is settled, then claimed again, in two statements"
+    where = params | _claim_params("c_", ahead.occurrence_id, ahead.gate, ahead.now, ahead.worker, ahead.lease_until)
+    row = _SETTLE_THEN_CLAIM[finish, ahead.expected].first(session, where)
+    if row is None:
+        return False
+    ahead.tried = True
+    if row[1] is not None:
+        ahead.claimed = _claimed(ahead.occurrence_id, ahead.gate, ahead.expected, row[1:])
+    return True
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ is always written, None as null.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum, StrEnum
@@ -411,3 +412,43 @@ class EngineStopped(NewEvent):
 
 #: Each kind's (attribute, stored key, when to leave it out), worked out once.
 _LAYOUTS = {kind: _layout(cls) for kind, cls in EVENT_CLASSES.items()}
+
+_text = json.encoder.encode_basestring_ascii
+#: The opening of a transition's JSON, by its two states (``{"from": "due", "to": …, "reason": ``).
+_OPENINGS = {
+    (old, new): '{"from": ' + _text(old.value) + ', "to": ' + _text(new.value) + ', "reason": '
+    for old in OccurrenceState
+    for new in OccurrenceState
+}
+
+
+def stored_json(event: NewEvent) -> str:
+    """:func:`stored_data` as the JSON text the ``events`` table keeps (``json.dumps``'s).
+
+    The engine writes a transition on every claim and outcome: its text is put together from
+    pieces worked out once (its opening by the two states; the rest in the order of its
+    fields), the same text, key by key, as the dictionary's. Every other event, and a
+    transition with a value of an unexpected type, goes through :func:`stored_data`."""
+    if type(event) is OccurrenceTransitioned:
+        reason, attempt, worker = event.reason, event.attempt, event.worker
+        if (
+            event.revision is None
+            and event.decision is None
+            and event.note is None
+            and type(reason) in _TEXT_OR_NONE
+            and type(attempt) in _INT_OR_NONE
+            and type(worker) in _TEXT_OR_NONE
+        ):
+            opening = _OPENINGS.get((event.from_, event.to))
+            if opening is not None:
+                text = opening + ("null" if reason is None else _text(reason))
+                if attempt is not None:
+                    text += ', "attempt": ' + int.__repr__(attempt)
+                if worker is not None:
+                    text += ', "worker": ' + _text(worker)
+                return text + "}"
+    return json.dumps(stored_data(event))
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+_INT_OR_NONE = frozenset({int, type(None)})

@@ -12,15 +12,11 @@ not a field of the typed classes but the write transaction's actor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from datetime import datetime
-from functools import cache
 from typing import Any, TypedDict
 
-from psycopg.types.json import Json
 from sqlalchemy import bindparam, insert
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from core.ledger import alert_outbox
@@ -50,9 +46,10 @@ from core.ledger.event_types import (
     ScheduleShadowDiffers,
     ScheduleUnreadable,
     stored_data,
+    stored_json,
 )
 from core.ledger.models import Event, Occurrence
-from core.ledger.prepared import Prepared
+from core.ledger.prepared import Prepared, run_rows, sqlite_instant
 from core.ledger.states import OccurrenceState, check_transition
 
 _EVENTS = Event.metadata.tables[Event.__tablename__]
@@ -75,6 +72,38 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
     """Append events in one statement, each with the transaction's actor; returns how many."""
     actor = session_actor(session)
     batch = list(events)
+    if not batch:
+        return 0
+    # The alerts these changes call for, in their transaction (nothing at all when none does).
+    alert_outbox.enqueue(session, batch)
+    shared = shared_write(session)
+    if shared is not None:  # written last, with the commit (core.ledger.db.flush_events)
+        by = {"actor_user": actor.user, "actor_host": actor.host, "actor_role": actor.role}
+        shared.rows.extend(
+            {
+                "at": e.at,
+                "schedule_id": e.schedule_id,
+                "occurrence_id": e.occurrence_id,
+                "kind": e.kind.value,
+                "data": stored_json(e),
+            }
+            | by
+            for e in batch
+        )
+        shared.insert = _insert_on_driver
+        return len(batch)
+    # Event ids must become visible in commit order (see core.ledger.db).
+    lock_for_write(session)
+    if session.get_bind().dialect.name == "sqlite":
+        # Not the ORM's bulk insert, nor a row of values to convert each: events are written on
+        # every state change. Their data is JSON text already, their instants as SQLite keeps them.
+        who = (actor.user, actor.host, actor.role)
+        run_rows(
+            session,
+            _INSERT_SQLITE,
+            [(sqlite_instant(e.at), e.schedule_id, e.occurrence_id, e.kind.value, stored_json(e), *who) for e in batch],
+        )
+        return len(batch)
     rows = [
         {
             "at": e.at,
@@ -88,20 +117,8 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
         }
         for e in batch
     ]
-    if not rows:
-        return 0
-    # The alerts these changes call for, in their transaction (nothing at all when none does).
-    alert_outbox.enqueue(session, batch)
-    shared = shared_write(session)
-    if shared is not None:  # written last, with the commit (core.ledger.db.flush_events)
-        shared.rows.extend(rows)
-        shared.insert = _insert_on_driver
-        return len(rows)
-    # Event ids must become visible in commit order (see core.ledger.db).
-    lock_for_write(session)
-    # Not the ORM's bulk insert: events are written on every state change.
     _INSERT.run_many(session, rows)
-    return len(rows)
+    return len(batch)
 
 
 #: A transaction's events as one INSERT on PostgreSQL: one array per column, unnested in order
@@ -114,26 +131,26 @@ _INSERT_ALL = (
     ") WITH ORDINALITY AS e(at, schedule_id, occurrence_id, kind, data, actor_user, actor_host, actor_role, n) "
     "ORDER BY n"
 )
-_COLUMNS = ("at", "schedule_id", "occurrence_id", "kind", "actor_user", "actor_host", "actor_role")
+#: One event (its data JSON text already).
+_INSERT_ONE = (
+    "INSERT INTO events (at, schedule_id, occurrence_id, kind, data, actor_user, actor_host, actor_role) "
+    "VALUES (%(at)s, %(schedule_id)s, %(occurrence_id)s, %(kind)s, %(data)s::json, "
+    "%(actor_user)s, %(actor_host)s, %(actor_role)s)"
+)
+_COLUMNS = ("at", "schedule_id", "occurrence_id", "kind", "data", "actor_user", "actor_host", "actor_role")
+#: SQLite's, its values in the order of ``_COLUMNS``.
+_INSERT_SQLITE = f"INSERT INTO events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
 def _insert_on_driver(driver: Any, rows: list[dict[str, Any]]) -> None:
     """Insert events on PostgreSQL's driver connection (in its pipeline, see
-    :func:`core.ledger.db.flush_events`) in one statement, their data as JSON the way
-    SQLAlchemy writes it: the server runs one INSERT for the transaction's events, not one
-    each."""
+    :func:`core.ledger.db.flush_events`) in one statement, their data JSON text already
+    (:func:`stored_json`, the text SQLAlchemy would write): the server runs one INSERT for
+    the transaction's events, not one each."""
     if len(rows) == 1:
-        driver.execute(_driver_insert(), rows[0] | {"data": Json(rows[0]["data"])})
+        driver.execute(_INSERT_ONE, rows[0])
         return
-    columns: dict[str, list[Any]] = {name: [row[name] for row in rows] for name in _COLUMNS}
-    columns["data"] = [json.dumps(row["data"]) for row in rows]
-    driver.execute(_INSERT_ALL, columns)
-
-
-@cache
-def _driver_insert() -> str:
-    """One event's INSERT as PostgreSQL's driver takes it."""
-    return str(_INSERT.statement.compile(dialect=postgresql.psycopg.dialect()))  # type: ignore[no-untyped-call]
+    driver.execute(_INSERT_ALL, {name: [row[name] for row in rows] for name in _COLUMNS})
 
 
 class TransitionDetail(TypedDict, total=False):
@@ -203,5 +220,6 @@ __all__ = [
     "append",
     "append_many",
     "stored_data",
+    "stored_json",
     "transition",
 ]

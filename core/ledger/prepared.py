@@ -53,8 +53,43 @@ def _bound(value: Any, sqlite: bool) -> Any:
     return value
 
 
+#: The instant converted last and its text (SQLite): one transaction binds the same ``now``
+#: several times (its outcome's change, the attempt's end, the events). Compared by identity,
+#: and the instant is held here, so its id is never another's; a pair read and written whole.
+_last_instant: tuple[datetime | None, str] = (None, "")
+#: Each state's (each Enum member's) text, worked out once.
+_ENUM_TEXT: dict[Enum, str] = {}
+
+
+def sqlite_instant(value: datetime) -> str:
+    """An instant as the ledger's UtcDateTime column stores it on SQLite (it must be aware)."""
+    global _last_instant
+    last = _last_instant
+    if value is last[0]:
+        return last[1]
+    zone = value.tzinfo
+    if zone is None:
+        raise ValueError(f"the ledger stores instants; {value!r} has no time zone")
+    text = (value if zone is UTC else value.astimezone(UTC)).isoformat(" ", "microseconds")[:26]
+    _last_instant = (value, text)
+    return text
+
+
+def run_rows(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """Run SQLite's ``sql`` once per row of values already as SQLite stores them (text, numbers,
+    see :func:`sqlite_instant`), on the driver's connection of the session's transaction."""
+    _driver(session).executemany(sql, rows).close()
+
+
 def _sqlite_value(value: Any) -> Any:
     """A bound value as the ledger's column types store it on SQLite."""
+    if isinstance(value, datetime):
+        return sqlite_instant(value)
+    if isinstance(value, Enum):
+        text = _ENUM_TEXT.get(value)
+        if text is None:
+            text = _ENUM_TEXT[value] = str(value._value_)
+        return text
     return _bound(value, True)
 
 
@@ -93,7 +128,9 @@ class Prepared:
             compiled: Compiled = self.statement.compile(dialect=session.get_bind().dialect)
             order = compiled.positiontup  # type: ignore[attr-defined]
             assert order is not None, "SQLite binds by position"
-            self._sqlite = (compiled.string, list(order), dict(compiled.params))
+            # The statement's own constants (states, say) converted once, not at each execution.
+            defaults = {name: _sqlite_value(value) for name, value in compiled.params.items()}
+            self._sqlite = (compiled.string, list(order), defaults)
         return self._sqlite
 
     def _is_sqlite(self, session: Session) -> bool:
@@ -103,7 +140,8 @@ class Prepared:
         """Run it on a shared write's driver connection (PostgreSQL); psycopg's cursor."""
         if self._postgresql is None:
             compiled: Compiled = self.statement.compile(dialect=postgresql.psycopg.dialect())  # type: ignore[no-untyped-call]
-            self._postgresql = (compiled.string, dict(compiled.params))
+            defaults = {name: _pg_value(value) for name, value in compiled.params.items()}
+            self._postgresql = (compiled.string, defaults)
         sql, defaults = self._postgresql
         plain = _PLAIN
         values = {

@@ -14,7 +14,7 @@ from sqlalchemy import bindparam, create_engine, select
 from sqlalchemy.orm import Session
 
 from core.ledger.models import UtcDateTime
-from core.ledger.prepared import Prepared
+from core.ledger.prepared import Prepared, sqlite_instant
 from core.ledger.states import OccurrenceState
 
 _ECHO = Prepared(select(bindparam("p_value")))
@@ -57,3 +57,20 @@ def test_values_are_sent_as_the_ledger_stores_them(value: Any, sent: Any) -> Non
 def test_an_instant_without_a_zone_is_refused() -> None:
     with pytest.raises(ValueError, match="has no time zone"):
         _echoed(datetime(2026, 3, 2, 1, 2, 3))
+
+
+@given(st.lists(_INSTANTS, min_size=1, max_size=6), st.lists(st.integers(min_value=0, max_value=5), max_size=12))
+def test_an_instant_bound_again_is_sent_as_it_was_the_first_time(instants: list[datetime], picks: list[int]) -> None:
+    """The text of the instant converted last is kept (a transaction binds its ``now`` several
+    times): the same object again, or another equal or different one, is still sent as its
+    column sends it."""
+    order = instants + [instants[i % len(instants)] for i in picks] + [value + timedelta(0) for value in instants]
+    column = UtcDateTime()
+    assert [sqlite_instant(value) for value in order] == [
+        column.process_bind_param(value, _ENGINE.dialect) for value in order
+    ]
+
+
+def test_a_state_is_sent_as_its_text_each_time() -> None:
+    for _ in range(2):
+        assert [_echoed(state) for state in OccurrenceState] == [state.value for state in OccurrenceState]

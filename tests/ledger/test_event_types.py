@@ -8,16 +8,19 @@ before the events were typed (keys in the order written).
 
 from __future__ import annotations
 
+import json
 from dataclasses import FrozenInstanceError, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import select, text
 
 from core.ledger import events
 from core.ledger.db import Ledger
-from core.ledger.events import EVENT_CLASSES, EventKind, NewEvent, stored_data
+from core.ledger.events import EVENT_CLASSES, EventKind, NewEvent, stored_data, stored_json
 from core.ledger.models import Event
 from core.ledger.states import EngineKind, OccurrenceKind, OccurrenceState, ScheduleState
 
@@ -286,6 +289,63 @@ def test_stored_data_keeps_the_keys(event: NewEvent, data: dict[str, Any]) -> No
     assert stored == data
 
 
+@pytest.mark.parametrize(("event", "data"), [pytest.param(e, d, id=i) for i, e, d in CASES])
+def test_stored_json_is_the_data_as_json_writes_it(event: NewEvent, data: dict[str, Any]) -> None:
+    assert stored_json(event) == json.dumps(data)
+
+
+_TEXTS = st.none() | st.text(max_size=40)
+
+
+@given(
+    old=st.sampled_from(list(S)),
+    new=st.sampled_from(list(S)),
+    reason=_TEXTS,
+    attempt=st.none() | st.integers(min_value=-(2**70), max_value=2**70),
+    worker=_TEXTS,
+    revision=st.none() | st.integers(min_value=1, max_value=10**6),
+    decision=_TEXTS,
+    note=_TEXTS,
+)
+def test_a_transition_as_json_is_its_data_as_json_writes_it(
+    old: S,
+    new: S,
+    reason: str | None,
+    attempt: int | None,
+    worker: str | None,
+    revision: int | None,
+    decision: str | None,
+    note: str | None,
+) -> None:
+    """The engine's transitions are put together from pieces (``stored_json``): the same text as
+    the dictionary's, whatever the states, the text (quotes, control characters, any script)
+    and the fields present."""
+    event = events.OccurrenceTransitioned(
+        at=AT,
+        schedule_id=SID,
+        occurrence_id=OID,
+        from_=old,
+        to=new,
+        reason=reason,
+        attempt=attempt,
+        worker=worker,
+        revision=revision,
+        decision=decision,
+        note=note,
+    )
+    text = stored_json(event)
+    assert text == json.dumps(stored_data(event))
+    assert json.loads(text)["from"] == old.value
+
+
+def test_a_transition_with_a_value_of_another_type_is_written_as_its_data() -> None:
+    """A bool is an int to Python but ``true`` to JSON: such a value takes the general way."""
+    event = events.OccurrenceTransitioned(
+        at=AT, schedule_id=SID, occurrence_id=OID, from_=S.DUE, to=S.DISPATCHING, reason=None, attempt=True
+    )
+    assert stored_json(event) == '{"from": "DUE", "to": "DISPATCHING", "reason": null, "attempt": true}'
+
+
 def test_events_are_frozen() -> None:
     event = events.LedgerFenced(at=AT, epoch=1, note=None)
     with pytest.raises(FrozenInstanceError):
@@ -301,3 +361,18 @@ def test_every_event_round_trips_through_the_ledger(ledger: Ledger) -> None:
         (event.kind.value, event.schedule_id, event.occurrence_id, data) for _, event, data in CASES
     ]
     assert [r.at for r in rows] == [AT] * len(CASES)
+    with ledger.read() as session:  # the text itself, as JSON writes the dictionary
+        stored = (
+            session.execute(
+                text(
+                    "SELECT data::text FROM events ORDER BY id"
+                    if ledger.dialect == "postgresql"
+                    else "SELECT data FROM events ORDER BY id"
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert [json.loads(t) for t in stored] == [data for _, _, data in CASES]
+    if ledger.dialect == "sqlite":
+        assert stored == [json.dumps(data) for _, _, data in CASES]

@@ -16,7 +16,9 @@ from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
 from core.engine.group_commit import GroupCommit, GroupCommitFailed
+from core.ledger.access import disk_full
 from core.ledger.db import DRIVER, Ledger, open_ledger
+from core.ledger.models import Event
 
 from . import NOW
 
@@ -54,7 +56,12 @@ def _insert(session: Session, name: str) -> None:
 
 
 def _run_joined(
-    ledger: Ledger, group: GroupCommit, names: list[str], fail: str | None = None
+    ledger: Ledger,
+    group: GroupCommit,
+    names: list[str],
+    fail: str | None = None,
+    flush_fails: str | None = None,
+    fills: str | None = None,
 ) -> dict[str, BaseException | None]:
     """The first name leads; the others join its open transaction before it ends its block. Each
     thread has its own held connection (an engine worker's ``Ledger.writer``); the leader's is used."""
@@ -68,6 +75,11 @@ def _run_joined(
                     assert group.wait_for_members(len(names), TIMEOUT)
                 if name == fail:
                     raise ValueError(f"{name} fails")
+                if name == flush_fails:  # an event without its kind: the database refuses it
+                    session.add(Event(at=NOW, kind=None, data={}))
+                    session.flush()
+                if name == fills:
+                    _fill_the_disk(session)
             outcome[name] = None
         except BaseException as exc:
             outcome[name] = exc
@@ -99,6 +111,59 @@ def test_a_member_that_fails_is_rolled_back_alone(sqlite_ledger: Ledger) -> None
     assert outcome == {"a": None, "b": None}
     assert _rows(sqlite_ledger) == ["a", "b"]
     assert group.commits == 1
+
+
+def test_a_member_whose_orm_flush_fails_takes_no_other_unit_with_it_unnoticed(sqlite_ledger: Ledger) -> None:
+    """A joined unit's savepoint is the driver's, which SQLAlchemy does not know: a flush that
+    fails in it may end the whole transaction. Then no unit of it reports a commit it did not
+    get, and none that reports a failure was written; the units that came later write in a
+    transaction of their own."""
+    group = GroupCommit(limit=16)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c", "d"], flush_fails="b")
+    assert isinstance(outcome["b"], Exception)
+    written = _rows(sqlite_ledger)
+    assert "b" not in written
+    assert sorted(name for name, error in outcome.items() if error is None) == written
+    for name in set(outcome) - set(written) - {"b"}:
+        assert isinstance(outcome[name], GroupCommitFailed)
+    # The ledger takes the next write as usual.
+    _write_one(sqlite_ledger, "e")
+
+
+def _write_one(ledger: Ledger, name: str) -> None:
+    """The ledger takes the next write as usual."""
+    with ledger.writer(serialize=False) as own, GroupCommit(limit=16).transaction(own) as session:
+        _insert(session, name)
+    assert name in _rows(ledger)
+
+
+def _fill_the_disk(session: Session) -> None:
+    """A write that finds the database full (its size limit reached: SQLite's SQLITE_FULL)."""
+    driver = session.info[DRIVER]
+    (pages,) = driver.execute("PRAGMA page_count").fetchone()
+    driver.execute(f"PRAGMA max_page_count = {pages}")
+    try:
+        driver.execute("INSERT INTO units (name) VALUES (?)", ("x" * 200_000,))
+    finally:
+        driver.execute("PRAGMA max_page_count = 1073741823")
+
+
+def test_a_member_that_finds_the_disk_full_leaves_no_unit_reported_durable_that_is_not(
+    sqlite_ledger: Ledger,
+) -> None:
+    """A full SQLite database may roll the whole transaction back, the other units' work with
+    it. The transaction is then not committed as if it held them: each unit reports a commit
+    only if its row is there, and a unit that failed for it says why (the full disk, beneath)."""
+    group = GroupCommit(limit=16)
+    outcome = _run_joined(sqlite_ledger, group, ["a", "b", "c", "d"], fills="b")
+    assert disk_full(outcome["b"] or Exception()) is not None
+    written = _rows(sqlite_ledger)
+    assert "b" not in written
+    assert sorted(name for name, error in outcome.items() if error is None) == written
+    for name in set(outcome) - set(written) - {"b"}:
+        failed = outcome[name]
+        assert isinstance(failed, GroupCommitFailed) and disk_full(failed) is not None
+    _write_one(sqlite_ledger, "e")
 
 
 def test_when_the_leader_fails_the_others_go_on_in_another_transaction(sqlite_ledger: Ledger) -> None:
