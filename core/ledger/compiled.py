@@ -50,7 +50,7 @@ def revision_problems(exc: Exception) -> list[str]:
 
 
 #: Revisions kept compiled at most: far above any catalogue a ledger holds (each costs
-#: about 4 KiB, its parsed spec included: docs/benchmarks.md), so that a pass over every
+#: about 1-2 KiB without its spec's models: docs/benchmarks.md), so that a pass over every
 #: live schedule never misses, while a process that reads revision after revision still
 #: has a bound (the oldest entry goes first).
 CACHED_REVISIONS = 65_536
