@@ -137,7 +137,7 @@ def certain_expiry(
     periods are settled from ``periods`` (the state stored with the cursor: see
     :mod:`core.recurrence.periods`). Pure: no clock, no ledger.
     """
-    spec = compiled.spec
+    spec = compiled.facts
     jitter = spec.jitter or timedelta(0)
     window = format_duration(spec.lateness_window)
     late_before = now - spec.lateness_window - jitter
@@ -188,8 +188,8 @@ def _runnable_positions(
     """Positions of the runnable rows in [lo, hi), in order. Where the zone's offset
     is fixed and only the rule shapes the rows, straight from the rule's times (by date
     arithmetic where :func:`~core.recurrence.fast.fast_rule` can expand the rule)."""
-    offset = fixed_offset(compiled, lo, hi) if compiled.spec.kind is Kind.CALENDAR else None
-    if offset is None or compiled.spec.start is None:
+    offset = fixed_offset(compiled, lo, hi) if compiled.facts.kind is Kind.CALENDAR else None
+    if offset is None or compiled.facts.start is None:
         return [row.position for row in expand(compiled, lo, hi, count_hint=hint, periods=periods) if row.runnable]
     out = []
     after = (lo + offset).replace(tzinfo=None)

@@ -8,11 +8,14 @@ short transaction of its own, so the functions take the ledger.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from sys import intern
 
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
@@ -177,8 +180,13 @@ def _decide_refusals(session: Session, placement: Placement, refusals: Refusals)
         .join(Schedule, Schedule.id == Revision.schedule_id)
         .where(Schedule.state != ScheduleState.DISABLED)
     ).all()
-    refusals.cutovers = {(sid, number): cutover for sid, number, cutover in rows}
-    pairs = [(sid, number) for sid, number, _ in rows]
+    # Each revision's key is one tuple, with one copy of its schedule's id, in every note kept of
+    # it (an engine keeps notes on every live revision): the one decided keeps, once it has one.
+    keys = {pair: pair for pair in refusals.decided}
+    refusals.cutovers = {
+        keys.setdefault((sid, number), (intern(sid), number)): cutover for sid, number, cutover in rows
+    }
+    pairs = list(refusals.cutovers)
     unknown = [pair for pair in pairs if pair not in refusals.decided]
     for i in range(0, len(unknown), _WANTS_PER_READ):  # a page at a time, not one statement per revision
         page = unknown[i : i + _WANTS_PER_READ]
@@ -187,7 +195,7 @@ def _decide_refusals(session: Session, placement: Placement, refusals: Refusals)
                 tuple_(Revision.schedule_id, Revision.revision).in_(page)
             )
         ):
-            refusals.decided[(sid, number)] = refusal(placement, wants_of(session, *wants))
+            refusals.decided[keys[(sid, number)]] = refusal(placement, wants_of(session, *wants))
     newest: dict[str, int] = {}
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))
@@ -328,6 +336,32 @@ def materialize(
     fill(ledger, clock, sweep, report, unreadable=unreadable, between=between)
 
 
+#: Rows materialized after which the C allocator is asked to hand its free pages back.
+TRIM_AFTER_ROWS = BATCH_ROWS
+
+
+@functools.cache
+def malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where there is none (another C library, another system)."""
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def _hand_back(rows: int) -> int:
+    """After :data:`TRIM_AFTER_ROWS` rows written since the last time, hand the free pages the C
+    allocator keeps back to the system (glibc's ``malloc_trim``; SQLite's and the drivers' buffers
+    of a large batch are freed but not returned otherwise); the rows still to count."""
+    if rows < TRIM_AFTER_ROWS:
+        return rows
+    trim = malloc_trim()
+    if trim is not None:
+        trim(0)
+    return 0
+
+
 def _rounds(
     ledger: Ledger,
     clock: Clock,
@@ -344,6 +378,7 @@ def _rounds(
     returns what is left of ``fill_rows``."""
     now, cursors, hold = sweep.now, sweep.cursors, sweep.hold
     left = fill_rows
+    unfreed = 0
     for _ in range(MATERIALIZE_ROUNDS):
         if left <= 0:  # the fill is used: only those short of the next half hour, to the next hour
             near = now + LEAD / 2
@@ -373,6 +408,7 @@ def _rounds(
         report.expired_ranges += sum(r.expired_ranges for r in results)
         report.expired += sum(r.expired_in_ranges for r in results)
         left -= inserted
+        unfreed = _hand_back(unfreed + inserted)
         if between is not None:
             between()
         if pending:

@@ -7,9 +7,10 @@ from collections.abc import Collection
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from core.ledger.compiled import stored_spec
+from core.ledger.compiled import stored_facts, stored_spec
 from core.ledger.models import Revision
 from core.ledger.prepared import Prepared
+from core.spec.facts import SpecFacts
 from core.spec.model import ScheduleSpec
 
 
@@ -25,8 +26,9 @@ def active_spec(session: Session, schedule_id: str) -> ScheduleSpec:
     return stored_spec(text)
 
 
-def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, ScheduleSpec]:
-    """The specs of these schedules' newest revisions, in one statement."""
+def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, SpecFacts]:
+    """What the misfire step reads of these schedules' newest revisions (their policies and
+    windows), in one statement; the spec's models are not kept for it (:func:`stored_facts`)."""
     if not schedule_ids:
         return {}
     newest = (
@@ -40,7 +42,7 @@ def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, S
             newest, (Revision.schedule_id == newest.c.schedule_id) & (Revision.revision == newest.c.revision)
         )
     )
-    return {sid: stored_spec(text) for sid, text in rows}
+    return {sid: stored_facts(text) for sid, text in rows}
 
 
 #: One revision's text, built once (an engine's first pass reads every revision it runs).

@@ -11,10 +11,11 @@ those rules, whatever tzdata is installed. Without them (FOLLOW) it resolves
 with the installed tzdata.
 
 The cache holds one entry for every live revision a process reads (an engine:
-every schedule of its ledger), its parsed spec and compiled form together, so
-each entry is kept small: it is found by a digest of the revision's text, not
-by the text, and the parsed models share their record of which keys were given
-and their immutable values (:func:`_compact`).
+every schedule of its ledger), its compiled form and, once someone asked for
+it, its parsed spec, so each entry is kept small: it is found by a digest of
+the revision's text, not by the text; a compiled form keeps the few values
+expansion reads, not the spec's models; and the parsed models share their
+record of which keys were given and their immutable values (:func:`_compact`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import zlib
 from datetime import datetime, timedelta
+from enum import Enum
 
 from pydantic import BaseModel
 
 from core.errors import ComputeLimitError, SpecError, ZoneError, first_line
 from core.ledger.models import Revision
 from core.recurrence.compile import CompiledSchedule, compile_schedule
+from core.spec.facts import SpecFacts
 from core.spec.model import ScheduleSpec
 from core.spec.validation import parse_spec
 from core.time.zones import pinned_zone, tzdb_version
@@ -46,22 +50,24 @@ def revision_problems(exc: Exception) -> list[str]:
 
 
 #: Revisions kept compiled at most: far above any catalogue a ledger holds (each costs
-#: about 4 KiB, its parsed spec included: docs/benchmarks.md), so that a pass over every
+#: about 1-2 KiB without its spec's models: docs/benchmarks.md), so that a pass over every
 #: live schedule never misses, while a process that reads revision after revision still
 #: has a bound (the oldest entry goes first).
 CACHED_REVISIONS = 65_536
 
 
 class _Entry:
-    """What the cache keeps of one revision: its parsed spec and its compiled form, each made
-    the first time it is asked for. A pinned revision's compiled form has an entry of its own
-    (its key digests the zone's rules too), whose spec is the unpinned entry's."""
+    """What the cache keeps of one revision: its compiled form, made the first time it is asked
+    for, and its parsed spec, kept once :func:`stored_spec` was asked for it (the compiled form
+    keeps none). A pinned revision's compiled form has an entry of its own (its key digests the
+    zone's rules too)."""
 
-    __slots__ = ("compiled", "spec")
+    __slots__ = ("compiled", "facts", "spec")
 
     def __init__(self) -> None:
         self.spec: ScheduleSpec | None = None
         self.compiled: CompiledSchedule | None = None
+        self.facts: SpecFacts | None = None
 
 
 #: One entry per revision, found by a 16-byte digest of its text (and pinned rules), never
@@ -106,13 +112,20 @@ def _shared(value: object) -> object:
     equal to an int, or a naive time at its second fold, is not the same value)."""
     if type(value) not in _SHAREABLE or (isinstance(value, datetime) and value.tzinfo is not None):
         return value
-    key = (type(value), value, getattr(value, "fold", None))
+    key = _value_key(value)
     found = _SHARED.get(key)
     if found is not None:
         return found
     if len(_SHARED) < _SHARED_MOST:
         _SHARED.setdefault(key, value)
     return value
+
+
+def _value_key(value: object) -> tuple[object, ...]:
+    """What tells ``value`` from another equal to it: its type, its fold (a naive wall time read a
+    second time), a float's spelling (``-0.0`` is not ``0.0``), an instant's zone."""
+    spelled = repr(value) if isinstance(value, float) else value
+    return (type(value), spelled, getattr(value, "fold", None), getattr(value, "tzinfo", None))
 
 
 def _compact(model: BaseModel) -> None:
@@ -128,31 +141,117 @@ def _compact(model: BaseModel) -> None:
             fields[name] = _shared(value)
             if isinstance(value, list):
                 value[:] = [_shared(item) for item in value]
-    for value in model.__dict__.values():
+    for name, value in model.__dict__.items():
         for item in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(item, BaseModel):
                 _compact(item)
+        if isinstance(value, BaseModel):
+            model.__dict__[name] = _shared_model(value)
+
+
+#: What a model whose values are all plain may hold to be shared whole (:func:`_shared_model`).
+_PLAIN = (str, int, float, bool, timedelta, datetime, Enum, type(None))
+
+
+def _shared_model(model: BaseModel) -> BaseModel:
+    """One instance of a frozen model whose values are all plain (a spec's ``retry``, most often
+    its defaults) for every parsed spec that holds an equal one, with the same keys given; a
+    model that holds a list or another model stays its own."""
+    values = model.__dict__
+    if not all(isinstance(value, _PLAIN) for value in values.values()):
+        return model
+    key = (
+        type(model),
+        frozenset(model.__pydantic_fields_set__),
+        tuple((name, *_value_key(value)) for name, value in values.items()),
+    )
+    found = _SHARED.get(key)
+    if found is not None:
+        assert isinstance(found, BaseModel)
+        return found
+    if len(_SHARED) < _SHARED_MOST:
+        _SHARED.setdefault(key, model)
+    return model
 
 
 def stored_spec(spec_json: str) -> ScheduleSpec:
     """A published revision's spec, parsed once per process (cached: revisions never change),
-    however many readers ask (the engine's stages, the queries, compiling it)."""
+    however many readers ask (the engine's stages, the queries, the window)."""
     entry = _entry(_digest(spec_json, None))
     spec = entry.spec
     if spec is None:
-        spec = parse_spec(json.loads(spec_json), check_rule=False)
-        _compact(spec)
-        entry.spec = spec
+        spec = entry.spec = _parsed(spec_json)
     return spec
 
 
+def stored_facts(spec_json: str) -> SpecFacts:
+    """What expansion and the misfire step read of a published revision's spec (cached), without
+    keeping the spec's models: the compiled form's facts when the revision is compiled here."""
+    entry = _entry(_digest(spec_json, None))
+    facts = entry.facts
+    if facts is None:
+        if entry.compiled is not None:
+            facts = entry.compiled.facts
+        else:
+            facts = SpecFacts.of(entry.spec if entry.spec is not None else _parsed(spec_json))
+        entry.facts = facts
+    return facts
+
+
+def _parsed(spec_json: str) -> ScheduleSpec:
+    spec = parse_spec(json.loads(spec_json), check_rule=False)
+    _compact(spec)
+    return spec
+
+
+#: What most stored revisions' texts have in common (the keys in their order, the defaults), so that
+#: a revision's text compresses to a few dozen bytes (zlib's preset dictionary): only a different
+#: wording costs more bytes, never a wrong spec.
+_TYPICAL_TEXT = (
+    b'{"schema": "scheduleSpec.v1", "scheduleId": "", "revision": 1, "title": null, "timeZone": "Europe/", '
+    b'"tzdbVersion": "2026", "tzdbPolicy": "FOLLOW", "kind": "interval", "every": "PT1M", '
+    b'"anchor": "2026-01-01T00:00:00Z", '
+    b'"delay": "PT5M", "holidayPolicy": "SKIP", '
+    b'"timeZone": "UTC", "tzdbPolicy": "PIN", "kind": "calendar", "rule": "FREQ=DAILY;BYHOUR=6;BYMINUTE=0", '
+    b'"start": "2026-01-01T00:00:00", "end": null, "exclude": [], "gapPolicy": "SHIFT_FORWARD", '
+    b'"foldPolicy": "FIRST_ONLY", "invalidDatePolicy": "OMIT", "misfirePolicy": "CATCH_UP_BOUNDED", "maxCatchUp": 1, '
+    b'"latenessWindow": "PT15M", "catchUpWindow": null, "jitter": "PT0S", "overlapPolicy": "SKIP", '
+    b'"retry": {"maxAttempts": 3, "initialBackoff": "PT30S", "multiplier": 2.0, "maxBackoff": "PT10M"}, '
+    b'"cutoverAt": "2026-01-01T00:00:00Z", "horizon": "P14D", "businessPeriod": null, "wakeSystem": false, '
+    b'"task": {"kind": "command", "argv": ["/bin/true"], "cwd": null, "env": {}, "timeout": "PT10M", '
+    b'"effect": "non_idempotent", "verify": null}}'
+)
+
+
+class _Reload:
+    """How a compiled revision has its spec again once it let the models go: the revision's text,
+    compressed against :data:`_TYPICAL_TEXT` (50-100 bytes where the text is 800), read back
+    through :func:`stored_spec` when someone asks."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, spec_json: str) -> None:
+        packer = zlib.compressobj(zdict=_TYPICAL_TEXT)
+        self._packed = packer.compress(spec_json.encode()) + packer.flush()
+
+    def __call__(self) -> ScheduleSpec:
+        unpacker = zlib.decompressobj(zdict=_TYPICAL_TEXT)
+        return stored_spec((unpacker.decompress(self._packed) + unpacker.flush()).decode())
+
+
 def compiled_revision(spec_json: str, tzif: bytes | None = None) -> CompiledSchedule:
-    """The compiled form of a stored revision, in its pinned zone when ``tzif`` is given (cached)."""
+    """The compiled form of a stored revision, in its pinned zone when ``tzif`` is given (cached).
+
+    The entry keeps what expansion reads (:class:`~core.spec.facts.SpecFacts`), not the spec's
+    models: an engine compiles every live revision and reads the whole spec only of those it
+    runs (:func:`stored_spec` keeps those). ``compiled.spec`` still gives the whole spec."""
     entry = _entry(_digest(spec_json, tzif))
     compiled = entry.compiled
     if compiled is None:
-        spec = stored_spec(spec_json)
+        known = _ENTRIES.get(_digest(spec_json, None)) if tzif is not None else entry
+        spec = known.spec if known is not None and known.spec is not None else _parsed(spec_json)
         compiled = compile_schedule(spec, pinned_zone(spec.time_zone, tzif) if tzif is not None else None)
+        compiled.release_spec(_Reload(spec_json))
         entry.compiled = compiled
     return compiled
 

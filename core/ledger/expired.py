@@ -223,7 +223,7 @@ def count_rows(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> int | 
     exclusion, business calendar, business period, end bound or clock change makes it None: the
     range then stands for "every occurrence" between its bounds.
     """
-    spec = compiled.spec
+    spec = compiled.facts
     if hi <= lo:
         return 0
     if spec.business_period or compiled.excluded_dates or compiled.excluded_times or compiled.business_days:
@@ -252,7 +252,7 @@ def fixed_offset(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> time
     each side) and nothing but the rule shapes the rows (no exclusions, business
     periods or moved month days): then every nominal time is one runnable row at
     nominal - offset. None otherwise."""
-    if compiled.spec.business_period or compiled.excluded_dates or compiled.excluded_times:
+    if compiled.facts.business_period or compiled.excluded_dates or compiled.excluded_times:
         return None
     if compiled.month_days is not None:
         return None
@@ -263,7 +263,7 @@ def fixed_offset(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> time
 
 
 def _count_calendar(compiled: CompiledSchedule, lo: datetime, hi: datetime) -> int | None:
-    parsed, start = compiled.parsed, compiled.spec.start
+    parsed, start = compiled.parsed, compiled.facts.start
     if parsed is None or start is None:
         return None
     if parsed.freq not in _UNITS or any(part in parsed.parts for part in _CALENDAR_BOUND):

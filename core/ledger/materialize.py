@@ -38,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from sys import intern
 from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, tuple_, update
@@ -392,14 +393,14 @@ def until_or_horizon(
     (at most the horizon again: see :func:`chunk_ahead`)."""
     if until is not None:
         return until
-    ahead = active.compiled().spec.horizon
+    ahead = active.compiled().facts.horizon
     if lead is not None:
         return now + min(ahead, lead)
     return shifted(now, ahead + (min(chunk, ahead) if chunk is not None else timedelta(0)))
 
 
 def _horizon(active: _Gov) -> timedelta:
-    return active.compiled().spec.horizon
+    return active.compiled().facts.horizon
 
 
 def _expire_missed(
@@ -484,7 +485,7 @@ def _rows_from(
         kept = _RESUME.pop((gov.spec_json, start), None)
     if kept is None:
         compiled = gov.compiled()
-        marks = PeriodMarks() if compiled.spec.business_period else None
+        marks = PeriodMarks() if compiled.facts.business_period else None
         return iter_rows(compiled, start, count_hint=hint, periods=periods, marks=marks), marks
     rows, first, marks = kept
     return itertools.chain((first,), rows), marks
@@ -1145,9 +1146,12 @@ def unreadable_revisions(
     for sid, number in pairs:
         newest[sid] = max(number, newest.get(sid, number))
     found: dict[tuple[str, int], tuple[bool, list[str]]] = {}
-    unknown = [(sid, number) for sid, number in pairs if (sid, number) not in readable]
+    # ``readable`` keeps one tuple per revision for the process's life: with the id interned, the
+    # schedule's id is one string in it and in the engine's other notes (core.engine.plan).
+    unknown = [(intern(sid), number) for sid, number in pairs if (sid, number) not in readable]
     for i in range(0, len(unknown), _TEXTS_PER_READ):  # their texts a page at a time, not one statement each
         page = unknown[i : i + _TEXTS_PER_READ]
+        keys = {pair: pair for pair in page}
         texts = session.execute(
             select(Revision.schedule_id, Revision.revision, Revision.spec_json, Revision.tzif)
             .where(tuple_(Revision.schedule_id, Revision.revision).in_(page))
@@ -1159,7 +1163,7 @@ def unreadable_revisions(
             except REVISION_ERRORS as exc:
                 found[(sid, number)] = (number == newest[sid], revision_problems(exc))
             else:
-                readable.add((sid, number))
+                readable.add(keys[(sid, number)])
     return found
 
 

@@ -72,9 +72,9 @@ def periods_to_store(
 ) -> StoredPeriods | None:
     """What to store with a cursor at ``end``: the state at the latest period start at or before
     it, without the periods that can no longer come back; None when there is none to keep."""
-    template = compiled.spec.business_period
+    template = compiled.facts.business_period
     state = marks.state_before(end)
     if template is None or state is None:
         return None
     kept = pruned(state, template, nominal_floor(compiled, state.at))
-    return StoredPeriods(compiled.spec.revision, kept, tzdb, holidays) if kept is not None else None
+    return StoredPeriods(compiled.facts.revision, kept, tzdb, holidays) if kept is not None else None

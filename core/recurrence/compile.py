@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import calendar
 import itertools
-from collections.abc import Iterator
+import threading
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -18,6 +20,7 @@ from core.errors import Problem, SpecError
 from core.recurrence.invalid_dates import MonthDayPlan, expand_month_days, plan_for
 from core.recurrence.rebase import can_rebase, explicit_parts, rebased_start
 from core.recurrence.rules import ParsedRule, RuleError, build_rrule, parse_rule, until_instant, until_local
+from core.spec.facts import SpecFacts
 from core.spec.model import ScheduleSpec
 from core.time.zones import ZoneIndex, get_zone, zone_index
 
@@ -39,11 +42,14 @@ class CountHint:
     index: int
 
 
-@dataclass
+@dataclass(slots=True)
 class CompiledSchedule:
-    """Everything expansion needs, derived once from a spec."""
+    """Everything expansion needs, derived once from a spec.
 
-    spec: ScheduleSpec
+    It holds the spec's models until :meth:`release_spec` lets them go (a cached revision
+    does: :mod:`core.ledger.compiled`); expansion reads ``facts``, never the models."""
+
+    facts: SpecFacts
     zone: ZoneInfo
     parsed: ParsedRule | None = None
     rule: du.rrule | None = None
@@ -59,26 +65,47 @@ class CompiledSchedule:
     index: ZoneIndex | None = field(default=None, compare=False, repr=False)
     #: Places in the count found so far (a COUNT rule): walks resume from the nearest.
     known_counts: list[CountHint] = field(default_factory=list, compare=False, repr=False)
+    #: The spec's models while they are held (None once released).
+    held: ScheduleSpec | None = field(default=None, compare=False, repr=False)
+    #: How to have the spec again once released.
+    reload: Callable[[], ScheduleSpec] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def spec(self) -> ScheduleSpec:
+        """The whole validated spec: held, or had again (parsed anew, or from a cache) once released."""
+        if self.held is not None:
+            return self.held
+        assert self.reload is not None
+        return self.reload()
+
+    def release_spec(self, reload: Callable[[], ScheduleSpec]) -> None:
+        """Let the spec's models go; ``reload`` gives the spec to whoever asks for it later."""
+        self.reload = reload
+        self.held = None
 
     @property
     def schedule_id(self) -> str:
-        return self.spec.schedule_id
+        return self.facts.schedule_id
 
     @property
     def revision(self) -> int:
-        return self.spec.revision
+        return self.facts.revision
 
     @property
     def kind(self) -> Kind:
-        return self.spec.kind
+        return self.facts.kind
+
+    @property
+    def start(self) -> datetime | None:
+        return self.facts.start
 
     @property
     def gap_policy(self) -> GapPolicy:
-        return self.spec.effective_gap_policy
+        return self.facts.gap_policy
 
     @property
     def fold_policy(self) -> FoldPolicy:
-        return self.spec.effective_fold_policy
+        return self.facts.fold_policy
 
     def is_excluded(self, nominal: datetime) -> bool:
         return nominal in self.excluded_times or nominal.date() in self.excluded_dates
@@ -97,10 +124,10 @@ class CompiledSchedule:
         boundary near ``hint`` (see :mod:`core.recurrence.rebase`) and numbered from there.
         """
         count = self.count
-        assert count is not None and self.parsed is not None and self.spec.start is not None
-        anchor = rebased_start(self.parsed, self.spec.start, hint.nominal)
-        resumed = build_rrule(ParsedRule(explicit_parts(self.parsed, self.spec.start)), anchor, until=self.until)
-        times = (when for when in resumed.xafter(hint.nominal, inc=True) if when >= self.spec.start)
+        assert count is not None and self.parsed is not None and self.facts.start is not None
+        anchor = rebased_start(self.parsed, self.facts.start, hint.nominal)
+        resumed = build_rrule(ParsedRule(explicit_parts(self.parsed, self.facts.start)), anchor, until=self.until)
+        times = (when for when in resumed.xafter(hint.nominal, inc=True) if when >= self.facts.start)
         for index, when in enumerate(times, start=hint.index):
             if index >= count:
                 return
@@ -115,7 +142,7 @@ class CompiledSchedule:
         """The last time of a COUNT rule before ``local`` with its place in the count, walking
         from ``hint`` (or the nearest place found before; from DTSTART without one); None
         when no time comes before ``local``. What it finds is remembered for later walks."""
-        assert self.spec.start is not None
+        assert self.facts.start is not None
         if hint is None or hint.nominal >= local:  # a place at ``local`` itself says nothing of the one before
             hint = self.nearest_count(local, strictly=True)
         if hint is None or hint.nominal >= local:
@@ -143,27 +170,58 @@ class CompiledSchedule:
         A rule with COUNT resumes at ``hint`` (a time at or before ``after`` and
         its place in the count) when one is given.
         """
-        assert self.parsed is not None and self.spec.start is not None
+        assert self.parsed is not None and self.facts.start is not None
         if self.count is not None and after is not None and (hint is None or hint.nominal > after):
             hint = self.nearest_count(after)
         if hint is not None and after is not None and hint.nominal <= after and self.count is not None:
             return ((item.nominal, None) for item in self.counted(hint) if item.nominal >= after)
         if self.month_days is not None:
-            items = expand_month_days(self.parsed, self.spec.start, self.month_days, self.until)
+            items = expand_month_days(self.parsed, self.facts.start, self.month_days, self.until)
             if after is None:
                 return items
             return itertools.dropwhile(lambda item: item[0] < after, items)
         assert self.rule is not None
-        if after is None or after <= self.spec.start:
+        if after is None or after <= self.facts.start:
             source: Iterator[datetime] = iter(self.rule)
         elif rebase and can_rebase(self.parsed):
-            anchor = rebased_start(self.parsed, self.spec.start, after)
-            parts = explicit_parts(self.parsed, self.spec.start)
+            anchor = rebased_start(self.parsed, self.facts.start, after)
+            parts = explicit_parts(self.parsed, self.facts.start)
             resumed = build_rrule(ParsedRule(parts), anchor, until=self.until)
-            source = (when for when in resumed.xafter(after, inc=True) if when >= self.spec.start)
+            source = (when for when in resumed.xafter(after, inc=True) if when >= self.facts.start)
         else:
             source = self.rule.xafter(after, inc=True)
         return ((when, None) for when in source)
+
+
+#: Parsed rules by their text, and dateutil rules by their text, start and bound, each shared by
+#: every compiled schedule that has the same (an engine keeps one compiled schedule per live
+#: revision; a catalogue repeats its rules). Held weakly: one lives while a schedule uses it.
+#: Neither is changed once made (a rule's parts are read, never written; an rrule is iterated).
+_PARSED: weakref.WeakValueDictionary[str, ParsedRule] = weakref.WeakValueDictionary()
+_BUILT: weakref.WeakValueDictionary[tuple[object, ...], du.rrule] = weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_rule(text: str) -> ParsedRule:
+    """``parse_rule(text)``, one instance for every caller that asks for the same text."""
+    found = _PARSED.get(text)
+    if found is None:
+        made = parse_rule(text)
+        with _SHARED_LOCK:
+            found = _PARSED.setdefault(text, made)
+    return found
+
+
+def _shared_rrule(text: str, parsed: ParsedRule, start: datetime, until: datetime | None) -> du.rrule:
+    """``build_rrule(parsed, start, until=until)``, one instance for every compiled schedule with the same
+    rule text, start and bound (their folds too: equal wall times at another fold are another key)."""
+    key = (text, start, start.fold, until, until.fold if until is not None else None)
+    found = _BUILT.get(key)
+    if found is None:
+        made = build_rrule(parsed, start, until=until)
+        with _SHARED_LOCK:
+            found = _BUILT.setdefault(key, made)
+    return found
 
 
 def _impossible_month_days(parsed: ParsedRule, start: datetime) -> str | None:
@@ -186,10 +244,11 @@ def compile_schedule(spec: ScheduleSpec, zone: ZoneInfo | None = None) -> Compil
     ``zone`` is the spec's zone built from a revision's pinned TZif bytes
     (``tzdbPolicy: PIN``); by default the installed tzdata's.
     """
+    facts = SpecFacts.of(spec)
     if zone is None:
-        compiled = CompiledSchedule(spec=spec, zone=get_zone(spec.time_zone), index=zone_index(spec.time_zone))
+        compiled = CompiledSchedule(facts, get_zone(spec.time_zone), index=zone_index(spec.time_zone), held=spec)
     else:
-        compiled = CompiledSchedule(spec=spec, zone=zone, index=ZoneIndex(zone))
+        compiled = CompiledSchedule(facts, zone, index=ZoneIndex(zone), held=spec)
     zone = compiled.zone
     if spec.end is not None:
         if spec.end.tzinfo is None:
@@ -208,7 +267,7 @@ def compile_schedule(spec: ScheduleSpec, zone: ZoneInfo | None = None) -> Compil
         compiled.business_days = BusinessDays(spec.business_calendar, spec.holiday_policy)
     assert spec.rule is not None and spec.start is not None
     try:
-        parsed = parse_rule(spec.rule)
+        parsed = shared_rule(spec.rule)
         rule_until = until_local(parsed, zone)
         if rule_until is not None:
             compiled.until = rule_until if compiled.until is None else min(rule_until, compiled.until)
@@ -221,7 +280,7 @@ def compile_schedule(spec: ScheduleSpec, zone: ZoneInfo | None = None) -> Compil
             impossible = _impossible_month_days(parsed, spec.start)
             if impossible:
                 raise RuleError(impossible)
-        compiled.rule = build_rrule(parsed, spec.start, until=compiled.until)
+        compiled.rule = _shared_rrule(spec.rule, parsed, spec.start, compiled.until)
     except RuleError as exc:
         raise SpecError([Problem("rule", str(exc))]) from None
     try:

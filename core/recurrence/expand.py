@@ -75,7 +75,7 @@ class _RowMaker:
     __slots__ = ("ids", "jitter", "revision", "schedule_id", "with_ids")
 
     def __init__(self, compiled: CompiledSchedule, ids: bool = True) -> None:
-        spec = compiled.spec
+        spec = compiled.facts
         self.schedule_id = spec.schedule_id
         self.revision = spec.revision
         self.ids = IdFactory(self.schedule_id, self.revision)
@@ -155,7 +155,7 @@ def _calendar_rows(
     limit: int,
     hint: CountHint | None,
 ) -> Iterator[Occurrence]:
-    zone, name = compiled.zone, compiled.spec.time_zone
+    zone, name = compiled.zone, compiled.facts.time_zone
     index = compiled.index or zone_index(name)
     gap, fold = compiled.gap_policy, compiled.fold_policy
     excludes = bool(compiled.excluded_dates or compiled.excluded_times)
@@ -198,7 +198,7 @@ def _plain_rows(
     here, what ``make`` would make of its only reading without building the reading; the others
     are resolved by :class:`Resolver`."""
     zone = compiled.zone
-    general = Resolver(zone, compiled.spec.time_zone, compiled.gap_policy, compiled.fold_policy)
+    general = Resolver(zone, compiled.facts.time_zone, compiled.gap_policy, compiled.fold_policy)
     utcoffset, tzname = zone.utcoffset, zone.tzname
     schedule_id, revision, jitter, scheduled = make.schedule_id, make.revision, make.jitter, Status.SCHEDULED
     row_ids = make.ids.row_ids if make.with_ids else None
@@ -248,7 +248,7 @@ def _resolve_wall(
 def _interval_rows(
     compiled: CompiledSchedule, make: _RowMaker, from_utc: datetime | None, limit: int
 ) -> Iterator[Occurrence]:
-    spec = compiled.spec
+    spec = compiled.facts
     assert spec.every is not None and spec.anchor is not None
     zone = compiled.zone
     k = 0
@@ -329,7 +329,7 @@ def _until_calendar_ends(rows: Iterator[Occurrence]) -> Iterator[Occurrence]:
 
 def _after_completion_rows(compiled: CompiledSchedule, make: _RowMaker) -> Iterator[Occurrence]:
     """Only the first appointment is known in advance; later ones follow completions."""
-    spec = compiled.spec
+    spec = compiled.facts
     assert spec.start is not None and spec.delay is not None
     for reading in resolve(compiled.zone, spec.time_zone, spec.start, compiled.gap_policy, compiled.fold_policy):
         row = make(spec.start, reading)
@@ -529,7 +529,7 @@ def iter_rows(
     ``periods`` when it lies at or before ``start``; ``marks`` follows the periods
     (see :mod:`core.recurrence.periods`). ``ids=False``, for a reader that shows no ids, leaves
     them out where nothing it shows depends on them (:class:`_RowMaker`)."""
-    spec = compiled.spec
+    spec = compiled.facts
     period = spec.business_period
     make = _RowMaker(compiled, ids)
     # Business periods are settled from the schedule's beginning (or a state kept of it),

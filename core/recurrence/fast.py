@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import calendar
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import cast
@@ -61,7 +61,7 @@ class FastRule:
 
 def fast_rule(compiled: CompiledSchedule) -> FastRule | None:
     """The rule of ``compiled`` when date arithmetic can expand it, else None."""
-    parsed, start = compiled.parsed, compiled.spec.start
+    parsed, start = compiled.parsed, compiled.facts.start
     if parsed is None or start is None or compiled.month_days is not None or start.microsecond:
         return None
     parts = parsed.parts
@@ -153,14 +153,14 @@ def _sub_daily_times(
 def fast_nominals(rule: FastRule, after: datetime | None = None) -> Iterator[tuple[datetime, None]]:
     """The rule's wall times (at or after ``after`` when given), in order, each with no move note
     (the shape of :meth:`CompiledSchedule.nominals`). Ends at UNTIL or at the calendar's end."""
-    return cast("Iterator[tuple[datetime, None]]", _walls(rule, after, (None,) * len(rule.times)))
+    return cast("Iterator[tuple[datetime, None]]", _walls(rule, after, seconds=False))
 
 
 def fast_walls(rule: FastRule, after: datetime | None = None) -> Iterator[tuple[datetime, datetime]]:
     """:func:`fast_nominals`' wall times, each beside its second reading (the same time with
     ``fold=1``), which tells whether it exists exactly once: made from the date as the time is,
     it costs a fifth of ``replace(fold=1)``."""
-    return cast("Iterator[tuple[datetime, datetime]]", _walls(rule, after, _second_readings(rule.times)))
+    return cast("Iterator[tuple[datetime, datetime]]", _walls(rule, after, seconds=True))
 
 
 @functools.lru_cache(maxsize=_KEPT_TIMES)
@@ -171,14 +171,27 @@ def _second_readings(times: tuple[time, ...]) -> tuple[time, ...]:
     return tuple(t.replace(fold=1) for t in times)
 
 
-def _walls(
-    rule: FastRule, after: datetime | None, seconds: Sequence[time | None]
-) -> Iterator[tuple[datetime, datetime | None]]:
-    """The rule's wall times from ``after``, each with the time of ``seconds`` at its place on the
-    same date (None where that is None)."""
+#: Times of day from which a rule's pairs are kept (:func:`_paired`): a daily rule's few are
+#: made anew, so that the many daily rules of a catalogue do not push a sub-daily rule's out.
+_SHARED_PAIRS = 24
+
+
+def _pairs(times: tuple[time, ...], seconds: bool) -> tuple[tuple[time, time | None], ...]:
+    """Each of ``times`` beside its second reading (with ``seconds``) or None."""
+    return tuple(zip(times, _second_readings(times) if seconds else (None,) * len(times), strict=True))
+
+
+#: :func:`_pairs` kept like the times: the expansions kept to go on from
+#: (:mod:`core.ledger.materialize`) then share one, not 1,440 pairs each for an every-minute rule.
+_paired = functools.lru_cache(maxsize=_KEPT_TIMES)(_pairs)
+
+
+def _walls(rule: FastRule, after: datetime | None, *, seconds: bool) -> Iterator[tuple[datetime, datetime | None]]:
+    """The rule's wall times from ``after``, each with its second reading on the same date (with
+    ``seconds``; else None)."""
     first = rule.start if after is None or after < rule.start else after
     until = rule.until
-    pairs = tuple(zip(rule.times, seconds, strict=True))
+    pairs = (_paired if len(rule.times) >= _SHARED_PAIRS else _pairs)(rule.times, seconds)
     combine = datetime.combine
     try:
         for day in _days(rule, first.date()):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from core.errors import SpecError
 from core.recurrence import expand
 from core.recurrence.compile import CompiledSchedule, compile_schedule
-from core.recurrence.fast import _second_readings, fast_nominals, fast_rule, fast_walls
+from core.recurrence.fast import _paired, _second_readings, fast_nominals, fast_rule, fast_walls
 from core.recurrence.occurrence import Occurrence
 from core.spec.validation import parse_spec
 
@@ -231,8 +231,10 @@ def test_the_fast_path_ends_with_the_calendar() -> None:
 def test_an_every_minute_rules_second_readings_are_built_once() -> None:
     """Counted, not timed: the 1,440 times of day with ``fold=1`` of an every-minute rule are made
     once for every expansion of it (each materialization and misfire step starts one), not again
-    for each; the rows are the same."""
+    for each, and so are their pairs with the times (shared by the expansions kept to go on from);
+    the rows are the same."""
     _second_readings.cache_clear()
+    _paired.cache_clear()
     schedules = [compile_schedule(parse_spec(_spec("FREQ=MINUTELY", zone, datetime(2026, 1, 1)))) for zone in ZONES[:3]]
     starts = [datetime(2026, 3, 1, tzinfo=UTC) + timedelta(hours=7 * i) for i in range(4)]
     for compiled in schedules:
@@ -240,7 +242,8 @@ def test_an_every_minute_rules_second_readings_are_built_once() -> None:
             rows = list(itertools.islice(expand.iter_rows(compiled, start), 5))
             assert rows == _rows_general(compiled, start, 5)
     assert _second_readings.cache_info().misses == 1
-    assert _second_readings.cache_info().hits >= len(schedules) * len(starts) - 1
+    assert _paired.cache_info().misses == 1
+    assert _paired.cache_info().hits >= len(schedules) * len(starts) - 1
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -35,14 +35,16 @@ from core.spec.validation import parse_spec
 from . import DAILY, NOW
 from .test_pass_cost import FILLER, MINUTELY, publish_many
 
-#: Bytes a compiled revision kept in the cache may cost, its parsed spec included
-#: (2.3 to 5.1 KiB for the cases below; 3.3 to 6.2 KiB with two cache entries per revision
-#: and values not shared between specs, 8 KiB and more when the cache kept the text).
-REVISION_BYTES = 5632
+#: Bytes a compiled revision kept in the cache may cost (0.8 to 2.2 KiB for the cases below,
+#: whose revisions share one rule; 2.3 to 5.1 KiB when it kept the parsed spec's models; 3.3 to
+#: 6.2 KiB with two cache entries per revision and values not shared between specs, 8 KiB and
+#: more when the cache kept the text).
+REVISION_BYTES = 2560
 #: Bytes a pass may leave allocated per schedule it materialized: its compiled revision
 #: and the engine's notes on it (the kept expansions are bounded by their number):
-#: 4.7 to 6.5 KiB, 5.6 to 7.4 KiB before the values were shared.
-SCHEDULE_BYTES = 7 * 1024
+#: 3.7 KiB on SQLite; 4.7 to 6.5 KiB when the compiled revision kept the spec's models,
+#: 5.6 to 7.4 KiB before the values were shared.
+SCHEDULE_BYTES = 5 * 1024
 #: Statements one write transaction of a pass sends at most: well under a millisecond
 #: each, so SQLite's write lock is held some 50 ms at most (docs/benchmarks.md, "Scale").
 MOST_STATEMENTS = 100

@@ -1,0 +1,64 @@
+"""What expanding and materializing a revision read of its spec, kept without the models.
+
+An engine keeps every live revision compiled (:mod:`core.ledger.compiled`); the validated
+:class:`~core.spec.model.ScheduleSpec` behind one costs about 2 KiB of pydantic models and their
+dicts, of which expansion reads a dozen values. A compiled revision keeps these instead and lets
+the models go; whoever needs the whole spec (a task, an explanation, the window) asks for it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from core.enums import FoldPolicy, GapPolicy, InvalidDatePolicy, Kind, MisfirePolicy
+from core.spec.model import ScheduleSpec
+
+
+@dataclass(frozen=True, slots=True)
+class SpecFacts:
+    """The values of a spec that expansion, materialization and the misfire step read, each as the
+    spec holds it (the policies as they take effect)."""
+
+    schedule_id: str
+    revision: int
+    time_zone: str
+    kind: Kind
+    start: datetime | None
+    every: timedelta | None
+    anchor: datetime | None
+    delay: timedelta | None
+    jitter: timedelta
+    horizon: timedelta
+    lateness_window: timedelta
+    catch_up_window: timedelta | None
+    misfire_policy: MisfirePolicy
+    effective_max_catch_up: int | None
+    business_period: str | None
+    invalid_date_policy: InvalidDatePolicy
+    gap_policy: GapPolicy
+    fold_policy: FoldPolicy
+
+    @classmethod
+    def of(cls, spec: ScheduleSpec) -> SpecFacts:
+        """The facts of ``spec``: its own values, not copies (a cache's shared strings stay shared)."""
+        return cls(
+            spec.schedule_id,
+            spec.revision,
+            spec.time_zone,
+            spec.kind,
+            spec.start,
+            spec.every,
+            spec.anchor,
+            spec.delay,
+            spec.jitter,
+            spec.horizon,
+            spec.lateness_window,
+            spec.catch_up_window,
+            spec.misfire_policy,
+            spec.effective_max_catch_up,
+            spec.business_period,
+            spec.invalid_date_policy,
+            spec.effective_gap_policy,
+            spec.effective_fold_policy,
+        )
