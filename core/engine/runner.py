@@ -29,6 +29,7 @@ import psutil
 
 from core.clock import Clock
 from core.desktop.service_command import DB_VARIABLE
+from core.engine import processes
 from core.engine.output_keep import OutputKeeper
 from core.spec.model import SecretRef
 from core.team.secrets import SecretMask, reference_name, resolve
@@ -136,8 +137,11 @@ def input_digest(
     inputs: dict[str, object] = {"argv": argv, "cwd": cwd, "env": stable, "envNames": names}
     if references:
         inputs["envSecrets"] = dict(sorted(references.items()))
-    text = json.dumps(inputs, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_compact_json(inputs).encode("utf-8")).hexdigest()
+
+
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, its encoder made once, not per call.
+_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def prepare(
@@ -486,6 +490,7 @@ def run_command(
     tail_bytes: int = TAIL_BYTES,
     on_started: Callable[[int], None] | None = None,
     keeper: OutputKeeper | None = None,
+    on_spawn: Callable[[int, float | None], None] | None = None,
 ) -> RunResult:
     """Run ``command`` to its end (or its timeout) and describe how it ended.
 
@@ -496,10 +501,17 @@ def run_command(
     (:func:`spawn`: ``posix_spawn`` where it can express the task).
     The command's secrets are masked in both tails. ``keeper`` keeps the tails
     on disk as they grow, so that they outlive a crash of the engine.
+
+    ``on_started(pid)`` is told the task's pid as soon as it runs; ``on_spawn(pid, start)``
+    is told its start time too (:func:`core.engine.processes.start_between`: the clock read
+    around the spawn, no file read; None when that cannot tell). An error from either ends
+    the task's group and goes on.
     """
     started = clock.now()
     try:
+        before = processes.boot_clock()
         child, stdout, stderr = spawn(command)
+        began = processes.start_between(before, processes.boot_clock())
     except Exception as exc:  # OSError; ValueError for a NUL byte or a character the system cannot encode; any other
         program = printable(command.argv[0]) if command.argv else "the task"
         why = f"cannot start {program}: {describe_error(exc)}"
@@ -508,6 +520,8 @@ def run_command(
     try:
         if on_started is not None:
             _tell_started(child, on_started)
+        if on_spawn is not None:
+            _tell_started(child, lambda pid: on_spawn(pid, began))
         grew = (lambda: keeper.keep(out.so_far(), err.so_far())) if keeper is not None else None
         timed_out = _collect(child, {stdout: out, stderr: err}, timeout, grew)
     finally:
