@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import psutil
 import pytest
 
 from core.clock import FixedClock
-from core.engine import runner
+from core.engine import libc_spawn, runner
 from core.engine.runner import RunResult, TaskIdentity, prepare, run_command
 from tests.engine.task_scripts import MEGABYTE_ON_EACH_PIPE, ignoring_sigterm, leaving_a_grandchild
 
@@ -56,6 +57,7 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
 
 
 def _noting(spawns: Spawns, way: str, real: Any) -> Any:
+    @functools.wraps(real)  # keeps what the runner asks of the real one (libc_spawn's closes_from)
     def call(*args: Any, **kwargs: Any) -> Any:
         spawns.ways.append(way)
         return real(*args, **kwargs)
@@ -304,3 +306,27 @@ def test_an_error_from_on_started_reaps_the_task(way: Spawns) -> None:
         run_command(command, timedelta(seconds=30), CLOCK, on_started=broken)
     with pytest.raises(psutil.NoSuchProcess):
         psutil.Process(pids[0]).status()
+
+
+@pytest.mark.skipif(
+    libc_spawn.posix_spawn is None, reason="a C library without posix_spawn_file_actions_addclosefrom_np"
+)
+def test_the_c_librarys_spawn_closes_the_engines_descriptors_without_listing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """glibc 2.34 and later: the spawn is the C library's (called without the GIL), and it closes every
+    descriptor above stderr in the child (``addclosefrom_np``) instead of the runner listing its own."""
+    assert (runner.posix_spawn, runner.posix_spawnp) == (libc_spawn.posix_spawn, libc_spawn.posix_spawnp)
+    listed: list[object] = []
+    real = os.listdir
+    monkeypatch.setattr(runner.os, "listdir", lambda path=".": listed.append(path) or real(path))
+    leak = os.open(os.devnull, os.O_RDONLY)
+    high = os.dup2(leak, 900)  # inheritable, as dup2 makes it
+    try:
+        result = run([PY, "-c", REPORT])
+    finally:
+        os.close(high)
+        os.close(leak)
+    monkeypatch.undo()
+    assert _reported(result)["fds"] in ([0, 1, 2], [0, 1, 2, 3])  # 3: the listing's own descriptor
+    assert listed == []
