@@ -30,6 +30,7 @@ from core.engine.runner import (
     RunResult,
     TaskIdentity,
     describe_error,
+    measured_start,
     prepare,
     run_command,
 )
@@ -129,7 +130,7 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
             claim.task.timeout,
             ctx.clock,
             tail_bytes=ctx.options.tail_bytes,
-            on_spawn=lambda pid, began: started(ctx, claim, pid, pids, began),
+            on_started=lambda pid: started(ctx, claim, pid, pids),
             keeper=keeper,
         )
     except Exception as exc:
@@ -151,18 +152,20 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
             TETHER.release(task[0])
 
 
-def started(ctx: Context, claim: Claim, pid: int, pids: list[int], began: float | None = None) -> None:
+def started(ctx: Context, claim: Claim, pid: int, pids: list[int]) -> None:
     """The task's process exists: its group is known (to interrupt it), its identity
     kept for the attempt row (written with RUNNING by the lease keeper, or with the
     outcome), and its lease kept.
 
-    ``began`` is its start time as the runner measured it around the spawn; without
-    it, it is read from the system (:func:`core.engine.processes.start_time`).
+    Its start time is the one the runner measured around the spawn
+    (:func:`core.engine.runner.measured_start`), else read from the system
+    (:func:`core.engine.processes.start_time`).
 
     No write here: most tasks end within moments, and a transaction per spawn
     would double the ledger's work per task. Until RUNNING is recorded the
     next engine finds a task by its SCHED_ATTEMPT_ID (see core.engine.orphans)."""
     pids.append(pid)
+    began = measured_start(pid)
     if began is None:
         began = processes.start_time(pid)
     with ctx.lock:

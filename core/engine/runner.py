@@ -490,6 +490,17 @@ def _tell_started(child: Child, on_started: Callable[[int], None]) -> None:
         raise
 
 
+#: The start time of each task :func:`run_command` is running, where the clock around its spawn said it.
+_STARTS: dict[int, float] = {}
+
+
+def measured_start(pid: int) -> float | None:
+    """When the task ``pid`` that :func:`run_command` runs now started, as the clock read around its
+    spawn says (:func:`core.engine.processes.start_between`: no file read); None when that could
+    not tell, or ``pid`` is no task of its."""
+    return _STARTS.get(pid)
+
+
 def run_command(
     command: PreparedCommand,
     timeout: timedelta,
@@ -498,7 +509,6 @@ def run_command(
     tail_bytes: int = TAIL_BYTES,
     on_started: Callable[[int], None] | None = None,
     keeper: OutputKeeper | None = None,
-    on_spawn: Callable[[int, float | None], None] | None = None,
 ) -> RunResult:
     """Run ``command`` to its end (or its timeout) and describe how it ended.
 
@@ -510,10 +520,8 @@ def run_command(
     The command's secrets are masked in both tails. ``keeper`` keeps the tails
     on disk as they grow, so that they outlive a crash of the engine.
 
-    ``on_started(pid)`` is told the task's pid as soon as it runs; ``on_spawn(pid, start)``
-    is told its start time too (:func:`core.engine.processes.start_between`: the clock read
-    around the spawn, no file read; None when that cannot tell). An error from either ends
-    the task's group and goes on.
+    ``on_started(pid)`` is told the task's pid as soon as it runs (an error from it ends the
+    task's group and goes on); meanwhile :func:`measured_start` says when the task started.
     """
     started = clock.now()
     try:
@@ -525,14 +533,15 @@ def run_command(
         why = f"cannot start {program}: {describe_error(exc)}"
         return RunResult(started, clock.now(), None, None, "spawn_error", "", why)
     out, err = _Tail(tail_bytes, command.secrets), _Tail(tail_bytes, command.secrets)
+    if began is not None:
+        _STARTS[child.pid] = began
     try:
         if on_started is not None:
             _tell_started(child, on_started)
-        if on_spawn is not None:
-            _tell_started(child, lambda pid: on_spawn(pid, began))
         grew = (lambda: keeper.keep(out.so_far(), err.so_far())) if keeper is not None else None
         timed_out = _collect(child, {stdout: out, stderr: err}, timeout, grew)
     finally:
+        _STARTS.pop(child.pid, None)
         for fd in (stdout, stderr):
             with contextlib.suppress(OSError):
                 os.close(fd)
