@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,7 +53,6 @@ def _libc() -> Any:
             "posix_spawn_file_actions_addclose": [ctypes.c_void_p, ctypes.c_int],
             "posix_spawn_file_actions_addclosefrom_np": [ctypes.c_void_p, ctypes.c_int],
             "posix_spawnattr_init": [ctypes.c_void_p],
-            "posix_spawnattr_destroy": [ctypes.c_void_p],
             "posix_spawnattr_setflags": [ctypes.c_void_p, ctypes.c_short],
             "posix_spawnattr_setsigdefault": [ctypes.c_void_p, ctypes.c_void_p],
             "sigemptyset": [ctypes.c_void_p],
@@ -83,13 +83,21 @@ def _encoded(text: str | bytes) -> bytes:
 
 
 def _environment(env: Mapping[str, str]) -> list[bytes]:
-    entries = []
-    for key, value in env.items():
-        name = _encoded(key)
-        if not name or b"=" in name[1:]:
+    """``NAME=value`` for each variable, encoded as ``os.fsencode`` does, checked as ``os.posix_spawn``
+    checks them. Encoded in one piece and cut at its NULs: a tenth of the cost of one call per string."""
+    if not env:
+        return []
+    for key in env:
+        if not key or key.find("=", 1) != -1:
             raise ValueError("illegal environment variable name")
-        entries.append(name + b"=" + _encoded(value))
-    return entries
+    text = "\0".join([f"{key}={value}" for key, value in env.items()])
+    if text.count("\0") != len(env) - 1:
+        raise ValueError("embedded null byte")
+    return text.encode(_FS_ENCODING, _FS_ERRORS).split(b"\0")
+
+
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
 
 
 def _strings(items: Sequence[bytes]) -> ctypes.Array[ctypes.c_char_p]:
@@ -110,23 +118,32 @@ def _start(
     program = _encoded(path)
     args = _strings([_encoded(arg) for arg in argv])
     environment = _strings(_environment(env))
+    attr = _attributes(libc, setsid, tuple(int(sig) for sig in setsigdef))
     actions = ctypes.create_string_buffer(_ACTIONS_SIZE)
-    attr = ctypes.create_string_buffer(_ATTR_SIZE)
     _check(libc.posix_spawn_file_actions_init(actions))
     try:
-        _check(libc.posix_spawnattr_init(attr))
-        try:
-            for action in file_actions:
-                _add(libc, actions, action)
-            _settle_attributes(libc, attr, setsid, setsigdef)
-            pid = ctypes.c_int()
-            start = libc.posix_spawnp if search else libc.posix_spawn
-            _check(start(ctypes.byref(pid), program, actions, attr, args, environment))  # the GIL dropped meanwhile
-            return pid.value
-        finally:
-            libc.posix_spawnattr_destroy(attr)
+        for action in file_actions:
+            _add(libc, actions, action)
+        pid = ctypes.c_int()
+        start = libc.posix_spawnp if search else libc.posix_spawn
+        _check(start(ctypes.byref(pid), program, actions, attr, args, environment))  # the GIL dropped meanwhile
+        return pid.value
     finally:
         libc.posix_spawn_file_actions_destroy(actions)
+
+
+#: Spawn attributes by (setsid, signals to default): made once, only read by each spawn (from any thread).
+_ATTRIBUTES: dict[tuple[bool, tuple[int, ...]], ctypes.Array[ctypes.c_char]] = {}
+
+
+def _attributes(libc: Any, setsid: bool, setsigdef: tuple[int, ...]) -> ctypes.Array[ctypes.c_char]:
+    attr = _ATTRIBUTES.get((setsid, setsigdef))
+    if attr is None:
+        attr = ctypes.create_string_buffer(_ATTR_SIZE)
+        _check(libc.posix_spawnattr_init(attr))
+        _settle_attributes(libc, attr, setsid, setsigdef)
+        attr = _ATTRIBUTES.setdefault((setsid, setsigdef), attr)  # kept for the process's life, never destroyed
+    return attr
 
 
 def _add(libc: Any, actions: ctypes.Array[ctypes.c_char], action: tuple[int, ...]) -> None:

@@ -22,6 +22,8 @@ from typing import Any
 
 import psutil
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.clock import FixedClock
 from core.engine import libc_spawn, runner
@@ -330,3 +332,34 @@ def test_the_c_librarys_spawn_closes_the_engines_descriptors_without_listing_the
     monkeypatch.undo()
     assert _reported(result)["fds"] in ([0, 1, 2], [0, 1, 2, 3])  # 3: the listing's own descriptor
     assert listed == []
+
+
+@pytest.mark.skipif(
+    libc_spawn.posix_spawn is None, reason="a C library without posix_spawn_file_actions_addclosefrom_np"
+)
+@settings(max_examples=40, deadline=None)
+@given(
+    env=st.dictionaries(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True),
+        st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"), max_size=20)
+        | st.sampled_from(["", "caf\udce9", "a=b=c"]),  # an undecodable byte as Python holds it; '=' in a value
+        max_size=8,
+    )
+)
+def test_the_c_librarys_spawn_hands_over_the_environment_as_os_fsencode_encodes_it(env: dict[str, str]) -> None:
+    """What ``env -0`` prints is each variable as ``os.fsencode`` encodes it, in order, nothing else."""
+    out_r, out_w = os.pipe()
+    try:
+        assert libc_spawn.posix_spawnp is not None
+        pid = libc_spawn.posix_spawnp(
+            "env", ["env", "-0"], {"PATH": os.environ["PATH"], **env}, file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1)]
+        )
+        os.close(out_w)
+        printed = b""
+        while chunk := os.read(out_r, 65536):
+            printed += chunk
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    finally:
+        os.close(out_r)
+    expected = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in {"PATH": os.environ["PATH"], **env}.items()]
+    assert printed.split(b"\0")[:-1] == expected
