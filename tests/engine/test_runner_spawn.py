@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -363,3 +364,37 @@ def test_the_c_librarys_spawn_hands_over_the_environment_as_os_fsencode_encodes_
         os.close(out_r)
     expected = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in {"PATH": os.environ["PATH"], **env}.items()]
     assert printed.split(b"\0")[:-1] == expected
+
+
+@pytest.mark.skipif(
+    libc_spawn.posix_spawn is None, reason="a C library without posix_spawn_file_actions_addclosefrom_np"
+)
+def test_other_threads_run_while_the_c_librarys_spawn_waits_for_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spawn returns once the child has called exec; here the child first walks 100,000 folders of
+    the engine's PATH that do not exist. Another thread goes on meanwhile (``os.posix_spawn`` held the
+    GIL for all of it: such a thread got at most one turn)."""
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([f"/nonexistent/tidemark-{i}" for i in range(100_000)] + ["/usr/bin", "/bin"])
+    )
+    assert libc_spawn.posix_spawnp is not None
+    turns = 0
+    stop = threading.Event()
+
+    def other() -> None:
+        nonlocal turns
+        while not stop.is_set():
+            turns += 1
+            time.sleep(0)  # gives the GIL up and takes it again
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        time.sleep(0.01)
+        before = turns
+        pid = libc_spawn.posix_spawnp("true", ["true"], {})
+        during = turns - before
+    finally:
+        stop.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert during >= 10
