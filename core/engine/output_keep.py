@@ -27,7 +27,18 @@ KEEP_EVERY_SECONDS = 0.2
 
 def keep_folder() -> Path:
     """Where this OS user's running tasks' output is kept (``$TMPDIR/tidemark-output-<uid>``)."""
-    return Path(tempfile.gettempdir()) / f"tidemark-output-{os.getuid()}"
+    temp = tempfile.gettempdir()
+    folder = _FOLDERS.get(temp)
+    if folder is None:
+        folder = _FOLDERS[temp] = Path(temp) / f"tidemark-output-{os.getuid()}"
+    return folder
+
+
+#: :func:`keep_folder` by temporary folder: worked out once, not at every task's start.
+_FOLDERS: dict[str, Path] = {}
+
+#: The folders this process has made (or found) already: made once, not at every write.
+_MADE: set[Path] = set()
 
 
 def kept_path(attempt_id: str, folder: Path | None = None) -> Path:
@@ -35,11 +46,27 @@ def kept_path(attempt_id: str, folder: Path | None = None) -> Path:
 
 
 class OutputKeeper:
-    """Writes one attempt's stdout and stderr tails to its file as they grow."""
+    """Writes one attempt's stdout and stderr tails to its file as they grow.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    Give it the file, or (:meth:`for_attempt`) the attempt, whose file is then worked
+    out only when the task prints something: a task that prints nothing costs nothing here."""
+
+    def __init__(self, path: Path | None = None, *, attempt_id: str | None = None) -> None:
+        self._path = path
+        self._attempt_id = attempt_id
         self._written_at: float | None = None
+
+    @classmethod
+    def for_attempt(cls, attempt_id: str) -> OutputKeeper:
+        """The keeper of an attempt's output, in :func:`keep_folder`."""
+        return cls(attempt_id=attempt_id)
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            assert self._attempt_id is not None, "a keeper needs a file or an attempt"
+            self._path = kept_path(self._attempt_id)
+        return self._path
 
     def keep(self, stdout: str, stderr: str, *, now: float | None = None) -> float | None:
         """Write the tails, unless they were written less than :data:`KEEP_EVERY_SECONDS` ago: then
@@ -48,12 +75,23 @@ class OutputKeeper:
         if self._written_at is not None and moment - self._written_at < KEEP_EVERY_SECONDS:
             return self._written_at + KEEP_EVERY_SECONDS
         self._written_at = moment
+        text = json.dumps({"stdout": stdout, "stderr": stderr})
         with contextlib.suppress(OSError):  # keeping is a help: a full disk must not fail the task
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            part = self.path.with_suffix(".part")
-            part.write_text(json.dumps({"stdout": stdout, "stderr": stderr}), encoding="utf-8")
-            part.replace(self.path)
+            try:
+                self._write(text)
+            except FileNotFoundError:  # the folder went (a cleaner of the temporary folder): made again
+                _MADE.discard(self.path.parent)
+                self._write(text)
         return None
+
+    def _write(self, text: str) -> None:
+        folder = self.path.parent
+        if folder not in _MADE:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _MADE.add(folder)
+        part = self.path.with_suffix(".part")
+        part.write_text(text, encoding="utf-8")
+        part.replace(self.path)
 
     def forget(self) -> None:
         """The attempt ended and its tails go to the ledger: the file is not needed. A task

@@ -11,6 +11,7 @@ falls back on leases.
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -69,8 +70,8 @@ def start_time(pid: int) -> float | None:
     """When process ``pid`` started (seconds since the epoch), or ``None`` if there is none.
 
     On Linux it is read from /proc as psutil reads it (the same value, to the bit), for a
-    fraction of psutil's cost: the engine reads it at every task's start. Elsewhere
-    psutil is asked."""
+    fraction of psutil's cost. Elsewhere psutil is asked. The engine reads it for a task it
+    has just started only when :func:`start_between` cannot tell."""
     boot = boot_time()
     if boot is None:
         try:
@@ -84,6 +85,34 @@ def start_time(pid: int) -> float | None:
         return float(ticks) / _CLOCK_TICKS + boot
     except (OSError, IndexError, ValueError):
         return None
+
+
+#: The widest span (seconds) around a spawn whose clock readings stand for its task's start time.
+SPAWN_SPAN = 0.05
+
+#: The clock a task's start is measured on in /proc (the time since boot), or None where there is none.
+_BOOT_CLOCK: int | None = getattr(time, "CLOCK_BOOTTIME", None)
+
+
+def boot_clock() -> float | None:
+    """Seconds since boot now (the clock /proc measures a process's start on), or None where there is none."""
+    return None if _BOOT_CLOCK is None else time.clock_gettime(_BOOT_CLOCK)
+
+
+def start_between(before: float | None, after: float | None) -> float | None:
+    """The start time of a process started between two readings of :func:`boot_clock`, as
+    :func:`start_time` would read it from /proc (to within :data:`SPAWN_SPAN`), with no file
+    read; or None when the readings are missing or too far apart to stand for it.
+
+    The kernel stamps a process's start when it is forked, which a spawn does between the
+    two readings; /proc gives it in clock ticks, so ``before`` is cut to a tick as /proc cuts
+    it. Every comparison of start times allows :data:`START_TIME_TOLERANCE`, ten times the span."""
+    if before is None or after is None or not 0.0 <= after - before <= SPAWN_SPAN:
+        return None
+    boot = boot_time()
+    if boot is None:
+        return None
+    return math.floor(before * _CLOCK_TICKS) / _CLOCK_TICKS + boot
 
 
 def read_file(path: str) -> bytes:

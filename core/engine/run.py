@@ -23,13 +23,14 @@ from core.clock import Clock
 from core.engine import processes, statements
 from core.engine.context import Claim, Context, PassReport
 from core.engine.outcomes import Verdict, verdict_from_exit
-from core.engine.output_keep import OutputKeeper, kept_path
+from core.engine.output_keep import OutputKeeper
 from core.engine.runner import (
     KILL_GRACE_SECONDS,
     PreparedCommand,
     RunResult,
     TaskIdentity,
     describe_error,
+    measured_start,
     prepare,
     run_command,
 )
@@ -122,7 +123,7 @@ def run_claim(ctx: Context, claim: Claim, report: PassReport) -> RunResult:
     if claim.unprepared is not None:
         return RunResult(start, ctx.clock.now(), None, None, "spawn_error", "", claim.unprepared)
     pids: list[int] = []
-    keeper = OutputKeeper(kept_path(claim.attempt_id))  # what it prints outlives a crash of this engine
+    keeper = OutputKeeper.for_attempt(claim.attempt_id)  # what it prints outlives a crash of this engine
     try:
         return run_command(
             claim.command,
@@ -156,11 +157,17 @@ def started(ctx: Context, claim: Claim, pid: int, pids: list[int]) -> None:
     kept for the attempt row (written with RUNNING by the lease keeper, or with the
     outcome), and its lease kept.
 
+    Its start time is the one the runner measured around the spawn
+    (:func:`core.engine.runner.measured_start`), else read from the system
+    (:func:`core.engine.processes.start_time`).
+
     No write here: most tasks end within moments, and a transaction per spawn
     would double the ledger's work per task. Until RUNNING is recorded the
     next engine finds a task by its SCHED_ATTEMPT_ID (see core.engine.orphans)."""
     pids.append(pid)
-    began = processes.start_time(pid)
+    began = measured_start(pid)
+    if began is None:
+        began = processes.start_time(pid)
     with ctx.lock:
         ctx.groups[claim.occurrence_id] = pid
         ctx.tasks[claim.attempt_id] = (pid, began)

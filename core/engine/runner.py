@@ -29,6 +29,7 @@ import psutil
 
 from core.clock import Clock
 from core.desktop.service_command import DB_VARIABLE
+from core.engine import libc_spawn, processes
 from core.engine.output_keep import OutputKeeper
 from core.spec.model import SecretRef
 from core.team.secrets import SecretMask, reference_name, resolve
@@ -136,8 +137,11 @@ def input_digest(
     inputs: dict[str, object] = {"argv": argv, "cwd": cwd, "env": stable, "envNames": names}
     if references:
         inputs["envSecrets"] = dict(sorted(references.items()))
-    text = json.dumps(inputs, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_compact_json(inputs).encode("utf-8")).hexdigest()
+
+
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, its encoder made once, not per call.
+_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def prepare(
@@ -157,7 +161,10 @@ def prepare(
     references = {var: name for var, value in task_env.items() if (name := reference_name(value)) is not None}
     own = values | identity.environment()
     inherited = os.environ if base_env is None else base_env
-    env = {k: v for k, v in inherited.items() if k not in ENGINE_ONLY} | own
+    env = dict(inherited)  # copied whole and the engine's own taken out: cheaper than a filter of every name
+    for name in ENGINE_ONLY:
+        env.pop(name, None)
+    env.update(own)
     names = tuple(sorted(task_env))
     digest = input_digest(rendered, cwd, own, names, references)
     return PreparedCommand(rendered, cwd, env, digest, names, secrets)
@@ -335,10 +342,11 @@ class Child(Protocol):
     def wait(self, timeout: float | None = None) -> int: ...
 
 
-#: ``os.posix_spawn`` and ``os.posix_spawnp`` where the platform has them (None elsewhere, or once
-#: they proved unable to start a session).
-posix_spawn: Callable[..., int] | None = getattr(os, "posix_spawn", None)
-posix_spawnp: Callable[..., int] | None = getattr(os, "posix_spawnp", None)
+#: ``posix_spawn`` and ``posix_spawnp``: the C library's called without the GIL where it can close a
+#: range of descriptors (:mod:`core.engine.libc_spawn`), else ``os.posix_spawn`` and ``os.posix_spawnp``
+#: where the platform has them (None elsewhere, or once they proved unable to start a session).
+posix_spawn: Callable[..., int] | None = libc_spawn.posix_spawn or getattr(os, "posix_spawn", None)
+posix_spawnp: Callable[..., int] | None = libc_spawn.posix_spawnp or getattr(os, "posix_spawnp", None)
 
 #: What ``Popen`` resets to their defaults in a child (``restore_signals``), since Python ignores them.
 _RESTORED_SIGNALS = tuple(
@@ -430,15 +438,19 @@ def _posix_spawned(command: PreparedCommand, stdout: int, stderr: int) -> Child 
         if posix_spawnp is None or command.env.get("PATH") != os.environ.get("PATH") or "PATH" not in command.env:
             return None
         start = posix_spawnp
-    inherited = _inheritable_fds()
-    if inherited is None:
-        return None
     actions: list[tuple[int, ...]] = [
         (os.POSIX_SPAWN_DUP2, _devnull(), 0),
         (os.POSIX_SPAWN_DUP2, stdout, 1),
         (os.POSIX_SPAWN_DUP2, stderr, 2),
     ]
-    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]  # as Popen's close_fds
+    # As Popen's close_fds: everything above stderr closed in the child, or what a listing finds inheritable.
+    if getattr(start, "closes_from", False):
+        actions.append((libc_spawn.CLOSE_FROM, 3))
+    else:
+        inherited = _inheritable_fds()
+        if inherited is None:
+            return None
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
     try:
         pid = start(
             command.argv[0], command.argv, command.env, file_actions=actions, setsid=True, setsigdef=_RESTORED_SIGNALS
@@ -478,6 +490,17 @@ def _tell_started(child: Child, on_started: Callable[[int], None]) -> None:
         raise
 
 
+#: The start time of each task :func:`run_command` is running, where the clock around its spawn said it.
+_STARTS: dict[int, float] = {}
+
+
+def measured_start(pid: int) -> float | None:
+    """When the task ``pid`` that :func:`run_command` runs now started, as the clock read around its
+    spawn says (:func:`core.engine.processes.start_between`: no file read); None when that could
+    not tell, or ``pid`` is no task of its."""
+    return _STARTS.get(pid)
+
+
 def run_command(
     command: PreparedCommand,
     timeout: timedelta,
@@ -496,21 +519,29 @@ def run_command(
     (:func:`spawn`: ``posix_spawn`` where it can express the task).
     The command's secrets are masked in both tails. ``keeper`` keeps the tails
     on disk as they grow, so that they outlive a crash of the engine.
+
+    ``on_started(pid)`` is told the task's pid as soon as it runs (an error from it ends the
+    task's group and goes on); meanwhile :func:`measured_start` says when the task started.
     """
     started = clock.now()
     try:
+        before = processes.boot_clock()
         child, stdout, stderr = spawn(command)
+        began = processes.start_between(before, processes.boot_clock())
     except Exception as exc:  # OSError; ValueError for a NUL byte or a character the system cannot encode; any other
         program = printable(command.argv[0]) if command.argv else "the task"
         why = f"cannot start {program}: {describe_error(exc)}"
         return RunResult(started, clock.now(), None, None, "spawn_error", "", why)
     out, err = _Tail(tail_bytes, command.secrets), _Tail(tail_bytes, command.secrets)
+    if began is not None:
+        _STARTS[child.pid] = began
     try:
         if on_started is not None:
             _tell_started(child, on_started)
         grew = (lambda: keeper.keep(out.so_far(), err.so_far())) if keeper is not None else None
         timed_out = _collect(child, {stdout: out, stderr: err}, timeout, grew)
     finally:
+        _STARTS.pop(child.pid, None)
         for fd in (stdout, stderr):
             with contextlib.suppress(OSError):
                 os.close(fd)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.engine import processes
 from core.engine.processes import Liveness, ProcessIdentity, identify, liveness, this_host
@@ -186,3 +189,46 @@ def test_the_boot_time_is_read_again_when_the_wall_clock_moves(offsets: list[flo
 def test_the_real_offset_is_measured_within_a_millisecond_or_not_at_all() -> None:
     offset = processes.boot_offset()
     assert offset is None or abs(offset - psutil.boot_time()) < 1.0
+
+
+BOOTED = 1_772_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        pytest.param(5000.0, 5000.0, BOOTED + 5000.0, id="same_reading"),
+        pytest.param(5000.004, 5000.02, BOOTED + 5000.0, id="cut_to_the_tick_as_proc_cuts_it"),
+        pytest.param(5000.0, 5000.04, BOOTED + 5000.0, id="a_span_within_the_widest"),
+        pytest.param(5000.0, 5000.0 + processes.SPAWN_SPAN + 0.001, None, id="too_wide_a_span_says_nothing"),
+        pytest.param(5000.0, 4999.9, None, id="a_clock_going_back_says_nothing"),
+        pytest.param(None, 5000.0, None, id="no_boot_clock"),
+    ],
+)
+def test_a_start_time_from_the_clock_around_a_spawn(
+    monkeypatch: pytest.MonkeyPatch, before: float | None, after: float | None, expected: float | None
+) -> None:
+    monkeypatch.setattr(processes, "boot_time", lambda: BOOTED)
+    assert processes.start_between(before, after) == expected
+
+
+def test_no_start_time_from_the_clock_without_a_boot_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "boot_time", lambda: None)
+    assert processes.start_between(5000.0, 5000.001) is None
+
+
+@given(
+    fork=st.floats(min_value=0.0, max_value=10_000_000.0, allow_nan=False),
+    lead=st.floats(min_value=0.0, max_value=0.02),
+    lag=st.floats(min_value=0.0, max_value=0.02),
+)
+def test_the_clock_around_a_spawn_is_proc_s_start_time_within_the_span(fork: float, lead: float, lag: float) -> None:
+    """A process forked at ``fork`` (seconds since boot) between two readings: /proc says its
+    tick; the readings say a time no further from it than the span and one tick."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    proc_says = BOOTED + math.floor(fork * ticks) / ticks
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(processes, "boot_time", lambda: BOOTED)
+        said = processes.start_between(max(fork - lead, 0.0), fork + lag)
+    assert said is not None
+    assert abs(said - proc_says) <= processes.SPAWN_SPAN + 1 / ticks < processes.START_TIME_TOLERANCE

@@ -195,6 +195,13 @@ def test_placeholders_are_filled_in_one_pass(period: str, nominal: str) -> None:
     assert render_argv(argv, who) == [period, nominal + period, "{" + period + "}"]
 
 
+def test_an_input_digest_is_the_one_recorded_before() -> None:
+    """Digests on attempt rows are compared across versions: the bytes hashed stay the same."""
+    env = {"SCHED_SCHEDULE_ID": "a", "SCHED_REVISION": "2", "TOKEN": "s", "SCHED_ATTEMPT_ID": "z"}
+    digest = input_digest(["run", "{x}", "é"], "/srv", env, ("TOKEN",), {"TOKEN": "vault-token"})
+    assert digest == "b32a8e36d8889b960dde5ea895368917d20a79cc0d157654187a6a28a8e693da"
+
+
 def test_input_digest_is_shared_by_attempts_and_leaves_env_values_out() -> None:
     first = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "a"}, identity(1))
     retry = prepare(["/bin/echo", "{period}"], None, {"TOKEN": "a"}, identity(2))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -21,9 +23,11 @@ from typing import Any
 
 import psutil
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.clock import FixedClock
-from core.engine import runner
+from core.engine import libc_spawn, runner
 from core.engine.runner import RunResult, TaskIdentity, prepare, run_command
 from tests.engine.task_scripts import MEGABYTE_ON_EACH_PIPE, ignoring_sigterm, leaving_a_grandchild
 
@@ -56,6 +60,7 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
 
 
 def _noting(spawns: Spawns, way: str, real: Any) -> Any:
+    @functools.wraps(real)  # keeps what the runner asks of the real one (libc_spawn's closes_from)
     def call(*args: Any, **kwargs: Any) -> Any:
         spawns.ways.append(way)
         return real(*args, **kwargs)
@@ -304,3 +309,92 @@ def test_an_error_from_on_started_reaps_the_task(way: Spawns) -> None:
         run_command(command, timedelta(seconds=30), CLOCK, on_started=broken)
     with pytest.raises(psutil.NoSuchProcess):
         psutil.Process(pids[0]).status()
+
+
+@pytest.mark.skipif(
+    libc_spawn.posix_spawn is None, reason="a C library without posix_spawn_file_actions_addclosefrom_np"
+)
+def test_the_c_librarys_spawn_closes_the_engines_descriptors_without_listing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """glibc 2.34 and later: the spawn is the C library's (called without the GIL), and it closes every
+    descriptor above stderr in the child (``addclosefrom_np``) instead of the runner listing its own."""
+    assert (runner.posix_spawn, runner.posix_spawnp) == (libc_spawn.posix_spawn, libc_spawn.posix_spawnp)
+    listed: list[object] = []
+    real = os.listdir
+    monkeypatch.setattr(runner.os, "listdir", lambda path=".": listed.append(path) or real(path))
+    leak = os.open(os.devnull, os.O_RDONLY)
+    high = os.dup2(leak, 900)  # inheritable, as dup2 makes it
+    try:
+        result = run([PY, "-c", REPORT])
+    finally:
+        os.close(high)
+        os.close(leak)
+    monkeypatch.undo()
+    assert _reported(result)["fds"] in ([0, 1, 2], [0, 1, 2, 3])  # 3: the listing's own descriptor
+    assert listed == []
+
+
+@pytest.mark.skipif(
+    libc_spawn.posix_spawn is None, reason="a C library without posix_spawn_file_actions_addclosefrom_np"
+)
+@settings(max_examples=40, deadline=None)
+@given(
+    env=st.dictionaries(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True),
+        st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"), max_size=20)
+        | st.sampled_from(["", "caf\udce9", "a=b=c"]),  # an undecodable byte as Python holds it; '=' in a value
+        max_size=8,
+    )
+)
+def test_the_c_librarys_spawn_hands_over_the_environment_as_os_fsencode_encodes_it(env: dict[str, str]) -> None:
+    """What ``env -0`` prints is each variable as ``os.fsencode`` encodes it, in order, nothing else."""
+    out_r, out_w = os.pipe()
+    try:
+        assert libc_spawn.posix_spawnp is not None
+        pid = libc_spawn.posix_spawnp(
+            "env", ["env", "-0"], {"PATH": os.environ["PATH"], **env}, file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1)]
+        )
+        os.close(out_w)
+        printed = b""
+        while chunk := os.read(out_r, 65536):
+            printed += chunk
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    finally:
+        os.close(out_r)
+    expected = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in {"PATH": os.environ["PATH"], **env}.items()]
+    assert printed.split(b"\0")[:-1] == expected
+
+
+@pytest.mark.skipif(
+    libc_spawn.posix_spawn is None, reason="a C library without posix_spawn_file_actions_addclosefrom_np"
+)
+def test_other_threads_run_while_the_c_librarys_spawn_waits_for_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spawn returns once the child has called exec; here the child first walks 100,000 folders of
+    the engine's PATH that do not exist. Another thread goes on meanwhile (``os.posix_spawn`` held the
+    GIL for all of it: such a thread got at most one turn)."""
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([f"/nonexistent/tidemark-{i}" for i in range(100_000)] + ["/usr/bin", "/bin"])
+    )
+    assert libc_spawn.posix_spawnp is not None
+    turns = 0
+    stop = threading.Event()
+
+    def other() -> None:
+        nonlocal turns
+        while not stop.is_set():
+            turns += 1
+            time.sleep(0)  # gives the GIL up and takes it again
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        time.sleep(0.01)
+        before = turns
+        pid = libc_spawn.posix_spawnp("true", ["true"], {})
+        during = turns - before
+    finally:
+        stop.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert during >= 10

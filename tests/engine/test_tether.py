@@ -70,3 +70,36 @@ def test_the_groups_a_killed_engine_held_are_ended() -> None:
         for pid in tasks:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
+
+
+def test_the_watcher_takes_lines_whatever_its_reads_cut_them_into() -> None:
+    """Lines come in batches of one read each (64 KiB at most): 100 KiB of holds and releases,
+    cut wherever the reads fall, leave held exactly the group held last and never released."""
+    from core.engine.tether import WATCHER
+
+    def sleeper() -> subprocess.Popen[bytes]:
+        sleep = [sys.executable, "-c", "import time; time.sleep(120)"]
+        return subprocess.Popen(sleep, stdout=subprocess.DEVNULL, start_new_session=True)
+
+    held, released = sleeper(), sleeper()
+    tasks = {pid: processes.start_time(pid) for pid in (held.pid, released.pid)}
+    churn = b"".join(f"+ {4_000_000 + i} 1.5\n- {4_000_000 + i}\n".encode() for i in range(5_000))
+    lines = (
+        f"+ {released.pid} {tasks[released.pid]!r}\n".encode()
+        + churn
+        + f"+ {held.pid} {tasks[held.pid]!r}\n- {released.pid}\n".encode()
+    )
+    assert len(lines) > 100_000
+    watcher = subprocess.Popen([sys.executable, "-I", "-c", WATCHER], stdin=subprocess.PIPE)
+    try:
+        assert watcher.stdin is not None
+        watcher.stdin.write(lines)
+        watcher.stdin.close()  # as its engine dies
+        wait_gone(held.pid, tasks[held.pid])
+        assert watcher.wait(timeout=REACH) == 0
+        assert state(released.pid, tasks[released.pid]) is processes.Liveness.ALIVE
+    finally:
+        for task in (held, released):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(task.pid, signal.SIGKILL)
+            task.wait()
