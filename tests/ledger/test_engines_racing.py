@@ -25,11 +25,12 @@ from core.clock import FixedClock
 from core.engine import run as run_stage
 from core.engine import statements
 from core.engine.engine import Engine, EngineOptions, PassReport
+from core.engine.presence import announce
 from core.engine.runner import RunResult
 from core.ledger.db import Ledger
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.publish import publish
-from core.ledger.states import OccurrenceState
+from core.ledger.states import EngineKind, OccurrenceState
 from core.spec.validation import parse_spec
 
 from . import utc
@@ -125,3 +126,32 @@ def test_engines_that_find_the_backlog_run_by_another_try_no_claim_of_it(
     assert states.get(OccurrenceState.DUE, 0) == 0
     assert per == {1}  # one attempt per occurrence: nothing ran twice
     assert all(not engine.busy() for engine in engines)
+
+
+@pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
+def test_engines_side_by_side_start_on_their_own_share(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two announced engines (as ``schedctl engine run`` starts them) split the schedules between
+    them (core.engine.share); each starts on one of its own, and the second runs every schedule of
+    its share before any of the first's."""
+    _due_backlogs(ledger, clock)
+    engines = [
+        Engine(ledger, clock, EngineOptions(max_workers=1), engine_id=announce(ledger, clock, EngineKind.HEADLESS))
+        for _ in range(2)
+    ]
+    with nested_passes(monkeypatch, engines) as reports:
+        first = engines[0].run_once()
+    second = reports[1]
+    now = clock.now()
+
+    def own(engine: Engine, schedule_id: str) -> bool:
+        return engine.context.share.takes(schedule_id, now, now)
+
+    assert all(len(engine.context.share.engines) == 2 for engine in engines)
+    ran_first, ran_second = list(first.ran), list(second.ran)
+    assert ran_first == [ran_first[0]] and own(engines[0], ran_first[0])
+    mine = [own(engines[1], sid) for sid in ran_second]
+    assert mine == sorted(mine, reverse=True)  # its own share first, then what the first left
+    assert sum(mine) == sum(own(engines[1], f"backlog-{i}") for i in range(SCHEDULES))
+    assert first.started + second.started == SCHEDULES * DUE_EACH
