@@ -108,6 +108,8 @@ class Engine:
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         # schedule -> its due occurrences and gate as the dispatch read them, for its worker
         self._seen: dict[str, Seen] = {}
+        # whether this pass's dispatch met another engine (a schedule it holds, or runs now)
+        self._met_others = False
         self._futures: list[Future[None]] = []
         self._stop = threading.Event()
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
@@ -226,6 +228,7 @@ class Engine:
             return
         firsts = {sid: seen[0] for sid, seen in queues.items()}
         claims, taken = self._claim_together(jobs, firsts, gates)
+        self._met_others = bool(taken or waiting)
         # Claimed ones first, so that each starts at once; none of what another engine holds.
         # On PostgreSQL the rest in this engine's own order too (:meth:`_spread`): engines side by side
         # walk the backlog in different orders, their own share first, instead of racing for the
@@ -395,13 +398,22 @@ class Engine:
         theirs = not self.context.share.takes(schedule_id, now, now)
         return theirs, hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
 
+    def _crowded(self) -> bool:
+        """Whether another engine works on this ledger, as far as this one knows: live beside it
+        (announced, :mod:`core.engine.share`), or met this pass (its dispatch found a schedule
+        another engine holds or runs, or a claim found an occurrence another engine claimed).
+        An engine alone does not read what others took: the read would find nothing."""
+        ctx = self.context
+        with ctx.lock:
+            return len(ctx.share.engines) > 1 or self._met_others or bool(ctx.elsewhere)
+
     def _taken_elsewhere(self, job: Job, pending: Jobs) -> bool:
         """Before a loop starts a job the dispatch claimed nothing for: which of it and the next
         jobs waiting so (:data:`_LOOKED_AHEAD` in all) another engine took since the dispatch
         read them (one read, :func:`core.engine.claim.taken_elsewhere`). Those end here with no
         claim tried, as a worker's claim that lost its race ends them, and the next dispatch
-        reads them again. Whether ``job`` is one of them."""
-        if job.first is not None or job.only is not None or job.again:
+        reads them again. Whether ``job`` is one of them. Only when :meth:`_crowded`."""
+        if job.first is not None or job.only is not None or job.again or not self._crowded():
             return False
         batch = [job, *pending.unclaimed()[: _LOOKED_AHEAD - 1]]
         with self.context.lock:

@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.clock import FixedClock
+from core.engine import claim as claim_stage
 from core.engine import run as run_stage
 from core.engine import statements
 from core.engine.engine import Engine, EngineOptions, PassReport
@@ -96,6 +97,12 @@ def lost_claims(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield lost
 
 
+def _announced(ledger: Ledger, clock: FixedClock) -> Engine:
+    """An engine (one worker loop) announced on the ledger, as ``schedctl engine run`` starts one."""
+    engine_id = announce(ledger, clock, EngineKind.HEADLESS)
+    return Engine(ledger, clock, EngineOptions(max_workers=1), engine_id=engine_id)
+
+
 def _attempts(ledger: Ledger) -> tuple[dict[OccurrenceState, int], set[int]]:
     """Occurrences by state, and the attempts' counts per occurrence."""
     with ledger.read() as session:
@@ -108,7 +115,7 @@ def test_engines_that_find_the_backlog_run_by_another_try_no_claim_of_it(
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _due_backlogs(ledger, clock)
-    engines = [Engine(ledger, clock, EngineOptions(max_workers=1)) for _ in range(ENGINES)]
+    engines = [_announced(ledger, clock) for _ in range(ENGINES)]
     with nested_passes(monkeypatch, engines) as reports, lost_claims(monkeypatch) as lost:
         first = engines[0].run_once()
     assert len(reports) == ENGINES - 1
@@ -136,10 +143,7 @@ def test_engines_side_by_side_start_on_their_own_share(
     them (core.engine.share); each starts on one of its own, and the second runs every schedule of
     its share before any of the first's."""
     _due_backlogs(ledger, clock)
-    engines = [
-        Engine(ledger, clock, EngineOptions(max_workers=1), engine_id=announce(ledger, clock, EngineKind.HEADLESS))
-        for _ in range(2)
-    ]
+    engines = [_announced(ledger, clock) for _ in range(2)]
     with nested_passes(monkeypatch, engines) as reports:
         first = engines[0].run_once()
     second = reports[1]
@@ -155,3 +159,23 @@ def test_engines_side_by_side_start_on_their_own_share(
     assert mine == sorted(mine, reverse=True)  # its own share first, then what the first left
     assert sum(mine) == sum(own(engines[1], f"backlog-{i}") for i in range(SCHEDULES))
     assert first.started + second.started == SCHEDULES * DUE_EACH
+
+
+def test_an_engine_alone_does_not_read_what_others_took(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alone on the ledger, an engine knows of no other: its loops start each job without the read."""
+    _due_backlogs(ledger, clock)
+    reads: list[int] = []
+    real = claim_stage.taken_elsewhere
+
+    def counted(session: Session, ctx: Any, queued: dict[str, list[str]]) -> set[str]:
+        reads.append(len(queued))
+        return real(session, ctx, queued)
+
+    monkeypatch.setattr(claim_stage, "taken_elsewhere", counted)
+    engine = _announced(ledger, clock)
+    with nested_passes(monkeypatch, [engine]):
+        report = engine.run_once()
+    assert report.started == SCHEDULES * DUE_EACH
+    assert reads == []
