@@ -11,7 +11,9 @@ does, so that they split the materialization between them. The clock of every en
 the last due time (nothing is a misfire). Each measurement is timed from the
 moment all N engines are ready (opened, their imports done, and their first pass made
 at a time when nothing was due yet: engines that were running when the work came due)
-to the moment the last one exits. With ``--cold`` the engines make their first pass
+to the end of the last pass that started something (each pass waits for its tasks: the last
+job's end), not to the last exit, which would add the wait of an engine polling for work
+that is no longer there. With ``--cold`` the engines make their first pass
 (which looks at every schedule) inside the timing instead, as the bench did before
 2026-12-07. With ``--no-sweep`` each pass skips the materialization sweep,
 which finds nothing to do on the ledger materialized beforehand: what remains
@@ -118,18 +120,19 @@ def measure(
         ]
         _told(procs, "announced", "warm")  # every engine is on the ledger before any first pass
         _told(procs, "ready", "go")
-        start = time.perf_counter()
+        start = time.monotonic()  # one clock for every process of this machine
         for proc in procs:
             assert proc.stdin is not None
             proc.stdin.close()
-        started, cpu = 0, 0.0
+        started, cpu, last = 0, 0.0, start
         for proc in procs:
             assert proc.stdout is not None
             said = json.loads(proc.stdout.read() or "{}")
             started += said.get("started", 0)
             cpu += said.get("cpu", 0.0)
+            last = max(last, said.get("last", start))
             proc.wait()
-        seconds = time.perf_counter() - start
+        seconds = last - start
         succeeded, duplicates, lost = _counts(url)
     return {
         "seconds": seconds,
@@ -192,19 +195,20 @@ def worker(url: str, task: str, per_schedule: int) -> None:
             clock.set(due)
         print("ready", flush=True)
         sys.stdin.readline()
-        started, cpu = 0, time.process_time()
+        started, cpu, last = 0, time.process_time(), time.monotonic()
         idle = IDLE_POLL
         while True:
             report = engine.run_once()
             started += report.started
             if report.started:
+                last = time.monotonic()  # the pass waited for its tasks: they have finished
                 idle = IDLE_POLL
                 continue
             if not _work_left(ledger, clock.now()):
                 break
             time.sleep(idle)  # what another engine runs is not ours: poll, less often while it finds nothing
             idle = min(idle * 2, IDLE_POLL_MOST)
-        print(json.dumps({"started": started, "cpu": time.process_time() - cpu}), flush=True)
+        print(json.dumps({"started": started, "cpu": time.process_time() - cpu, "last": last}), flush=True)
         retire(ledger, clock, engine_id)
 
 
