@@ -5,9 +5,10 @@ for each measurement, publishes ``--schedules`` interval schedules whose due
 occurrences add up to ``--jobs``, and starts N engine processes that each
 make passes until one claims nothing and nothing due is left unfinished (an
 engine that finds the work taken polls again after 50 ms, then after longer
-and longer waits up to 200 ms while it finds nothing, as engines started together must not leave
-it all to the first). Each engine announces itself on the ledger as ``schedctl engine run``
-does, so that they split the materialization between them. The clock of every engine is fixed past
+and longer waits, up to the 1 s poll of ``schedctl engine run``, while it
+finds nothing: engines started together must not leave it all to the first).
+Each engine announces itself on the ledger as ``schedctl engine run`` does,
+so that they split the materialization between them. The clock of every engine is fixed past
 the last due time (nothing is a misfire). Each measurement is timed from the
 moment all N engines are ready (opened, their imports done, and their first pass made
 at a time when nothing was due yet: engines that were running when the work came due)
@@ -147,7 +148,7 @@ def measure(
 #: first; each pass that starts nothing doubles it, up to :data:`IDLE_POLL_MOST`; one that starts
 #: something brings it back to this.
 IDLE_POLL = 0.05
-IDLE_POLL_MOST = 0.2
+IDLE_POLL_MOST = 1.0  # `schedctl engine run`'s poll
 
 #: States of an occurrence some engine still has to take to an end.
 _UNFINISHED = ("DUE", "DISPATCHING", "RUNNING", "RETRY_WAIT")
