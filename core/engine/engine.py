@@ -108,8 +108,6 @@ class Engine:
         self._workers: dict[str, int] = {}  # schedule -> workers of this engine on it
         # schedule -> its due occurrences and gate as the dispatch read them, for its worker
         self._seen: dict[str, Seen] = {}
-        # whether this pass's dispatch met another engine (a schedule it holds, or runs now)
-        self._met_others = False
         self._futures: list[Future[None]] = []
         self._stop = threading.Event()
         self._held = threading.local()  # a worker's held write transactions (Ledger.writer)
@@ -228,11 +226,9 @@ class Engine:
             return
         firsts = {sid: seen[0] for sid, seen in queues.items()}
         claims, taken = self._claim_together(jobs, firsts, gates)
-        self._met_others = bool(taken or waiting)
         # Claimed ones first, so that each starts at once; none of what another engine holds.
         # On PostgreSQL the rest in this engine's own order too (:meth:`_spread`): engines side by side
-        # walk the backlog in different orders, their own share first, instead of racing for the
-        # same schedule each time.
+        # walk the backlog in different orders instead of racing for the same schedule each time.
         jobs = sorted(
             (job for job in jobs if job[0] not in taken), key=lambda job: (job[0] not in claims, self._spread(job[0]))
         )
@@ -385,27 +381,21 @@ class Engine:
             return {}, set()
         return claim_stage.claim_together(lambda: self.ledger.write(serialize=False), self.context, candidates)
 
-    def _spread(self, schedule_id: str) -> tuple[bool, bytes]:
-        """Where a schedule comes in this engine's order of a pass's jobs. On PostgreSQL, where
-        engines run side by side: first the schedules of this engine's share (those it
-        materializes, :mod:`core.engine.share`: each live engine has its own), then the others,
-        each part in a hash of the engine and the schedule, so that engines start on different
-        schedules and come to another's only once they ran out of their own. Elsewhere the same
-        for all, keeping the order read."""
+    def _spread(self, schedule_id: str) -> bytes:
+        """Where a schedule comes in this engine's order of a pass's jobs (PostgreSQL, where
+        engines run side by side: a hash of the engine and the schedule, so that each engine
+        starts on different schedules and walks the rest in an order of its own; elsewhere
+        the same for all, keeping the order read)."""
         if self.ledger.dialect != "postgresql":
-            return False, b""
-        now = self.clock.now()
-        theirs = not self.context.share.takes(schedule_id, now, now)
-        return theirs, hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
+            return b""
+        return hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
 
     def _crowded(self) -> bool:
-        """Whether another engine works on this ledger, as far as this one knows: live beside it
-        (announced, :mod:`core.engine.share`), or met this pass (its dispatch found a schedule
-        another engine holds or runs, or a claim found an occurrence another engine claimed).
-        An engine alone does not read what others took: the read would find nothing."""
-        ctx = self.context
-        with ctx.lock:
-            return len(ctx.share.engines) > 1 or self._met_others or bool(ctx.elsewhere)
+        """Whether this pass met another engine's work: a claim found an occurrence another engine
+        claimed since the dispatch read it (``Context.elsewhere``). Until then the loops claim
+        without the read: alone, or while engines work on different schedules, it finds nothing."""
+        with self.context.lock:
+            return bool(self.context.elsewhere)
 
     def _taken_elsewhere(self, job: Job, pending: Jobs) -> bool:
         """Before a loop starts a job the dispatch claimed nothing for: which of it and the next

@@ -5,9 +5,9 @@ backlog"). Both databases.
 The engines' passes are nested, not timed: the first task of each engine starts the next
 engine's pass (in the same thread), so the last engine runs every schedule the others are not
 running yet, and each of the others then finds, when its loop comes to its next job, that job's
-schedule already run. A loop reads that once for all its jobs left, and tries no claim of
-them; it used to try one claim of each (a write transaction each on PostgreSQL, lost to the engine
-that ran it).
+schedule already run. Once a claim of it has lost its race, a loop reads that once for all its
+jobs left, and tries no claim of them; it used to try one claim of each (a write transaction each
+on PostgreSQL, lost to the engine that ran it). An engine that has met no other does not read.
 """
 
 from __future__ import annotations
@@ -123,11 +123,10 @@ def test_engines_that_find_the_backlog_run_by_another_try_no_claim_of_it(
     assert sum(started) == SCHEDULES * DUE_EACH
     # Each of the first three ran its own schedule's backlog; the last ran every other one.
     assert started == [DUE_EACH] * (ENGINES - 1) + [(SCHEDULES - ENGINES + 1) * DUE_EACH]
-    # What another engine ran is read once by each loop, not claimed (it was one careful claim
-    # per schedule left in each of the first three engines' queues: 18). On SQLite the claim
-    # chained to a schedule's last outcome (in that transaction) still finds it out itself, at
-    # most once per engine; on PostgreSQL no claim loses its race.
-    assert len(lost) <= (ENGINES - 1 if ledger.dialect == "sqlite" else 0)
+    # Each of the first three engines loses one claim to what another engine ran, then reads what
+    # the others took once for the jobs it has left and claims none of them (it was one lost
+    # claim per schedule left in each of their queues: 18).
+    assert len(lost) <= ENGINES - 1
     states, per = _attempts(ledger)
     assert states.get(OccurrenceState.SUCCEEDED) == SCHEDULES * DUE_EACH
     assert states.get(OccurrenceState.DUE, 0) == 0
@@ -135,36 +134,10 @@ def test_engines_that_find_the_backlog_run_by_another_try_no_claim_of_it(
     assert all(not engine.busy() for engine in engines)
 
 
-@pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
-def test_engines_side_by_side_start_on_their_own_share(
-    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Two announced engines (as ``schedctl engine run`` starts them) split the schedules between
-    them (core.engine.share); each starts on one of its own, and the second runs every schedule of
-    its share before any of the first's."""
-    _due_backlogs(ledger, clock)
-    engines = [_announced(ledger, clock) for _ in range(2)]
-    with nested_passes(monkeypatch, engines) as reports:
-        first = engines[0].run_once()
-    second = reports[1]
-    now = clock.now()
-
-    def own(engine: Engine, schedule_id: str) -> bool:
-        return engine.context.share.takes(schedule_id, now, now)
-
-    assert all(len(engine.context.share.engines) == 2 for engine in engines)
-    ran_first, ran_second = list(first.ran), list(second.ran)
-    assert ran_first == [ran_first[0]] and own(engines[0], ran_first[0])
-    mine = [own(engines[1], sid) for sid in ran_second]
-    assert mine == sorted(mine, reverse=True)  # its own share first, then what the first left
-    assert sum(mine) == sum(own(engines[1], f"backlog-{i}") for i in range(SCHEDULES))
-    assert first.started + second.started == SCHEDULES * DUE_EACH
-
-
 def test_an_engine_alone_does_not_read_what_others_took(
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Alone on the ledger, an engine knows of no other: its loops start each job without the read."""
+    """Alone on the ledger, an engine meets no other's work: its loops start each job without the read."""
     _due_backlogs(ledger, clock)
     reads: list[int] = []
     real = claim_stage.taken_elsewhere
