@@ -286,6 +286,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=640, help="with --pg: due occurrences (default 640)")
     parser.add_argument("--schedules", type=int, default=32, help="with --pg: schedules they belong to (default 32)")
     parser.add_argument("--no-sweep", action="store_true", help="with --pg: passes skip the materialization sweep")
+    parser.add_argument("--cold", action="store_true", help="with --pg: time each engine's first pass too")
     parser.add_argument(
         "--task", choices=["no-op", "sleep"], action="append", help="with --pg: this task only (default both)"
     )
@@ -296,7 +297,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.pg:
         team_bench.team(
-            args.pg, args.engines, args.jobs, args.schedules, args.runs, sweep=not args.no_sweep, tasks=args.task
+            args.pg,
+            args.engines,
+            args.jobs,
+            args.schedules,
+            args.runs,
+            sweep=not args.no_sweep,
+            tasks=args.task,
+            cold=args.cold,
         )
         return
     n, runs = (10, 1) if args.quick else (args.count, args.runs)

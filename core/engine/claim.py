@@ -384,6 +384,24 @@ def waiting_behind_others(session: Session, ctx: Context, queued: dict[str, list
     return {sid for sid, keeps in waits.items() if keeps and seen[sid] == len(queued[sid])}
 
 
+def taken_elsewhere(session: Session, ctx: Context, queued: dict[str, list[str]]) -> set[str]:
+    """Schedules of ``queued`` (the due occurrences' ids the dispatch read, oldest first) that
+    another engine took since: their oldest is claimed by it (in flight or ended), or every one
+    of them waits for its run in flight (:func:`waiting_behind_others`). A claim of them would
+    lose its race, one write transaction each; this is one read for all of them."""
+    firsts = {oids[0]: sid for sid, oids in queued.items() if oids}
+    if not firsts:
+        return set()
+    rows = session.execute(
+        select(Occurrence.occurrence_id, Occurrence.state).where(Occurrence.occurrence_id.in_(list(firsts)))
+    )
+    with ctx.lock:
+        mine = set(ctx.mine)
+    taken = {firsts[oid] for oid, state in rows if state in _CLAIMED_SINCE and oid not in mine}
+    rest = {sid: oids for sid, oids in queued.items() if sid not in taken}
+    return taken | (waiting_behind_others(session, ctx, rest) if rest else set())
+
+
 def _in_flight_since(session: Session, schedule_ids: Collection[str]) -> dict[str, datetime | None]:
     """For each of the schedules with an occurrence in flight, the earliest start among those
     (its latest attempt's, else its due time; None when one has neither): an occurrence due

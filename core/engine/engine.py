@@ -55,6 +55,12 @@ GROUP_COMMIT_LIMIT = 16
 #: next pass starts a new one.
 WORKER_RESTARTS = 3
 
+#: Jobs waiting with nothing claimed that a loop looks at together, before it starts one, for
+#: what another engine took since the dispatch (:meth:`Engine._taken_elsewhere`): one read for
+#: them, not one claim each; bounded, so that a pass with many schedules does not read them all
+#: again before each job.
+_LOOKED_AHEAD = 16
+
 _log = logging.getLogger(__name__)
 
 #: A schedule's due occurrences with the state each was seen in, and its gate, as a dispatch read them.
@@ -221,7 +227,11 @@ class Engine:
         firsts = {sid: seen[0] for sid, seen in queues.items()}
         claims, taken = self._claim_together(jobs, firsts, gates)
         # Claimed ones first, so that each starts at once; none of what another engine holds.
-        jobs = sorted((job for job in jobs if job[0] not in taken), key=lambda job: job[0] not in claims)
+        # On PostgreSQL the rest in this engine's own order too (:meth:`_spread`): engines side by side
+        # walk the backlog in different orders instead of racing for the same schedule each time.
+        jobs = sorted(
+            (job for job in jobs if job[0] not in taken), key=lambda job: (job[0] not in claims, self._spread(job[0]))
+        )
         if not jobs:
             return
         self._hand_over(jobs, queues, gates, claims)
@@ -278,7 +288,10 @@ class Engine:
         with held:
             try:
                 while (job := self._held.next or pending.take()) is not None:
-                    self._held.next, self._held.job, self._held.again = None, job, False
+                    self._held.next = None
+                    if self._taken_elsewhere(job, pending):
+                        continue
+                    self._held.job, self._held.again = job, False
                     if job.run(self._work_job):
                         job.first, job.again = None, True
                         pending.add(job)  # its schedule is read again once the others had their turn
@@ -362,12 +375,61 @@ class Engine:
         candidates = [
             (gates[sid], *firsts[sid]) for sid, only in jobs if only is None and sid in gates and sid in firsts
         ]
-        if self.ledger.dialect == "postgresql":  # engines side by side: each starts on different schedules
-            candidates.sort(key=lambda seen: hashlib.blake2b(f"{self.worker} {seen[0].schedule_id}".encode()).digest())
+        candidates.sort(key=lambda seen: self._spread(seen[0].schedule_id))  # each engine starts on others
         candidates = candidates[: self.options.max_workers]
         if not candidates or self._stop.is_set():
             return {}, set()
         return claim_stage.claim_together(lambda: self.ledger.write(serialize=False), self.context, candidates)
+
+    def _spread(self, schedule_id: str) -> bytes:
+        """Where a schedule comes in this engine's order of a pass's jobs (PostgreSQL, where
+        engines run side by side: a hash of the engine and the schedule, so that each engine
+        starts on different schedules and walks the rest in an order of its own; elsewhere
+        the same for all, keeping the order read)."""
+        if self.ledger.dialect != "postgresql":
+            return b""
+        return hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
+
+    def _crowded(self) -> bool:
+        """Whether this pass met another engine's work: a claim found an occurrence another engine
+        claimed since the dispatch read it (``Context.elsewhere``). Until then the loops claim
+        without the read: alone, or while engines work on different schedules, it finds nothing."""
+        with self.context.lock:
+            return bool(self.context.elsewhere)
+
+    def _taken_elsewhere(self, job: Job, pending: Jobs) -> bool:
+        """Before a loop starts a job the dispatch claimed nothing for: which of it and the next
+        jobs waiting so (:data:`_LOOKED_AHEAD` in all) another engine took since the dispatch
+        read them (one read, :func:`core.engine.claim.taken_elsewhere`). Those end here with no
+        claim tried, as a worker's claim that lost its race ends them, and the next dispatch
+        reads them again. Whether ``job`` is one of them. Only when :meth:`_crowded`."""
+        if job.first is not None or job.only is not None or job.again or not self._crowded():
+            return False
+        batch = [job, *pending.unclaimed()[: _LOOKED_AHEAD - 1]]
+        with self.context.lock:
+            queued = {
+                j.schedule_id: [oid for oid, _ in self._seen[j.schedule_id][0]]
+                for j in batch
+                if j.schedule_id in self._seen
+            }
+        try:
+            with self.ledger.read() as session:
+                taken = claim_stage.taken_elsewhere(session, self.context, queued)
+        except Exception as exc:  # the claims find out, one at a time, as before
+            _log.debug("could not read what other engines took: %s", describe_error(exc))
+            return False
+        if not taken:
+            return False
+        ended = pending.drop(taken - {job.schedule_id})
+        if job.schedule_id in taken:
+            ended.append(job)
+        for j in ended:
+            with self.context.lock:
+                self._seen.pop(j.schedule_id, None)
+                self.context.elsewhere.add(j.schedule_id)
+            self._release_worker(j.schedule_id)
+            j.done.set_result(None)
+        return job.schedule_id in taken
 
     def work_schedule(
         self, schedule_id: str, only: list[str] | None, report: PassReport, first: Claim | None = None

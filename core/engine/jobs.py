@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -77,6 +77,24 @@ class Jobs:
                     del self._queue[i]
                     return job
         return None
+
+    def unclaimed(self) -> list[Job]:
+        """The jobs waiting with nothing claimed for them (what :meth:`take_unclaimed` could give)."""
+        with self._lock:
+            return [job for job in self._queue if job.first is None and job.only is None and not job.again]
+
+    def drop(self, schedules: Collection[str]) -> list[Job]:
+        """Take out the waiting jobs of these schedules with nothing claimed for them; returns
+        those it took (a loop that took one meanwhile keeps it)."""
+        with self._lock:
+            dropped = [
+                job
+                for job in self._queue
+                if job.schedule_id in schedules and job.first is None and job.only is None and not job.again
+            ]
+            out = {id(job) for job in dropped}
+            self._queue = deque(job for job in self._queue if id(job) not in out)
+        return dropped
 
     def take_again(self) -> list[Job]:
         """Every job waiting to have its schedule read again (read together, in one query)."""
