@@ -420,3 +420,15 @@ def _in_flight_since(session: Session, schedule_ids: Collection[str]) -> dict[st
         earlier = since.get(sid, start)
         since[sid] = None if start is None or earlier is None else min(earlier, start)
     return since
+
+
+def claim_ahead(
+    session: Session, ctx: Context, ahead: statements.Ahead, report: PassReport, pending: list[events.NewEvent]
+) -> Claim | None:
+    """The claim tried with the outcome: its attempt opened when it applied, else the careful
+    way, which finds out why (and may apply the overlap policy), as after a claim of its own."""
+    if ahead.claimed is not None:
+        following, event = open_attempt(session, ctx, ahead.claimed, ahead.gate.epoch, ahead.now)
+        pending.append(event)
+        return following
+    return claim_in(session, ctx, ahead.occurrence_id, ahead.now, report, ahead.gate, None, pending)

@@ -264,7 +264,7 @@ def finish(
             if ahead is not None and ahead.tried:
                 assert queue is not None
                 queue.popleft()
-                following = _claimed_ahead(session, ctx, ahead, report, pending)
+                following = claim_stage.claim_ahead(session, ctx, ahead, report, pending)
             while queue and following is None and not (stop is not None and stop.is_set()):
                 occ_id, state = queue.popleft()
                 following = claim_stage.claim_in(session, ctx, occ_id, ctx.clock.now(), report, gate, state, pending)
@@ -309,18 +309,6 @@ def _ahead(
         return None
     assert state is not None
     return statements.Ahead(occurrence_id, state, gate, now, ctx.worker, now + ctx.options.lease)
-
-
-def _claimed_ahead(
-    session: Session, ctx: Context, ahead: statements.Ahead, report: PassReport, pending: list[events.NewEvent]
-) -> Claim | None:
-    """The claim tried with the outcome: its attempt opened when it applied, else the careful
-    way, which finds out why (and may apply the overlap policy), as after a claim of its own."""
-    if ahead.claimed is not None:
-        following, event = claim_stage.open_attempt(session, ctx, ahead.claimed, ahead.gate.epoch, ahead.now)
-        pending.append(event)
-        return following
-    return claim_stage.claim_in(session, ctx, ahead.occurrence_id, ahead.now, report, ahead.gate, None, pending)
 
 
 def execute(ledger: Ledger, ctx: Context, claim: Claim, report: PassReport) -> None:
