@@ -48,6 +48,7 @@ from core.engine.context import Claim, PassReport
 from core.engine.engine import Engine, EngineOptions
 from core.engine.runner import TaskIdentity, prepare, run_command
 from core.ledger import open_ledger
+from core.spec.facts import RunFacts
 
 CLOCK = FixedClock(datetime(2026, 3, 2, tzinfo=UTC))
 TIMEOUT = timedelta(minutes=1)
@@ -111,7 +112,7 @@ class EngineRun:
         identity = _identity()
         command = prepare(["true"], None, {}, identity, ENV)
         task = self.spec.task
-        claim = Claim("occ", "bench", 1, 1, identity.attempt_id, 1, task, self.spec, identity, command)
+        claim = Claim("occ", "bench", 1, 1, identity.attempt_id, 1, task, RunFacts.of(self.spec), identity, command)
         assert run_stage.run_claim(self.engine.context, claim, PassReport()).succeeded
 
     def close(self) -> None:

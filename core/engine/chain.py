@@ -14,12 +14,12 @@ from core.ledger import events
 from core.ledger.compiled import resolving_tzdb, revision_schedule
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceKind, OccurrenceState
-from core.spec.model import ScheduleSpec
+from core.spec.facts import RunFacts
 from core.time.formats import fmt_local, fmt_utc
 from core.version import tidemark_version
 
 
-def schedule_next(session: Session, previous: Occurrence, spec: ScheduleSpec, finished: datetime) -> str | None:
+def schedule_next(session: Session, previous: Occurrence, spec: RunFacts, finished: datetime) -> str | None:
     """Insert the occurrence due ``delay`` after ``finished``; returns its id (None if it existed)."""
     assert spec.delay is not None
     instant = (finished + spec.delay).astimezone(UTC).replace(microsecond=0)

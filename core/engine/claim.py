@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from core.engine import run, statements
 from core.engine.context import Claim, Context, PassReport
-from core.engine.specs import active_spec
+from core.engine.specs import active_run
 from core.engine.statements import IN_FLIGHT, Claimed, Gate
 from core.enums import OverlapPolicy
 from core.ledger import events
@@ -30,7 +30,7 @@ from core.ledger.db import lock_schedules, shared_write
 from core.ledger.models import Attempt, Occurrence, Revision, Schedule
 from core.ledger.prepared import Prepared
 from core.ledger.states import CLAIMABLE, OccurrenceKind, OccurrenceState, ScheduleState, check_transition
-from core.spec.model import ScheduleSpec
+from core.spec.facts import RunFacts
 
 _S = OccurrenceState
 
@@ -283,7 +283,7 @@ def governs(session: Session, occ: Occurrence) -> bool:
     return newest == occ.revision
 
 
-def overlap_allows(session: Session, occ: Occurrence, spec: ScheduleSpec, now: datetime, report: PassReport) -> bool:
+def overlap_allows(session: Session, occ: Occurrence, spec: RunFacts, now: datetime, report: PassReport) -> bool:
     """Whether ``occ`` may start beside what else of its schedule is in flight; one
     that never will (its overlap policy skips it) is recorded SKIPPED_OVERLAP."""
     found = session.execute(
@@ -331,7 +331,7 @@ def overlap_while_busy(
     an occurrence due at or before that instant belongs to the run itself,
     which is about to claim it (its worker may not have got to it yet; on a
     clock that does not move, ``due_at == since``)."""
-    spec = active_spec(session, schedule_id)
+    spec = active_run(session, schedule_id)
     fresh = [
         o
         for o in session.scalars(

@@ -25,7 +25,8 @@ from core.engine.runner import PreparedCommand, TaskIdentity
 from core.engine.share import Share
 from core.engine.specs import Specs
 from core.engine.statements import Held
-from core.spec.model import ScheduleSpec, Task
+from core.spec.facts import RunFacts
+from core.spec.model import Task
 from core.team.placement import Placement
 from core.version import tidemark_version
 
@@ -106,7 +107,7 @@ class Claim:
     attempt_id: str
     attempt_number: int
     task: Task
-    spec: ScheduleSpec
+    spec: RunFacts
     identity: TaskIdentity
     command: PreparedCommand  # rendered once at claim time: its digest is on the attempt row
     unprepared: str | None = None  # why the command could not be rendered: recorded as a spawn error, never run

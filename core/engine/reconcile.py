@@ -12,7 +12,7 @@ from core.engine.outcomes import Outcome
 from core.engine.settle import Settling, settle
 from core.errors import UserError
 from core.ledger.access import writing
-from core.ledger.compiled import stored_spec
+from core.ledger.compiled import stored_run
 from core.ledger.db import Ledger
 from core.ledger.models import Occurrence, Revision
 from core.ledger.states import OccurrenceState
@@ -82,7 +82,7 @@ def reconcile(
             Settling(occ.schedule_id, occurrence_id, occ.state),
             outcome,
             now,
-            stored_spec(revision.spec_json),
+            stored_run(revision.spec_json),
             data={"decision": decision.value, "note": note},
         )
         return Reconciled(occurrence_id, _S.UNKNOWN_EFFECT, target)

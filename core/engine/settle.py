@@ -36,7 +36,7 @@ from core.ledger import events
 from core.ledger.db import Ledger, lock_schedules, shared_write
 from core.ledger.models import Occurrence
 from core.ledger.states import CLAIMABLE, OccurrenceState, check_transition
-from core.spec.model import ScheduleSpec
+from core.spec.facts import RunFacts
 
 _S = OccurrenceState
 
@@ -80,7 +80,7 @@ def settle(
     occurrence: Settling,
     outcome: Outcome,
     now: datetime,
-    spec: ScheduleSpec,
+    spec: RunFacts,
     *,
     attempt: AttemptEnd | None = None,
     data: events.TransitionDetail | None = None,

@@ -1,4 +1,4 @@
-"""Published revisions read as specs. Revisions never change, so each is parsed once."""
+"""Published revisions as the engine reads them. Revisions never change, so each is parsed once."""
 
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ from collections.abc import Collection
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from core.ledger.compiled import stored_facts, stored_spec
+from core.ledger.compiled import stored_facts, stored_run
 from core.ledger.models import Revision
 from core.ledger.prepared import Prepared
-from core.spec.facts import SpecFacts
-from core.spec.model import ScheduleSpec
+from core.spec.facts import RunFacts, SpecFacts
 
 
-def active_spec(session: Session, schedule_id: str) -> ScheduleSpec:
-    """The spec of the schedule's newest revision."""
+def active_run(session: Session, schedule_id: str) -> RunFacts:
+    """What runs read of the schedule's newest revision (:func:`stored_run`)."""
     text = session.scalar(
         select(Revision.spec_json)
         .where(Revision.schedule_id == schedule_id)
@@ -23,7 +22,7 @@ def active_spec(session: Session, schedule_id: str) -> ScheduleSpec:
         .limit(1)
     )
     assert text is not None
-    return stored_spec(text)
+    return stored_run(text)
 
 
 def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, SpecFacts]:
@@ -54,16 +53,19 @@ _SPEC_TEXT = Prepared(
 
 
 class Specs:
-    """One engine's specs by (schedule, revision), read from its ledger once each."""
+    """What one engine's claims, outcomes and recovery read of each revision it runs, by
+    (schedule, revision), read from its ledger once each: :class:`~core.spec.facts.RunFacts`,
+    never the whole spec (whoever rarely needs that reads it again:
+    :func:`core.ledger.compiled.stored_spec`)."""
 
     def __init__(self) -> None:
-        self._specs: dict[tuple[str, int], ScheduleSpec] = {}
+        self._runs: dict[tuple[str, int], RunFacts] = {}
 
-    def of(self, session: Session, schedule_id: str, revision: int) -> ScheduleSpec:
-        """The spec of one revision."""
-        spec = self._specs.get((schedule_id, revision))
-        if spec is None:
+    def of(self, session: Session, schedule_id: str, revision: int) -> RunFacts:
+        """What runs read of one revision."""
+        run = self._runs.get((schedule_id, revision))
+        if run is None:
             row = _SPEC_TEXT.first(session, {"p_schedule": schedule_id, "p_revision": revision})
             assert row is not None
-            spec = self._specs[(schedule_id, revision)] = stored_spec(row[0])
-        return spec
+            run = self._runs[(schedule_id, revision)] = stored_run(row[0])
+        return run

@@ -14,7 +14,9 @@ The cache holds one entry for every live revision a process reads (an engine:
 every schedule of its ledger), its compiled form and, once someone asked for
 it, its parsed spec, so each entry is kept small: it is found by a digest of
 the revision's text, not by the text; a compiled form keeps the few values
-expansion reads, not the spec's models; and the parsed models share their
+expansion reads, not the spec's models; a revision the engine runs keeps what
+its runs read (:func:`stored_run`: the task, not the whole spec, which the
+engine never asks for); and the parsed models share their
 record of which keys were given and their immutable values (:func:`_compact`).
 """
 
@@ -32,7 +34,7 @@ from pydantic import BaseModel
 from core.errors import ComputeLimitError, SpecError, ZoneError, first_line
 from core.ledger.models import Revision
 from core.recurrence.compile import CompiledSchedule, compile_schedule
-from core.spec.facts import SpecFacts
+from core.spec.facts import RunFacts, SpecFacts
 from core.spec.model import ScheduleSpec
 from core.spec.validation import parse_spec
 from core.time.zones import pinned_zone, tzdb_version
@@ -62,12 +64,13 @@ class _Entry:
     keeps none). A pinned revision's compiled form has an entry of its own (its key digests the
     zone's rules too)."""
 
-    __slots__ = ("compiled", "facts", "spec")
+    __slots__ = ("compiled", "facts", "run", "spec")
 
     def __init__(self) -> None:
         self.spec: ScheduleSpec | None = None
         self.compiled: CompiledSchedule | None = None
         self.facts: SpecFacts | None = None
+        self.run: RunFacts | None = None
 
 
 #: One entry per revision, found by a 16-byte digest of its text (and pinned rules), never
@@ -196,6 +199,17 @@ def stored_facts(spec_json: str) -> SpecFacts:
             facts = SpecFacts.of(entry.spec if entry.spec is not None else _parsed(spec_json))
         entry.facts = facts
     return facts
+
+
+def stored_run(spec_json: str) -> RunFacts:
+    """What claiming, settling and recovering a published revision's runs read of its spec
+    (cached), without keeping the spec's models beyond its task: an engine reads this of every
+    revision it runs, and the whole spec of none."""
+    entry = _entry(_digest(spec_json, None))
+    run = entry.run
+    if run is None:
+        run = entry.run = RunFacts.of(entry.spec if entry.spec is not None else _parsed(spec_json))
+    return run
 
 
 def _parsed(spec_json: str) -> ScheduleSpec:

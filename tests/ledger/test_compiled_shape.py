@@ -18,16 +18,17 @@ from hypothesis import strategies as st
 
 from core.clock import FixedClock
 from core.engine.engine import Engine, EngineOptions
-from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled, stored_spec
+from core.enums import OverlapPolicy
+from core.ledger.compiled import cached_revisions, compiled_revision, forget_compiled, stored_run, stored_spec
 from core.ledger.db import Ledger
 from core.recurrence.compile import compile_schedule
 from core.recurrence.expand import expand
 from core.spec.canonical import canonical_dict
-from core.spec.facts import SpecFacts
+from core.spec.facts import RunFacts, SpecFacts
 from core.spec.model import ScheduleSpec
 from core.spec.validation import parse_spec
 
-from . import DAILY, NOW
+from . import DAILY, MINUTELY_UTC, NOW
 from .test_pass_cost import FILLER, publish_many
 
 
@@ -164,3 +165,72 @@ def test_a_pass_that_writes_many_rows_hands_free_memory_back(
     publish_many(ledger, clock, FILLER, [f"many-{i:02d}" for i in range(40)])
     assert engine.run_once().materialized >= 30
     assert trims and set(trims) == {0}
+
+
+#: Every minute, a task that succeeds at once; its overlap and retry said differently from the defaults.
+RUNS_EACH_MINUTE: dict[str, Any] = {
+    **MINUTELY_UTC,
+    "horizon": "PT5M",
+    "overlapPolicy": "QUEUE_ONE",
+    "retry": {"maxAttempts": 2},
+    "task": {"argv": ["/bin/true"], "effect": "idempotent"},
+}
+
+
+def test_a_pass_that_runs_tasks_keeps_what_runs_read_not_their_specs(ledger: Ledger, clock: FixedClock) -> None:
+    """Five every-minute schedules each run a task: the engine keeps, for each revision it ran,
+    the task, retry and overlap policy (:class:`RunFacts`), and no ``ScheduleSpec`` at all."""
+    forget_compiled()
+    engine = Engine(ledger, clock, EngineOptions(max_workers=2))
+    engine.run_once()
+    before = _live_specs()
+    ids = [f"runs-{i}" for i in range(5)]
+    publish_many(ledger, clock, RUNS_EACH_MINUTE, ids)
+    engine.run_once()
+    clock.advance(timedelta(minutes=1))
+    report = engine.run_once()
+    assert report.started >= 5
+    assert sum(report.outcomes.values()) >= 5
+    assert _live_specs() - before <= 0
+    with ledger.read() as session:
+        runs = [engine.context.specs.of(session, sid, 1) for sid in ids]
+    assert runs[0] == RunFacts.of(parse_spec({**RUNS_EACH_MINUTE, "scheduleId": "runs-0"}))
+    assert runs[0].overlap_policy is OverlapPolicy.QUEUE_ONE and runs[0].retry.max_attempts == 2
+    assert len({id(run.retry) for run in runs}) == 1  # one retry said alike, shared
+    assert _live_specs() - before <= 0  # reading them again parsed nothing that stays
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    overlap=st.sampled_from(list(OverlapPolicy)),
+    attempts=st.integers(min_value=1, max_value=9),
+    effect=st.sampled_from(["idempotent", "non_idempotent"]),
+    delay=st.sampled_from([None, "PT5M", "PT1H30M"]),
+)
+def test_run_facts_say_what_the_spec_says(
+    overlap: OverlapPolicy, attempts: int, effect: str, delay: str | None
+) -> None:
+    """What a revision's runs read, through the cache, is the spec's own: task, retry, overlap,
+    kind, delay (an after_completion schedule) and the ids."""
+    data: dict[str, Any] = {
+        **DAILY,
+        "scheduleId": f"facts-{overlap.value}-{attempts}-{effect}-{delay}".lower(),
+        "overlapPolicy": overlap.value,
+        "retry": {"maxAttempts": attempts},
+        "task": {"argv": ["/bin/true", "x"], "effect": effect},
+    }
+    if delay is not None:
+        dropped = ("rule", "gapPolicy", "foldPolicy")
+        data = {k: v for k, v in data.items() if k not in dropped} | {"kind": "after_completion", "delay": delay}
+    text = _text(data)
+    run = stored_run(text)
+    spec = parse_spec(json.loads(text), check_rule=False)
+    assert run == RunFacts.of(spec)
+    assert (run.kind, run.delay, run.overlap_policy, run.retry, run.task) == (
+        spec.kind,
+        spec.delay,
+        spec.overlap_policy,
+        spec.retry,
+        spec.task,
+    )
+    assert stored_run(text) is run
