@@ -557,6 +557,19 @@ def run_command(
     return RunResult(started, finished, code, None, None, out.text(), err.text(), child.pid)
 
 
+#: How long a task's exit alone is waited for before its output is read as it comes: a short task
+#: then wakes the engine once (its exit), not once for each pipe it closes as it ends and once more
+#: for the exit. A task that fills a pipe meanwhile waits at most this long to go on.
+FIRST_WAIT_SECONDS = 0.005
+
+
+def _ended_soon(pidfd: int, seconds: float) -> bool:
+    """Whether the process of ``pidfd`` exits within ``seconds`` (its output left unread meanwhile)."""
+    alone = select.poll()  # not select.select: a descriptor past 1023 is fine
+    alone.register(pidfd, select.POLLIN)
+    return bool(alone.poll(math.ceil(max(seconds, 0.0) * 1000)))
+
+
 def _collect(
     proc: Child, tails: dict[int, _Tail], timeout: timedelta, grew: Callable[[], float | None] | None = None
 ) -> bool:
@@ -575,6 +588,11 @@ def _collect(
         deadline = time.monotonic() + max(timeout.total_seconds(), 0.001)
         kill_at: float | None = None  # SIGKILL time after a SIGTERM
         drained_by: float | None = None  # set once the process has exited
+        if pidfd is not None and _ended_soon(pidfd, min(timeout.total_seconds(), FIRST_WAIT_SECONDS)):
+            poller.unregister(pidfd)
+            watched.discard(pidfd)
+            proc.wait()
+            drained_by = time.monotonic() + DRAIN_SECONDS
         timed_out = False
         keep_at: float | None = None  # when output that came too soon after the last keeping is kept
         while True:
