@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Protocol
 
 from core.clock import Clock
-from core.engine import processes, statements
+from core.engine import commands, processes, statements
 from core.engine.context import Claim, Context, PassReport
 from core.engine.outcomes import Verdict, verdict_from_exit
 from core.engine.output_keep import OutputKeeper
@@ -96,9 +96,11 @@ def prepare_command(
     (the attempt is then recorded as a spawn error and nothing runs).
 
     Secrets are looked up here, on the engine's host as the task starts: one that
-    is missing or unreadable is such a spawn error, its reason naming the secret."""
+    is missing or unreadable is such a spawn error, its reason naming the secret.
+
+    What does not depend on the occurrence is prepared once per revision (:mod:`core.engine.commands`)."""
     try:
-        return prepare(task.argv, task.cwd, task.env, identity, base_env), None
+        return commands.prepared(task, identity, base_env), None
     except Exception as exc:
         names = tuple(sorted(task.env))
         references = task.secret_names()

@@ -88,7 +88,7 @@ class TaskIdentity:
 
 
 _PER_ATTEMPT = ("SCHED_ATTEMPT_ID", "SCHED_ATTEMPT_NUMBER")
-_IDENTITY_NAMES = frozenset(TaskIdentity("", 0, "", None, "", None, None, "", 0).environment())
+IDENTITY_NAMES = frozenset(TaskIdentity("", 0, "", None, "", None, None, "", 0).environment())
 
 
 @dataclass(frozen=True)
@@ -104,14 +104,14 @@ class PreparedCommand:
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
-_PLACEHOLDER = re.compile("{(" + "|".join(PLACEHOLDERS) + ")}")
+PLACEHOLDER = re.compile("{(" + "|".join(PLACEHOLDERS) + ")}")
 
 
 def render_argv(argv: list[str], identity: TaskIdentity) -> list[str]:
     """Fill ``{occurrenceId} {period} {nominalLocal} {scheduledUtc}`` in one pass: a value
     that holds a placeholder's name is not filled in again. Other braces stay as written."""
     values = identity.placeholders()
-    return [_PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in argv]
+    return [PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in argv]
 
 
 def input_digest(
@@ -131,17 +131,17 @@ def input_digest(
     still changes it. The per-attempt variables are left out, so attempts of
     one occurrence with the same inputs share a digest.
     """
-    hidden = set(task_names) - _IDENTITY_NAMES  # the identity's values win over a task's (see prepare)
+    hidden = set(task_names) - IDENTITY_NAMES  # the identity's values win over a task's (see prepare)
     stable = {k: v for k, v in sorted(env.items()) if k not in _PER_ATTEMPT and k not in hidden}
     names = sorted(hidden)
     inputs: dict[str, object] = {"argv": argv, "cwd": cwd, "env": stable, "envNames": names}
     if references:
         inputs["envSecrets"] = dict(sorted(references.items()))
-    return hashlib.sha256(_compact_json(inputs).encode("utf-8")).hexdigest()
+    return hashlib.sha256(compact_json(inputs).encode("utf-8")).hexdigest()
 
 
 #: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, its encoder made once, not per call.
-_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def prepare(
@@ -557,6 +557,19 @@ def run_command(
     return RunResult(started, finished, code, None, None, out.text(), err.text(), child.pid)
 
 
+#: How long a task's exit alone is waited for before its output is read as it comes: a short task
+#: then wakes the engine once (its exit), not once for each pipe it closes as it ends and once more
+#: for the exit. A task that fills a pipe meanwhile waits at most this long to go on.
+FIRST_WAIT_SECONDS = 0.005
+
+
+def _ended_soon(pidfd: int, seconds: float) -> bool:
+    """Whether the process of ``pidfd`` exits within ``seconds`` (its output left unread meanwhile)."""
+    alone = select.poll()  # not select.select: a descriptor past 1023 is fine
+    alone.register(pidfd, select.POLLIN)
+    return bool(alone.poll(math.ceil(max(seconds, 0.0) * 1000)))
+
+
 def _collect(
     proc: Child, tails: dict[int, _Tail], timeout: timedelta, grew: Callable[[], float | None] | None = None
 ) -> bool:
@@ -575,6 +588,11 @@ def _collect(
         deadline = time.monotonic() + max(timeout.total_seconds(), 0.001)
         kill_at: float | None = None  # SIGKILL time after a SIGTERM
         drained_by: float | None = None  # set once the process has exited
+        if pidfd is not None and _ended_soon(pidfd, min(timeout.total_seconds(), FIRST_WAIT_SECONDS)):
+            poller.unregister(pidfd)
+            watched.discard(pidfd)
+            proc.wait()
+            drained_by = time.monotonic() + DRAIN_SECONDS
         timed_out = False
         keep_at: float | None = None  # when output that came too soon after the last keeping is kept
         while True:

@@ -18,9 +18,8 @@ import pytest
 from sqlalchemy import select
 
 from core.clock import FixedClock
+from core.engine import commands, runner, statements
 from core.engine import engine as engine_module
-from core.engine import run as run_stage
-from core.engine import runner, statements
 from core.engine.admin import run_now
 from core.engine.engine import Engine, EngineOptions
 from core.engine.runner import PreparedCommand
@@ -53,8 +52,8 @@ def first_call_only(original: Callable[..., Any], broken: Callable[..., Any]) ->
 
 
 def prepared_with(change: Callable[[PreparedCommand], PreparedCommand]) -> Callable[..., PreparedCommand]:
-    """``prepare``, its result changed: a value the operating system cannot pass reaches the spawn."""
-    real = runner.prepare
+    """The claim's command, its result changed: a value the operating system cannot pass reaches the spawn."""
+    real = commands.prepared
 
     def call(*args: Any, **kwargs: Any) -> PreparedCommand:
         return change(real(*args, **kwargs))
@@ -69,9 +68,9 @@ def raising(exc: BaseException) -> Callable[..., Any]:
     return call
 
 
-def _surrogate_prepare(*args: Any, **kwargs: Any) -> PreparedCommand:
-    argv, *rest = args
-    return runner.prepare([*argv, "\udcff"], *rest, **kwargs)  # the digest cannot encode it
+def _surrogate_prepare(task: Any, identity: Any, base_env: Any) -> PreparedCommand:
+    argv = [*task.argv, "\udcff"]
+    return runner.prepare(argv, task.cwd, task.env, identity, base_env)  # the digest cannot encode it
 
 
 #: (where the failure is injected, the replacement, words the attempt's stderr tail holds)
@@ -123,7 +122,7 @@ def test_a_task_that_cannot_start_is_a_spawn_error_and_the_next_one_runs(
 ) -> None:
     ids = two_runs_now(ledger, clock)
     if where == "prepare":
-        monkeypatch.setattr(run_stage, "prepare", first_call_only(runner.prepare, broken))
+        monkeypatch.setattr(commands, "prepared", first_call_only(commands.prepared, broken))
     else:  # whichever way the runner starts the task (posix_spawn here, Popen elsewhere)
         monkeypatch.setattr(runner.subprocess, "Popen", first_call_only(runner.subprocess.Popen, broken))
         if runner.posix_spawn is not None:
@@ -156,7 +155,7 @@ def test_a_spawn_error_retries_like_a_clean_failure(
     with ledger.write() as session:
         publish(session, spec(task=PRINT_OK), clock)
     occurrence_id = run_now(ledger, SID, clock)
-    monkeypatch.setattr(run_stage, "prepare", prepared_with(lambda c: dataclasses.replace(c, argv=["x\0"])))
+    monkeypatch.setattr(commands, "prepared", prepared_with(lambda c: dataclasses.replace(c, argv=["x\0"])))
     Engine(ledger, clock).run_once()
     with ledger.read() as session:
         occ = session.get(Occurrence, occurrence_id)
