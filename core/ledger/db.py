@@ -38,7 +38,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterator
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -577,6 +577,15 @@ def _lock_rows(first: bool, skip_locked: bool) -> str:
 _LOCK_ROWS = {(first, skip): _lock_rows(first, skip) for first in (False, True) for skip in (False, True)}
 
 
+#: The most events sent in the commit's pipeline; a transaction with more (a materialization's
+#: batch) sends its lock, events and commit one after the other. A statement of many events is a
+#: message of hundreds of KiB, and with one that large in the pipeline the driver was seen
+#: (rarely, on a loaded machine) to wait for the server's answer with part of it still unsent,
+#: while the server waited for the rest: both waiting for ever. A small transaction's events
+#: (a run's outcome) keep the pipeline and its round trip saved.
+PIPELINE_EVENTS = 64
+
+
 def flush_events(session: Session) -> None:
     """Write the events a shared write kept back, last, and commit: under the event log's
     own lock, held until the commit, so that their ids become visible in commit order.
@@ -590,7 +599,7 @@ def flush_events(session: Session) -> None:
     rows, shared.rows = shared.rows, []
     deferred, shared.deferred = shared.deferred, []
     driver = shared.driver
-    with driver.pipeline():
+    with driver.pipeline() if len(rows) <= PIPELINE_EVENTS else nullcontext():
         if shared.owed_lock():  # nothing was sent before: the shared lock first
             driver.execute(_SHARE_LOCK, [WRITE_LOCK_KEY])
         for write in deferred:
