@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/count_bench.py
 	$(BIN)/python bench/apply_bench.py
 	$(BIN)/python bench/alerts_bench.py
+	$(BIN)/python bench/spawn_bench.py
 
 bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py

@@ -36,6 +36,7 @@ TINY: dict[str, tuple[list[str], str]] = {
     "preview_bench.py": (["--quick"], "every minute of 1 January 2026 in Europe/Berlin"),
     "recovery_bench.py": (["--quick"], "executions"),
     "scale_bench.py": (["--quick"], "ratio to target"),
+    "spawn_bench.py": (["--count", "5", "--rounds", "1", "--burst", "4", "--threads", "2"], "run_claim"),
 }
 
 
