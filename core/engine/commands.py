@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.engine.runner import (
+    DIGESTED_NAMES,
     ENGINE_ONLY,
     IDENTITY_NAMES,
     PLACEHOLDER,
@@ -90,15 +91,7 @@ def _argv_part(argv: list[str], cwd: str | None) -> str:
 
 def _stable(variables: dict[str, str]) -> dict[str, str]:
     """The identity's variables that go into the digest, sorted by name (not the per-attempt two)."""
-    return {
-        "SCHED_BUSINESS_PERIOD": variables["SCHED_BUSINESS_PERIOD"],
-        "SCHED_LOGICAL_SLOT_ID": variables["SCHED_LOGICAL_SLOT_ID"],
-        "SCHED_NOMINAL_LOCAL": variables["SCHED_NOMINAL_LOCAL"],
-        "SCHED_OCCURRENCE_ID": variables["SCHED_OCCURRENCE_ID"],
-        "SCHED_REVISION": variables["SCHED_REVISION"],
-        "SCHED_SCHEDULED_UTC": variables["SCHED_SCHEDULED_UTC"],
-        "SCHED_SCHEDULE_ID": variables["SCHED_SCHEDULE_ID"],
-    }
+    return {name: variables[name] for name in DIGESTED_NAMES}
 
 
 _TEMPLATES: dict[tuple[str, int], Template] = {}

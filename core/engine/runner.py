@@ -89,6 +89,8 @@ class TaskIdentity:
 
 _PER_ATTEMPT = ("SCHED_ATTEMPT_ID", "SCHED_ATTEMPT_NUMBER")
 IDENTITY_NAMES = frozenset(TaskIdentity("", 0, "", None, "", None, None, "", 0).environment())
+#: The identity's variables that go into a command's digest, in its order (all but the per-attempt two).
+DIGESTED_NAMES = tuple(sorted(IDENTITY_NAMES.difference(_PER_ATTEMPT)))
 
 
 @dataclass(frozen=True)
