@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.clock import FixedClock
-from core.engine import runner
+from core.engine import spawning
 from core.engine.runner import (
     TaskIdentity,
     find_program,
@@ -241,7 +241,7 @@ def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
 def exit_notice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The runner with a pidfd (Linux), and as on a system without one."""
     if request.param == "polling":
-        monkeypatch.setattr(runner, "open_pidfd", lambda pid: None)
+        monkeypatch.setattr(spawning, "open_pidfd", lambda pid: None)
     return str(request.param)
 
 
