@@ -176,6 +176,12 @@ def _no_format(tmp_path: Path) -> list[str]:
         pytest.param(
             ["true"], {"A=B": "x"}, "cannot start true: ValueError: illegal environment variable name", id="eq_in_name"
         ),
+        pytest.param(
+            ["true"],
+            {"=A=": "x"},
+            "cannot start true: ValueError: illegal environment variable name",
+            id="eq_after_first",
+        ),
         pytest.param(["true", "\ud800"], {}, "UnicodeEncodeError", id="surrogate_in_argv"),
     ],
 )
