@@ -15,7 +15,6 @@ import math
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
 import time
@@ -164,15 +163,6 @@ def prepare(
     names = tuple(sorted(task_env))
     digest = input_digest(rendered, cwd, own, names, references)
     return PreparedCommand(rendered, cwd, env, digest, names, secrets)
-
-
-def find_program(program: str, path: str | None = None) -> str | None:
-    """The executable a command's first element names, or None when there is none."""
-    if os.sep in program:
-        # os.access alone says yes to root for any file; require an execute bit too.
-        ok = os.path.isfile(program) and os.access(program, os.X_OK) and os.stat(program).st_mode & 0o111
-        return program if ok else None
-    return shutil.which(program, path=path)
 
 
 def printable(text: str, limit: int = 200) -> str:

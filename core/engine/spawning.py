@@ -1,6 +1,6 @@
 """A task's process: started in a session of its own with both outputs on pipes, stdin on
-/dev/null and none of the engine's descriptors, then reaped; and whether a group has any
-live process left.
+/dev/null and none of the engine's descriptors, then reaped; the program a command names;
+and whether a group has any live process left.
 
 ``posix_spawn`` starts a task where it can say what ``Popen`` would do (the C library's,
 called without the GIL, where :mod:`core.engine.libc_spawn` finds it); ``Popen`` elsewhere.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -44,6 +45,15 @@ def open_pidfd(pid: int) -> int | None:
         return int(opener(pid))
     except OSError:
         return None
+
+
+def find_program(program: str, path: str | None = None) -> str | None:
+    """The executable a command's first element names, or None when there is none."""
+    if os.sep in program:
+        # os.access alone says yes to root for any file; require an execute bit too.
+        ok = os.path.isfile(program) and os.access(program, os.X_OK) and os.stat(program).st_mode & 0o111
+        return program if ok else None
+    return shutil.which(program, path=path)
 
 
 def only_zombies(pgid: int) -> bool:

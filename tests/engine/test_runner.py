@@ -20,7 +20,6 @@ from core.clock import FixedClock
 from core.engine import spawning
 from core.engine.runner import (
     TaskIdentity,
-    find_program,
     input_digest,
     prepare,
     render_argv,
@@ -231,7 +230,7 @@ def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
         plain.write_text("not a program")
         plain.chmod(0o644)
         program = str(plain)
-    assert (find_program(program) is not None) is found
+    assert (spawning.find_program(program) is not None) is found
 
 
 # --- the one reader loop, with and without an exit notification --------------------------
