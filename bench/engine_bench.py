@@ -54,9 +54,8 @@ from benchkit import TimingEngine, instant_success, interval_spec
 
 from core.clock import FixedClock
 from core.engine import claim as claim_stage
-from core.engine import promote, settle
+from core.engine import promote, settle, spawning
 from core.engine import run as run_stage
-from core.engine import runner as runner_module
 from core.engine.engine import EngineOptions
 from core.engine.runner import PreparedCommand, TaskIdentity, prepare, run_command
 from core.ledger import materialize_all, open_ledger, publish
@@ -219,7 +218,7 @@ def popen_only(on: bool) -> Iterator[None]:
     if not on:
         yield
         return
-    with mock.patch.object(runner_module, "posix_spawn", None), mock.patch.object(runner_module, "posix_spawnp", None):
+    with mock.patch.object(spawning, "posix_spawn", None), mock.patch.object(spawning, "posix_spawnp", None):
         yield
 
 

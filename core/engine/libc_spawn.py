@@ -19,10 +19,12 @@ that cannot start, ``ValueError`` for a NUL byte or an ill-formed variable name,
 
 from __future__ import annotations
 
+import array
 import ctypes
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 #: A file action of this module's own: close every descriptor from the given one up (``(CLOSE_FROM, 3)``).
@@ -82,26 +84,35 @@ def _encoded(text: str | bytes) -> bytes:
     return data
 
 
-def _environment(env: Mapping[str, str]) -> list[bytes]:
-    """``NAME=value`` for each variable, encoded as ``os.fsencode`` does, checked as ``os.posix_spawn``
-    checks them. Encoded in one piece and cut at its NULs: a tenth of the cost of one call per string."""
+def _environment(env: Mapping[str, str]) -> bytes:
+    """``NAME=value`` for each variable, NUL after each, encoded as ``os.fsencode`` does, checked as
+    ``os.posix_spawn`` checks them. Encoded in one piece: a tenth of the cost of one call per string."""
     if not env:
-        return []
-    for key in env:
-        if not key or key.find("=", 1) != -1:
-            raise ValueError("illegal environment variable name")
+        return b""
+    if "" in env or ("=" in "\0".join(env) and any(key.find("=", 1) != -1 for key in env)):
+        raise ValueError("illegal environment variable name")
     text = "\0".join([f"{key}={value}" for key, value in env.items()])
     if text.count("\0") != len(env) - 1:
         raise ValueError("embedded null byte")
-    return text.encode(_FS_ENCODING, _FS_ERRORS).split(b"\0")
+    return text.encode(_FS_ENCODING, _FS_ERRORS) + b"\0"
 
 
 _FS_ENCODING = sys.getfilesystemencoding()
 _FS_ERRORS = sys.getfilesystemencodeerrors()
 
 
-def _strings(items: Sequence[bytes]) -> ctypes.Array[ctypes.c_char_p]:
-    return (ctypes.c_char_p * (len(items) + 1))(*items)  # ends with NULL
+def _strings(block: bytes) -> tuple[object, array.array[int]]:
+    """A C array of the NUL-ended strings of ``block``, ending with NULL, and what keeps it alive:
+    the pointers worked out from the strings' lengths in one pass of C, not set one by one."""
+    buffer = ctypes.create_string_buffer(block, len(block))
+    ends = accumulate(map(_PLUS_ONE, map(len, block.split(b"\0")[:-1])), initial=ctypes.addressof(buffer))
+    pointers = array.array("Q" if _POINTER_SIZE == 8 else "I", ends)
+    pointers[-1] = 0  # the last one points past the block: the terminating NULL instead
+    return buffer, pointers
+
+
+_PLUS_ONE = (1).__add__
+_POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
 
 
 def _start(
@@ -116,20 +127,50 @@ def _start(
 ) -> int:
     libc: Any = _LIBC
     program = _encoded(path)
-    args = _strings([_encoded(arg) for arg in argv])
+    args = _strings(b"".join([_encoded(arg) + b"\0" for arg in argv]))
     environment = _strings(_environment(env))
     attr = _attributes(libc, setsid, tuple(int(sig) for sig in setsigdef))
+    actions, kept = _file_actions(libc, tuple(map(tuple, file_actions)))
+    try:
+        pid = ctypes.c_int()
+        start = libc.posix_spawnp if search else libc.posix_spawn
+        # The GIL dropped meanwhile.
+        _check(start(ctypes.byref(pid), program, actions, attr, _address(args), _address(environment)))
+        return pid.value
+    finally:
+        if not kept:
+            libc.posix_spawn_file_actions_destroy(actions)
+
+
+#: Built file actions by their list: the runner's tasks get the same pipes' numbers again and again, and
+#: a spawn only reads them (from any thread). At most :data:`KEPT_ACTIONS` are kept, for the process's life.
+_FILE_ACTIONS: dict[tuple[tuple[int, ...], ...], ctypes.Array[ctypes.c_char]] = {}
+KEPT_ACTIONS = 64
+
+
+def _file_actions(libc: Any, wanted: tuple[tuple[int, ...], ...]) -> tuple[ctypes.Array[ctypes.c_char], bool]:
+    """The file actions ``wanted``, and whether they are kept (else the caller destroys them after its spawn)."""
+    actions = _FILE_ACTIONS.get(wanted)
+    if actions is not None:
+        return actions, True
     actions = ctypes.create_string_buffer(_ACTIONS_SIZE)
     _check(libc.posix_spawn_file_actions_init(actions))
     try:
-        for action in file_actions:
+        for action in wanted:
             _add(libc, actions, action)
-        pid = ctypes.c_int()
-        start = libc.posix_spawnp if search else libc.posix_spawn
-        _check(start(ctypes.byref(pid), program, actions, attr, args, environment))  # the GIL dropped meanwhile
-        return pid.value
-    finally:
+    except BaseException:
         libc.posix_spawn_file_actions_destroy(actions)
+        raise
+    if len(_FILE_ACTIONS) >= KEPT_ACTIONS:
+        return actions, False
+    kept = _FILE_ACTIONS.setdefault(wanted, actions)
+    if kept is not actions:  # another thread kept the same ones first
+        libc.posix_spawn_file_actions_destroy(actions)
+    return kept, True
+
+
+def _address(strings: tuple[object, array.array[int]]) -> int:
+    return strings[1].buffer_info()[0]
 
 
 #: Spawn attributes by (setsid, signals to default): made once, only read by each spawn (from any thread).

@@ -36,7 +36,8 @@ from core.engine.processes import (
     start_time,
     this_host,
 )
-from core.engine.runner import KILL_GRACE_SECONDS, only_zombies
+from core.engine.runner import KILL_GRACE_SECONDS
+from core.engine.spawning import only_zombies
 from core.ledger.models import Attempt, Occurrence
 from core.ledger.states import OccurrenceState as _S
 from core.time.formats import fmt_utc

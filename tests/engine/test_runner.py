@@ -17,10 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.clock import FixedClock
-from core.engine import runner
+from core.engine import spawning
 from core.engine.runner import (
     TaskIdentity,
-    find_program,
     input_digest,
     prepare,
     render_argv,
@@ -231,7 +230,7 @@ def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
         plain.write_text("not a program")
         plain.chmod(0o644)
         program = str(plain)
-    assert (find_program(program) is not None) is found
+    assert (spawning.find_program(program) is not None) is found
 
 
 # --- the one reader loop, with and without an exit notification --------------------------
@@ -241,7 +240,7 @@ def test_find_program(program: str, found: bool, tmp_path: Path) -> None:
 def exit_notice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The runner with a pidfd (Linux), and as on a system without one."""
     if request.param == "polling":
-        monkeypatch.setattr(runner, "open_pidfd", lambda pid: None)
+        monkeypatch.setattr(spawning, "open_pidfd", lambda pid: None)
     return str(request.param)
 
 

@@ -18,8 +18,9 @@ import psutil
 import pytest
 
 from core.clock import FixedClock
-from core.engine import runner
-from core.engine.runner import KILL_GRACE_SECONDS, TaskIdentity, only_zombies, prepare, run_command
+from core.engine import runner, spawning
+from core.engine.runner import KILL_GRACE_SECONDS, TaskIdentity, prepare, run_command
+from core.engine.spawning import only_zombies
 from tests.engine.task_scripts import MEGABYTE_ON_EACH_PIPE, ignoring_sigterm, leaving_a_grandchild
 
 PY = sys.executable
@@ -30,8 +31,8 @@ WHO = TaskIdentity("s", 1, "occ-1", None, "2026-03-08T02:30:00", None, None, "at
 @pytest.fixture(autouse=True)
 def without_linux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No pidfd_open and no /proc, as far as the runner can tell."""
-    monkeypatch.setattr(runner, "open_pidfd", lambda pid: None)
-    monkeypatch.setattr(runner, "PROC_ROOT", tmp_path / "no-proc")
+    monkeypatch.setattr(spawning, "open_pidfd", lambda pid: None)
+    monkeypatch.setattr(spawning, "PROC_ROOT", tmp_path / "no-proc")
 
 
 def run(script: str, timeout: float = 30.0) -> runner.RunResult:

@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.clock import FixedClock
-from core.engine import libc_spawn, runner
+from core.engine import libc_spawn, runner, spawning
 from core.engine.runner import RunResult, TaskIdentity, prepare, run_command
 from tests.engine.task_scripts import MEGABYTE_ON_EACH_PIPE, ignoring_sigterm, leaving_a_grandchild
 
@@ -49,13 +49,13 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
     """The runner as it is here (``posix_spawn``), and with ``Popen`` only; records which one started each task."""
     spawns = Spawns(str(request.param))
     if request.param == "popen":
-        monkeypatch.setattr(runner, "posix_spawn", None)
-        monkeypatch.setattr(runner, "posix_spawnp", None)
+        monkeypatch.setattr(spawning, "posix_spawn", None)
+        monkeypatch.setattr(spawning, "posix_spawnp", None)
     for name in ("posix_spawn", "posix_spawnp"):
-        real = getattr(runner, name)
+        real = getattr(spawning, name)
         if real is not None:
-            monkeypatch.setattr(runner, name, _noting(spawns, "posix_spawn", real))
-    monkeypatch.setattr(runner.subprocess, "Popen", _noting(spawns, "popen", subprocess.Popen))
+            monkeypatch.setattr(spawning, name, _noting(spawns, "posix_spawn", real))
+    monkeypatch.setattr(spawning.subprocess, "Popen", _noting(spawns, "popen", subprocess.Popen))
     yield spawns
 
 
@@ -176,6 +176,12 @@ def _no_format(tmp_path: Path) -> list[str]:
         pytest.param(
             ["true"], {"A=B": "x"}, "cannot start true: ValueError: illegal environment variable name", id="eq_in_name"
         ),
+        pytest.param(
+            ["true"],
+            {"=A=": "x"},
+            "cannot start true: ValueError: illegal environment variable name",
+            id="eq_after_first",
+        ),
         pytest.param(["true", "\ud800"], {}, "UnicodeEncodeError", id="surrogate_in_argv"),
     ],
 )
@@ -278,10 +284,10 @@ def test_signals_python_ignores_are_back_to_their_defaults(way: Spawns) -> None:
 
 def test_the_engine_runs_tasks_with_posix_spawn_here() -> None:
     """Linux with glibc: the light way is there, and is the one taken for a plain task."""
-    assert runner.posix_spawn is not None and runner.posix_spawnp is not None
-    child, stdout, stderr = runner.spawn(prepare(["true"], None, {}, WHO))
+    assert spawning.posix_spawn is not None and spawning.posix_spawnp is not None
+    child, stdout, stderr = spawning.spawn(prepare(["true"], None, {}, WHO))
     try:
-        assert isinstance(child, runner.Spawned)
+        assert isinstance(child, spawning.Spawned)
         assert child.wait() == 0
     finally:
         os.close(stdout)
@@ -319,10 +325,10 @@ def test_the_c_librarys_spawn_closes_the_engines_descriptors_without_listing_the
 ) -> None:
     """glibc 2.34 and later: the spawn is the C library's (called without the GIL), and it closes every
     descriptor above stderr in the child (``addclosefrom_np``) instead of the runner listing its own."""
-    assert (runner.posix_spawn, runner.posix_spawnp) == (libc_spawn.posix_spawn, libc_spawn.posix_spawnp)
+    assert (spawning.posix_spawn, spawning.posix_spawnp) == (libc_spawn.posix_spawn, libc_spawn.posix_spawnp)
     listed: list[object] = []
     real = os.listdir
-    monkeypatch.setattr(runner.os, "listdir", lambda path=".": listed.append(path) or real(path))
+    monkeypatch.setattr(spawning.os, "listdir", lambda path=".": listed.append(path) or real(path))
     leak = os.open(os.devnull, os.O_RDONLY)
     high = os.dup2(leak, 900)  # inheritable, as dup2 makes it
     try:

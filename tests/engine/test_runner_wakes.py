@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from core.clock import FixedClock
-from core.engine import runner
+from core.engine import runner, spawning
 from core.engine.runner import TaskIdentity, prepare, run_command
 
 CLOCK = FixedClock(datetime(2026, 12, 7, 21, 0, tzinfo=UTC))
@@ -46,7 +46,7 @@ class Recorded:
 
 @pytest.fixture
 def polls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    if runner.open_pidfd(1) is None:
+    if spawning.open_pidfd(1) is None:
         pytest.skip("no pidfd on this system: the exit is polled for")
     Recorded.calls = []
     monkeypatch.setattr(runner, "select", types.SimpleNamespace(poll=Recorded, POLLIN=select.POLLIN))

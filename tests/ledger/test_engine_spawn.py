@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 
 from core.clock import FixedClock
-from core.engine import commands, runner, statements
+from core.engine import commands, runner, spawning, statements
 from core.engine import engine as engine_module
 from core.engine.admin import run_now
 from core.engine.engine import Engine, EngineOptions
@@ -124,9 +124,9 @@ def test_a_task_that_cannot_start_is_a_spawn_error_and_the_next_one_runs(
     if where == "prepare":
         monkeypatch.setattr(commands, "prepared", first_call_only(commands.prepared, broken))
     else:  # whichever way the runner starts the task (posix_spawn here, Popen elsewhere)
-        monkeypatch.setattr(runner.subprocess, "Popen", first_call_only(runner.subprocess.Popen, broken))
-        if runner.posix_spawn is not None:
-            monkeypatch.setattr(runner, "posix_spawn", first_call_only(runner.posix_spawn, broken))
+        monkeypatch.setattr(spawning.subprocess, "Popen", first_call_only(spawning.subprocess.Popen, broken))
+        if spawning.posix_spawn is not None:
+            monkeypatch.setattr(spawning, "posix_spawn", first_call_only(spawning.posix_spawn, broken))
     engine = Engine(ledger, clock, EngineOptions(max_workers=1))
     report = engine.run_once()
     assert report.outcomes == {"FAILED": 1, "SUCCEEDED": 1}
