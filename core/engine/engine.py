@@ -241,24 +241,14 @@ class Engine:
                 if not self._workers.get(sid):
                     ctx.busy[sid] = started
                 self._workers[sid] = self._workers.get(sid, 0) + 1
-        pending = Jobs()
-
-        def queued(sid: str, only: list[str] | None) -> Callable[[PassReport], Future[None]]:
-            def add(own: PassReport) -> Future[None]:
-                job = Job(sid, only, own, claims.get(sid))
-                pending.add(job)
-                return job.done
-
-            return add
-
-        # Each job writes a report of its own, told on this pass's report or a later one.
-        futures = [self.activity.start(sid, queued(sid, only)) for sid, only in jobs]
-        with ctx.lock:
-            self._futures = [f for f in self._futures if not f.done()] + futures
+        # One job per schedule, with only what the queue needs: a loop makes its report when it
+        # takes it (:meth:`_work_job`), so a pass holds as many reports as loops, not one per job.
+        pending = Jobs(Job(sid, only, claims.get(sid)) for sid, only in jobs)
         loops = min(self.options.max_workers, len(jobs))
         pool = ThreadPoolExecutor(max_workers=loops, thread_name_prefix="tidemark-task")
-        for _ in range(loops):
-            pool.submit(self._work_jobs, pending)
+        futures = [pool.submit(self._work_jobs, pending) for _ in range(loops)]
+        with ctx.lock:
+            self._futures = [f for f in self._futures if not f.done()] + futures
         if wait:
             for f in futures:
                 f.result()
@@ -277,7 +267,9 @@ class Engine:
     def _work_jobs(self, pending: Jobs) -> None:
         """A worker loop: one write connection held (:meth:`Ledger.writer`) for the jobs it takes,
         one after the other, until none is left. A job whose worker died goes on with a connection
-        of its own, and so does every later job of this loop."""
+        of its own, and so does every later job of this loop. An exception that escaped a job ends
+        only that job; the loop goes on with the others and raises the first such exception at its
+        end (the engine waits for the loops: a worker's crash is surfaced as a bug, not silence)."""
         held = ExitStack()
         try:
             self._held.loop = held.enter_context(self.ledger.writer(serialize=False))
@@ -285,6 +277,7 @@ class Engine:
             self._held.loop = None
             _log.debug("a worker loop could not hold a write connection: %s", describe_error(exc))
         self._held.jobs, self._held.next = pending, None
+        crashed: Exception | None = None
         with held:
             try:
                 while (job := self._held.next or pending.take()) is not None:
@@ -292,17 +285,29 @@ class Engine:
                     if self._taken_elsewhere(job, pending):
                         continue
                     self._held.job, self._held.again = job, False
-                    if job.run(self._work_job):
+                    try:
+                        again = self._work_job(job)
+                    except Exception as exc:
+                        crashed = crashed or exc
+                        continue
+                    if again:
                         job.first, job.again = None, True
                         pending.add(job)  # its schedule is read again once the others had their turn
             finally:
                 self._held.loop = self._held.jobs = self._held.job = None
+        if crashed is not None:
+            raise crashed
 
     def _work_job(self, job: Job) -> bool:
-        """One job of a worker loop; True when it is to be queued again (see :meth:`_finish`)."""
+        """One job of a worker loop, with a report of its own while it runs; True when it is to be
+        queued again (see :meth:`_finish`)."""
         if job.again and not self._read_again(job):
             return False
-        self.work_schedule(job.schedule_id, job.only, job.report, job.first)
+        report = self.activity.begin(job.schedule_id)
+        try:
+            self.work_schedule(job.schedule_id, job.only, report, job.first)
+        finally:
+            self.activity.end(report)
         return bool(self._held.again)
 
     def _read_again(self, job: Job) -> bool:
@@ -342,8 +347,6 @@ class Engine:
                     jobs.put_back(j)
                 continue
             self._release_worker(j.schedule_id)
-            if j is not job:
-                j.done.set_result(None)
         return goes_on
 
     def _hand_over(
@@ -428,7 +431,6 @@ class Engine:
                 self._seen.pop(j.schedule_id, None)
                 self.context.elsewhere.add(j.schedule_id)
             self._release_worker(j.schedule_id)
-            j.done.set_result(None)
         return job.schedule_id in taken
 
     def work_schedule(
@@ -578,7 +580,7 @@ class Engine:
         its claim is committed, and a run costs one transaction, not two."""
         jobs: Jobs | None = getattr(self._held, "jobs", None)
         taken: list[tuple[Job, Seen | None]] = []
-        then = self._chain(jobs, taken) if jobs is not None and self.group is not None else None
+        then = self._chain(jobs, taken, report) if jobs is not None and self.group is not None else None
         try:
             following = settle.finish(
                 self._write, self.context, claim, result, report, queue=queue, gate=gate, stop=self._stop, then=then
@@ -598,9 +600,10 @@ class Engine:
             self._held.next = job
         return following
 
-    def _chain(self, jobs: Jobs, taken: list[tuple[Job, Seen | None]]) -> settle.Then:
+    def _chain(self, jobs: Jobs, taken: list[tuple[Job, Seen | None]], report: PassReport) -> settle.Then:
         """Claims, in an outcome's transaction, the first due occurrence of the next job waiting,
-        from what the dispatch read of it (kept in ``taken`` with that reading)."""
+        from what the dispatch read of it (kept in ``taken`` with that reading). What the claim
+        counts (occurrences skipped for overlap) goes on ``report``, the one this loop writes now."""
 
         def claim_next(session: Session, pending: list[events.NewEvent]) -> Claim | None:
             job = jobs.take_unclaimed()
@@ -614,7 +617,7 @@ class Engine:
             while seen is not None and rest and claimed is None:
                 occ_id, state = rest.popleft()
                 now = self.clock.now()
-                claimed = claim_stage.claim_in(session, self.context, occ_id, now, job.report, seen[1], state, pending)
+                claimed = claim_stage.claim_in(session, self.context, occ_id, now, report, seen[1], state, pending)
             if seen is not None:
                 with self.context.lock:
                     self._seen[job.schedule_id] = (list(rest), seen[1])
