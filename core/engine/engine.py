@@ -67,6 +67,17 @@ _log = logging.getLogger(__name__)
 Seen = tuple[list[tuple[str, OccurrenceState]], Gate]
 
 
+def _hand_back() -> None:
+    """After the last worker loop of a pass: the C allocator's free pages handed back to the system
+    (glibc's ``malloc_trim``). The runs' claims, outcomes and the loops' connections leave the heap
+    with holes that later passes would not fill; kept, each pass that runs tasks raised the
+    engine's resident memory a little further (1.2 MiB over ten steady passes at 1,000 minute-mix
+    schedules). A trim takes 0.03-3 ms, on a loop's thread, once per pass that ran something."""
+    trim = plan.malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 class Engine:
     """Drives one ledger. ``run_once`` is a full pass; ``run_forever`` repeats it."""
 
@@ -243,8 +254,8 @@ class Engine:
                 self._workers[sid] = self._workers.get(sid, 0) + 1
         # One job per schedule, with only what the queue needs: a loop makes its report when it
         # takes it (:meth:`_work_job`), so a pass holds as many reports as loops, not one per job.
-        pending = Jobs(Job(sid, only, claims.get(sid)) for sid, only in jobs)
         loops = min(self.options.max_workers, len(jobs))
+        pending = Jobs((Job(sid, only, claims.get(sid)) for sid, only in jobs), loops=loops)
         pool = ThreadPoolExecutor(max_workers=loops, thread_name_prefix="tidemark-task")
         futures = [pool.submit(self._work_jobs, pending) for _ in range(loops)]
         with ctx.lock:
@@ -295,6 +306,8 @@ class Engine:
                         pending.add(job)  # its schedule is read again once the others had their turn
             finally:
                 self._held.loop = self._held.jobs = self._held.job = None
+                if pending.loop_ended():
+                    _hand_back()
         if crashed is not None:
             raise crashed
 

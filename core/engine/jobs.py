@@ -37,9 +37,16 @@ class Job:
 class Jobs:
     """The jobs of one pass that no worker loop has taken yet. Safe to use from any thread."""
 
-    def __init__(self, jobs: Iterable[Job] = ()) -> None:
+    def __init__(self, jobs: Iterable[Job] = (), *, loops: int = 1) -> None:
         self._lock = threading.Lock()
         self._queue: deque[Job] = deque(jobs)
+        self._loops = loops  # the worker loops taking these jobs that have not ended yet
+
+    def loop_ended(self) -> bool:
+        """One of the worker loops taking these jobs has ended; whether it was the last one."""
+        with self._lock:
+            self._loops -= 1
+            return self._loops == 0
 
     def add(self, job: Job) -> None:
         with self._lock:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from core.clock import FixedClock
+from core.engine import plan
 from core.engine.activity import Activity
 from core.engine.context import PassReport
 from core.engine.engine import Engine, EngineOptions
@@ -62,3 +63,24 @@ def test_a_pass_holds_a_report_per_loop_not_per_job(
     # The engine waits for its loops: one future each, not one per schedule.
     assert submitted[0] == workers
     assert not engine.busy() and engine.wait_idle(timeout=0)
+
+
+def test_the_last_loop_of_a_pass_that_ran_tasks_hands_free_memory_back(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once per pass that ran something, by the last of its loops; not by a pass with nothing due."""
+    due_at_once(ledger, clock, 6)
+    engine = Engine(ledger, clock, EngineOptions(max_workers=3))
+    by_loops: list[str] = []
+
+    def trim(pad: int) -> int:
+        name = threading.current_thread().name
+        if name.startswith("tidemark-task"):
+            by_loops.append(name)
+        return 0
+
+    monkeypatch.setattr(plan, "malloc_trim", lambda: trim)
+    assert engine.run_once().outcomes == {"SUCCEEDED": 6}
+    assert len(by_loops) == 1
+    assert engine.run_once().started == 0
+    assert len(by_loops) == 1
