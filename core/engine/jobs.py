@@ -5,59 +5,48 @@ A pass with many schedules due at once (the top of the minute: every rule that f
 minute) used to start a thread's job per schedule, each opening its own write connection and
 closing it again. Now it queues one :class:`Job` per schedule and starts at most
 ``max_workers`` worker loops; each loop holds one write connection and takes the jobs one
-after the other until none is left (:meth:`Jobs.take`). Every job still has a future of its
-own, done when its schedule's worker has finished, which is what the engine waits on and
-what :class:`~core.engine.activity.Activity` asks.
+after the other until none is left (:meth:`Jobs.take`). The engine waits for the loops; a job
+has a report of its own only while a loop works on it (:mod:`core.engine.activity`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Collection, Iterable
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 
-from core.engine.context import Claim, PassReport
+from core.engine.context import Claim
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
-    """One schedule's work in a pass: its due occurrences, oldest first, one at a time."""
+    """One schedule's work in a pass: its due occurrences, oldest first, one at a time. Only what
+    the queue needs: its report is made when a loop takes it (:meth:`core.engine.activity.Activity.begin`),
+    and the pass waits for its loops, not for each job."""
 
     schedule_id: str
     only: list[str] | None
     """Only these occurrences (an extra worker under overlapPolicy ALLOW); None: whatever is due."""
-    report: PassReport
-    """Its own report (:class:`~core.engine.activity.Activity` tells it on a pass's report)."""
     first: Claim | None = None
     """Its first occurrence, claimed already (by the dispatch, or with another job's outcome)."""
-    done: Future[None] = field(default_factory=Future)
-    """Finished when its worker has (with the worker's exception, if one escaped it)."""
     again: bool = False
     """Queued again, to read its schedule for what came due while the others had their turn."""
-
-    def run(self, work: Callable[[Job], bool]) -> bool:
-        """``work(self)``, its end (or its exception) set on :attr:`done`, unless ``work`` says the
-        job goes on later (True: it is to be queued again, and is not done yet)."""
-        try:
-            again = work(self)
-        except BaseException as exc:
-            self.done.set_exception(exc)
-            if not isinstance(exc, Exception):
-                raise
-            return False
-        if not again:
-            self.done.set_result(None)
-        return again
 
 
 class Jobs:
     """The jobs of one pass that no worker loop has taken yet. Safe to use from any thread."""
 
-    def __init__(self, jobs: Iterable[Job] = ()) -> None:
+    def __init__(self, jobs: Iterable[Job] = (), *, loops: int = 1) -> None:
         self._lock = threading.Lock()
         self._queue: deque[Job] = deque(jobs)
+        self._loops = loops  # the worker loops taking these jobs that have not ended yet
+
+    def loop_ended(self) -> bool:
+        """One of the worker loops taking these jobs has ended; whether it was the last one."""
+        with self._lock:
+            self._loops -= 1
+            return self._loops == 0
 
     def add(self, job: Job) -> None:
         with self._lock:

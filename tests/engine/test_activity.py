@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from functools import partial
 
 import pytest
 
@@ -40,21 +41,9 @@ STEPS = [
 ]
 
 
-def worker(activity: Activity, schedule_id: str) -> tuple[PassReport, Future[None]]:
-    """A worker on ``schedule_id`` as the activity sees it: its report, and its future (ended by the test)."""
-    held: list[PassReport] = []
-
-    def submit(report: PassReport) -> Future[None]:
-        held.append(report)
-        return Future()
-
-    future = activity.start(schedule_id, submit)
-    return held[0], future
-
-
 def test_each_start_and_each_outcome_is_told_once_on_the_next_report() -> None:
     activity = Activity()
-    reports = {sid: worker(activity, sid)[0] for sid in ("backup", "report")}
+    reports = {sid: activity.begin(sid) for sid in ("backup", "report")}
     for name, writes, (started, ran, outcomes, finished) in STEPS:
         for sid, n, ended in writes:
             reports[sid].started = n
@@ -65,14 +54,30 @@ def test_each_start_and_each_outcome_is_told_once_on_the_next_report() -> None:
 
 def test_a_worker_that_ended_is_told_one_last_time_and_then_forgotten() -> None:
     activity = Activity()
-    own, future = worker(activity, "backup")
+    own = activity.begin("backup")
     own.started, own.skipped_overlap = 2, 1
-    own.outcomes["SUCCEEDED"] += 2
-    future.set_result(None)
+    own.outcomes["SUCCEEDED"] += 1
+    assert activity.tell(PassReport()).started == 2  # told while it runs, then only what is new
+    own.outcomes["SUCCEEDED"] += 1
+    activity.end(own)
     told = activity.tell(PassReport(materialized=4))
-    assert (told.materialized, told.started, told.skipped_overlap, told.outcomes) == (4, 2, 1, {"SUCCEEDED": 2})
+    assert (told.materialized, told.started, told.skipped_overlap, told.outcomes) == (4, 0, 0, {"SUCCEEDED": 1})
     own.started = 99  # written after its end: nobody reads it any more
     assert activity.tell(PassReport()) == PassReport()
+
+
+def test_an_ended_job_keeps_no_report_of_its_own() -> None:
+    """What an ended job did waits in one report for the next tell; its own is let go, so a pass
+    that ran hundreds of jobs holds no report of each until the pass is told."""
+    activity = Activity()
+    own = activity.begin("backup")
+    own.started = 1
+    gone = weakref.ref(own)
+    activity.end(own)
+    del own
+    gc.collect()
+    assert gone() is None
+    assert activity.tell(PassReport()).ran == {"backup": 1}
 
 
 def test_workers_writing_while_passes_tell_lose_nothing_and_tell_nothing_twice() -> None:
@@ -82,14 +87,17 @@ def test_workers_writing_while_passes_tell_lose_nothing_and_tell_nothing_twice()
     workers, runs = 8, 2000
     go = threading.Barrier(workers + 1)
 
-    def work(report: PassReport) -> None:
+    def work(schedule_id: str) -> None:
         go.wait()
-        for i in range(runs):
-            report.started += 1
-            report.outcomes["SUCCEEDED" if i % 3 else "FAILED"] += 1
+        for turn in range(2):  # a job queued again: a report for each turn
+            report = activity.begin(schedule_id)
+            for i in range(turn, runs, 2):
+                report.started += 1
+                report.outcomes["SUCCEEDED" if i % 3 else "FAILED"] += 1
+            activity.end(report)
 
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = [activity.start(f"s{w}", partial(pool.submit, work)) for w in range(workers)]
+    futures = [pool.submit(work, f"s{w}") for w in range(workers)]
     go.wait()
     total = PassReport()
     lines = 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.engine.context import PassReport
 from core.engine.jobs import Job, Jobs
 
 #: (schedule, limited to given occurrences, queued again) for each job; none has a claim.
@@ -16,7 +15,7 @@ shapes = st.lists(st.tuples(st.sampled_from("abcde"), st.booleans(), st.booleans
 
 
 def _jobs(shape: list[Shape]) -> list[Job]:
-    return [Job(sid, ["occ"] if only else None, PassReport(), again=again) for sid, only, again in shape]
+    return [Job(sid, ["occ"] if only else None, again=again) for sid, only, again in shape]
 
 
 def _waiting(jobs: Jobs) -> list[Job]:
