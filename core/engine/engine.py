@@ -388,7 +388,8 @@ class Engine:
         the same for all, keeping the order read)."""
         if self.ledger.dialect != "postgresql":
             return b""
-        return hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
+        own = b"0" if self.context.share.owns(schedule_id) else b"1"  # its own share first
+        return own + hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
 
     def _crowded(self) -> bool:
         """Whether this pass met another engine's work: a claim found an occurrence another engine
