@@ -139,7 +139,7 @@ class Engine:
         ctx.swept = True
         hold = ctx.held_schedules  # with those whose materialization failed
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
-        promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
+        promote.promote_due(self.ledger, self.clock.now(), report, hold=hold, first=ctx.share.owns)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)  # what is due starts before the far rows are written
         plan.fill(self.ledger, self.clock, sweep, report, unreadable=ctx.unreadable)

@@ -1,7 +1,8 @@
 """A worker's first claim of a schedule whose row another transaction holds (PostgreSQL: another
 engine running its backlog) passes it over at once, with no wait and no careful claim; the next
 dispatch reads it again (docs/decisions.md, "A claim passes over a schedule another engine
-holds"). And beside other engines, a dispatch claims its own share's schedules first."""
+holds"). And beside other engines, an engine promotes and claims its own share's schedules
+first."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from sqlalchemy import select
 
 from core.clock import FixedClock
 from core.engine import claim as claim_stage
+from core.engine import promote as promote_stage
 from core.engine.context import PassReport
 from core.engine.engine import Engine, EngineOptions
 from core.engine.presence import announce
@@ -69,6 +71,16 @@ def test_a_claim_passes_over_a_schedule_another_transaction_holds(ledger: Ledger
     assert engine.run_once().outcomes == {"SUCCEEDED": 1}
 
 
+def _eight_schedules_due(ledger: Ledger, clock: FixedClock) -> None:
+    """Eight schedules with a run due each, any engine may run them."""
+    start = utc("2026-03-02T00:00:00Z")
+    clock.set(start)
+    with ledger.write() as session:
+        for i in range(8):
+            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"share-{i}", "runsOn": {"any": True}}), clock)
+    clock.set(start + timedelta(seconds=30))
+
+
 def test_a_dispatch_beside_other_engines_claims_its_own_share_first(
     ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,12 +88,7 @@ def test_a_dispatch_beside_other_engines_claims_its_own_share_first(
     claims a dispatch makes together (four workers) are of the engine's own share, not of the
     first four in its hash order of all eight (which the other engine would be claiming too)."""
     _postgresql_only(ledger)
-    start = utc("2026-03-02T00:00:00Z")
-    clock.set(start)
-    with ledger.write() as session:
-        for i in range(8):
-            publish(session, parse_spec({**EVERY_MINUTE, "scheduleId": f"share-{i}", "runsOn": {"any": True}}), clock)
-    clock.set(start + timedelta(seconds=30))
+    _eight_schedules_due(ledger, clock)
     ids = [announce(ledger, clock, EngineKind.HEADLESS) for _ in range(2)]
     engine = Engine(ledger, clock, EngineOptions(max_workers=4), engine_id=ids[0])
     claimed: list[str] = []
@@ -96,3 +103,27 @@ def test_a_dispatch_beside_other_engines_claims_its_own_share_first(
     own = {f"share-{i}" for i in range(8) if engine.context.share.owns(f"share-{i}")}
     assert len(own) == 4
     assert set(claimed[:4]) == own
+
+
+def test_an_engine_beside_others_promotes_its_own_share_first_in_a_batch_of_its_own(
+    ledger: Ledger, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two engines announced and eight schedules due: the engine's first promotion batch holds
+    its own share's four schedules and no other, so that its dispatch lists them all even while
+    the other engine is promoting the rest."""
+    _postgresql_only(ledger)
+    _eight_schedules_due(ledger, clock)
+    ids = [announce(ledger, clock, EngineKind.HEADLESS) for _ in range(2)]
+    engine = Engine(ledger, clock, EngineOptions(max_workers=4), engine_id=ids[0])
+    batches: list[set[str]] = []
+    real = promote_stage.promote
+
+    def recorded(session: Any, now: Any, report: Any, **kwargs: Any) -> Any:
+        batches.append(set(kwargs["schedules"]))
+        return real(session, now, report, **kwargs)
+
+    monkeypatch.setattr(promote_stage, "promote", recorded)
+    assert engine.run_once().outcomes == {"SUCCEEDED": 8}
+    own = {f"share-{i}" for i in range(8) if engine.context.share.owns(f"share-{i}")}
+    assert len(own) == 4
+    assert batches[:2] == [own, {f"share-{i}" for i in range(8)} - own]
