@@ -1,8 +1,8 @@
 """A worker's first claim of a schedule whose row another transaction holds (PostgreSQL: another
 engine running its backlog) passes it over at once, with no wait and no careful claim; the next
-dispatch reads it again (docs/decisions.md, "A claim passes over a schedule another engine
-holds"). And beside other engines, an engine promotes and claims its own share's schedules
-first."""
+dispatch reads it again. And beside other engines, an engine promotes and claims its own
+share's schedules first (docs/decisions.md, "A claim passes over a schedule another engine holds;
+an engine promotes and claims its own share first")."""
 
 from __future__ import annotations
 
