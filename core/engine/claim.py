@@ -129,7 +129,13 @@ def claim_in(
         return None
     if gate is not None and state in CLAIMABLE:
         assert state is not None
-        lock_schedules(session, [gate.schedule_id])
+        if not lock_schedules(session, [gate.schedule_id], skip_locked=True):
+            # PostgreSQL: another transaction holds the schedule now, nearly always another
+            # engine running its backlog. Waiting for it only to lose the race, then reading
+            # why, cost a wait and a careful claim; the next dispatch reads it again.
+            with ctx.lock:
+                ctx.elsewhere.add(gate.schedule_id)
+            return None
         claimed = statements.try_claim(session, occurrence_id, state, gate, now, ctx.worker, now + ctx.options.lease)
         if claimed is not None:
             held, event = open_attempt(session, ctx, claimed, gate.epoch, now)

@@ -125,7 +125,7 @@ class Engine(Workers):
         ctx.swept = True
         hold = ctx.held_schedules  # with those whose materialization failed
         drift_check.check_drift(self.ledger, self.clock, ctx.drift, hold=hold)
-        promote.promote_due(self.ledger, self.clock.now(), report, hold=hold)
+        promote.promote_due(self.ledger, self.clock.now(), report, hold=hold, first=ctx.share.owns)
         recover.recover_lost(self.ledger, ctx, report)
         self._dispatch(report, wait=wait)  # what is due starts before the far rows are written
         plan.fill(self.ledger, self.clock, sweep, report, unreadable=ctx.unreadable)
@@ -292,4 +292,5 @@ class Engine(Workers):
         the same for all, keeping the order read)."""
         if self.ledger.dialect != "postgresql":
             return b""
-        return hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()
+        own = b"0" if self.context.share.owns(schedule_id) else b"1"  # its own share first
+        return own + hashlib.blake2b(f"{self.worker} {schedule_id}".encode(), digest_size=8).digest()

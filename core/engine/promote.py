@@ -5,7 +5,7 @@ The decision itself is the pure :func:`core.engine.misfire.plan_recovery`."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import datetime
 from typing import TypeVar
 
@@ -30,7 +30,14 @@ _IDS_PER_STATEMENT = 2000
 _STILL_PLANNED = type_coerce(Occurrence.state, String).concat(literal_column("''")) == literal_column("'PLANNED'")
 
 
-def promote_due(ledger: Ledger, now: datetime, report: PassReport, *, hold: Collection[str] = ()) -> None:
+def promote_due(
+    ledger: Ledger,
+    now: datetime,
+    report: PassReport,
+    *,
+    hold: Collection[str] = (),
+    first: Callable[[str], bool] | None = None,
+) -> None:
     """:func:`promote` in write transactions of about :data:`_BULK` rows each, a few
     schedules at a time (one schedule's rows are decided together, whatever their
     number: its misfire policy looks at all of them). Which schedules have rows to
@@ -44,12 +51,14 @@ def promote_due(ledger: Ledger, now: datetime, report: PassReport, *, hold: Coll
             .group_by(Occurrence.schedule_id)
             .order_by(Occurrence.schedule_id)
         ).all()
+    if first is not None:  # the engine's own share first, in batches of their own (its dispatch then lists them)
+        counts = sorted(counts, key=lambda row: not first(row[0]))
     batch: list[str] = []
     rows = 0
     for sid, count in counts:
         if sid in hold:
             continue
-        if batch and rows + count > _BULK:
+        if batch and (rows + count > _BULK or (first is not None and first(sid) != first(batch[0]))):
             with ledger.write(serialize=False) as session:
                 promote(session, now, report, hold=hold, schedules=batch)
             ledger.make_way()

@@ -43,9 +43,13 @@ class Share:
 
     def takes(self, schedule_id: str, materialize_at: datetime | None, now: datetime) -> bool:
         """Whether this engine materializes ``schedule_id`` now (see the module)."""
-        if self.engine_id not in self.engines or len(self.engines) < 2 or materialize_at is None:
+        if materialize_at is None or materialize_at <= now - STALE_AFTER:
+            return True  # just published, or its engine left it behind
+        return self.owns(schedule_id)
+
+    def owns(self, schedule_id: str) -> bool:
+        """Whether ``schedule_id`` hashes to this engine's place (True when it is alone or not
+        announced). The dispatch also starts on these first (:meth:`core.engine.engine.Engine._spread`)."""
+        if self.engine_id not in self.engines or len(self.engines) < 2:
             return True
-        if materialize_at <= now - STALE_AFTER:
-            return True  # its engine left it behind
-        place = zlib.crc32(schedule_id.encode()) % len(self.engines)
-        return self.engines[place] == self.engine_id
+        return self.engines[zlib.crc32(schedule_id.encode()) % len(self.engines)] == self.engine_id
