@@ -129,10 +129,12 @@ def claim_in(
         return None
     if gate is not None and state in CLAIMABLE:
         assert state is not None
-        if not lock_schedules(session, [gate.schedule_id], skip_locked=True):
-            # PostgreSQL: another transaction holds the schedule now, nearly always another
-            # engine running its backlog. Waiting for it only to lose the race, then reading
-            # why, cost a wait and a careful claim; the next dispatch reads it again.
+        if not lock_schedules(session, [gate.schedule_id], skip_locked=ctx.share.beside_others()):
+            # PostgreSQL beside other engines: another transaction holds the schedule now, nearly
+            # always another engine running its backlog. Waiting for it only to lose the race,
+            # then reading why, cost a wait and a careful claim; the next dispatch reads it again.
+            # An engine alone waits (its own fill or a pause holds the row for a moment): passed
+            # over, the run would wait for the next pass.
             with ctx.lock:
                 ctx.elsewhere.add(gate.schedule_id)
             return None

@@ -47,9 +47,13 @@ class Share:
             return True  # just published, or its engine left it behind
         return self.owns(schedule_id)
 
+    def beside_others(self) -> bool:
+        """Whether other live engines share the ledger with this one, as last read."""
+        return self.engine_id in self.engines and len(self.engines) >= 2
+
     def owns(self, schedule_id: str) -> bool:
         """Whether ``schedule_id`` hashes to this engine's place (True when it is alone or not
         announced). The dispatch also starts on these first (:meth:`core.engine.engine.Engine._spread`)."""
-        if self.engine_id not in self.engines or len(self.engines) < 2:
+        if not self.beside_others():
             return True
         return self.engines[zlib.crc32(schedule_id.encode()) % len(self.engines)] == self.engine_id

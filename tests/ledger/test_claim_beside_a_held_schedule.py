@@ -1,6 +1,7 @@
-"""A worker's first claim of a schedule whose row another transaction holds (PostgreSQL: another
-engine running its backlog) passes it over at once, with no wait and no careful claim; the next
-dispatch reads it again. And beside other engines, an engine promotes and claims its own
+"""Beside other engines, a worker's claim of a schedule whose row another transaction holds
+(PostgreSQL: another engine running its backlog) passes it over at once, with no wait and no
+careful claim; the next dispatch reads it again. An engine alone waits for the holder (its own
+fill, a pause) and claims. And beside other engines, an engine promotes and claims its own
 share's schedules first (docs/decisions.md, "A claim passes over a schedule another engine holds;
 an engine promotes and claims its own share first")."""
 
@@ -19,6 +20,7 @@ from core.engine import promote as promote_stage
 from core.engine.context import PassReport
 from core.engine.engine import Engine, EngineOptions
 from core.engine.presence import announce
+from core.engine.share import Share
 from core.ledger.db import Ledger, lock_schedules
 from core.ledger.models import Occurrence
 from core.ledger.publish import publish
@@ -30,6 +32,7 @@ from .engine_stages import gate, promote
 from .test_backlog_elsewhere import counted_writes
 from .test_dispatch_cost import EVERY_MINUTE
 from .test_dropped_connections import backlog
+from .test_engines_side_by_side import _waiting_on_a_lock
 
 _S = OccurrenceState
 
@@ -39,12 +42,13 @@ def _postgresql_only(ledger: Ledger) -> None:
         pytest.skip("SQLite has one writer at a time: no row is held beside a claim")
 
 
-def test_a_claim_passes_over_a_schedule_another_transaction_holds(ledger: Ledger, clock: FixedClock) -> None:
-    """While another transaction holds the schedule's row, the claim returns None in one write
-    transaction without waiting for it, and sets the schedule aside; the occurrence stays DUE
-    and the engine's next pass runs it."""
+def _held_claim(ledger: Ledger, clock: FixedClock, *, beside_others: bool) -> tuple[Engine, str, Any, list[int]]:
+    """A backlog's engine (alone, or as it sees itself beside another), the occurrence due, and a
+    claim of it to run on a thread, with the write transactions it opens counted."""
     _postgresql_only(ledger)
     engine = backlog(ledger, clock, 1)
+    if beside_others:
+        engine.context.share = Share(engine_id="a", engines=("a", "b"))
     promote(engine, PassReport())
     with ledger.read() as session:
         (_, occurrence_id, _), *_ = claim_stage.claimable(session, clock.now(), schedule_id="backlog")
@@ -55,6 +59,14 @@ def test_a_claim_passes_over_a_schedule_another_transaction_holds(ledger: Ledger
     def claim() -> None:
         result["claim"] = claim_stage.claim(write, engine.context, occurrence_id, PassReport(), gate=seen, state=_S.DUE)
 
+    return engine, occurrence_id, (claim, result), opened
+
+
+def test_a_claim_passes_over_a_schedule_another_transaction_holds(ledger: Ledger, clock: FixedClock) -> None:
+    """Beside another engine, while another transaction holds the schedule's row, the claim
+    returns None in one write transaction without waiting for it, and sets the schedule aside;
+    the occurrence stays DUE and the engine's next pass runs it."""
+    engine, occurrence_id, (claim, result), opened = _held_claim(ledger, clock, beside_others=True)
     with ledger.write(serialize=False) as holder:
         assert lock_schedules(holder, ["backlog"]) == {"backlog"}
         worker = threading.Thread(target=claim)
@@ -69,6 +81,24 @@ def test_a_claim_passes_over_a_schedule_another_transaction_holds(ledger: Ledger
     with ledger.read() as session:
         assert session.scalar(select(Occurrence.state).where(Occurrence.occurrence_id == occurrence_id)) is _S.DUE
     assert engine.run_once().outcomes == {"SUCCEEDED": 1}
+
+
+def test_an_engine_alone_waits_for_the_holder_and_claims(ledger: Ledger, clock: FixedClock) -> None:
+    """Alone on the ledger, the claim waits for the transaction holding the schedule's row (its
+    own fill, a pause), then claims: passed over, the run would wait for the next pass."""
+    engine, occurrence_id, (claim, result), opened = _held_claim(ledger, clock, beside_others=False)
+    with ledger.write(serialize=False) as holder:
+        assert lock_schedules(holder, ["backlog"]) == {"backlog"}
+        worker = threading.Thread(target=claim)
+        worker.start()
+        _waiting_on_a_lock(ledger)
+    worker.join()
+    assert result["claim"] is not None and result["claim"].occurrence_id == occurrence_id
+    assert opened == [1]
+    assert engine.context.elsewhere == set()
+    state = select(Occurrence.state).where(Occurrence.occurrence_id == occurrence_id)
+    with ledger.read() as session:
+        assert session.scalar(state) is _S.DISPATCHING
 
 
 def _eight_schedules_due(ledger: Ledger, clock: FixedClock) -> None:
