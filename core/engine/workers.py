@@ -6,8 +6,9 @@ A pass's dispatch (:meth:`core.engine.engine.Engine._dispatch`) queues one
 ``max_workers`` loops (:meth:`Workers._work_jobs`). Each loop holds one write connection and
 takes the jobs one after the other; a job is a worker (:meth:`Workers.work_schedule`) that
 claims, runs and records its schedule's due occurrences one at a time, the outcome and the next
-claim in one transaction, restarted when an exception kills it. :class:`Workers` holds these
-methods; :class:`~core.engine.engine.Engine` is one, with the state they share.
+claim in one transaction, restarted when an exception kills it (:mod:`core.engine.restarts`).
+:class:`Workers` holds these methods; :class:`~core.engine.engine.Engine` is one, with the
+state they share.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from core.engine.activity import Activity
 from core.engine.context import Claim, Context, EngineOptions, PassReport
 from core.engine.group_commit import GroupCommit
 from core.engine.jobs import Job, Jobs
+from core.engine.restarts import WORKER_RESTARTS, worker_died
 from core.engine.runner import RunResult, describe_error
 from core.engine.statements import Gate
 from core.ledger import events
@@ -34,10 +36,6 @@ from core.ledger.db import Ledger
 from core.ledger.states import OccurrenceState
 
 __all__ = ["WORKER_RESTARTS", "Seen", "Workers"]
-
-#: Times a worker killed by an exception is restarted within one pass; after that the
-#: next pass starts a new one.
-WORKER_RESTARTS = 3
 
 #: Jobs waiting with nothing claimed that a loop looks at together, before it starts one, for
 #: what another engine took since the dispatch (:meth:`Workers._taken_elsewhere`): one read for
@@ -255,37 +253,13 @@ class Workers:
         return own() if self.group is None else self.group.transaction(own)
 
     def _worker_died(self, schedule_id: str, exc: Exception, restarted: bool) -> None:
-        """A log line and an event about a worker an exception killed. When it is not
-        restarted, its claim in hand is left to recovery (its lease is no longer kept)."""
+        """Tell and record a worker's death (:func:`core.engine.restarts.worker_died`) with the claim
+        it had in hand, which is dropped when it is not restarted."""
         pending: tuple[Claim, RunResult | None] | None = self._held.pending
         held = pending[0] if pending is not None else None
-        why = describe_error(exc)
-        then = (
-            "restarted" if restarted else f"not restarted after {WORKER_RESTARTS} restarts (the next pass starts one)"
-        )
-        _log.error("the engine's worker for schedule %s died: %s; %s", schedule_id, why, then)
-        _log.debug("how the worker for schedule %s died", schedule_id, exc_info=exc)
         if not restarted and held is not None:
             self._held.pending = None
-            self.context.release(held.occurrence_id)
-        try:
-            with self.ledger.write() as session:
-                events.append(
-                    session,
-                    events.EngineWorkerDied(
-                        at=self.clock.now(),
-                        schedule_id=schedule_id,
-                        occurrence_id=held.occurrence_id if held is not None else None,
-                        worker=self.worker,
-                        error=why,
-                        restarted=restarted,
-                        attempt=held.attempt_number if held is not None else None,
-                    ),
-                )
-        except Exception as again:
-            _log.error(
-                "could not record the death of the worker for schedule %s: %s", schedule_id, describe_error(again)
-            )
+        worker_died(self.ledger, self.context, schedule_id, held, exc, restarted)
 
     def _work_queue(self, schedule_id: str, only: list[str] | None, report: PassReport) -> None:
         ctx = self.context
