@@ -20,6 +20,10 @@ against one on the same 640 jobs) measured with the engine's Python stripped awa
   ``--processes`` processes each replay a share of the schedules (the workers' transactions
   that name them), with as many threads as the engine had workers: engines in their own
   shares at best, never touching each other's rows.
+* The same again with ``pgbench`` (when it is on PATH, or with ``--client pgbench``): each
+  recorded worker's transactions of each share become a pgbench script (the values written
+  into the statements, the pipelines as pgbench's), one pgbench process a script, timed by
+  pgbench itself without its start: a C client, with no Python at all on the client's side.
 
 Printed for each round, with the load average: jobs per second of the one and the several
 replaying processes and their ratio (the floor of the engines' ratio on this machine: the
@@ -27,8 +31,9 @@ same processes and the server on the same cores, none of the engine's Python), a
 it the engines' own ratio measured in the same round by :func:`team_bench.measure`. The
 replaying processes' and the server's CPU per job are printed too.
 
-Run by hand: ``.venv/bin/python bench/pg_floor_bench.py --pg URL [--runs N] [--quick]``
-(``--pg`` defaults to ``TIDEMARK_TEST_PG_URL``).
+Run by hand: ``.venv/bin/python bench/pg_floor_bench.py --pg URL [--runs N] [--serial]
+[--client psycopg|pgbench] [--no-engines] [--quick]`` (``--pg`` defaults to
+``TIDEMARK_TEST_PG_URL``; ``--serial``: each replaying process on one connection).
 """
 
 from __future__ import annotations
@@ -37,8 +42,12 @@ import argparse
 import multiprocessing
 import os
 import re
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -290,7 +299,8 @@ def _child(url: str, lists: list[list[Transaction]], start: Any, report: Any, le
             refused[i] = sum(not replay(conns[i], txn) for txn in lists[i])
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(len(lists))]
-        start.wait()
+        for barrier in start:
+            barrier.wait()
         cpu = time.process_time()
         for thread in threads:
             thread.start()
@@ -318,36 +328,122 @@ def split(workers: list[Transaction], processes: int, serial: bool) -> list[list
     return [list(part.values()) for part in parts]
 
 
-def measure_floor(copy: Callable[[], Any], recording: Recording, processes: int, serial: bool) -> dict[str, float]:
+def _forked(url: str, parts: list[list[list[Transaction]]]) -> tuple[float, float, int, float]:
+    """Each part replayed by a forked process of psycopg threads: (seconds, the processes' CPU
+    seconds, transactions refused, the CPU seconds of their backends on the server)."""
+    fork = multiprocessing.get_context("fork")
+    ready, start, leave, report = fork.Barrier(len(parts) + 1), fork.Barrier(len(parts) + 1), fork.Event(), fork.Queue()
+    children = [fork.Process(target=_child, args=(url, part, (ready, start), report, leave)) for part in parts]
+    for child in children:
+        child.start()
+    ready.wait()  # every child connected
+    server = server_cpu(url) or 0.0
+    start.wait()
+    begun = time.monotonic()
+    said = [report.get() for _ in children]
+    server = (server_cpu(url) or 0.0) - server
+    leave.set()
+    for child in children:
+        child.join()
+    seconds = max(end for end, _, _ in said) - begun
+    return seconds, sum(cpu for _, cpu, _ in said), sum(n for _, _, n in said), server
+
+
+_LITERAL = re.compile(r"(?<![A-Za-z0-9_])([Ee]?)'((?:[^']|'')*)'")
+
+
+def _no_colons(sql: str) -> str:
+    """``sql`` with every colon inside a string literal written as an escape (``E'\\x3a'``):
+    pgbench takes ``:name`` anywhere in a statement, quoted or not, for one of its variables."""
+
+    def escaped(literal: re.Match[str]) -> str:
+        body = literal.group(2)
+        if ":" not in body:
+            return literal.group(0)
+        if not literal.group(1):
+            body = body.replace("\\", "\\\\")
+        return "E'" + body.replace(":", "\\x3a") + "'"
+
+    return _LITERAL.sub(escaped, sql)
+
+
+def pgbench_script(conn: psycopg.Connection[Any], transactions: list[Transaction]) -> str:
+    """The transactions as a pgbench script: their statements with the values written in, an
+    explicit BEGIN where psycopg sends one, the pipelines as pgbench's."""
+    cur = psycopg.ClientCursor(conn)
+    lines: list[str] = []
+    for txn in transactions:
+        began, depth = False, 0
+        for kind, sql, params in txn.calls:
+            if kind in ("execute", "executemany"):
+                if not began:
+                    lines.append("BEGIN;")
+                    began = True
+                for row in params if kind == "executemany" else [params]:
+                    lines.append(_no_colons(cur.mogrify(sql, row).strip().rstrip(";")) + ";")
+            elif kind in ("commit", "rollback") and began:
+                lines.append(f"{kind.upper()};")
+                began = False
+            elif kind == "pipeline":
+                depth += 1
+                lines.extend(["\\startpipeline"] if depth == 1 else [])
+            elif kind == "end" and depth:
+                depth -= 1
+                lines.extend(["\\endpipeline"] if depth == 0 else [])
+    return "\n".join(lines) + "\n"
+
+
+def _pgbench(url: str, parts: list[list[list[Transaction]]]) -> tuple[float, float, int]:
+    """Each recorded worker's list of each part replayed by a pgbench process of its own (a
+    C client: libpq, no Python): (seconds, their CPU seconds with reading their scripts and
+    connecting, pgbench runs that failed)."""
+    parsed = make_url(url)
+    folder = Path(tempfile.mkdtemp(prefix="tidemark-floor-"))
+    argv = ["pgbench", "-n", "-M", "extended", "-t", "1", "-c", "1", "-h", parsed.host or "127.0.0.1"]
+    argv += ["-p", str(parsed.port or 5432), "-U", parsed.username or "postgres"]
+    scripts = []
+    with psycopg.connect(_conninfo(url)) as conn:
+        for lists in parts:
+            for transactions in lists:
+                scripts.append(folder / f"{len(scripts)}.sql")
+                scripts[-1].write_text(pgbench_script(conn, transactions), encoding="utf-8")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    procs = [
+        subprocess.Popen([*argv, "-f", str(script), parsed.database or "postgres"], stdout=subprocess.PIPE, text=True)
+        for script in scripts
+    ]
+    said = [proc.communicate()[0] for proc in procs]
+    failed = sum(proc.returncode != 0 for proc in procs)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    shutil.rmtree(folder)
+    # Each script's own time as pgbench reports it (its one run), without its connection: the
+    # processes start within a few milliseconds of each other.
+    seconds = max(float(m.group(1)) for out in said if (m := re.search(r"latency average = ([\d.]+) ms", out))) / 1e3
+    return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, failed
+
+
+def measure_floor(
+    copy: Callable[[], Any], recording: Recording, processes: int, serial: bool, client: str
+) -> dict[str, float]:
     """Seconds for ``processes`` processes to replay the workers' transactions on a fresh copy."""
     with copy() as url:
         with psycopg.connect(_conninfo(url)) as conn:
             refused = sum(not replay(conn, txn) for txn in recording.before)
         parts = split(recording.workers, processes, serial)
-        fork = multiprocessing.get_context("fork")
-        start, leave, report = fork.Barrier(processes + 1), fork.Event(), fork.Queue()
-        children = [fork.Process(target=_child, args=(url, part, start, report, leave)) for part in parts]
-        for child in children:
-            child.start()
-        server = server_cpu(url) or 0.0
-        start.wait()
-        begun = time.monotonic()
-        said = [report.get() for _ in children]
-        server = (server_cpu(url) or 0.0) - server
-        leave.set()
-        for child in children:
-            child.join()
+        if client == "pgbench":
+            seconds, cpu, failed = _pgbench(url, parts)
+            server = 0.0  # its backends leave with it
+        else:
+            seconds, cpu, failed, server = _forked(url, parts)
         with psycopg.connect(_conninfo(url)) as conn:
             row = conn.execute("SELECT count(*) FROM occurrences WHERE state = 'SUCCEEDED'").fetchone()
-    succeeded = row[0] if row else 0
-    seconds = max(end for end, _, _ in said) - begun
     return {
         "rate": recording.jobs / seconds,
         "seconds": seconds,
-        "cpu": sum(cpu for _, cpu, _ in said) / recording.jobs,
+        "cpu": cpu / recording.jobs,
         "server": server / recording.jobs,
-        "refused": refused + sum(n for _, _, n in said),
-        "succeeded": succeeded,
+        "refused": refused + failed,
+        "succeeded": row[0] if row else 0,
     }
 
 
@@ -355,8 +451,31 @@ def _load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
-def rounds(server: str, jobs: int, schedules: int, processes: int, runs: int, serial: bool, engines: bool) -> None:
-    """Print each round's floor (and the engines' own ratio), then the medians."""
+def _engines(server: str, jobs: int, schedules: int, processes: int) -> tuple[float, str]:
+    """The engines' own ratio, one engine against ``processes`` (:func:`team_bench.measure`)."""
+    one, several = (team_bench.measure(server, n, "no-op", jobs, schedules, sweep=True) for n in (1, processes))
+    ratio = several["rate"] / one["rate"]
+    wrong = sum(int(r["duplicates"] + r["lost"]) for r in (one, several))
+    return ratio, (
+        f"  engines    {one['rate']:6.0f} / {several['rate']:6.0f} jobs/s, {ratio:4.2f}x "
+        f"(engines' CPU a job {one['cpu'] * 1e3:.2f} / {several['cpu'] * 1e3:.2f} ms; duplicates + lost {wrong})"
+    )
+
+
+def _floor_line(client: str, alone: dict[str, float], side: dict[str, float]) -> str:
+    line = f"  {client:<10} {alone['rate']:6.0f} / {side['rate']:6.0f} jobs/s, {side['rate'] / alone['rate']:4.2f}x"
+    if client == "pgbench":  # its CPU is mostly reading its script, before the timing
+        return line
+    return line + (
+        f" (CPU a job: replaying {alone['cpu'] * 1e3:.2f} / {side['cpu'] * 1e3:.2f} ms, "
+        f"server {alone['server'] * 1e3:.2f} / {side['server'] * 1e3:.2f} ms)"
+    )
+
+
+def rounds(
+    server: str, jobs: int, schedules: int, processes: int, runs: int, serial: bool, clients: list[str], engines: bool
+) -> None:
+    """Print each round's floors (and the engines' own ratio), then the medians."""
     per_schedule = jobs // schedules
     jobs = per_schedule * schedules
     with template_copies(server) as database, database() as template:
@@ -364,42 +483,30 @@ def rounds(server: str, jobs: int, schedules: int, processes: int, runs: int, se
         with database() as recorded:
             recording = record(recorded, per_schedule)
         assert recording.jobs == jobs, f"the recorded pass started {recording.jobs} of {jobs}"
-        spanning = sum(len({sid for sid in t.schedules}) > 1 for t in recording.workers)
+        spanning = sum(len(t.schedules) > 1 for t in recording.workers)
         how = "one connection a process" if serial else "a connection a recorded worker"
         print(
             f"{jobs} no-op jobs over {schedules} schedules on PostgreSQL; the dispatch's "
-            f"{len(recording.workers)} transactions ({spanning} naming two schedules) replayed with psycopg, "
-            f"{how}; 1 against {processes} processes; {runs} rounds"
+            f"{len(recording.workers)} transactions ({spanning} naming two schedules) replayed, {how}; "
+            f"1 against {processes} processes (jobs/s, ratio); {runs} rounds"
         )
-        floors: list[float] = []
-        ratios: list[float] = []
-        for _ in range(runs):
+        ratios: dict[str, list[float]] = defaultdict(list)
+        for round_ in range(runs):
             load = _load()
-            engine_ratio = ""
+            lines = []
             if engines:
-                one, several = (
-                    team_bench.measure(server, n, "no-op", jobs, schedules, sweep=True) for n in (1, processes)
-                )
-                ratios.append(several["rate"] / one["rate"])
-                wrong = sum(int(r["duplicates"] + r["lost"]) for r in (one, several))
-                engine_ratio = (
-                    f"  engines {one['rate']:6.0f} / {several['rate']:6.0f} jobs/s, {ratios[-1]:4.2f}x "
-                    f"(CPU a job {one['cpu'] * 1e3:.2f} / {several['cpu'] * 1e3:.2f} ms, "
-                    f"duplicates + lost {wrong})"
-                )
-            alone, side = (measure_floor(database, recording, n, serial) for n in (1, processes))
-            for result in (alone, side):
-                assert result["refused"] == 0 and result["succeeded"] == jobs, result
-            floors.append(side["rate"] / alone["rate"])
-            print(
-                f"  load {load}-{_load()}  floor {alone['rate']:6.0f} / {side['rate']:6.0f} jobs/s, "
-                f"{floors[-1]:4.2f}x (CPU a job: replay {alone['cpu'] * 1e3:.2f} / {side['cpu'] * 1e3:.2f} ms, "
-                f"server {alone['server'] * 1e3:.2f} / {side['server'] * 1e3:.2f} ms)" + engine_ratio
-            )
-        median = f"  median: floor {processes} / 1 {statistics.median(floors):.2f}x"
-        if ratios:
-            median += f", engines {processes} / 1 {statistics.median(ratios):.2f}x (target >= 0.90)"
-        print(median)
+                ratio, line = _engines(server, jobs, schedules, processes)
+                ratios["engines"].append(ratio)
+                lines.append(line)
+            for client in clients:
+                alone, side = (measure_floor(database, recording, n, serial, client) for n in (1, processes))
+                for result in (alone, side):
+                    assert result["refused"] == 0 and result["succeeded"] == jobs, (result, REFUSALS[:3])
+                ratios[client].append(side["rate"] / alone["rate"])
+                lines.append(_floor_line(client, alone, side))
+            print(f" round {round_ + 1}, load {load}-{_load()}", *lines, sep="\n")
+        medians = ", ".join(f"{name} {statistics.median(r):.2f}x" for name, r in ratios.items())
+        print(f"  median: floor {processes} / 1 ... {medians} (engines' target >= 0.90)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -410,6 +517,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=4, help="replaying processes and engines (default 4)")
     parser.add_argument("--runs", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--serial", action="store_true", help="each process replays on one connection")
+    parser.add_argument(
+        "--client",
+        choices=["psycopg", "pgbench"],
+        action="append",
+        help="what replays (default psycopg, and pgbench when it is on PATH)",
+    )
     parser.add_argument("--no-engines", action="store_true", help="the floor only, not the engines beside it")
     parser.add_argument("--quick", action="store_true", help="one round of 40 jobs: checks the bench works")
     args = parser.parse_args(argv)
@@ -419,7 +532,8 @@ def main(argv: list[str] | None = None) -> None:
         args.jobs, args.schedules, args.runs = 40, 8, 1
     if re.search(r"\+(?!psycopg\b)", make_url(args.pg).drivername):
         parser.error("--pg: the bench records psycopg's calls (postgresql+psycopg://...)")
-    rounds(args.pg, args.jobs, args.schedules, args.processes, args.runs, args.serial, not args.no_engines)
+    clients = args.client or ["psycopg", *(["pgbench"] if shutil.which("pgbench") else [])]
+    rounds(args.pg, args.jobs, args.schedules, args.processes, args.runs, args.serial, clients, not args.no_engines)
 
 
 if __name__ == "__main__":
