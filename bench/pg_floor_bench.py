@@ -22,8 +22,8 @@ against one on the same 640 jobs) measured with the engine's Python stripped awa
   shares at best, never touching each other's rows.
 * The same again with ``pgbench`` (when it is on PATH, or with ``--client pgbench``): each
   recorded worker's transactions of each share become a pgbench script (the values written
-  into the statements, the pipelines as pgbench's), one pgbench process a script, timed by
-  pgbench itself without its start: a C client, with no Python at all on the client's side.
+  into the statements, the pipelines as pgbench's), one pgbench process a script, all started
+  together once connected: a C client, with no Python at all on the client's side.
 
 Printed for each round, with the load average: jobs per second of the one and the several
 replaying processes and their ratio (the floor of the engines' ratio on this machine: the
@@ -72,6 +72,7 @@ from core.engine import run as run_stage
 from core.engine.engine import Engine, EngineOptions
 from core.engine.presence import announce
 from core.ledger import open_ledger
+from core.ledger.db import EVENT_LOCK_KEY
 from core.ledger.states import EngineKind
 
 #: A recorded call: (kind, sql, parameters); kind is execute, executemany, commit, rollback,
@@ -222,6 +223,21 @@ def record(url: str, per_schedule: int) -> Recording:
     before = [t for t in transactions if not t.thread.startswith(_WORKER_THREAD) and (first is None or t.seq < first)]
     workers = [t for t in transactions if t.thread.startswith(_WORKER_THREAD)]
     return Recording(before, workers, report.started)
+
+
+#: The event log's lock, taken by every transaction that writes events just before its commit.
+_EVENT_LOCK = "SELECT pg_advisory_xact_lock(%s)"
+
+
+def without_event_lock(recording: Recording) -> Recording:
+    """The recording with the workers' transactions not taking the event log's lock: what the
+    server's work costs without that one point where every engine's commits meet."""
+    lock = (_EVENT_LOCK, [EVENT_LOCK_KEY])
+    workers = [
+        Transaction(t.thread, t.seq, [call for call in t.calls if call[1:] != lock], t.schedules)
+        for t in recording.workers
+    ]
+    return Recording(recording.before, workers, recording.jobs)
 
 
 def _conninfo(url: str) -> str:
@@ -393,33 +409,46 @@ def pgbench_script(conn: psycopg.Connection[Any], transactions: list[Transaction
     return "\n".join(lines) + "\n"
 
 
+#: The advisory lock the pgbench processes of a measurement wait on until all are connected.
+_START_LOCK = 7_261_001
+
+
 def _pgbench(url: str, parts: list[list[list[Transaction]]]) -> tuple[float, float, int]:
     """Each recorded worker's list of each part replayed by a pgbench process of its own (a
     C client: libpq, no Python): (seconds, their CPU seconds with reading their scripts and
-    connecting, pgbench runs that failed)."""
+    connecting, pgbench runs that failed). Each script first waits for an advisory lock this
+    process holds until every pgbench is connected and waiting: the timing starts when it lets
+    go of it, as the replays start together (a pgbench takes a while to read a long script)."""
     parsed = make_url(url)
     folder = Path(tempfile.mkdtemp(prefix="tidemark-floor-"))
     argv = ["pgbench", "-n", "-M", "extended", "-t", "1", "-c", "1", "-h", parsed.host or "127.0.0.1"]
-    argv += ["-p", str(parsed.port or 5432), "-U", parsed.username or "postgres"]
-    scripts = []
-    with psycopg.connect(_conninfo(url)) as conn:
+    argv += ["-p", str(parsed.port or 5432), "-U", parsed.username or "postgres", "-f"]
+    with psycopg.connect(_conninfo(url), autocommit=True) as gate:
+        scripts = []
         for lists in parts:
             for transactions in lists:
                 scripts.append(folder / f"{len(scripts)}.sql")
-                scripts[-1].write_text(pgbench_script(conn, transactions), encoding="utf-8")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    procs = [
-        subprocess.Popen([*argv, "-f", str(script), parsed.database or "postgres"], stdout=subprocess.PIPE, text=True)
-        for script in scripts
-    ]
-    said = [proc.communicate()[0] for proc in procs]
-    failed = sum(proc.returncode != 0 for proc in procs)
+                wait = f"SELECT pg_advisory_lock_shared({_START_LOCK});\n"
+                scripts[-1].write_text(wait + pgbench_script(gate, transactions), encoding="utf-8")
+        gate.execute("SELECT pg_advisory_lock(%s)", [_START_LOCK])
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.DEVNULL
+        procs = [subprocess.Popen([*argv, str(s), parsed.database or "postgres"], stdout=out) for s in scripts]
+        waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        while _scalar(gate, waiting) < len(procs) and all(proc.poll() is None for proc in procs):
+            time.sleep(0.01)
+        begun = time.monotonic()
+        gate.execute("SELECT pg_advisory_unlock(%s)", [_START_LOCK])
+        failed = sum(proc.wait() != 0 for proc in procs)
+        seconds = time.monotonic() - begun
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     shutil.rmtree(folder)
-    # Each script's own time as pgbench reports it (its one run), without its connection: the
-    # processes start within a few milliseconds of each other.
-    seconds = max(float(m.group(1)) for out in said if (m := re.search(r"latency average = ([\d.]+) ms", out))) / 1e3
     return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, failed
+
+
+def _scalar(conn: psycopg.Connection[Any], sql: str) -> int:
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def measure_floor(
@@ -473,7 +502,15 @@ def _floor_line(client: str, alone: dict[str, float], side: dict[str, float]) ->
 
 
 def rounds(
-    server: str, jobs: int, schedules: int, processes: int, runs: int, serial: bool, clients: list[str], engines: bool
+    server: str,
+    jobs: int,
+    schedules: int,
+    processes: int,
+    runs: int,
+    serial: bool,
+    clients: list[str],
+    engines: bool,
+    no_event_lock: bool = False,
 ) -> None:
     """Print each round's floors (and the engines' own ratio), then the medians."""
     per_schedule = jobs // schedules
@@ -483,8 +520,11 @@ def rounds(
         with database() as recorded:
             recording = record(recorded, per_schedule)
         assert recording.jobs == jobs, f"the recorded pass started {recording.jobs} of {jobs}"
+        if no_event_lock:
+            recording = without_event_lock(recording)
         spanning = sum(len(t.schedules) > 1 for t in recording.workers)
         how = "one connection a process" if serial else "a connection a recorded worker"
+        how += ", without the event log's lock" if no_event_lock else ""
         print(
             f"{jobs} no-op jobs over {schedules} schedules on PostgreSQL; the dispatch's "
             f"{len(recording.workers)} transactions ({spanning} naming two schedules) replayed, {how}; "
@@ -523,6 +563,9 @@ def main(argv: list[str] | None = None) -> None:
         action="append",
         help="what replays (default psycopg, and pgbench when it is on PATH)",
     )
+    parser.add_argument(
+        "--no-event-lock", action="store_true", help="replay without the event log's lock (what it costs)"
+    )
     parser.add_argument("--no-engines", action="store_true", help="the floor only, not the engines beside it")
     parser.add_argument("--quick", action="store_true", help="one round of 40 jobs: checks the bench works")
     args = parser.parse_args(argv)
@@ -533,7 +576,17 @@ def main(argv: list[str] | None = None) -> None:
     if re.search(r"\+(?!psycopg\b)", make_url(args.pg).drivername):
         parser.error("--pg: the bench records psycopg's calls (postgresql+psycopg://...)")
     clients = args.client or ["psycopg", *(["pgbench"] if shutil.which("pgbench") else [])]
-    rounds(args.pg, args.jobs, args.schedules, args.processes, args.runs, args.serial, clients, not args.no_engines)
+    rounds(
+        args.pg,
+        args.jobs,
+        args.schedules,
+        args.processes,
+        args.runs,
+        args.serial,
+        clients,
+        not args.no_engines,
+        args.no_event_lock,
+    )
 
 
 if __name__ == "__main__":
