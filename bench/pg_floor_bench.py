@@ -305,8 +305,9 @@ def replay(conn: psycopg.Connection[Any], txn: Transaction) -> bool:
 
 
 def _child(url: str, lists: list[list[Transaction]], start: Any, report: Any, leave: Any) -> None:
-    """A replaying process (forked): connects, waits for the start, replays, reports
-    (its end, CPU seconds and refusals), and keeps its connections until told to leave."""
+    """A replaying process (forked): connects, waits at both barriers of ``start`` (connected,
+    then go), replays, reports (its end, CPU seconds, how many transactions were refused and
+    the first refusals), and keeps its connections until told to leave."""
     try:
         conns = [psycopg.connect(_conninfo(url)) for _ in lists]
         refused = [0] * len(lists)
@@ -322,7 +323,7 @@ def _child(url: str, lists: list[list[Transaction]], start: Any, report: Any, le
             thread.start()
         for thread in threads:
             thread.join()
-        report.put((time.monotonic(), time.process_time() - cpu, sum(refused)))
+        report.put((time.monotonic(), time.process_time() - cpu, sum(refused), REFUSALS[:3]))
         leave.wait()
     finally:
         os._exit(0)  # nothing of the parent's (its connections, its pools) is closed from here
@@ -357,12 +358,13 @@ def _forked(url: str, parts: list[list[list[Transaction]]]) -> tuple[float, floa
     start.wait()
     begun = time.monotonic()
     said = [report.get() for _ in children]
+    REFUSALS.extend(refusal for *_, refusals in said for refusal in refusals)
     server = (server_cpu(url) or 0.0) - server
     leave.set()
     for child in children:
         child.join()
-    seconds = max(end for end, _, _ in said) - begun
-    return seconds, sum(cpu for _, cpu, _ in said), sum(n for _, _, n in said), server
+    seconds = max(end for end, *_ in said) - begun
+    return seconds, sum(cpu for _, cpu, *_ in said), sum(n for _, _, n, _ in said), server
 
 
 _LITERAL = re.compile(r"(?<![A-Za-z0-9_])([Ee]?)'((?:[^']|'')*)'")
