@@ -39,7 +39,7 @@ pytest: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 # The benchmarks, run by hand (docs/benchmarks.md); tests/test_benches.py runs each at a tiny size.
-# scale_bench runs on PostgreSQL too when TIDEMARK_TEST_PG_URL names a server.
+# scale_bench runs on PostgreSQL too when TIDEMARK_TEST_PG_URL names a server; pg_floor_bench only then.
 bench: $(STAMP)
 	$(BIN)/python bench/preview_bench.py
 	$(BIN)/python bench/materialize_bench.py
@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/apply_bench.py
 	$(BIN)/python bench/alerts_bench.py
 	$(BIN)/python bench/spawn_bench.py
+	if [ -n "$$TIDEMARK_TEST_PG_URL" ]; then $(BIN)/python bench/pg_floor_bench.py --pg "$$TIDEMARK_TEST_PG_URL"; fi
 
 bench-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_bench.py

@@ -28,6 +28,7 @@ TINY: dict[str, tuple[list[str], str]] = {
     "apply_bench.py": (["--quick"], "one apply per file"),
     "count_bench.py": (["--quick"], "one minute later"),
     "pass_bench.py": (["--quick"], "KiB"),
+    "pg_floor_bench.py": (["--quick"], "median: floor 4 / 1"),
     "engine_bench.py": (["--quick"], "ratio engine `true` / direct spawn"),
     "gui_bench.py": (["--quick"], "launch → first shown window"),
     "job_cost_bench.py": (["--quick"], "ms of CPU per job"),
@@ -81,6 +82,11 @@ def test_a_tiny_run_completes(script: str, tmp_path: Path) -> None:
     if script == "scale_bench.py":
         url = _pg_url()
         args = [*args, "--backend", "both", "--pg", url] if url else [*args, "--backend", "sqlite"]
+    if script == "pg_floor_bench.py":  # PostgreSQL's floor only: skipped without a server
+        url = _pg_url()
+        if url is None:
+            pytest.skip("no PostgreSQL server")
+        args = [*args, "--pg", url]
     done = _run([str(BENCH / script), *args], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert expected in done.stdout, done.stdout
