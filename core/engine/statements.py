@@ -202,6 +202,17 @@ def try_claim(
 def _claim_params(
     p: str, occurrence_id: str, gate: Gate, now: datetime, worker: str, lease_until: datetime
 ) -> dict[str, Any]:
+    if p == "p_":  # the claim alone (the hot path's): its names written out, none formatted
+        return {
+            "p_id": occurrence_id,
+            "p_schedule": gate.schedule_id,
+            "p_gate": gate.gate_version,
+            "p_disabled": gate.disable_generation,
+            "p_epoch": gate.epoch,
+            "p_worker": worker,
+            "p_lease": lease_until,
+            "p_now": now,
+        }
     return {
         f"{p}id": occurrence_id,
         f"{p}schedule": gate.schedule_id,
@@ -340,6 +351,8 @@ def standing(session: Session, occurrence_id: str) -> Standing | None:
 
 
 _ENDED = ("finished_at", "exit_status", "error_class", "stdout_tail", "stderr_tail", "task_pid", "task_started")
+#: Each bound name with its value's key, formatted once (an outcome binds them on every job).
+_ENDED_KEYS = tuple((f"p_{name}", name) for name in _ENDED)
 
 
 def _finish_statement(names: tuple[str, ...]) -> Update:
@@ -359,8 +372,11 @@ def finish_attempt(session: Session, attempt_id: str, values: dict[str, Any]) ->
     error_class, stdout_tail, stderr_tail, task_pid and task_started, and outcome
     when it decided one."""
     decided = "outcome" in values
-    names = (*_ENDED, "outcome") if decided else _ENDED
-    params = {f"p_{name}": values.get(name) for name in names} | {"p_id": attempt_id}
+    get = values.get
+    params = {key: get(name) for key, name in _ENDED_KEYS}
+    params["p_id"] = attempt_id
+    if decided:
+        params["p_outcome"] = values["outcome"]
     shared = shared_write(session)
     if shared is None:
         _FINISH_ATTEMPT[decided].run(session, params)
@@ -397,6 +413,7 @@ def finish_lost_attempt(
 
 
 _SETTLED = ("reason", "updated_at", "lease_owner", "lease_expires_at", "retry_at", "finished_at")
+_SETTLED_KEYS = tuple((f"p_{name}", name) for name in _SETTLED[:-1])  # finished_at only when set
 
 
 def _settle_statement(with_finish: bool, held: bool) -> Update:
@@ -428,10 +445,12 @@ _SETTLE = {
 def _settle_params(
     occurrence_id: str, old: OccurrenceState, new: OccurrenceState, values: dict[str, Any]
 ) -> tuple[bool, dict[str, Any]]:
+    get = values.get
+    params = {key: get(name) for key, name in _SETTLED_KEYS}
+    params |= {"p_id": occurrence_id, "p_old": old, "p_new": new}
     finish = "finished_at" in values
-    params = {f"p_{name}": values.get(name) for name in _SETTLED} | {"p_id": occurrence_id, "p_old": old, "p_new": new}
-    if not finish:
-        params.pop("p_finished_at")
+    if finish:
+        params["p_finished_at"] = values["finished_at"]
     return finish, params
 
 

@@ -70,6 +70,8 @@ WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger write").digest(
 #: The key of PostgreSQL's lock on the event log, taken last by a transaction that shares the write lock.
 EVENT_LOCK_KEY = int.from_bytes(hashlib.sha256(b"tidemark ledger events").digest()[:8], "big", signed=True)
 _WRITE_OPTION = "tidemark_write"
+#: Set on a held writer's connection, which waits a few milliseconds per try already (see _polling).
+_POLLING = "tidemark_polling"
 _LOCKED = "tidemark_write_locked"
 #: Where a transaction that shares the write lock (PostgreSQL) keeps its events until commit.
 _SHARED = "tidemark_write_shared"
@@ -256,8 +258,9 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
         # read first could not upgrade to a writer once another one committed.
         # On the driver's connection: a begin is no statement SQLAlchemy needs to see.
         driver = conn.connection.driver_connection
-        if conn.get_execution_options().get(_WRITE_OPTION):
-            _begin_immediate(driver, busy_timeout)
+        options = conn.get_execution_options()
+        if options.get(_WRITE_OPTION):
+            _begin_immediate(driver, busy_timeout, polling=options.get(_POLLING, False))
         else:
             driver.execute("BEGIN")  # type: ignore[union-attr]
 
@@ -268,15 +271,18 @@ def _sqlite_engine(url: URL, busy_timeout: float) -> Engine:
 _LOCK_POLL_MS = 2
 
 
-def _begin_immediate(driver: Any, busy_timeout: float) -> None:
+def _begin_immediate(driver: Any, busy_timeout: float, *, polling: bool = False) -> None:
     """BEGIN IMMEDIATE, trying every few milliseconds for ``busy_timeout`` seconds.
 
     SQLite's own busy handler sleeps longer and longer between tries (100 ms at
     last), so a writer that commits and begins again at once (an engine pass's
     batches) would keep the lock from it for good; tried this often, the waiter
-    gets in at the next gap between two transactions."""
+    gets in at the next gap between two transactions. ``polling``: the connection
+    waits a few milliseconds per try already (a held writer's, :meth:`Ledger.writer`),
+    so its ``busy_timeout`` is not set and set back around each begin."""
     deadline = time.monotonic() + busy_timeout
-    driver.execute(f"PRAGMA busy_timeout = {_LOCK_POLL_MS}")
+    if not polling:
+        driver.execute(f"PRAGMA busy_timeout = {_LOCK_POLL_MS}")
     try:
         while True:
             try:
@@ -286,7 +292,22 @@ def _begin_immediate(driver: Any, busy_timeout: float) -> None:
                 if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
                     raise
     finally:
-        driver.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if not polling:
+            driver.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+
+
+@contextmanager
+def _polling(driver: Any) -> Iterator[None]:
+    """A held writer's connection waits a few milliseconds per try for SQLite's locks while the
+    writer holds it (every transaction on it begins with :func:`_begin_immediate`'s loop, and
+    inside one the write lock is held), and its own wait again once it goes back to the pool."""
+    own = driver.execute("PRAGMA busy_timeout").fetchone()[0]
+    driver.execute(f"PRAGMA busy_timeout = {_LOCK_POLL_MS}").close()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(sqlite3.Error):  # a connection that failed is not reused
+            driver.execute(f"PRAGMA busy_timeout = {int(own)}").close()
 
 
 # --- PostgreSQL's connections --------------------------------------------------------------
@@ -776,24 +797,32 @@ class Ledger:
 
                 yield pooled_transaction
             return
-        with self.engine.execution_options(**{_WRITE_OPTION: True}).connect() as connection:
+        options = {_WRITE_OPTION: True, _POLLING: True}
+        with self.engine.execution_options(**options).connect() as connection:
             # The session joins each transaction of the held connection and leaves
             # committing it to the connection.
             session = Session(bind=connection, expire_on_commit=False, join_transaction_mode="rollback_only")
+            actor = self._actor(session, mine)  # SQLite has no roles: the same for every transaction
+            writers = self._writers or contextlib.nullcontext()
 
             @contextmanager
             def transaction() -> Iterator[Session]:
-                with self._writers or contextlib.nullcontext(), connection.begin():
-                    session.info[DRIVER] = connection.connection.driver_connection
-                    session.info[_ACTOR] = self._actor(session, mine)
+                with writers, connection.begin():
+                    session.info[DRIVER] = connection.connection.driver_connection  # a new one, if reconnected
+                    session.info[_ACTOR] = actor
+                    untouched = False
                     try:
                         yield session
                         session.flush()
+                        # The engine's hot path goes past the session: most often it never began.
+                        untouched = session.get_transaction() is None and not session.identity_map
                     finally:
                         session.info.pop(DRIVER, None)
-                        session.close()  # forgets loaded rows; the connection stays
+                        if not untouched:
+                            session.close()  # forgets loaded rows; the connection stays
 
-            yield transaction
+            with _polling(connection.connection.driver_connection):
+                yield transaction
 
     @contextmanager
     def read(self) -> Iterator[Session]:

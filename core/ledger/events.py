@@ -20,7 +20,7 @@ from sqlalchemy import bindparam, insert
 from sqlalchemy.orm import Session
 
 from core.ledger import alert_outbox
-from core.ledger.db import lock_for_write, session_actor, shared_write
+from core.ledger.db import DRIVER, lock_for_write, session_actor, shared_write
 from core.ledger.event_types import (
     EVENT_CLASSES,
     AttemptIgnored,
@@ -49,8 +49,9 @@ from core.ledger.event_types import (
     stored_json,
 )
 from core.ledger.models import Event, Occurrence
-from core.ledger.prepared import Prepared, run_rows, sqlite_instant
+from core.ledger.prepared import Prepared, driver_of, sqlite_instant
 from core.ledger.states import OccurrenceState, check_transition
+from core.team.actor import Actor
 
 _EVENTS = Event.metadata.tables[Event.__tablename__]
 _INSERT = Prepared(
@@ -76,6 +77,10 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
         return 0
     # The alerts these changes call for, in their transaction (nothing at all when none does).
     alert_outbox.enqueue(session, batch)
+    driver = session.info.get(DRIVER)
+    if driver is not None:  # a held writer's SQLite transaction (an engine's worker): it holds the write lock
+        _run_sqlite(driver, actor, batch)
+        return len(batch)
     shared = shared_write(session)
     if shared is not None:  # written last, with the commit (core.ledger.db.flush_events)
         by = {"actor_user": actor.user, "actor_host": actor.host, "actor_role": actor.role}
@@ -97,12 +102,7 @@ def append_many(session: Session, events: Iterable[NewEvent]) -> int:
     if session.get_bind().dialect.name == "sqlite":
         # Not the ORM's bulk insert, nor a row of values to convert each: events are written on
         # every state change. Their data is JSON text already, their instants as SQLite keeps them.
-        who = (actor.user, actor.host, actor.role)
-        run_rows(
-            session,
-            _INSERT_SQLITE,
-            [(sqlite_instant(e.at), e.schedule_id, e.occurrence_id, e.kind.value, stored_json(e), *who) for e in batch],
-        )
+        _run_sqlite(driver_of(session), actor, batch)
         return len(batch)
     rows = [
         {
@@ -140,6 +140,17 @@ _INSERT_ONE = (
 _COLUMNS = ("at", "schedule_id", "occurrence_id", "kind", "data", "actor_user", "actor_host", "actor_role")
 #: SQLite's, its values in the order of ``_COLUMNS``.
 _INSERT_SQLITE = f"INSERT INTO events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+
+
+def _run_sqlite(driver: Any, actor: Actor, batch: list[NewEvent]) -> None:
+    """Insert events on SQLite's driver connection, their values as SQLite keeps them (their data
+    JSON text, their instants as :func:`sqlite_instant` writes them)."""
+    user, host, role = actor.user, actor.host, actor.role
+    rows = [
+        (sqlite_instant(e.at), e.schedule_id, e.occurrence_id, e.kind._value_, stored_json(e), user, host, role)
+        for e in batch
+    ]
+    driver.executemany(_INSERT_SQLITE, rows).close()
 
 
 def _insert_on_driver(driver: Any, rows: list[dict[str, Any]]) -> None:

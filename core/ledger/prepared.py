@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
@@ -29,6 +29,8 @@ from sqlalchemy.sql.compiler import Compiled
 
 from core.ledger.db import DRIVER, SharedWrite, run_shared, shared_write
 
+#: Takes a statement's bound values from a mapping, in the statement's order.
+Picker = Callable[[Mapping[str, Any]], tuple[Any, ...]]
 #: Types SQLite takes as they are (the common case, looked up first).
 _PLAIN = frozenset({str, int, float, bytes, type(None)})
 
@@ -57,8 +59,6 @@ def _bound(value: Any, sqlite: bool) -> Any:
 #: several times (its outcome's change, the attempt's end, the events). Compared by identity,
 #: and the instant is held here, so its id is never another's; a pair read and written whole.
 _last_instant: tuple[datetime | None, str] = (None, "")
-#: Each state's (each Enum member's) text, worked out once.
-_ENUM_TEXT: dict[Enum, str] = {}
 
 
 def sqlite_instant(value: datetime) -> str:
@@ -75,30 +75,33 @@ def sqlite_instant(value: datetime) -> str:
     return text
 
 
-def run_rows(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> None:
-    """Run SQLite's ``sql`` once per row of values already as SQLite stores them (text, numbers,
-    see :func:`sqlite_instant`), on the driver's connection of the session's transaction."""
-    _driver(session).executemany(sql, rows).close()
-
-
 def _sqlite_value(value: Any) -> Any:
     """A bound value as the ledger's column types store it on SQLite."""
     if isinstance(value, datetime):
         return sqlite_instant(value)
-    if isinstance(value, Enum):
-        text = _ENUM_TEXT.get(value)
-        if text is None:
-            text = _ENUM_TEXT[value] = str(value._value_)
-        return text
+    if isinstance(value, Enum):  # a state: its text as it is (no hash of the member to look it up)
+        text = value._value_
+        return text if type(text) is str else str(text)
     return _bound(value, True)
 
 
-def _sqlite_row(order: Sequence[str], defaults: dict[str, Any], params: Mapping[str, Any]) -> tuple[Any, ...]:
+def _picker(order: Sequence[str]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """The bound values of a statement, in its order, taken from a mapping in one call."""
+    if len(order) == 1:
+        name = order[0]
+        return lambda values: (values[name],)
+    if not order:
+        return lambda _values: ()
+    return operator.itemgetter(*order)
+
+
+def _sqlite_row(pick: Picker, defaults: dict[str, Any], params: Mapping[str, Any]) -> list[Any]:
     """The bound values of one execution on SQLite, in the statement's order. Most are text
     or numbers, taken as they are without a call each (the hot path binds a few dozen a job)."""
-    values = {**defaults, **params} if defaults else params
     plain = _PLAIN
-    return tuple(value if type(value) in plain else _sqlite_value(value) for value in map(values.__getitem__, order))
+    convert = _sqlite_value
+    values = {**defaults, **params} if defaults else params
+    return [value if type(value) in plain else convert(value) for value in pick(values)]
 
 
 def _pg_value(value: Any) -> Any:
@@ -120,21 +123,33 @@ class Prepared:
 
     def __init__(self, statement: Any) -> None:  # an Insert, Update or Select
         self.statement = statement
-        self._sqlite: tuple[str, Sequence[str], dict[str, Any]] | None = None
+        self._sqlite: tuple[str, Sequence[str], dict[str, Any], Picker] | None = None
         self._postgresql: tuple[str, dict[str, Any]] | None = None
 
-    def _compiled_for_sqlite(self, session: Session) -> tuple[str, Sequence[str], dict[str, Any]]:
+    def _compiled_for_sqlite(self, session: Session) -> tuple[str, Sequence[str], dict[str, Any], Picker]:
         if self._sqlite is None:
             compiled: Compiled = self.statement.compile(dialect=session.get_bind().dialect)
             order = compiled.positiontup  # type: ignore[attr-defined]
             assert order is not None, "SQLite binds by position"
             # The statement's own constants (states, say) converted once, not at each execution.
             defaults = {name: _sqlite_value(value) for name, value in compiled.params.items()}
-            self._sqlite = (compiled.string, list(order), defaults)
+            self._sqlite = (compiled.string, list(order), defaults, _picker(list(order)))
         return self._sqlite
 
-    def _is_sqlite(self, session: Session) -> bool:
-        return session.get_bind().dialect.name == "sqlite"
+    def _on_sqlite(self, session: Session, params: Mapping[str, Any]) -> Any:
+        """Run it on SQLite's driver connection of the session's transaction, or None when the
+        session is not SQLite's; sqlite3's cursor. A held writer's transaction (``DRIVER``, the
+        engine's workers) has its connection at hand: no look-up of the dialect or connection."""
+        driver: Any = session.info.get(DRIVER)
+        if driver is None:
+            if session.get_bind().dialect.name != "sqlite":
+                return None
+            driver = session.connection().connection.driver_connection
+        compiled = self._sqlite
+        if compiled is None:
+            compiled = self._compiled_for_sqlite(session)
+        sql, _order, defaults, pick = compiled
+        return driver.execute(sql, _sqlite_row(pick, defaults, params))
 
     def _on_server(self, session: Session, shared: SharedWrite, params: Mapping[str, Any]) -> Any:
         """Run it on a shared write's driver connection (PostgreSQL); psycopg's cursor."""
@@ -152,27 +167,25 @@ class Prepared:
 
     def first(self, session: Session, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
         """Run it; the first row (RETURNING or SELECT), or None."""
-        if not self._is_sqlite(session):
-            shared = shared_write(session)
-            if shared is not None:
-                found = self._on_server(session, shared, params).fetchone()
+        cursor = self._on_sqlite(session, params)
+        if cursor is not None:
+            try:
+                found = cursor.fetchone()
                 return None if found is None else tuple(found)
-            row = session.connection().execute(self.statement, dict(params)).first()
-            return None if row is None else tuple(row)
-        sql, order, defaults = self._compiled_for_sqlite(session)
-        cursor = _driver(session).execute(sql, _sqlite_row(order, defaults, params))
-        try:
-            found = cursor.fetchone()
+            finally:
+                cursor.close()
+        shared = shared_write(session)
+        if shared is not None:
+            found = self._on_server(session, shared, params).fetchone()
             return None if found is None else tuple(found)
-        finally:
-            cursor.close()
+        row = session.connection().execute(self.statement, dict(params)).first()
+        return None if row is None else tuple(row)
 
     def all(self, session: Session, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Run it; every row (a SELECT)."""
-        if not self._is_sqlite(session):
+        cursor = self._on_sqlite(session, params)
+        if cursor is None:
             return [tuple(row) for row in session.connection().execute(self.statement, dict(params))]
-        sql, order, defaults = self._compiled_for_sqlite(session)
-        cursor = _driver(session).execute(sql, _sqlite_row(order, defaults, params))
         try:
             return [tuple(row) for row in cursor.fetchall()]
         finally:
@@ -180,25 +193,25 @@ class Prepared:
 
     def run(self, session: Session, params: Mapping[str, Any]) -> None:
         """Run it for its effect."""
-        if not self._is_sqlite(session):
-            shared = shared_write(session)
-            if shared is not None:
-                self._on_server(session, shared, params)
-                return
-            session.connection().execute(self.statement, dict(params))
+        cursor = self._on_sqlite(session, params)
+        if cursor is not None:
+            cursor.close()
             return
-        sql, order, defaults = self._compiled_for_sqlite(session)
-        _driver(session).execute(sql, _sqlite_row(order, defaults, params)).close()
+        shared = shared_write(session)
+        if shared is not None:
+            self._on_server(session, shared, params)
+            return
+        session.connection().execute(self.statement, dict(params))
 
     def run_many(self, session: Session, rows: Iterable[Mapping[str, Any]]) -> None:
         """Run it once per row (an INSERT of several rows)."""
         rows = list(rows)
         if not rows:
             return
-        if not self._is_sqlite(session):
+        if session.info.get(DRIVER) is None and session.get_bind().dialect.name != "sqlite":
             session.connection().execute(self.statement, [dict(r) for r in rows])
             return
-        sql, order, defaults = self._compiled_for_sqlite(session)
+        sql, order, defaults, _pick = self._compiled_for_sqlite(session)
         # Rows of one call often share a value (one instant and one JSON payload for
         # a whole batch of events): convert each distinct object once.
         converted: dict[int, Any] = {}
@@ -217,10 +230,10 @@ class Prepared:
         else:
             picked = (tuple((defaults | dict(r))[name] for name in order) for r in rows)
         tuples = [tuple(v if type(v) in plain else convert(v) for v in values) for values in picked]
-        _driver(session).executemany(sql, tuples).close()
+        driver_of(session).executemany(sql, tuples).close()
 
 
-def _driver(session: Session) -> Any:
+def driver_of(session: Session) -> Any:
     """The driver's connection of the session's transaction (begun already by Ledger.write);
     a held writer (``Ledger.writer``) keeps it at hand for the whole transaction."""
     held = session.info.get(DRIVER)

@@ -43,7 +43,9 @@ EVERY_MINUTE: dict[str, Any] = {
 #: on the connection, its transaction's and savepoint's too). PostgreSQL's run: BEGIN, the shared
 #: lock with the schedule's row, the outcome with the next claim in one statement, the pipeline
 #: (was five: the next claim apart; seven before that: the ping, and the lock apart from the row).
-PER_RUN = {"postgresql": 4, "sqlite": 12}
+#: SQLite's: BEGIN IMMEDIATE, the outcome, the attempt's end, the claim, its attempt row, three
+#: events' rows, COMMIT (was twelve: a held writer's busy_timeout set and set back around BEGIN).
+PER_RUN = {"postgresql": 4, "sqlite": 10}
 
 
 @contextmanager

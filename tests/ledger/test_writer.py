@@ -68,6 +68,24 @@ def test_sqlite_keeps_the_driver_connection_at_hand_inside_a_transaction(ledger:
         assert DRIVER not in session.info
 
 
+@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
+def test_a_held_sqlite_connection_polls_for_the_lock_and_gets_its_wait_back(ledger: Ledger) -> None:
+    """A held writer's transactions begin without setting busy_timeout around each BEGIN
+    IMMEDIATE (two statements a transaction): the connection polls for the whole loop, and has
+    its own wait again once it goes back to the pool."""
+    sent: list[str] = []
+    with ledger.writer() as transaction:
+        with transaction() as session:
+            driver = session.info[DRIVER]
+            assert driver.execute("PRAGMA busy_timeout").fetchone()[0] == 2
+        driver.set_trace_callback(sent.append)
+        with transaction() as session:
+            session.execute(update(LedgerMeta).values(execution_epoch=LedgerMeta.execution_epoch + 1))
+        driver.set_trace_callback(None)
+    assert not [sql for sql in sent if "busy_timeout" in sql], sent
+    assert driver.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+
+
 @pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)  # a SQLite connection is a file: nothing drops
 def test_a_server_connection_that_dropped_between_transactions_is_replaced(ledger: Ledger) -> None:
     """A task can run for hours between two transactions of a worker; its outcome
