@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from sys import intern
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.clock import Clock
@@ -26,6 +26,7 @@ from core.engine.misfire import certain_expiry
 from core.engine.share import Share
 from core.ledger import events
 from core.ledger.db import Ledger, lock_schedules
+from core.ledger.id_lists import among, among_pairs
 from core.ledger.materialize import (
     Drafts,
     MaterializeResult,
@@ -84,7 +85,7 @@ def hold_unreadable(ledger: Ledger, clock: Clock, unreadable: Unreadable, report
             sid: number
             for sid, number in (
                 session.execute(
-                    select(Schedule.id, Schedule.active_revision).where(Schedule.id.in_(unreadable.failing))
+                    select(Schedule.id, Schedule.active_revision).where(among(session, Schedule.id, unreadable.failing))
                 )
                 if unreadable.failing
                 else ()
@@ -192,7 +193,7 @@ def _decide_refusals(session: Session, placement: Placement, refusals: Refusals)
         page = unknown[i : i + _WANTS_PER_READ]
         for sid, number, *wants in session.execute(
             select(Revision.schedule_id, Revision.revision, *wants_columns(session)).where(
-                tuple_(Revision.schedule_id, Revision.revision).in_(page)
+                among_pairs(session, Revision.schedule_id, Revision.revision, page)
             )
         ):
             refusals.decided[keys[(sid, number)]] = refusal(placement, wants_of(session, *wants))

@@ -17,6 +17,7 @@ from core.engine.misfire import Action, Due, plan_recovery
 from core.engine.specs import active_specs
 from core.ledger import events
 from core.ledger.db import Ledger, lock_schedules
+from core.ledger.id_lists import among
 from core.ledger.models import Occurrence
 from core.ledger.states import OccurrenceState
 
@@ -97,7 +98,7 @@ def promote(
         # Beside other engines (PostgreSQL): only the schedules this transaction holds; one
         # another engine holds right now is promoted by that engine, or by this one next pass.
         schedules = lock_schedules(session, schedules, skip_locked=True)
-        stmt = stmt.where(Occurrence.schedule_id.in_(schedules))
+        stmt = stmt.where(among(session, Occurrence.schedule_id, schedules))
     rows = session.execute(stmt.order_by(Occurrence.schedule_id, Occurrence.due_at)).all()
     by_schedule: dict[str, list[Due]] = defaultdict(list)
     for sid, occ_id, due_at in rows:
@@ -146,7 +147,7 @@ def promote(
                 update(Occurrence)
                 # state || '': compared, not looked up, so that SQLite walks the ids
                 # by primary key instead of every PLANNED row of its state index.
-                .where(Occurrence.occurrence_id.in_(chunk), _STILL_PLANNED)
+                .where(among(session, Occurrence.occurrence_id, chunk), _STILL_PLANNED)
                 .values(**values)
                 .execution_options(synchronize_session=False)
             )

@@ -8,6 +8,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from core.ledger.compiled import stored_facts, stored_run
+from core.ledger.id_lists import among
 from core.ledger.models import Revision
 from core.ledger.prepared import Prepared
 from core.spec.facts import RunFacts, SpecFacts
@@ -32,7 +33,7 @@ def active_specs(session: Session, schedule_ids: Collection[str]) -> dict[str, S
         return {}
     newest = (
         select(Revision.schedule_id, func.max(Revision.revision).label("revision"))
-        .where(Revision.schedule_id.in_(schedule_ids))
+        .where(among(session, Revision.schedule_id, schedule_ids))
         .group_by(Revision.schedule_id)
         .subquery()
     )

@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 from sys import intern
 from typing import Any, TypedDict, Unpack
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.calendar import holiday_codes
@@ -52,6 +52,7 @@ from core.ledger import events
 from core.ledger.compiled import REVISION_ERRORS, compiled_revision, revision_problems
 from core.ledger.db import lock_for_write, shared_write
 from core.ledger.expired import RANGE_MIN_ROWS, ExpiryCut, count_rows, range_row, record_ranges
+from core.ledger.id_lists import among, among_pairs
 from core.ledger.models import Occurrence, Revision, Schedule
 from core.ledger.occurrence_rows import (
     COLUMNS,
@@ -639,7 +640,9 @@ def draft_many(
     as failed."""
     ids = list(schedule_ids)
     ask = _Ask(clock.now(), None, max_rows, lead, expire, chunk, True, _stores_text(session))
-    stored = {row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(Schedule.id.in_(ids)))}
+    stored = {
+        row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(among(session, Schedule.id, ids)))
+    }
     outcomes = _work_out(ids, stored, _read_revisions(session, list(stored)), ask, {}, let_in=True)
     return Drafts(ask, {sid: tuple(row) for sid, row in stored.items()}, outcomes)
 
@@ -742,7 +745,7 @@ def _read_revisions(session: Session, ids: list[str]) -> dict[str, list[_Gov]]:
         return revisions
     for sid, number, cutover, spec_json, tzif, tzdb_release in session.execute(
         select(Revision.schedule_id, *GOV_COLUMNS)
-        .where(Revision.schedule_id.in_(ids))
+        .where(among(session, Revision.schedule_id, ids))
         .order_by(Revision.schedule_id, Revision.revision)
     ):
         revisions.setdefault(sid, []).append(_Gov(number, cutover, spec_json, tzif, tzdb_release))
@@ -752,7 +755,8 @@ def _read_revisions(session: Session, ids: list[str]) -> dict[str, list[_Gov]]:
 def _materialize_round(session: Session, ids: list[str], ask: _Ask, drafts: Drafts | None) -> list[MaterializeResult]:
     # Locking also rereads them: a row another engine changed since it was loaded must not look current.
     stored = {
-        row.id: row for row in session.execute(select(*_SCHEDULE_COLUMNS).where(Schedule.id.in_(ids)).with_for_update())
+        row.id: row
+        for row in session.execute(select(*_SCHEDULE_COLUMNS).where(among(session, Schedule.id, ids)).with_for_update())
     }
     reuse = drafts.still_true(ids, stored) if drafts is not None else {}
     revisions = _read_revisions(session, [sid for sid in ids if sid in stored and sid not in reuse])
@@ -1154,7 +1158,7 @@ def unreadable_revisions(
         keys = {pair: pair for pair in page}
         texts = session.execute(
             select(Revision.schedule_id, Revision.revision, Revision.spec_json, Revision.tzif)
-            .where(tuple_(Revision.schedule_id, Revision.revision).in_(page))
+            .where(among_pairs(session, Revision.schedule_id, Revision.revision, page))
             .order_by(Revision.schedule_id, Revision.revision)
         )
         for sid, number, text, tzif in texts:
