@@ -140,11 +140,9 @@ class Prepared:
         """Run it on SQLite's driver connection of the session's transaction, or None when the
         session is not SQLite's; sqlite3's cursor. A held writer's transaction (``DRIVER``, the
         engine's workers) has its connection at hand: no look-up of the dialect or connection."""
-        driver: Any = session.info.get(DRIVER)
+        driver = _sqlite_driver(session)
         if driver is None:
-            if session.get_bind().dialect.name != "sqlite":
-                return None
-            driver = session.connection().connection.driver_connection
+            return None
         compiled = self._sqlite
         if compiled is None:
             compiled = self._compiled_for_sqlite(session)
@@ -208,10 +206,11 @@ class Prepared:
         rows = list(rows)
         if not rows:
             return
-        if session.info.get(DRIVER) is None and session.get_bind().dialect.name != "sqlite":
+        driver = _sqlite_driver(session)
+        if driver is None:
             session.connection().execute(self.statement, [dict(r) for r in rows])
             return
-        sql, order, defaults, _pick = self._compiled_for_sqlite(session)
+        sql, order, defaults, pick = self._compiled_for_sqlite(session)
         # Rows of one call often share a value (one instant and one JSON payload for
         # a whole batch of events): convert each distinct object once.
         converted: dict[int, Any] = {}
@@ -225,12 +224,22 @@ class Prepared:
             return converted[key]
 
         if all(set(order) <= r.keys() for r in rows):
-            pick = operator.itemgetter(*order)
-            picked = (pick(r) if len(order) > 1 else (pick(r),) for r in rows)
+            picked: Iterable[tuple[Any, ...]] = map(pick, rows)
         else:
             picked = (tuple((defaults | dict(r))[name] for name in order) for r in rows)
         tuples = [tuple(v if type(v) in plain else convert(v) for v in values) for values in picked]
-        driver_of(session).executemany(sql, tuples).close()
+        driver.executemany(sql, tuples).close()
+
+
+def _sqlite_driver(session: Session) -> Any:
+    """SQLite's driver connection of the session's transaction (:func:`driver_of`), or None
+    when the session is not SQLite's; a held writer's is at hand with no look-up."""
+    held = session.info.get(DRIVER)
+    if held is not None:
+        return held
+    if session.get_bind().dialect.name != "sqlite":
+        return None
+    return session.connection().connection.driver_connection
 
 
 def driver_of(session: Session) -> Any:
